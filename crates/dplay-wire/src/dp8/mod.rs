@@ -1,0 +1,4 @@
+//! DirectPlay 8: transport frames, enumeration, path test and session messages.
+
+pub mod cframe;
+pub mod dframe;

@@ -1,0 +1,29 @@
+//! Every DirectPlay wire format, byte-exact: parsed with validation and emitted, both ways.
+//!
+//! * [`dp8`]: DirectPlay 8. The transport's CFRAMEs and DFRAMEs (MC-DPL8R 2.2; MS-DPDX 2.2.7-2.2.22),
+//!   enumeration and path test (MC-DPLHP 2.2; MS-DPDX 2.2.4-2.2.6), and the session messages
+//!   (MC-DPL8CS 2.2; MS-DPDX 2.2.10-2.2.37).
+//! * [`dp4`]: DirectPlay 4. DPSP_MSG_HEADER and every DPSP_MSG_* (MC-DPL4CS 2.2), and the
+//!   reliable protocol's frames (MC-DPL4R 2.2).
+//!
+//! Each value type has `parse`, `encoded_len` and `emit` (the [`Wire`] trait). Any byte
+//! sequence yields a value or a [`WireError`] naming the field and offset; nothing here panics
+//! on input or allocates more than the input's length. This crate has no state, no clock and
+//! no I/O: it is the vocabulary the other crates speak.
+#![warn(clippy::indexing_slicing)]
+
+pub mod codec;
+pub mod dp4;
+pub mod dp8;
+mod error;
+pub mod hexdump;
+mod macros;
+pub mod text;
+
+#[cfg(test)]
+mod testutil;
+
+pub use codec::{Reader, Wire, Writer};
+pub use error::WireError;
+pub use text::{Blob, WideString};
+pub use uuid::Uuid;

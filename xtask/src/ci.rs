@@ -1,0 +1,61 @@
+//! `cargo xtask ci`: everything CI checks, in the order a failure is cheapest to find.
+
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::bail;
+
+use crate::util::{cargo, have, step};
+
+fn run_all() -> anyhow::Result<()> {
+    ensure_tshark()?;
+    step("fmt", cargo().args(["fmt", "--all", "--check"]))?;
+    step(
+        "clippy",
+        cargo().args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]),
+    )?;
+    // insta runs in check mode under CI=true; force it so a local run never writes snapshots.
+    step(
+        "test",
+        cargo().args(["test", "--workspace", "--locked"]).env("INSTA_UPDATE", "no").env("CI", "true"),
+    )?;
+    step(
+        "doc",
+        cargo().args(["doc", "--workspace", "--no-deps", "--locked"]).env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
+    Ok(())
+}
+
+/// Entry point with timing, so CI's budget stays visible.
+#[allow(clippy::disallowed_methods)] // xtask times its own run; the rule is for protocol crates
+pub(crate) fn run() -> anyhow::Result<()> {
+    let started = Instant::now();
+    let result = run_all();
+    println!(
+        "==> ci: {} after {:.0} s",
+        if result.is_ok() { "ok" } else { "FAILED" },
+        started.elapsed().as_secs_f64()
+    );
+    result
+}
+
+/// The tshark conformance tests need tshark; on CI they must never skip, so install it here.
+fn ensure_tshark() -> anyhow::Result<()> {
+    if have("tshark") {
+        return Ok(());
+    }
+    println!("==> tshark is missing: installing Debian's tshark package (needed by the conformance tests)");
+    let script = "export DEBIAN_FRONTEND=noninteractive; \
+        echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections; \
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends tshark";
+    let sudo = if have("sudo") && !is_root() { "sudo " } else { "" };
+    step("install tshark", Command::new("sh").args(["-c", &format!("{sudo}sh -c \"{script}\"")]))?;
+    if !have("tshark") {
+        bail!("tshark is still missing after apt-get; install Debian's tshark package and run again");
+    }
+    Ok(())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"))
+}

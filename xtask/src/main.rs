@@ -1,0 +1,39 @@
+//! Project automation, run as `cargo xtask <command>`.
+//!
+//! `ci` is the whole of CI: the README's test command and the only thing `.ci/run` calls.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod ci;
+mod fuzz;
+mod tidy;
+mod util;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "dplay project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// fmt, clippy (warnings denied), every test, docs, tidy, conformance and integration checks.
+    Ci,
+    /// Run one cargo-fuzz target: `cargo xtask fuzz <target> --secs N`.
+    Fuzz {
+        /// Target name (see `fuzz/fuzz_targets/`); `list` prints them.
+        target: String,
+        /// How long to run, in seconds.
+        #[arg(long, default_value_t = 60)]
+        secs: u64,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Ci => ci::run(),
+        Command::Fuzz { target, secs } => fuzz::run(&target, secs),
+    }
+}
