@@ -1,4 +1,5 @@
 //! DirectPlay 8: transport frames, enumeration, path test and session messages.
 
 pub mod cframe;
+pub mod coalesce;
 pub mod dframe;
