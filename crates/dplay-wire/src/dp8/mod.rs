@@ -3,3 +3,4 @@
 pub mod cframe;
 pub mod coalesce;
 pub mod dframe;
+pub mod enumeration;
