@@ -109,7 +109,11 @@ fn serialize_opt_guid<S: serde::Serializer>(guid: &Option<Uuid>, s: S) -> Result
 }
 
 /// Checks `LeadByte` and `CommandByte` and returns the reader after them.
-fn read_command<'a>(bytes: &'a [u8], command: u8, name: &'static str) -> Result<Reader<'a>, WireError> {
+pub(crate) fn read_command<'a>(
+    bytes: &'a [u8],
+    command: u8,
+    name: &'static str,
+) -> Result<Reader<'a>, WireError> {
     let mut r = Reader::new(bytes);
     let lead = r.u8("LeadByte")?;
     if lead != LEAD_BYTE {
@@ -117,7 +121,7 @@ fn read_command<'a>(bytes: &'a [u8], command: u8, name: &'static str) -> Result<
             field: "LeadByte",
             offset: 0,
             value: lead.into(),
-            reason: "a session packet starts with 0x00 (MC-DPLHP 2.2.1)",
+            reason: "a session packet starts with 0x00 (MC-DPLHP 2.2.1; MC-DPLNAT 2.2.2)",
         });
     }
     let got = r.u8("CommandByte")?;

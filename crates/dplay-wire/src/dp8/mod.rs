@@ -4,3 +4,4 @@ pub mod cframe;
 pub mod coalesce;
 pub mod dframe;
 pub mod enumeration;
+pub mod path_test;
