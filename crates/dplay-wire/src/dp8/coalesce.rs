@@ -72,31 +72,31 @@ pub struct SubPayload {
     pub data: Blob,
 }
 
-impl SubPayload {
-    /// Borrows this sub-payload.
-    pub fn as_ref(&self) -> SubPayloadRef<'_> {
-        SubPayloadRef {
-            reliable: self.reliable,
-            sequential: self.sequential,
-            user_1: self.user_1,
-            user_2: self.user_2,
-            data: &self.data,
+impl<'a> From<&'a SubPayload> for SubPayloadRef<'a> {
+    fn from(p: &'a SubPayload) -> Self {
+        Self {
+            reliable: p.reliable,
+            sequential: p.sequential,
+            user_1: p.user_1,
+            user_2: p.user_2,
+            data: &p.data,
+        }
+    }
+}
+
+impl From<&SubPayloadRef<'_>> for SubPayload {
+    fn from(p: &SubPayloadRef<'_>) -> Self {
+        Self {
+            reliable: p.reliable,
+            sequential: p.sequential,
+            user_1: p.user_1,
+            user_2: p.user_2,
+            data: Blob::new(p.data),
         }
     }
 }
 
 impl SubPayloadRef<'_> {
-    /// Copies the data into an owned [`SubPayload`].
-    pub fn to_owned(&self) -> SubPayload {
-        SubPayload {
-            reliable: self.reliable,
-            sequential: self.sequential,
-            user_1: self.user_1,
-            user_2: self.user_2,
-            data: Blob::new(self.data),
-        }
-    }
-
     /// The flag bits of this sub-payload's `bCommand`: everything but END_COALESCE and the size.
     pub fn command_flags(&self) -> u8 {
         let bit = |set: bool, flag: u8| if set { flag } else { 0 };
@@ -123,6 +123,12 @@ fn headers_len(count: usize) -> usize {
 ///
 /// A sender adds payloads while `header + coalesced_len(..)` stays within its MTU; it does not
 /// check the 32-payload and 2047-byte limits, which [`emit_coalesced`] enforces.
+///
+/// ```
+/// use dplay_wire::dp8::coalesce::coalesced_len;
+/// // Three 2-byte headers + 2 pad, 5 bytes + 3 pad, 4 bytes, 3 bytes unpadded.
+/// assert_eq!(coalesced_len([5, 4, 3]), 8 + 8 + 4 + 3);
+/// ```
 pub fn coalesced_len<I: IntoIterator<Item = usize>>(sizes: I) -> usize {
     let mut count = 0usize;
     let mut body = 0usize;
@@ -237,7 +243,7 @@ pub struct Coalesced {
 
 impl Wire for Coalesced {
     fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let payloads = parse_coalesced(bytes)?.iter().map(SubPayloadRef::to_owned).collect();
+        let payloads = parse_coalesced(bytes)?.iter().map(SubPayload::from).collect();
         Ok(Self { payloads })
     }
 
@@ -246,7 +252,7 @@ impl Wire for Coalesced {
     }
 
     fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        emit_parts(self.payloads.iter().map(SubPayload::as_ref), buf)
+        emit_parts(self.payloads.iter().map(SubPayloadRef::from), buf)
     }
 }
 

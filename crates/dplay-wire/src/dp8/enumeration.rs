@@ -30,6 +30,9 @@ pub const ENUM_RESPONSE_COMMAND: u8 = 0x03;
 pub const APPLICATION_DESC_SIZE: u32 = 0x50;
 /// The fixed part of an EnumResponse, up to the end of `ApplicationGUID` (MC-DPLHP 2.2.2).
 pub const ENUM_RESPONSE_FIXED_LEN: usize = 92;
+/// {61EF80DA-691B-4247-9ADD-1C7BED2BC13E}: the DXDiag application GUID, which DXDiag's
+/// EnumQuery, EnumResponse and PATHTESTKEYDATA carry (MS-DPDX 2.2.4, 2.2.5, 2.2.38).
+pub const DXDIAG_APPLICATION_GUID: Uuid = uuid::uuid!("61EF80DA-691B-4247-9ADD-1C7BED2BC13E");
 /// Offsets in an EnumResponse count from byte 4, the start of `ReplyOffset` (MC-DPLHP 2.2.2;
 /// INDEX F-13).
 const OFFSET_BASE: usize = 4;

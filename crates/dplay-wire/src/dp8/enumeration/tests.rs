@@ -3,8 +3,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::testutil::{assert_reemits, assert_roundtrip, bytes, snapshot_text};
 
-/// {61EF80DA-691B-4247-9ADD-1C7BED2BC13E}, the DXDiag application (MS-DPDX 2.2.4).
-const DXDIAG: Uuid = uuid::uuid!("61EF80DA-691B-4247-9ADD-1C7BED2BC13E");
+const DXDIAG: Uuid = DXDIAG_APPLICATION_GUID;
 /// {C0A65D4F-9CE3-4F70-80DE-3AB4DF6F09B6}, the instance GUID of MC-DPLNAT 4.2.
 const INSTANCE: Uuid = uuid::uuid!("C0A65D4F-9CE3-4F70-80DE-3AB4DF6F09B6");
 
@@ -27,6 +26,11 @@ fn dxdiag_enum_query() {
     assert_eq!(q.enum_payload, 1);
     assert_eq!(q.query_type(), QueryType::APPLICATION_GUID);
     assert_eq!(q.application_guid, Some(DXDIAG));
+    assert_eq!(
+        &wire[5..],
+        &bytes("DA 80 EF 61 1B 69 47 42 9A DD 1C 7B ED 2B C1 3E")[..],
+        "INDEX 0 GUID layout"
+    );
     assert!(q.application_payload.is_empty());
     let m = assert_reemits::<EnumMessage>(&wire);
     assert_eq!(m.name(), "EnumQuery");
