@@ -218,6 +218,14 @@ impl AddPlayer {
 }
 
 impl Body for AddPlayer {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let raw: &RawEntry = r.layout("dpnid..dwURLSize")?;
@@ -321,7 +329,10 @@ impl NameTableOp {
             }
             PacketType::DN_MSG_INTERNAL_UPDATE_INFO => Self::UpdateInfo(Body::parse_body(op)?),
             other => {
-                return Err(WireError::Unknown { what: "DN_ACK_NAMETABLE_OP dwMsgId", value: other.0.into() });
+                return Err(WireError::Unknown {
+                    what: "DN_ACK_NAMETABLE_OP dwMsgId",
+                    value: other.0.into(),
+                });
             }
         })
     }
@@ -377,6 +388,14 @@ impl AckNameTableOp {
 }
 
 impl Body for AckNameTableOp {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let count = r.u32("dwNumEntries")? as usize;
