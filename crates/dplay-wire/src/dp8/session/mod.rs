@@ -173,7 +173,7 @@ pub(crate) trait Body {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "message")]
 pub enum SessionMessage {
-    /// 0xC1 DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO[_EX] (MC-DPL8CS 2.2.1.1-2; MS-DPDX 2.2.26).
+    /// 0xC1 DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO(_EX) (MC-DPL8CS 2.2.1.1-2; MS-DPDX 2.2.26).
     PlayerConnectInfo(PlayerConnectInfo),
     /// 0xC2 DN_SEND_CONNECT_INFO (MC-DPL8CS 2.2.1.4; MS-DPDX 2.2.33).
     SendConnectInfo(Box<SendConnectInfo>),

@@ -182,6 +182,16 @@ impl NameTableMembership {
             version_not_used: 0.into(),
         }
     }
+
+    /// `dpnidPlayer` as a DPNID.
+    pub fn player(&self) -> Dpnid {
+        Dpnid(self.dpnid_player.get())
+    }
+
+    /// `dpnidGroup` as a DPNID.
+    pub fn group(&self) -> Dpnid {
+        Dpnid(self.dpnid_group.get())
+    }
 }
 
 impl serde::Serialize for NameTableMembership {

@@ -154,3 +154,22 @@ fn alternate_addresses_need_ex() {
     m.dnet_version = 6;
     assert!(SessionMessage::PlayerConnectInfo(m).to_vec().is_err());
 }
+
+/// An op in DN_ACK_NAMETABLE_OP is exactly the original message minus its `dwPacketType`
+/// (MC-DPL8CS 2.2.2.10; INDEX D.10): offsets inside stay valid because both count from there.
+#[test]
+fn op_is_the_message_without_its_type() {
+    let (payload, _) = dframe_payload(SEND_CONNECT_INFO);
+    let SessionMessage::SendConnectInfo(m) = SessionMessage::parse(&payload).unwrap() else { panic!() };
+    let add = AddPlayer { entry: m.entries[1].clone(), layout: BlobLayout(None) };
+    let message = SessionMessage::AddPlayer(add.clone()).to_vec().unwrap();
+    let ack = SessionMessage::AckNameTableOp(AckNameTableOp {
+        ops: vec![NameTableOp::AddPlayer(add)],
+        layout: BlobLayout(None),
+    })
+    .to_vec()
+    .unwrap();
+    // Type, count, one 12-byte record, then the op.
+    assert_eq!(ack.get(8..20).unwrap(), [0xD0, 0, 0, 0, 16, 0, 0, 0, 166, 0, 0, 0]);
+    assert_eq!(ack.get(20..).unwrap(), message.get(4..).unwrap());
+}
