@@ -16,6 +16,7 @@ pub mod codec;
 pub mod dp4;
 pub mod dp8;
 mod error;
+pub mod guid;
 pub mod hexdump;
 mod macros;
 pub mod text;
