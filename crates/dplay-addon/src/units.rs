@@ -219,8 +219,14 @@ pub struct Attitude {
 /// A 16.16 fixed-point velocity in feet per second: SIF32 (`lat_velocity`, `lon_velocity`,
 /// `alt_velocity`) or, read unsigned, UIF32 (`ground_velocity`) (seed 004 row
 /// POSITION_VELOCITY: "16-bit integer, 16-bit fractional values with units of feet/second").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 pub struct Velocity16(pub i32);
+
+impl std::fmt::Debug for Velocity16 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Velocity16({:#010x} = {} ft/s)", self.0, self.ft_per_s())
+    }
+}
 
 impl Velocity16 {
     /// Feet per second.
