@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::packet::{ChangePlayerPlane, ChatText, Dialect, Packet, PacketId, PositionLlapbh, ZString};
-use crate::session_iface::{DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target};
+use crate::session_iface::{
+    DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target,
+};
 use crate::tracking::{Accepted, Position, Tracker, Velocity};
 
 /// Join and observer-change retransmit interval, and the re-query interval for players whose
@@ -308,7 +310,8 @@ impl Client {
     /// QUERY_PLAYER_TYPE to every player whose type is unknown, then again in 30 s while any
     /// is (seed 004 row QUERY_PLAYER_TYPE; FS-MULTIPLAYER.md 1.5 step 5).
     fn query_unknown(&mut self, now: Instant) {
-        let unknown: Vec<PlayerId> = self.tracker.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect();
+        let unknown: Vec<PlayerId> =
+            self.tracker.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect();
         for id in &unknown {
             self.out.send(Target::One(*id), true, &Packet::signal(PacketId::QUERY_PLAYER_TYPE));
         }
@@ -349,10 +352,18 @@ impl Client {
             }
             (PacketId::QUERY_PLAYER_TYPE, _) => match self.confirmed_role() {
                 Some(Role::Player) => {
-                    self.out.send(Target::One(from), true, &Packet::ChangeToPlayer { player_id: self.own_id.0 });
+                    self.out.send(
+                        Target::One(from),
+                        true,
+                        &Packet::ChangeToPlayer { player_id: self.own_id.0 },
+                    );
                 }
                 Some(Role::Observer) => {
-                    self.out.send(Target::One(from), true, &Packet::ChangeToObserver { player_id: self.own_id.0 });
+                    self.out.send(
+                        Target::One(from),
+                        true,
+                        &Packet::ChangeToObserver { player_id: self.own_id.0 },
+                    );
                 }
                 None => self.ignore(),
             },
@@ -368,7 +379,9 @@ impl Client {
                 self.out.event(Event::ObserverChangeRefused);
             }
             (PacketId::QUERY_PLAYER_PLANE, _) if self.is_player() => match &self.config.plane {
-                Some(plane) => self.out.send(Target::One(from), true, &Packet::ChangePlayerPlane(plane.clone())),
+                Some(plane) => {
+                    self.out.send(Target::One(from), true, &Packet::ChangePlayerPlane(plane.clone()))
+                }
                 None => self.ignore(),
             },
             (PacketId::PLAYER_CRASH, _) if self.is_player() => self.out.event(Event::Crash { from }),
@@ -424,7 +437,9 @@ impl Endpoint for Client {
             return;
         };
         match packet {
-            Packet::ChangeToPlayer { player_id } => self.handle_change_to(now, PlayerId(player_id), Role::Player),
+            Packet::ChangeToPlayer { player_id } => {
+                self.handle_change_to(now, PlayerId(player_id), Role::Player)
+            }
             Packet::ChangeToObserver { player_id } => {
                 self.handle_change_to(now, PlayerId(player_id), Role::Observer);
             }
@@ -445,7 +460,9 @@ impl Endpoint for Client {
                 self.position_outcome(from, accepted);
             }
             Packet::ChatText(c) => self.out.event(Event::Chat { from, text: c.chat_data }),
-            Packet::Opaque(o) if self.config.dialect == Dialect::Fs98 => self.handle_signal(from, PacketId(o.id)),
+            Packet::Opaque(o) if self.config.dialect == Dialect::Fs98 => {
+                self.handle_signal(from, PacketId(o.id))
+            }
             Packet::Opaque(_) => self.ignore(),
         }
     }

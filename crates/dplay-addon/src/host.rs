@@ -11,7 +11,9 @@ use serde::Serialize;
 
 use crate::client::RETRANSMIT_INTERVAL;
 use crate::packet::{ChatText, Dialect, Packet, PacketId, ZString};
-use crate::session_iface::{DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target};
+use crate::session_iface::{
+    DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target,
+};
 use crate::tracking::{Accepted, Tracker};
 
 /// Who may join, and as what.
@@ -174,7 +176,8 @@ impl Host {
     }
 
     fn query_unknown(&mut self, now: Instant) {
-        let unknown: Vec<PlayerId> = self.tracker.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect();
+        let unknown: Vec<PlayerId> =
+            self.tracker.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect();
         for id in &unknown {
             self.out.send(Target::One(*id), true, &Packet::signal(PacketId::QUERY_PLAYER_TYPE));
         }
@@ -184,9 +187,13 @@ impl Host {
     fn handle_signal(&mut self, from: PlayerId, id: PacketId) {
         match id {
             PacketId::ADD_PLAYER_REQUEST | PacketId::RETRANSMIT_JOIN_PLAYER => self.join(from, Role::Player),
-            PacketId::ADD_OBSERVER_REQUEST | PacketId::RETRANSMIT_JOIN_OBSERVER => self.join(from, Role::Observer),
+            PacketId::ADD_OBSERVER_REQUEST | PacketId::RETRANSMIT_JOIN_OBSERVER => {
+                self.join(from, Role::Observer)
+            }
             PacketId::REQUEST_OBSERVER | PacketId::RETRANSMIT_GO_OBSERVER => self.go_observer(from),
-            PacketId::QUERY_PLAYER_TYPE => self.announce(Target::One(from), self.own_id, self.config.own_role),
+            PacketId::QUERY_PLAYER_TYPE => {
+                self.announce(Target::One(from), self.own_id, self.config.own_role)
+            }
             _ => self.stats.ignored += 1,
         }
     }
@@ -228,7 +235,9 @@ impl Endpoint for Host {
         match packet {
             // A player's own answer to our QUERY_PLAYER_TYPE; a claim about another id is not
             // the sender's to make.
-            Packet::ChangeToPlayer { player_id } | Packet::ChangeToObserver { player_id } if player_id != from.0 => {
+            Packet::ChangeToPlayer { player_id } | Packet::ChangeToObserver { player_id }
+                if player_id != from.0 =>
+            {
                 self.stats.ignored += 1;
             }
             Packet::ChangeToPlayer { .. } => self.settle(from, Role::Player),

@@ -18,7 +18,9 @@ mod fs2004;
 mod payload;
 
 pub use fs2004::{Fs2004PacketId, PLAYER_INFO_LEN, PlayerInfo, PlayerInfoFlags};
-pub use payload::{ChangePlayerPlane, ChatText, EngineType, PositionLlapbh, PositionVelocity, ReducedLlapbh, ZString};
+pub use payload::{
+    ChangePlayerPlane, ChatText, EngineType, PositionLlapbh, PositionVelocity, ReducedLlapbh, ZString,
+};
 
 open_enum! {
     /// `MULTIPLAYER_PACKET_ID` of the FS98 SDK: `MULTIPLAYER_PACKET_ID_BASE` (0x1000) is PARAMS,
@@ -132,7 +134,10 @@ pub struct Opaque {
 
 impl std::fmt::Debug for Opaque {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Opaque").field("id", &format_args!("{:#06x}", self.id)).field("data", &self.data).finish()
+        f.debug_struct("Opaque")
+            .field("id", &format_args!("{:#06x}", self.id))
+            .field("data", &self.data)
+            .finish()
     }
 }
 

@@ -186,7 +186,12 @@ impl Tracker {
     /// POSITION_VELOCITY). It does not touch the collision-avoidance window.
     pub fn position_velocity(&mut self, now: Instant, id: PlayerId, p: &PositionVelocity) -> Accepted {
         let position = Position::from_reduced(&p.reduced_llapbh);
-        self.remotes.entry(id).or_default().accept(now, p.packet_index, position, Some(Velocity::from_packet(p)))
+        self.remotes.entry(id).or_default().accept(
+            now,
+            p.packet_index,
+            position,
+            Some(Velocity::from_packet(p)),
+        )
     }
 
     /// Whether `id` may be collided with at `now`: a known player outside its
@@ -206,7 +211,8 @@ impl Tracker {
         let dt = now.saturating_duration_since(fix.at).as_secs_f64();
         let mut p = fix.position;
         let lat = p.latitude_deg;
-        p.latitude_deg = (lat + Velocity16::from_ft_per_s(v.north_ft_s).lat_deg_per_s() * dt).clamp(-90.0, 90.0);
+        p.latitude_deg =
+            (lat + Velocity16::from_ft_per_s(v.north_ft_s).lat_deg_per_s() * dt).clamp(-90.0, 90.0);
         let lon = p.longitude_deg + Velocity16::from_ft_per_s(v.east_ft_s).lon_deg_per_s(lat) * dt;
         p.longitude_deg = (lon + 180.0).rem_euclid(360.0) - 180.0;
         p.altitude_m += v.up_ft_s * crate::units::METRES_PER_FOOT * dt;
@@ -215,7 +221,13 @@ impl Tracker {
 }
 
 impl Remote {
-    fn accept(&mut self, now: Instant, index: u32, position: Position, velocity: Option<Velocity>) -> Accepted {
+    fn accept(
+        &mut self,
+        now: Instant,
+        index: u32,
+        position: Position,
+        velocity: Option<Velocity>,
+    ) -> Accepted {
         if self.last_packet_index.is_some_and(|last| index <= last) {
             return Accepted::Stale;
         }

@@ -12,7 +12,10 @@ const HOST: PlayerId = PlayerId(0x1);
 const OTHER: PlayerId = PlayerId(0x200);
 
 fn plane() -> ChangePlayerPlane {
-    ChangePlayerPlane { engine_type: EngineType::ENGINE_TYPE_JET, aircraft_name: ZString::new(b"Learjet 45").unwrap() }
+    ChangePlayerPlane {
+        engine_type: EngineType::ENGINE_TYPE_JET,
+        aircraft_name: ZString::new(b"Learjet 45").unwrap(),
+    }
 }
 
 fn here() -> Position {
@@ -154,7 +157,10 @@ fn row_add_player_refused_tells_user_and_leaves() {
     let mut c = joining(Role::Player, now);
     out(&mut c);
     c.handle_message(now, HOST, &signal(PacketId::ADD_PLAYER_REFUSED));
-    assert_eq!(events(&mut c), vec![Event::Refused { role: Role::Player }, Event::Disconnect(DisconnectReason::Refused)]);
+    assert_eq!(
+        events(&mut c),
+        vec![Event::Refused { role: Role::Player }, Event::Disconnect(DisconnectReason::Refused)]
+    );
     assert_eq!(c.state(), ClientState::Closed);
     assert_eq!(c.poll_timeout(), None);
     c.handle_timeout(at(now, 60.0));
@@ -358,7 +364,11 @@ fn row_change_player_plane_received_updates_the_plane() {
     c.handle_message(now, OTHER, &wire(FS98, &Packet::ChangePlayerPlane(plane())));
     assert_eq!(
         events(&mut c),
-        vec![Event::PlaneChanged { id: OTHER, engine_type: EngineType::ENGINE_TYPE_JET, aircraft_name: plane().aircraft_name }]
+        vec![Event::PlaneChanged {
+            id: OTHER,
+            engine_type: EngineType::ENGINE_TYPE_JET,
+            aircraft_name: plane().aircraft_name
+        }]
     );
     assert_eq!(c.tracker().get(OTHER).unwrap().plane, Some(plane()));
 }
@@ -416,7 +426,13 @@ fn row_player_crash_sent_only_to_a_collidable_player() {
     let sent = out(&mut c);
     assert_eq!(sent.last(), Some(&(Target::One(HOST), true, Packet::signal(PacketId::PLAYER_CRASH))));
     // Within 10 s of a POSITION_LLAPBH the player must not be collided with.
-    let p = PositionLlapbh { application_time: 0, packet_index: 1, reserved: 0, reduced_llapbh: here().to_reduced(), padding: Default::default() };
+    let p = PositionLlapbh {
+        application_time: 0,
+        packet_index: 1,
+        reserved: 0,
+        reduced_llapbh: here().to_reduced(),
+        padding: Default::default(),
+    };
     c.handle_message(now, HOST, &wire(FS98, &Packet::PositionLlapbh(p)));
     assert_eq!(c.report_crash(at(now, 9.0), HOST), Err(CommandError::CannotCollide));
     assert_eq!(c.report_crash(at(now, 10.0), HOST), Ok(()));
@@ -496,7 +512,16 @@ fn row_position_llapbh_received_updates_tracking() {
     let now = t0();
     let mut c = joined(Role::Observer, now);
     let p = |i| {
-        wire(FS98, &Packet::PositionLlapbh(PositionLlapbh { application_time: 9, packet_index: i, reserved: 0, reduced_llapbh: here().to_reduced(), padding: Default::default() }))
+        wire(
+            FS98,
+            &Packet::PositionLlapbh(PositionLlapbh {
+                application_time: 9,
+                packet_index: i,
+                reserved: 0,
+                reduced_llapbh: here().to_reduced(),
+                padding: Default::default(),
+            }),
+        )
     };
     c.handle_message(now, OTHER, &p(3));
     assert_eq!(events(&mut c), vec![Event::PositionUpdated { id: OTHER }]);
@@ -576,7 +601,13 @@ fn fs2004_dialect_joins_at_once() {
     assert_eq!(events(&mut c), vec![Event::Joined { role: Role::Player }]);
     c.handle_timeout(now);
     let sent = sent(&mut c, Dialect::Fs2004);
-    assert!(matches!(sent.as_slice(), [(_, true, Packet::ChangePlayerPlane(_)), (_, false, Packet::PositionLlapbh(_))]), "{sent:?}");
+    assert!(
+        matches!(
+            sent.as_slice(),
+            [(_, true, Packet::ChangePlayerPlane(_)), (_, false, Packet::PositionLlapbh(_))]
+        ),
+        "{sent:?}"
+    );
     assert_eq!(c.request_observer(now), Err(CommandError::NotInDialect));
     // 0x100D is POSITION_VELOCITY in FS2004.
     let v = Velocity::default().to_packet(1, &here());

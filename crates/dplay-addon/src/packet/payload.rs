@@ -30,7 +30,12 @@ impl ZString {
     /// Encodes `text`, replacing characters outside ASCII with `?` and dropping NULs
     /// (docs/decisions.md: strings are sent as ASCII).
     pub fn from_ascii_lossy(text: &str) -> Self {
-        Self(text.chars().filter(|&c| c != '\0').map(|c| u8::try_from(c).ok().filter(u8::is_ascii).unwrap_or(b'?')).collect())
+        Self(
+            text.chars()
+                .filter(|&c| c != '\0')
+                .map(|c| u8::try_from(c).ok().filter(u8::is_ascii).unwrap_or(b'?'))
+                .collect(),
+        )
     }
 
     /// The bytes, without the NUL.
@@ -232,7 +237,9 @@ fn write_reserved(dialect: Dialect, reserved: u32, w: &mut Writer<'_>) -> Result
     match dialect {
         Dialect::Fs2004 => w.u32(reserved),
         Dialect::Fs98 if reserved == 0 => {}
-        Dialect::Fs98 => return Err(WireError::Unencodable { field: "reserved", reason: "FS98 positions have none" }),
+        Dialect::Fs98 => {
+            return Err(WireError::Unencodable { field: "reserved", reason: "FS98 positions have none" });
+        }
     }
     Ok(())
 }

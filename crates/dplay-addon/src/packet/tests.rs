@@ -104,7 +104,8 @@ fn seed_004_position_velocity() {
 /// bytes before pbh.
 #[test]
 fn fs_multiplayer_3_3_fs2004_positions() {
-    let b = bytes(&format!("0C 10 00 00 22 00 00 00  00 00 00 00  05 00 00 00  01 02 03 04  {SEATTLE_BYTES}"));
+    let b =
+        bytes(&format!("0C 10 00 00 22 00 00 00  00 00 00 00  05 00 00 00  01 02 03 04  {SEATTLE_BYTES}"));
     let p = llapbh(assert_reemits(FS2004, &b));
     assert_eq!((p.packet_index, p.reserved), (5, 0x0403_0201));
     assert_eq!(p.reduced_llapbh, seattle());
@@ -143,15 +144,27 @@ fn bad_input_is_an_error() {
     let err = |d, hex: &str| Packet::parse(d, &bytes(hex)).unwrap_err();
     assert!(matches!(err(FS98, "01 10 00 00"), WireError::Truncated { .. }));
     assert!(matches!(err(FS98, "20 10 00 00 FF FF FF FF 00"), WireError::Truncated { field: "data", .. }));
-    assert!(matches!(err(FS98, "01 10 00 00 00 00 00 00 00"), WireError::InvalidValue { field: "data_size", .. }));
-    assert!(matches!(err(FS98, "03 10 00 00 02 00 00 00 01 02"), WireError::Truncated { field: "player_id", .. }));
+    assert!(matches!(
+        err(FS98, "01 10 00 00 00 00 00 00 00"),
+        WireError::InvalidValue { field: "data_size", .. }
+    ));
+    assert!(matches!(
+        err(FS98, "03 10 00 00 02 00 00 00 01 02"),
+        WireError::Truncated { field: "player_id", .. }
+    ));
     assert!(matches!(err(FS98, "03 10 00 00 05 00 00 00 01 02 03 04 05"), WireError::InvalidValue { .. }));
-    assert!(matches!(err(FS98, "20 10 00 00 02 00 00 00 68 69"), WireError::BadString { field: "chat_data", .. }));
+    assert!(matches!(
+        err(FS98, "20 10 00 00 02 00 00 00 68 69"),
+        WireError::BadString { field: "chat_data", .. }
+    ));
     assert!(matches!(err(FS98, "20 10 00 00 00 00 00 00"), WireError::BadString { .. }));
     assert!(matches!(err(FS98, "20 10 00 00 03 00 00 00 68 00 00"), WireError::BadString { .. }));
     assert!(matches!(err(FS98, "0E 10 00 00 03 00 00 00 01 00 00"), WireError::Truncated { .. }));
     assert!(matches!(err(FS98, "0E 10 00 00 04 00 00 00 01 00 00 00"), WireError::BadString { .. }));
-    assert!(matches!(err(FS98, "18 10 00 00 08 00 00 00 00 00 00 00 01 00 00 00"), WireError::Truncated { .. }));
+    assert!(matches!(
+        err(FS98, "18 10 00 00 08 00 00 00 00 00 00 00 01 00 00 00"),
+        WireError::Truncated { .. }
+    ));
     assert!(matches!(err(FS2004, "0D 10 00 00 04 00 00 00 00 00 00 00"), WireError::Truncated { .. }));
 }
 
@@ -169,7 +182,10 @@ fn unencodable_in_dialect() {
     assert!(Packet::PositionLlapbh(p.clone()).to_vec(FS98).is_err());
     p.reserved = 0;
     assert!(Packet::PositionLlapbh(p).to_vec(FS98).is_ok());
-    assert_eq!(Packet::signal(PacketId::PARAMS).emit(FS98, &mut [0; 7]).unwrap_err(), WireError::BufferTooSmall { needed: 8, got: 7 });
+    assert_eq!(
+        Packet::signal(PacketId::PARAMS).emit(FS98, &mut [0; 7]).unwrap_err(),
+        WireError::BufferTooSmall { needed: 8, got: 7 }
+    );
 }
 
 /// FS-MULTIPLAYER.md 3.6: PLAYER_INFO_STRUCT is 268 bytes, flags then a NUL-terminated title.
@@ -220,7 +236,9 @@ fn sample(dialect: Dialect, id: u32) -> Packet {
             reduced_llapbh: seattle(),
             padding: Blob::default(),
         }),
-        (FS98, 0x1020) | (FS2004, 0x1017) => Packet::ChatText(ChatText { chat_data: ZString::new(b"Hello, tower").unwrap() }),
+        (FS98, 0x1020) | (FS2004, 0x1017) => {
+            Packet::ChatText(ChatText { chat_data: ZString::new(b"Hello, tower").unwrap() })
+        }
         (_, 0x1000 | 0x1014 | 0x1015 | 0x1017 | 0x101A..=0x101F) => {
             Packet::Opaque(Opaque { id, data: Blob::new(&[0x01, 0x02, 0x03, 0x04]) })
         }
@@ -253,14 +271,14 @@ fn zstring() -> impl Strategy<Value = ZString> {
 }
 
 fn reduced() -> impl Strategy<Value = ReducedLlapbh> {
-    (any::<u32>(), any::<(i32, u16)>(), any::<(i32, u16)>(), any::<(i32, u16)>()).prop_map(|(pbh, lat, lon, alt)| {
-        ReducedLlapbh {
+    (any::<u32>(), any::<(i32, u16)>(), any::<(i32, u16)>(), any::<(i32, u16)>()).prop_map(
+        |(pbh, lat, lon, alt)| ReducedLlapbh {
             pbh: Pbh(pbh),
             lat: Fixed48 { i: lat.0, f: lat.1 },
             lon: Fixed48 { i: lon.0, f: lon.1 },
             alt: Fixed48 { i: alt.0, f: alt.1 },
-        }
-    })
+        },
+    )
 }
 
 fn blob(max: usize) -> impl Strategy<Value = Blob> {
@@ -277,15 +295,29 @@ fn packet(dialect: Dialect) -> impl Strategy<Value = Packet> {
     prop_oneof![
         any::<u32>().prop_map(|player_id| Packet::ChangeToPlayer { player_id }),
         any::<u32>().prop_map(|player_id| Packet::ChangeToObserver { player_id }),
-        (any::<u32>(), zstring())
-            .prop_map(|(e, aircraft_name)| Packet::ChangePlayerPlane(ChangePlayerPlane { engine_type: EngineType(e), aircraft_name })),
+        (any::<u32>(), zstring()).prop_map(|(e, aircraft_name)| Packet::ChangePlayerPlane(
+            ChangePlayerPlane { engine_type: EngineType(e), aircraft_name }
+        )),
         (any::<u32>(), any::<u32>(), reserved.clone(), reduced(), blob(3)).prop_map(
             |(application_time, packet_index, reserved, reduced_llapbh, padding)| {
-                Packet::PositionLlapbh(PositionLlapbh { application_time, packet_index, reserved, reduced_llapbh, padding })
+                Packet::PositionLlapbh(PositionLlapbh {
+                    application_time,
+                    packet_index,
+                    reserved,
+                    reduced_llapbh,
+                    padding,
+                })
             }
         ),
         (any::<[u32; 2]>(), any::<[i32; 3]>(), any::<u32>(), reserved, reduced(), blob(3)).prop_map(
-            |([packet_index, application_time], [la, lo, al], ground_velocity, reserved, reduced_llapbh, padding)| {
+            |(
+                [packet_index, application_time],
+                [la, lo, al],
+                ground_velocity,
+                reserved,
+                reduced_llapbh,
+                padding,
+            )| {
                 Packet::PositionVelocity(PositionVelocity {
                     packet_index,
                     application_time,

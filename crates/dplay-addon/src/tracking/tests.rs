@@ -82,7 +82,8 @@ fn seed_004_position_velocity_extrapolation() {
 fn extrapolation_east_scales_with_latitude() {
     let (mut t, now) = (Tracker::default(), t0());
     let mut p = velocity(1, Velocity { east_ft_s: 100.0, ..Velocity::default() });
-    p.reduced_llapbh = Position { latitude_deg: 60.0, longitude_deg: 179.99, ..Position::default() }.to_reduced();
+    p.reduced_llapbh =
+        Position { latitude_deg: 60.0, longitude_deg: 179.99, ..Position::default() }.to_reduced();
     t.position_velocity(now, A, &p);
     let moved = t.extrapolate(A, at(now, 100.0)).unwrap();
     let expect = 179.99 + 2.0 * 10_000.0 * METRES_PER_FOOT / METRES_PER_DEG - 360.0;

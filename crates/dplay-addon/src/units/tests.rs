@@ -48,7 +48,10 @@ fn seed_004_pbh_bit_layout() {
     assert_eq!(p.0, 0x3FF << 22 | 2 << 12 | 0x3FF << 2 | 2);
     assert_eq!((p.pitch(), p.bank(), p.heading(), p.on_ground()), (-1, 2, 1023, true));
     // Heading wraps at a full turn.
-    assert_eq!(Pbh::from_attitude(Attitude { heading_deg: 359.95, ..Attitude::default() }, false).heading(), 0);
+    assert_eq!(
+        Pbh::from_attitude(Attitude { heading_deg: 359.95, ..Attitude::default() }, false).heading(),
+        0
+    );
 }
 
 /// Seed 004 row POSITION_VELOCITY: 16.16 feet per second.
