@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::packet::{ChangePlayerPlane, ChatText, Dialect, Packet, PacketId, PositionLlapbh, ZString};
+use crate::packet::{
+    ChangePlayerPlane, ChatText, Dialect, Packet, PacketId, PlayerInfo, PlayerInfoFlags, PositionLlapbh,
+    ZString,
+};
 use crate::session_iface::{
     DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target,
 };
@@ -47,6 +50,20 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
+    /// The PLAYER_INFO_STRUCT an FS2004 joiner puts in its DirectPlay 8 player data: OBSERVER
+    /// for an observer, no PARAMS flags since we neither send nor want PARAMS, and the plane's
+    /// title (FS-MULTIPLAYER.md 3.1, 3.6).
+    pub fn player_info(&self) -> PlayerInfo {
+        let flags = match self.role {
+            Role::Player => PlayerInfoFlags::empty(),
+            Role::Observer => PlayerInfoFlags::OBSERVER,
+        };
+        PlayerInfo {
+            flags,
+            aircraft: self.plane.as_ref().map(|p| p.aircraft_name.clone()).unwrap_or_default(),
+        }
+    }
+
     /// FS98 dialect, the given role, no plane, POSITION_VELOCITY not guaranteed.
     pub fn new(role: Role) -> Self {
         Self {
@@ -150,6 +167,8 @@ impl Client {
             return Err(CommandError::AlreadyStarted);
         }
         self.own_id = own_id;
+        // We are not one of the others, even if the roster listed us.
+        self.tracker.player_left(own_id);
         let role = self.config.role;
         match self.config.dialect {
             Dialect::Fs98 => {
@@ -310,8 +329,7 @@ impl Client {
     /// QUERY_PLAYER_TYPE to every player whose type is unknown, then again in 30 s while any
     /// is (seed 004 row QUERY_PLAYER_TYPE; FS-MULTIPLAYER.md 1.5 step 5).
     fn query_unknown(&mut self, now: Instant) {
-        let unknown: Vec<PlayerId> =
-            self.tracker.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect();
+        let unknown = self.tracker.unknown();
         for id in &unknown {
             self.out.send(Target::One(*id), true, &Packet::signal(PacketId::QUERY_PLAYER_TYPE));
         }

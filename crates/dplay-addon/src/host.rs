@@ -176,8 +176,7 @@ impl Host {
     }
 
     fn query_unknown(&mut self, now: Instant) {
-        let unknown: Vec<PlayerId> =
-            self.tracker.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect();
+        let unknown = self.tracker.unknown();
         for id in &unknown {
             self.out.send(Target::One(*id), true, &Packet::signal(PacketId::QUERY_PLAYER_TYPE));
         }

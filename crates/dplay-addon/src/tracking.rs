@@ -160,6 +160,11 @@ impl Tracker {
         self.remotes.iter().map(|(id, r)| (*id, r))
     }
 
+    /// Players whose type is still unknown, in id order (FS-MULTIPLAYER.md 1.5 step 5).
+    pub fn unknown(&self) -> Vec<PlayerId> {
+        self.iter().filter(|(_, r)| r.role.is_none()).map(|(id, _)| id).collect()
+    }
+
     /// Records `id`'s type (CHANGE_TO_PLAYER / CHANGE_TO_OBSERVER).
     pub fn set_role(&mut self, id: PlayerId, role: Role) {
         self.remotes.entry(id).or_default().role = Some(role);

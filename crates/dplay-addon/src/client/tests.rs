@@ -617,3 +617,26 @@ fn fs2004_dialect_joins_at_once() {
     c.handle_message(now, OTHER, &signal(PacketId::LEAVE_SESSION));
     assert_eq!(c.state(), ClientState::Joined { role: Role::Player });
 }
+
+/// FS-MULTIPLAYER.md 3.6: the player info an FS2004 joiner sends carries its role and plane.
+#[test]
+fn fs2004_player_info_from_config() {
+    use crate::packet::{PlayerInfo, PlayerInfoFlags};
+    let mut config = ClientConfig::new(Role::Observer);
+    config.plane = Some(plane());
+    let info = config.player_info();
+    assert_eq!(info, PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: plane().aircraft_name });
+    assert_eq!(PlayerInfo::parse(&info.to_bytes()), Ok(info));
+}
+
+#[test]
+fn own_id_in_the_roster_is_not_queried() {
+    let now = t0();
+    let mut c = Client::new(ClientConfig::new(Role::Player));
+    c.player_joined(now, ME);
+    c.start(now, ME).unwrap();
+    c.player_joined(now, ME);
+    c.handle_message(now, HOST, &wire(FS98, &Packet::ChangeToPlayer { player_id: ME.0 }));
+    assert_eq!(out(&mut c), vec![(Target::All, true, Packet::signal(PacketId::ADD_PLAYER_REQUEST))]);
+    assert!(c.tracker().get(ME).is_none());
+}

@@ -173,7 +173,7 @@ pub struct ReducedLlapbh {
 }
 
 /// Bytes of `REDUCED_LLAPBH_DATA` on the wire.
-const REDUCED_LLAPBH_LEN: usize = 22;
+const REDUCED_LLAPBH_LEN: usize = size_of::<RawReducedLlapbh>();
 
 impl ReducedLlapbh {
     /// Builds the reduced position from degrees, metres and an attitude (FS-MULTIPLAYER.md 3.4).
@@ -224,6 +224,28 @@ impl ReducedLlapbh {
     }
 }
 
+/// The fields of POSITION_LLAPBH before `reduced_llapbh` (FS-MULTIPLAYER.md 1.3).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct RawLlapbhHead {
+    application_time: U32,
+    packet_index: U32,
+}
+const _: () = assert!(size_of::<RawLlapbhHead>() == 8);
+
+/// The fields of POSITION_VELOCITY before `reduced_llapbh` (FS-MULTIPLAYER.md 1.3).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct RawVelocityHead {
+    packet_index: U32,
+    application_time: U32,
+    lat_velocity: I32,
+    lon_velocity: I32,
+    alt_velocity: I32,
+    ground_velocity: U32,
+}
+const _: () = assert!(size_of::<RawVelocityHead>() == 24);
+
 /// FS2004's 4 reserved bytes before `pbh`: present only in that dialect; FS98 has none, so a
 /// non-zero value cannot be sent in FS98 (FS-MULTIPLAYER.md 3.3).
 fn read_reserved(dialect: Dialect, r: &mut Reader<'_>) -> Result<u32, WireError> {
@@ -271,20 +293,27 @@ pub struct PositionLlapbh {
 impl PositionLlapbh {
     pub(super) fn parse(dialect: Dialect, data: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(data);
-        let application_time = r.u32("application_time")?;
-        let packet_index = r.u32("packet_index")?;
+        let head = r.layout::<RawLlapbhHead>("POSITION_LLAPBH")?;
         let reserved = read_reserved(dialect, &mut r)?;
         let reduced_llapbh = ReducedLlapbh::read(&mut r)?;
-        Ok(Self { application_time, packet_index, reserved, reduced_llapbh, padding: Blob::new(r.rest()) })
+        Ok(Self {
+            application_time: head.application_time.get(),
+            packet_index: head.packet_index.get(),
+            reserved,
+            reduced_llapbh,
+            padding: Blob::new(r.rest()),
+        })
     }
 
     pub(super) fn encoded_len(&self, dialect: Dialect) -> usize {
-        8 + reserved_len(dialect) + REDUCED_LLAPBH_LEN + self.padding.len()
+        size_of::<RawLlapbhHead>() + reserved_len(dialect) + REDUCED_LLAPBH_LEN + self.padding.len()
     }
 
     pub(super) fn write(&self, dialect: Dialect, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u32(self.application_time);
-        w.u32(self.packet_index);
+        w.layout(&RawLlapbhHead {
+            application_time: self.application_time.into(),
+            packet_index: self.packet_index.into(),
+        });
         write_reserved(dialect, self.reserved, w)?;
         self.reduced_llapbh.write(w);
         w.bytes(&self.padding);
@@ -319,21 +348,16 @@ pub struct PositionVelocity {
 impl PositionVelocity {
     pub(super) fn parse(dialect: Dialect, data: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(data);
-        let packet_index = r.u32("packet_index")?;
-        let application_time = r.u32("application_time")?;
-        let lat_velocity = Velocity16(i32::from_le_bytes(r.array("lat_velocity")?));
-        let lon_velocity = Velocity16(i32::from_le_bytes(r.array("lon_velocity")?));
-        let alt_velocity = Velocity16(i32::from_le_bytes(r.array("alt_velocity")?));
-        let ground_velocity = r.u32("ground_velocity")?;
+        let head = r.layout::<RawVelocityHead>("POSITION_VELOCITY")?;
         let reserved = read_reserved(dialect, &mut r)?;
         let reduced_llapbh = ReducedLlapbh::read(&mut r)?;
         Ok(Self {
-            packet_index,
-            application_time,
-            lat_velocity,
-            lon_velocity,
-            alt_velocity,
-            ground_velocity,
+            packet_index: head.packet_index.get(),
+            application_time: head.application_time.get(),
+            lat_velocity: Velocity16(head.lat_velocity.get()),
+            lon_velocity: Velocity16(head.lon_velocity.get()),
+            alt_velocity: Velocity16(head.alt_velocity.get()),
+            ground_velocity: head.ground_velocity.get(),
             reserved,
             reduced_llapbh,
             padding: Blob::new(r.rest()),
@@ -341,16 +365,18 @@ impl PositionVelocity {
     }
 
     pub(super) fn encoded_len(&self, dialect: Dialect) -> usize {
-        24 + reserved_len(dialect) + REDUCED_LLAPBH_LEN + self.padding.len()
+        size_of::<RawVelocityHead>() + reserved_len(dialect) + REDUCED_LLAPBH_LEN + self.padding.len()
     }
 
     pub(super) fn write(&self, dialect: Dialect, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u32(self.packet_index);
-        w.u32(self.application_time);
-        w.bytes(&self.lat_velocity.0.to_le_bytes());
-        w.bytes(&self.lon_velocity.0.to_le_bytes());
-        w.bytes(&self.alt_velocity.0.to_le_bytes());
-        w.u32(self.ground_velocity);
+        w.layout(&RawVelocityHead {
+            packet_index: self.packet_index.into(),
+            application_time: self.application_time.into(),
+            lat_velocity: self.lat_velocity.0.into(),
+            lon_velocity: self.lon_velocity.0.into(),
+            alt_velocity: self.alt_velocity.0.into(),
+            ground_velocity: self.ground_velocity.into(),
+        });
         write_reserved(dialect, self.reserved, w)?;
         self.reduced_llapbh.write(w);
         w.bytes(&self.padding);
