@@ -531,6 +531,3 @@ impl Client {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -300,6 +300,3 @@ impl Host {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

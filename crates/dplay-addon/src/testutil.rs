@@ -1,11 +1,8 @@
-//! Test helpers: spec-byte checks, snapshots, round trips, and driving an [`Endpoint`].
-
-use std::time::{Duration, Instant};
+//! Test helpers: spec-byte checks, snapshots and round trips.
 
 use dplay_wire::hexdump::{dump, parse_hex};
 
 use crate::packet::{Dialect, Fs2004PacketId, Packet, PacketId};
-use crate::session_iface::{Endpoint, Event, Target};
 
 /// Decodes bytes written in hex.
 #[track_caller]
@@ -40,32 +37,4 @@ pub(crate) fn snapshot_text(dialect: Dialect, p: &Packet) -> String {
         Dialect::Fs2004 => Fs2004PacketId(id).name(),
     };
     format!("{dialect:?} {id:#06x} {}\n{}\n{p:#?}\n", name.unwrap_or("?"), dump(&b))
-}
-
-/// A starting instant; only differences from it matter, so reading the clock here is harmless.
-#[allow(clippy::disallowed_methods)]
-pub(crate) fn t0() -> Instant {
-    Instant::now()
-}
-
-/// Seconds after `t0`.
-pub(crate) fn at(base: Instant, secs: f64) -> Instant {
-    base + Duration::from_secs_f64(secs)
-}
-
-/// Everything queued for sending, parsed back: (target, guaranteed, packet).
-pub(crate) fn sent(e: &mut impl Endpoint, dialect: Dialect) -> Vec<(Target, bool, Packet)> {
-    std::iter::from_fn(|| e.poll_outgoing())
-        .map(|o| (o.to, o.guaranteed, Packet::parse(dialect, &o.bytes).expect("we emit valid packets")))
-        .collect()
-}
-
-/// Every queued event.
-pub(crate) fn events(e: &mut impl Endpoint) -> Vec<Event> {
-    std::iter::from_fn(|| e.poll_event()).collect()
-}
-
-/// The packet bytes of `p` in `dialect`.
-pub(crate) fn wire(dialect: Dialect, p: &Packet) -> Vec<u8> {
-    p.to_vec(dialect).expect("emit")
 }

@@ -241,6 +241,3 @@ impl Remote {
         Accepted::Yes
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,8 +1,12 @@
+//! Tracking other aircraft (seed 004 rows POSITION_LLAPBH, POSITION_VELOCITY, CHANGE_PLAYER_PLANE).
+
+use dplay_addon::packet::{ChangePlayerPlane, EngineType, PositionLlapbh, PositionVelocity, ZString};
+use dplay_addon::tracking::Accepted;
+use dplay_addon::units::{METRES_PER_DEG, METRES_PER_FOOT};
+use dplay_addon::{PlayerId, Position, Role, Tracker, Velocity};
 use dplay_wire::Blob;
 
-use super::*;
-use crate::testutil::{at, t0};
-use crate::units::{METRES_PER_DEG, METRES_PER_FOOT};
+use crate::common::{at, t0};
 
 const A: PlayerId = PlayerId(7);
 
@@ -96,9 +100,9 @@ fn seed_004_change_player_plane_tracked() {
     let mut t = Tracker::default();
     t.player_joined(A);
     assert_eq!(t.get(A).unwrap().role, None);
-    let plane = crate::packet::ChangePlayerPlane {
-        engine_type: crate::packet::EngineType::ENGINE_TYPE_HELO_TURBINE,
-        aircraft_name: crate::packet::ZString::new(b"Bell 206B").unwrap(),
+    let plane = ChangePlayerPlane {
+        engine_type: EngineType::ENGINE_TYPE_HELO_TURBINE,
+        aircraft_name: ZString::new(b"Bell 206B").unwrap(),
     };
     t.set_plane(A, plane.clone());
     assert_eq!(t.get(A).unwrap().plane, Some(plane));

@@ -1,10 +1,14 @@
-//! Client tests, one or more per row of seed 004's packet table, named after the row.
+//! Client tests, one or more per row of seed 004's packet table, named after the row (`row_*`).
 
 use std::time::Instant;
 
-use super::*;
-use crate::packet::{EngineType, Opaque};
-use crate::testutil::{at, events, sent, t0, wire};
+use dplay_addon::packet::{ChangePlayerPlane, EngineType, Opaque, PositionLlapbh, ZString};
+use dplay_addon::{
+    Client, ClientConfig, ClientState, CommandError, Dialect, DisconnectReason, Endpoint, Event, Packet,
+    PacketId, PlayerId, Position, PositionFormat, Role, Target, Velocity,
+};
+
+use crate::common::{at, events, sent, t0, wire};
 
 const FS98: Dialect = Dialect::Fs98;
 const ME: PlayerId = PlayerId(0x100);
@@ -621,7 +625,7 @@ fn fs2004_dialect_joins_at_once() {
 /// FS-MULTIPLAYER.md 3.6: the player info an FS2004 joiner sends carries its role and plane.
 #[test]
 fn fs2004_player_info_from_config() {
-    use crate::packet::{PlayerInfo, PlayerInfoFlags};
+    use dplay_addon::packet::{PlayerInfo, PlayerInfoFlags};
     let mut config = ClientConfig::new(Role::Observer);
     config.plane = Some(plane());
     let info = config.player_info();

@@ -2,11 +2,13 @@
 
 use std::time::Instant;
 
-use super::*;
-use crate::client::{Client, ClientConfig, ClientState};
-use crate::packet::{PositionLlapbh, ZString};
-use crate::testutil::{at, events, sent, t0, wire};
-use crate::tracking::Position;
+use dplay_addon::packet::{PositionLlapbh, ZString};
+use dplay_addon::{
+    Client, ClientConfig, ClientState, Dialect, DisconnectReason, Endpoint, Event, Host, HostConfig,
+    HostPolicy, Outgoing, Packet, PacketId, PlayerId, Position, Role, Target,
+};
+
+use crate::common::{at, events, sent, t0, wire};
 
 const FS98: Dialect = Dialect::Fs98;
 const US: PlayerId = PlayerId(0x1);
@@ -219,32 +221,23 @@ fn host_tracks_positions_and_chat() {
 /// Delivers every queued message between the endpoints (ids: the host is `US`) until quiet.
 fn pump(now: Instant, h: &mut Host, clients: &mut [(PlayerId, &mut Client)]) {
     loop {
-        let mut moved = false;
-        while let Some(o) = h.poll_outgoing() {
-            moved = true;
-            for (id, c) in clients.iter_mut() {
-                if o.to == Target::All || o.to == Target::One(*id) {
-                    c.handle_message(now, US, &o.bytes);
-                }
-            }
+        let mut queue: Vec<(PlayerId, Outgoing)> =
+            std::iter::from_fn(|| h.poll_outgoing()).map(|o| (US, o)).collect();
+        for (id, c) in clients.iter_mut() {
+            queue.extend(std::iter::from_fn(|| c.poll_outgoing()).map(|o| (*id, o)));
         }
-        let ids: Vec<PlayerId> = clients.iter().map(|(id, _)| *id).collect();
-        for i in 0..clients.len() {
-            let from = ids[i];
-            while let Some(o) = clients[i].1.poll_outgoing() {
-                moved = true;
-                if matches!(o.to, Target::All | Target::One(US)) {
-                    h.handle_message(now, from, &o.bytes);
-                }
-                for (j, (id, c)) in clients.iter_mut().enumerate() {
-                    if j != i && (o.to == Target::All || o.to == Target::One(*id)) {
-                        c.handle_message(now, from, &o.bytes);
-                    }
-                }
-            }
-        }
-        if !moved {
+        if queue.is_empty() {
             return;
+        }
+        for (from, o) in queue {
+            if from != US && matches!(o.to, Target::All | Target::One(US)) {
+                h.handle_message(now, from, &o.bytes);
+            }
+            for (id, c) in clients.iter_mut() {
+                if *id != from && (o.to == Target::All || o.to == Target::One(*id)) {
+                    c.handle_message(now, from, &o.bytes);
+                }
+            }
         }
     }
 }
