@@ -375,3 +375,15 @@ proptest! {
         }
     }
 }
+
+/// FS-MULTIPLAYER.md 3.3 / 6 item 2: swift announces 36 bytes of SLEWMODE but writes 34; with
+/// `data_size` checked against the datagram that is an error (docs/decisions.md).
+#[test]
+fn fs_multiplayer_3_3_swift_short_slewmode_is_rejected() {
+    let b =
+        bytes(&format!("0C 10 00 00 24 00 00 00  00 00 00 00  05 00 00 00  00 00 00 00  {SEATTLE_BYTES}"));
+    assert!(matches!(
+        Packet::parse(FS2004, &b),
+        Err(WireError::Truncated { field: "data", needed: 36, got: 34, .. })
+    ));
+}

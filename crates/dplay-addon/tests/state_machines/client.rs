@@ -644,3 +644,67 @@ fn own_id_in_the_roster_is_not_queried() {
     assert_eq!(out(&mut c), vec![(Target::All, true, Packet::signal(PacketId::ADD_PLAYER_REQUEST))]);
     assert!(c.tracker().get(ME).is_none());
 }
+
+/// Any sequence of well-framed packets, roster changes and timeouts: no panic, and nothing is
+/// sent once the client is closed (issue: bad input "ignored or reported, never a panic").
+mod random {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Message { from: u32, id: u32, data: Vec<u8> },
+        Joined(u32),
+        Left(u32),
+        Wait(u16),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let from = prop_oneof![Just(HOST.0), Just(OTHER.0), Just(ME.0)];
+        prop_oneof![
+            4 => (from.clone(), 0x1000u32..0x1022, proptest::collection::vec(any::<u8>(), 0..50))
+                .prop_map(|(from, id, data)| Step::Message { from, id, data }),
+            1 => (from.clone(), any::<u32>()).prop_map(|(from, player_id)| Step::Message {
+                from,
+                id: 0x1003,
+                data: (if player_id % 2 == 0 { ME.0 } else { player_id }).to_le_bytes().to_vec(),
+            }),
+            1 => from.clone().prop_map(Step::Joined),
+            1 => from.prop_map(Step::Left),
+            2 => any::<u16>().prop_map(Step::Wait),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn client_survives_anything(role in prop_oneof![Just(Role::Player), Just(Role::Observer)], steps in proptest::collection::vec(step(), 0..60)) {
+            let mut now = t0();
+            let mut c = joining(role, now);
+            c.set_position(now, here(), None);
+            for s in steps {
+                match s {
+                    Step::Message { from, id, data } => {
+                        let mut b = id.to_le_bytes().to_vec();
+                        b.extend_from_slice(&u32::try_from(data.len()).unwrap().to_le_bytes());
+                        b.extend_from_slice(&data);
+                        c.handle_message(now, PlayerId(from), &b);
+                    }
+                    Step::Joined(id) => c.player_joined(now, PlayerId(id)),
+                    Step::Left(id) => c.player_left(now, PlayerId(id)),
+                    Step::Wait(ms) => {
+                        now += std::time::Duration::from_millis(u64::from(ms) * 10);
+                        c.handle_timeout(now);
+                    }
+                }
+                if c.state() == ClientState::Closed {
+                    while c.poll_outgoing().is_some() {}
+                    c.handle_timeout(now + std::time::Duration::from_secs(100));
+                    prop_assert_eq!(c.poll_outgoing(), None);
+                    prop_assert_eq!(c.poll_timeout(), None);
+                }
+                events(&mut c);
+            }
+        }
+    }
+}
