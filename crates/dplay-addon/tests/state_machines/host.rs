@@ -279,3 +279,32 @@ fn fs_multiplayer_1_5_session_procedure_end_to_end() {
     assert!((fix.position.latitude_deg - 10.0).abs() < 1e-6);
     assert!(h.tracker().get(A).unwrap().fix.is_some());
 }
+
+proptest::proptest! {
+    /// Any framed packets from any player: no panic, the player limit always holds, and nothing
+    /// is sent after the session ended.
+    #[test]
+    fn host_survives_anything(
+        msgs in proptest::collection::vec((0u32..4, 0x1000u32..0x1022, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8)), 0..80),
+        end_at in 0usize..100,
+    ) {
+        let now = t0();
+        let mut h = with_players(HostPolicy { max_players: Some(2), allow_observers: true }, now, &[A, B]);
+        for (i, (from, id, data)) in msgs.into_iter().enumerate() {
+            if i == end_at {
+                h.end_session(now);
+                out(&mut h);
+            }
+            let mut b = id.to_le_bytes().to_vec();
+            b.extend_from_slice(&u32::try_from(data.len()).unwrap().to_le_bytes());
+            b.extend_from_slice(&data);
+            h.handle_message(at(now, i as f64), PlayerId(0x100 * from), &b);
+            h.handle_timeout(at(now, i as f64));
+            let players = h.tracker().iter().filter(|(_, r)| r.role == Some(Role::Player)).count();
+            proptest::prop_assert!(players <= 4, "at most the limit plus self-announced players");
+            if i >= end_at {
+                proptest::prop_assert_eq!(out(&mut h), vec![]);
+            }
+        }
+    }
+}
