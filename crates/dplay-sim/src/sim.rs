@@ -327,6 +327,14 @@ impl Sim {
         self.trace.get_or_insert_with(Trace::default);
     }
 
+    /// Starts recording the trace, ending each datagram's line with `describe(bytes)` (when not
+    /// empty): a test can name the frames its protocol sends (`CONNECT`, `DFRAME seq=3`) without
+    /// this crate knowing the protocol. The bytes are those that arrived (after any corruption),
+    /// or those that were dropped.
+    pub fn enable_trace_with(&mut self, describe: impl Fn(&[u8]) -> String + 'static) {
+        self.trace.get_or_insert_with(Trace::default).describe = Some(Box::new(describe));
+    }
+
     /// The trace so far, one line per datagram copy: `t=12.345ms 10.0.0.1:6073 -> 10.0.0.2:2302
     /// len=16 delivered`, where the last word is `delivered`, `dropped(loss)`,
     /// `dropped(partition)`, `dropped(mtu)`, `dropped(no-route)`, or what the link did to a
@@ -361,10 +369,10 @@ impl Sim {
         }
     }
 
-    fn trace_datagram(&mut self, from: SocketAddr, to: SocketAddr, len: usize, outcome: Outcome) {
+    fn trace_datagram(&mut self, from: SocketAddr, to: SocketAddr, data: &[u8], outcome: Outcome) {
         let t = self.elapsed();
         if let Some(trace) = &mut self.trace {
-            trace.datagram(t, from, to, len, outcome);
+            trace.datagram(t, from, to, data, outcome);
         }
     }
 
@@ -401,7 +409,7 @@ impl Sim {
         let Transmit { destination, contents: mut data } = transmit;
         let Some(to) = self.node_at(destination) else {
             self.unroutable += 1;
-            self.trace_datagram(src, destination, data.len(), Outcome::DroppedNoRoute);
+            self.trace_datagram(src, destination, &data, Outcome::DroppedNoRoute);
             return;
         };
         let config = self.link(from, to).clone();
@@ -422,7 +430,7 @@ impl Sim {
                 Outcome::DroppedMtu => stats.dropped_mtu += 1,
                 _ => stats.dropped_loss += 1,
             }
-            self.trace_datagram(src, destination, data.len(), outcome);
+            self.trace_datagram(src, destination, &data, outcome);
             return;
         }
 
@@ -506,12 +514,12 @@ impl Sim {
                 if let Some(sender) = sender {
                     if self.is_partitioned(sender, to) {
                         self.stats_mut(sender, to).dropped_partition += 1;
-                        self.trace_datagram(from, dst, data.len(), Outcome::DroppedPartition);
+                        self.trace_datagram(from, dst, &data, Outcome::DroppedPartition);
                         return;
                     }
                     self.stats_mut(sender, to).delivered += 1;
                 }
-                self.trace_datagram(from, dst, data.len(), Outcome::Delivered(flags));
+                self.trace_datagram(from, dst, &data, Outcome::Delivered(flags));
                 let now = self.now;
                 self.slot_mut(to).node.handle_datagram(now, from, &data);
             }

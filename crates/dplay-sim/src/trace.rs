@@ -52,10 +52,14 @@ fn stamp(out: &mut String, t: Duration) {
     let _ = write!(out, "t={}.{:03}ms ", micros / 1000, micros % 1000);
 }
 
+/// Turns a datagram's bytes into a few words for its trace line.
+pub(crate) type Describe = Box<dyn Fn(&[u8]) -> String>;
+
 /// The trace text, built only when enabled.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Trace {
     pub(crate) text: String,
+    pub(crate) describe: Option<Describe>,
 }
 
 impl Trace {
@@ -64,11 +68,17 @@ impl Trace {
         t: Duration,
         from: SocketAddr,
         to: SocketAddr,
-        len: usize,
+        data: &[u8],
         outcome: Outcome,
     ) {
         stamp(&mut self.text, t);
-        let _ = writeln!(self.text, "{from} -> {to} len={len} {}", outcome.word());
+        let _ = write!(self.text, "{from} -> {to} len={} {}", data.len(), outcome.word());
+        let description = self.describe.as_ref().map(|describe| describe(data)).unwrap_or_default();
+        if !description.is_empty() {
+            self.text.push(' ');
+            self.text.push_str(&description);
+        }
+        self.text.push('\n');
     }
 
     pub(crate) fn event(&mut self, t: Duration, what: &str) {
