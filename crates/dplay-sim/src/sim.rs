@@ -271,7 +271,7 @@ impl Sim {
         }
     }
 
-    /// Cuts `node` from every other node.
+    /// Cuts `node` from every node added so far.
     pub fn isolate(&mut self, node: NodeId) {
         for other in self.node_ids().filter(|&o| o != node) {
             self.partition(node, other);
