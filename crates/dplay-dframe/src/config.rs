@@ -46,6 +46,8 @@ pub struct Config {
     pub hard_disconnect_min: Duration,
     /// Upper bound of the hard disconnect interval: 500 ms (MC-DPL8R 3.1.2.4).
     pub hard_disconnect_max: Duration,
+    /// SACKs sent each time after the peer's END_STREAM arrived: 4 (MS-DPDX 3.1.5.3).
+    pub end_stream_sacks: u32,
     /// How long a gracefully closed connection keeps acknowledging the peer's retries.
     pub linger: Duration,
     /// Congestion window at the start: 2 frames (MC-DPL8R 3.1.4.4).
@@ -84,6 +86,7 @@ impl Default for Config {
             hard_disconnect_count: 3,
             hard_disconnect_min: Duration::from_millis(10),
             hard_disconnect_max: Duration::from_millis(500),
+            end_stream_sacks: 4,
             linger: Duration::from_secs(10),
             initial_window: 2,
             max_window: crate::seq::WINDOW,

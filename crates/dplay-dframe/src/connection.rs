@@ -219,7 +219,12 @@ impl Connection {
             }
         }
         if self.ack_now && matches!(self.phase, Phase::Established | Phase::Lingering) {
-            self.send_sack(now, out);
+            // Once the peer's END_STREAM is in, every SACK goes out several times, as MS-DPDX
+            // 3.1.5.3 does: it is the last word and nothing retries it.
+            let copies = if self.peer_end { cfg.end_stream_sacks.max(1) } else { 1 };
+            for _ in 0..copies {
+                self.send_sack(now, out);
+            }
         }
         match self.sender.next_deadline() {
             Some(at) if self.phase == Phase::Established => self.timers.set(Timer::Retry, at),

@@ -214,10 +214,8 @@ impl Sender {
         let control =
             if msg.body == Body::EndStream { DframeControl::END_STREAM } else { DframeControl::empty() };
         let keepalive = msg.body == Body::KeepAlive;
-        if last {
-            if let Some(done) = self.queue.pop_front() {
-                self.queued_bytes -= done.data.len();
-            }
+        if last && let Some(done) = self.queue.pop_front() {
+            self.queued_bytes -= done.data.len();
         }
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);

@@ -159,6 +159,7 @@ pub(crate) struct Planned {
 
 /// Message `index` from side `dir` with `len` bytes: the index in the first byte (so even a
 /// 1-byte message names itself), then a pattern, so the receiver can check it is intact.
+#[allow(clippy::cast_possible_truncation, reason = "a byte pattern: truncation is the point")]
 fn message(dir: u8, index: u32, len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| {
