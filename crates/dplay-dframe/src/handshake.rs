@@ -186,5 +186,6 @@ impl Connection {
             Body::KeepAlive,
         ));
         out.events.push_back(Event::Connected { peer: self.peer, outbound: self.outbound });
+        self.flush(now, cfg, out);
     }
 }

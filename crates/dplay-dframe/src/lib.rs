@@ -40,3 +40,5 @@ pub use event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
 pub use seq::WINDOW;
 pub use stats::{DropReason, Drops, Stats};
 pub use timer::Timer;
+#[cfg(test)]
+mod tests;
