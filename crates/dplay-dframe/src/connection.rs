@@ -72,6 +72,8 @@ pub(crate) struct Connection {
     pub(crate) closing: Option<bool>,
     pub(crate) end_acked: bool,
     pub(crate) peer_end: bool,
+    /// The peer's END_STREAM just arrived: SACKs are owed even if a DFRAME carries the ACK.
+    pub(crate) end_sacks_owed: bool,
 }
 
 impl Connection {
@@ -102,6 +104,7 @@ impl Connection {
             closing: None,
             end_acked: false,
             peer_end: false,
+            end_sacks_owed: false,
         }
     }
 
@@ -218,7 +221,10 @@ impl Connection {
                 self.emit_dframe(cfg, seq, false, poll, out);
             }
         }
-        if self.ack_now && matches!(self.phase, Phase::Established | Phase::Lingering) {
+        if (self.ack_now || self.end_sacks_owed)
+            && matches!(self.phase, Phase::Established | Phase::Lingering)
+        {
+            self.end_sacks_owed = false;
             // Once the peer's END_STREAM is in, every SACK goes out several times, as MS-DPDX
             // 3.1.5.3 does: it is the last word and nothing retries it.
             let copies = if self.peer_end { cfg.end_stream_sacks.max(1) } else { 1 };
