@@ -130,10 +130,24 @@ impl Dpsp {
     pub fn handle_message(&mut self, now: Instant, from: SocketAddr, message: &DpspMessage) {
         match message {
             DpspMessage::Packet(f) => {
-                self.reassembler.handle_fragment(&mut self.io, &self.config, now, from, Reliability::Unreliable, f);
+                self.reassembler.handle_fragment(
+                    &mut self.io,
+                    &self.config,
+                    now,
+                    from,
+                    Reliability::Unreliable,
+                    f,
+                );
             }
             DpspMessage::Packet2Data(f) => {
-                self.reassembler.handle_fragment(&mut self.io, &self.config, now, from, Reliability::Reliable, f);
+                self.reassembler.handle_fragment(
+                    &mut self.io,
+                    &self.config,
+                    now,
+                    from,
+                    Reliability::Reliable,
+                    f,
+                );
             }
             DpspMessage::Packet2Ack(ack) => {
                 self.sender.handle_ack(&mut self.io, &self.config, now, from, ack);
@@ -208,3 +222,5 @@ impl Dpsp {
     }
 }
 
+#[cfg(test)]
+mod tests;

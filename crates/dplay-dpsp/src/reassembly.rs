@@ -275,8 +275,7 @@ impl Reassembler {
             }
         }
         while self.total_bytes.saturating_add(cost) > config.limits.max_bytes_total {
-            let victim =
-                self.by_age.values().find(|&&k| k != key).copied().ok_or(Limit::BytesTotal)?;
+            let victim = self.by_age.values().find(|&&k| k != key).copied().ok_or(Limit::BytesTotal)?;
             self.abandon(io, config, now, victim, AbandonReason::Evicted(Limit::BytesTotal));
         }
         Ok(())
@@ -317,7 +316,14 @@ impl Reassembler {
         io.events.push_back(Event::Delivered { from: key.peer, guid: key.guid, reliability, message });
     }
 
-    fn abandon(&mut self, io: &mut Io, config: &Config, now: Instant, key: MessageKey, reason: AbandonReason) {
+    fn abandon(
+        &mut self,
+        io: &mut Io,
+        config: &Config,
+        now: Instant,
+        key: MessageKey,
+        reason: AbandonReason,
+    ) {
         if self.remove(io, config, now, key, Outcome::Abandoned) {
             io.stats.reassemblies_abandoned += 1;
             io.events.push_back(Event::ReassemblyAbandoned { from: key.peer, guid: key.guid, reason });
@@ -325,7 +331,14 @@ impl Reassembler {
     }
 
     /// Removes a partial message and its accounting, and remembers how it ended.
-    fn remove(&mut self, io: &mut Io, config: &Config, now: Instant, key: MessageKey, outcome: Outcome) -> bool {
+    fn remove(
+        &mut self,
+        io: &mut Io,
+        config: &Config,
+        now: Instant,
+        key: MessageKey,
+        outcome: Outcome,
+    ) -> bool {
         let Some(partial) = self.partials.remove(&key) else { return false };
         io.timers.cancel(Timer::Discard, key);
         self.by_age.remove(&partial.age);
