@@ -139,4 +139,4 @@ impl Wire for PacketAck {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

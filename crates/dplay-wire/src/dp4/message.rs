@@ -400,4 +400,6 @@ impl Dp4Datagram {
 }
 
 #[cfg(test)]
+mod strategy;
+#[cfg(test)]
 mod tests;
