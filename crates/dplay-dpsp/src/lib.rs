@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_wire::dp4::header::Header;
+use dplay_wire::dp4::header::{HEADER_LEN, Header};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use uuid::Uuid;
@@ -158,13 +158,12 @@ impl Dpsp {
     /// Handles a received datagram if it is a PACKET, PACKET2_DATA or PACKET2_ACK. One that
     /// carries such a Command but does not parse is dropped as [`DropReason::Malformed`].
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) -> Datagram {
-        match Header::parse(datagram) {
-            Ok((header, _)) if DpspMessage::is_dpsp_command(header.command) => {}
-            _ => return Datagram::NotDpsp,
-        }
-        match parse_datagram(datagram) {
-            Ok(Some((_, message))) => self.handle_message(now, from, &message),
-            Ok(None) | Err(_) => self.io.stats.drop(DropReason::Malformed),
+        let Ok((header, len)) = Header::parse(datagram) else { return Datagram::NotDpsp };
+        let body = datagram.get(HEADER_LEN..len).unwrap_or_default();
+        match DpspMessage::parse(header.command, body) {
+            None => return Datagram::NotDpsp,
+            Some(Ok(message)) => self.handle_message(now, from, &message),
+            Some(Err(_)) => self.io.stats.drop(DropReason::Malformed),
         }
         Datagram::Consumed
     }

@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 
 use dplay_wire::dp4::fragment::{Fragment, PacketAck};
 use dplay_wire::dp4::header::{Command, HEADER_LEN, Header};
-use dplay_wire::{Reader, Wire, WireError, Writer};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+use dplay_wire::{Reader, Wire, WireError};
 
 /// Whether a message travels as DPSP_MSG_PACKET or DPSP_MSG_PACKET2_DATA (MC-DPL4CS 3.1.4.18).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,6 +64,25 @@ impl DpspMessage {
         })
     }
 
+    /// This layer's message out of a DP4 body; any other body is given back.
+    pub fn from_body(body: Dp4Body) -> Result<Self, Dp4Body> {
+        match body {
+            Dp4Body::Packet(f) => Ok(Self::Packet(f)),
+            Dp4Body::Packet2Data(f) => Ok(Self::Packet2Data(f)),
+            Dp4Body::Packet2Ack(a) => Ok(Self::Packet2Ack(a)),
+            other => Err(other),
+        }
+    }
+
+    /// As a DP4 body.
+    pub fn into_body(self) -> Dp4Body {
+        match self {
+            Self::Packet(f) => Dp4Body::Packet(f),
+            Self::Packet2Data(f) => Dp4Body::Packet2Data(f),
+            Self::Packet2Ack(a) => Dp4Body::Packet2Ack(a),
+        }
+    }
+
     fn body_len(&self) -> usize {
         match self {
             Self::Packet(f) | Self::Packet2Data(f) => f.encoded_len(),
@@ -88,18 +108,14 @@ impl Transmit {
         HEADER_LEN + self.message.body_len()
     }
 
+    /// As a complete DP4 message (header and body), for the wire crate's codec.
+    pub fn to_message(&self) -> Dp4Message {
+        Dp4Message { header: self.header, body: self.message.clone().into_body() }
+    }
+
     /// The datagram's bytes.
     pub fn to_vec(&self) -> Result<Vec<u8>, WireError> {
-        let len = self.encoded_len();
-        let mut out = vec![0; len];
-        let mut w = Writer::new(&mut out, len)?;
-        self.header.write(&mut w, len)?;
-        match &self.message {
-            DpspMessage::Packet(f) | DpspMessage::Packet2Data(f) => f.write(&mut w)?,
-            DpspMessage::Packet2Ack(a) => a.write(&mut w),
-        }
-        w.finish()?;
-        Ok(out)
+        self.to_message().to_vec()
     }
 }
 

@@ -320,3 +320,27 @@ fn forget_peer_abandons_its_partials() {
     );
     assert_eq!(b.partial_messages(), 1);
 }
+
+/// The wire crate's DP4 message parser reads our datagrams back as the same messages, and
+/// its bodies convert to and from this layer's (MC-DPL4CS 2.2.39-2.2.41).
+#[test]
+fn datagrams_agree_with_the_wire_crate() {
+    use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+    let t0 = base();
+    let mut a = endpoint(small_mtu(16));
+    let mut b = endpoint(Config::default());
+    a.send(t0, peer(2), &message(40), Reliability::Unreliable).unwrap();
+    a.send(t0, peer(2), &message(40), Reliability::Reliable).unwrap();
+    let mut out = transmits(&mut a);
+    for t in &out {
+        b.handle_message(t0, peer(1), &t.message);
+    }
+    out.extend(transmits(&mut b));
+    assert_eq!(out.iter().map(|t| t.header.command.0).collect::<Vec<_>>(), [0x15, 0x15, 0x15, 0x30, 0x31]);
+    for t in out {
+        let parsed = Dp4Message::parse(&t.to_vec().unwrap()).unwrap();
+        assert_eq!(parsed, t.to_message());
+        assert_eq!(DpspMessage::from_body(parsed.body), Ok(t.message));
+    }
+    assert_eq!(DpspMessage::from_body(Dp4Body::LogonDenied(Default::default())).ok(), None);
+}
