@@ -64,13 +64,13 @@ impl DpspMessage {
         })
     }
 
-    /// This layer's message out of a DP4 body; any other body is given back.
-    pub fn from_body(body: Dp4Body) -> Result<Self, Dp4Body> {
+    /// This layer's message in a DP4 body, if it is one.
+    pub fn from_body(body: &Dp4Body) -> Option<Self> {
         match body {
-            Dp4Body::Packet(f) => Ok(Self::Packet(f)),
-            Dp4Body::Packet2Data(f) => Ok(Self::Packet2Data(f)),
-            Dp4Body::Packet2Ack(a) => Ok(Self::Packet2Ack(a)),
-            other => Err(other),
+            Dp4Body::Packet(f) => Some(Self::Packet(f.clone())),
+            Dp4Body::Packet2Data(f) => Some(Self::Packet2Data(f.clone())),
+            Dp4Body::Packet2Ack(a) => Some(Self::Packet2Ack(*a)),
+            _ => None,
         }
     }
 
