@@ -13,6 +13,7 @@ pub mod message;
 pub mod nametable;
 pub mod player;
 pub mod player_message;
+pub mod reliable;
 pub mod routing;
 pub mod security;
 pub mod session;
