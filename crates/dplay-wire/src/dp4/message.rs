@@ -250,6 +250,7 @@ impl Dp4Body {
 /// Parsing requires the header's size field to equal the datagram's length (split TCP
 /// streams with [`Header::parse`] first) and the header's Command to select the body.
 /// Emitting fails if `header.command` is not `body.command()`; [`Dp4Message::new`] sets it.
+/// Offsets in body errors count from the signature, like the offset fields themselves.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Dp4Message {
     /// The header; its size field is computed when emitting.

@@ -278,7 +278,7 @@ fn samples() -> Vec<Dp4Message> {
         Dp4Body::Challenge(token("4E 54 4C 4D 53 53 50 00 02 00 00 00")),
         Dp4Body::AccessGranted(AccessGranted { public_key: Blob(vec![0xA5; 24]) }),
         Dp4Body::LogonDenied(Empty),
-        Dp4Body::AuthError(Dword(0x8009_0308)),
+        Dp4Body::AuthError(Dword(crate::dp4::security::SEC_E_INVALID_TOKEN)),
         Dp4Body::Negotiate(token("4E 54 4C 4D 53 53 50 00 01 00 00 00")),
         Dp4Body::ChallengeResponse(token("4E 54 4C 4D 53 53 50 00 03 00 00 00")),
         Dp4Body::Signed(Signed {
@@ -287,7 +287,7 @@ fn samples() -> Vec<Dp4Message> {
             message: inner,
             signature: Blob(bytes("01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00")),
         }),
-        Dp4Body::AddForwardReply(Dword(0x8877_014A)),
+        Dp4Body::AddForwardReply(Dword(crate::dp4::join::DPERR_NONEWPLAYERS)),
         Dp4Body::Ask4Multicast(multicast.clone()),
         Dp4Body::Ask4MulticastGuaranteed(multicast.clone()),
         Dp4Body::AddShortcutToGroup(groups(0x1E4F_A0A5, 0x1E51_A0A3)),
