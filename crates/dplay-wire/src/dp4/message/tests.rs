@@ -260,10 +260,10 @@ fn samples() -> Vec<Dp4Message> {
             guid_message: APP,
             packet_index: 0,
             offset: 0,
-            total_packets: 2,
-            message_size: 8,
+            total_packets: 1,
+            message_size: 16,
             packet_offset: crate::dp4::fragment::PACKET_DATA_OFFSET,
-            data: Blob(bytes("70 6C 61 79")),
+            data: inner.clone(),
         }),
         Dp4Body::Ping(Ping { id_from: 0x1E52_A0A0, tick_count: 1000 }),
         Dp4Body::PingReply(Ping { id_from: 0x1E52_A0A0, tick_count: 1000 }),
@@ -471,6 +471,9 @@ fn super_packed_player_length_codes() {
 }
 
 proptest! {
+    // About 20 cases per body type.
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
     #[test]
     fn message_roundtrips(m in message()) {
         assert_roundtrip(&m);
