@@ -181,6 +181,9 @@ impl Reassembler {
         }
         if let Err(reason) = check_alone(f, config.limits.max_message_size) {
             io.stats.drop(reason);
+            if reason == DropReason::TooLarge {
+                report(io, from, Limit::MessageSize);
+            }
             return;
         }
         let idle = match reliability {
