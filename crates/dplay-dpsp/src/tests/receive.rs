@@ -344,3 +344,26 @@ fn datagrams_agree_with_the_wire_crate() {
     }
     assert_eq!(DpspMessage::from_body(&Dp4Body::LogonDenied(Default::default())), None);
 }
+
+/// A clock that steps back (a caller's mistake) is no reason to panic: deadlines are computed
+/// with saturating arithmetic and the message still completes.
+#[test]
+fn time_going_backwards_is_harmless() {
+    let t0 = base() + Duration::from_secs(100);
+    let mut a = endpoint(small_mtu(10));
+    let mut b = endpoint(Config::default());
+    let msg = message(30);
+    a.send(t0, peer(2), &msg, Reliability::Reliable).unwrap();
+    for back in [0, 50, 90] {
+        let now = t0 - Duration::from_secs(back);
+        for t in transmits(&mut a) {
+            b.handle_message(now, peer(1), &t.message);
+        }
+        for t in transmits(&mut b) {
+            a.handle_message(now, peer(2), &t.message);
+        }
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+    }
+    assert_eq!(single_delivery(&mut b), msg);
+}
