@@ -218,7 +218,8 @@ impl Dpsp {
         self.io.transmits.pop_front()
     }
 
-    /// When [`Dpsp::handle_timeout`] must next be called, if any timer is armed.
+    /// When [`Dpsp::handle_timeout`] must next be called, if any timer is armed. It may come
+    /// early (a discard deadline moved by a later fragment); calling then is harmless.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.io.timers.next()
     }

@@ -185,6 +185,7 @@ fn unreliable_partial_is_discarded_after_15s_idle() {
     let frags = pieces(guid(1), &message(30), 10);
     b.handle_message(t0, peer(1), &packet(frags[0].clone()));
     b.handle_message(t0 + ms(10_000), peer(1), &packet(frags[2].clone()));
+    b.handle_timeout(t0 + ms(15_000));
     assert_eq!(b.poll_timeout(), Some(t0 + ms(25_000)));
     b.handle_timeout(t0 + ms(24_999));
     assert_eq!(b.partial_messages(), 1);
