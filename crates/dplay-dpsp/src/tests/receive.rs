@@ -368,3 +368,18 @@ fn time_going_backwards_is_harmless() {
     }
     assert_eq!(single_delivery(&mut b), msg);
 }
+
+/// Decision (F-24 b): a duplicate is a fragment for the message too, and restarts the wait.
+#[test]
+fn duplicate_restarts_the_idle_wait() {
+    let t0 = base();
+    let mut b = endpoint(Config::default());
+    let first = pieces(guid(1), &message(30), 10).swap_remove(0);
+    b.handle_message(t0, peer(1), &packet(first.clone()));
+    b.handle_message(t0 + ms(14_000), peer(1), &packet(first));
+    b.handle_timeout(t0 + ms(15_000));
+    assert_eq!(b.partial_messages(), 1);
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(29_000)));
+    b.handle_timeout(t0 + ms(29_000));
+    assert_eq!(b.partial_messages(), 0);
+}
