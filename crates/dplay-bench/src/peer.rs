@@ -1,0 +1,219 @@
+//! A [`Protocol`] adapter around a dplay-dframe [`Endpoint`]: the transport alone, without the
+//! session layer, driven by dplay-runtime. Traffic is generated and counted inside the network
+//! thread, so the figures are the transport's and the runtime's, not a channel's.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use dplay_dframe::{Config, Endpoint, Event, MessageKind};
+use dplay_runtime::Protocol;
+
+use crate::{BACKLOG, age_ns, stamp};
+
+/// Counters shared between the two ends of a run and the thread that measures it.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Messages handed to the transport by the sender.
+    pub sent: AtomicU64,
+    /// Messages delivered to the receiver.
+    pub delivered: AtomicU64,
+    /// Bytes delivered to the receiver.
+    pub delivered_bytes: AtomicU64,
+}
+
+impl Counters {
+    /// Messages sent and not yet delivered.
+    pub fn in_flight(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed).saturating_sub(self.delivered.load(Ordering::Relaxed))
+    }
+
+    /// Counts one delivered message of `len` bytes.
+    pub fn deliver(&self, len: usize) {
+        self.delivered.fetch_add(1, Ordering::Relaxed);
+        self.delivered_bytes.fetch_add(len as u64, Ordering::Relaxed);
+    }
+}
+
+/// What a [`DframePeer`] does with its connection.
+#[derive(Debug, Clone, Copy)]
+pub enum Role {
+    /// Answers connections and counts what arrives; reports latencies when messages carry a
+    /// timestamp and `latency` is set.
+    Sink {
+        /// Report the one-way latency of every message as [`PeerEvent::Latency`].
+        latency: bool,
+    },
+    /// Keeps `size`-byte reliable sequential messages queued for `peer`, at most
+    /// [`BACKLOG`] in flight.
+    Bulk {
+        /// The receiver.
+        peer: SocketAddr,
+        /// Message size in bytes.
+        size: usize,
+    },
+    /// Sends one timestamped `size`-byte reliable sequential message to `peer` every
+    /// `interval`.
+    Paced {
+        /// The receiver.
+        peer: SocketAddr,
+        /// Message size in bytes (at least 8, for the timestamp).
+        size: usize,
+        /// Time between two messages.
+        interval: Duration,
+    },
+}
+
+/// What the application asks of a [`DframePeer`].
+#[derive(Debug, Clone, Copy)]
+pub enum PeerCommand {
+    /// Open a connection.
+    Connect(SocketAddr),
+    /// Start (or change) the traffic.
+    Start(Role),
+}
+
+/// What a [`DframePeer`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerEvent {
+    /// A connection is up.
+    Connected(SocketAddr),
+    /// A connection ended.
+    Disconnected(SocketAddr),
+    /// One-way latency of a timestamped message, in nanoseconds.
+    Latency(u64),
+}
+
+/// The dplay-dframe transport as a [`Protocol`].
+pub struct DframePeer {
+    endpoint: Endpoint,
+    role: Role,
+    counters: Arc<Counters>,
+    epoch: Instant,
+    message: Vec<u8>,
+    next_paced: Option<Instant>,
+    events: VecDeque<PeerEvent>,
+}
+
+impl DframePeer {
+    /// A peer with `config`, starting as `role`; `epoch` is the origin of timestamps, shared
+    /// by both ends.
+    pub fn new(config: Config, role: Role, counters: Arc<Counters>, epoch: Instant) -> Self {
+        let mut peer = Self {
+            endpoint: Endpoint::new(config, epoch),
+            role: Role::Sink { latency: false },
+            counters,
+            epoch,
+            message: Vec::new(),
+            next_paced: None,
+            events: VecDeque::new(),
+        };
+        peer.start(epoch, role);
+        peer
+    }
+
+    fn start(&mut self, now: Instant, role: Role) {
+        self.role = role;
+        match role {
+            Role::Sink { .. } => self.next_paced = None,
+            Role::Bulk { size, .. } => self.message = vec![0x5a; size],
+            Role::Paced { size, .. } => {
+                self.message = vec![0x5a; size.max(8)];
+                self.next_paced = Some(now);
+            }
+        }
+    }
+
+    /// Generates what the role asks for at `now`.
+    fn generate(&mut self, now: Instant) {
+        match self.role {
+            Role::Sink { .. } => {}
+            Role::Bulk { peer, .. } => {
+                while self.counters.in_flight() < BACKLOG {
+                    if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_err() {
+                        break;
+                    }
+                    self.counters.sent.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Role::Paced { peer, interval, .. } => {
+                while let Some(at) = self.next_paced.filter(|at| *at <= now) {
+                    stamp(&mut self.message, self.epoch);
+                    if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_ok() {
+                        self.counters.sent.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // A late wake-up does not send a burst: the next message is one interval on.
+                    self.next_paced = Some((at + interval).max(now));
+                }
+            }
+        }
+    }
+
+    fn drain_endpoint_events(&mut self) {
+        while let Some(event) = self.endpoint.poll_event() {
+            match event {
+                Event::Connected { peer, .. } => self.events.push_back(PeerEvent::Connected(peer)),
+                Event::Disconnected { peer, .. } => self.events.push_back(PeerEvent::Disconnected(peer)),
+                Event::Message { data, .. } => {
+                    self.counters.deliver(data.len());
+                    if let Role::Sink { latency: true } = self.role
+                        && let Some(age) = age_ns(&data, self.epoch)
+                    {
+                        self.events.push_back(PeerEvent::Latency(age));
+                    }
+                }
+                Event::Unowned { .. } => {}
+            }
+        }
+    }
+}
+
+impl Protocol for DframePeer {
+    type Command = PeerCommand;
+    type Event = PeerEvent;
+
+    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.endpoint.handle_datagram(now, from, data);
+        self.drain_endpoint_events();
+        self.generate(now);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: PeerCommand) {
+        match command {
+            PeerCommand::Connect(peer) => {
+                // A second connect to the same peer is refused by the transport; nothing to do.
+                let _ = self.endpoint.connect(now, peer);
+            }
+            PeerCommand::Start(role) => self.start(now, role),
+        }
+        self.generate(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.endpoint.poll_timeout().is_some_and(|at| at <= now) {
+            self.endpoint.handle_timeout(now);
+            self.drain_endpoint_events();
+        }
+        self.generate(now);
+    }
+
+    fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let t = self.endpoint.poll_transmit()?;
+        buf.extend_from_slice(&t.contents);
+        Some(t.destination)
+    }
+
+    fn poll_event(&mut self) -> Option<PeerEvent> {
+        self.drain_endpoint_events();
+        self.events.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match (self.endpoint.poll_timeout(), self.next_paced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}

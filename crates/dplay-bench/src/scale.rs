@@ -1,0 +1,1 @@
+//! Many client connections on one server runtime thread (filled in below).
