@@ -3,6 +3,7 @@
 //! `ci` is the whole of CI: the README's test command and the only thing `.ci/run` calls.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench;
 mod ci;
 mod fuzz;
 mod sim;
@@ -20,6 +21,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Benchmarks against baselines: one table, rows in target/bench/summary.json.
+    Bench {
+        /// Short measurements (the whole run in under 5 minutes, after the build).
+        #[arg(long)]
+        quick: bool,
+    },
     /// fmt, clippy (warnings denied), every test, docs, tidy, conformance and integration checks.
     Ci,
     /// Run one cargo-fuzz target: `cargo xtask fuzz <target> --secs N`.
@@ -40,6 +47,7 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::Bench { quick } => bench::run(quick),
         Command::Ci => ci::run(),
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
         Command::Sim { seeds } => sim::run(seeds),

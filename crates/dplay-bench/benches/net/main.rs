@@ -1,2 +1,146 @@
-//! Loopback network benchmarks (placeholder, filled in below).
-fn main() {}
+//! Loopback network benchmarks, each next to its baselines in the same run: goodput against
+//! a raw UDP blast and ENet, one-way latency against raw UDP and ENet, goodput over a lossy
+//! link against ENet, and many connections on one runtime thread. Writes
+//! `target/bench/net.json`. Not criterion: each figure is one timed run of seconds.
+#![allow(missing_docs, clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
+
+mod enet;
+
+use std::time::Duration;
+
+use dplay_bench::proxy::Impairment;
+use dplay_bench::report::{self, Row, Rows};
+use dplay_bench::stats::{Percentiles, percentiles};
+use dplay_bench::{ours, scale, udp};
+
+const MESSAGE: usize = 1024;
+/// Our datagram for a 1 KiB message: the 4-byte DFRAME header and the payload.
+const DATAGRAM: usize = 4 + MESSAGE;
+const MB: f64 = 1e6;
+
+struct Plan {
+    warmup: Duration,
+    goodput: Duration,
+    latency: Duration,
+    lossy: Duration,
+    scale: &'static [usize],
+}
+
+fn check<T>(what: &str, r: std::io::Result<T>) -> Option<T> {
+    r.map_err(|e| eprintln!("net bench: {what} failed: {e}")).ok()
+}
+
+fn goodput_rows(plan: &Plan, rows: &mut Rows) {
+    let ours = check("ours goodput", ours::goodput(MESSAGE, None, plan.warmup, plan.goodput));
+    let udp = check("udp blast", udp::blast(DATAGRAM, MESSAGE, plan.warmup, plan.goodput));
+    let enet = check("enet goodput", enet::goodput(MESSAGE, None, plan.warmup, plan.goodput));
+    println!("goodput: ours {ours:?} B/s, udp {udp:?} (B/s, datagrams/s), enet {enet:?} B/s");
+    if let (Some(o), Some((u, _))) = (ours, udp) {
+        rows.insert("goodput_vs_udp".into(), Row::rate(o / MB, u / MB, "MB/s"));
+    }
+    if let (Some(o), Some(e)) = (ours, enet) {
+        rows.insert("goodput_vs_enet".into(), Row::rate(o / MB, e / MB, "MB/s"));
+    }
+    // Parsing a DFRAME header against the loopback datagram rate (micro.json has the header).
+    if let (Some((_, rate)), Some(h)) = (udp, report::read("micro").get("dframe_header_parse_vs_memcpy")) {
+        let parses = if h.ours > 0.0 { 1e9 / h.ours } else { 0.0 };
+        rows.insert("dframe_header_vs_udp_rate".into(), Row::rate(parses, rate, "per s"));
+    }
+}
+
+fn latency_rows(plan: &Plan, rows: &mut Rows) {
+    let interval = Duration::from_millis(1);
+    let get = |what, r: std::io::Result<Vec<u64>>| check(what, r).map(|mut s| percentiles(&mut s));
+    let ours = get("ours latency", ours::paced(64, interval, plan.latency));
+    let udp = get("udp latency", udp::paced(64, interval, plan.latency));
+    let enet = get("enet latency", enet::paced(64, interval, plan.latency));
+    println!("latency (ns): ours {ours:?}, udp {udp:?}, enet {enet:?}");
+    let us = |p: &Percentiles, q: fn(&Percentiles) -> f64| q(p) / 1e3;
+    for (name, base) in [("udp", udp), ("enet", enet)] {
+        if let (Some(o), Some(b)) = (ours, base) {
+            rows.insert(format!("latency_p99_vs_{name}"), Row::time(us(&o, |p| p.p99), us(&b, |p| p.p99), "us"));
+            rows.insert(format!("latency_p50_vs_{name}"), Row::time(us(&o, |p| p.p50), us(&b, |p| p.p50), "us"));
+        }
+    }
+}
+
+fn lossy_rows(plan: &Plan, rows: &mut Rows) {
+    let warmup = plan.warmup * 2;
+    let ours = check("ours lossy", ours::goodput(MESSAGE, Some(Impairment::LOSSY), warmup, plan.lossy));
+    let enet = check("enet lossy", enet::goodput(MESSAGE, Some(Impairment::LOSSY), warmup, plan.lossy));
+    println!("lossy goodput: ours {ours:?} B/s, enet {enet:?} B/s");
+    if let (Some(o), Some(e)) = (ours, enet) {
+        rows.insert("lossy_vs_enet".into(), Row::rate(o / MB, e / MB, "MB/s"));
+    }
+}
+
+fn scale_rows(plan: &Plan, rows: &mut Rows) {
+    for &n in plan.scale {
+        let Some(r) = check("scale", scale::run(n, plan.goodput)) else { continue };
+        println!("scale {n}: {r:?}");
+        let name = if n >= 1000 { format!("{}k", n / 1000) } else { n.to_string() };
+        rows.insert(format!("scale_{name}_p99"), Row::time(r.p99_ms, scale::P99_BUDGET_MS, "ms"));
+        rows.insert(format!("scale_{name}_cpu"), Row::time(r.cpu_percent, 100.0, "% of a core"));
+    }
+    let n = plan.scale.last().copied().unwrap_or(1000);
+    let Some(bytes) = check("memory", memory_in_fresh_process(n)) else { return };
+    println!("memory: {bytes:.0} B per idle connection ({n} connections)");
+    rows.insert("scale_bytes_per_idle_connection".into(), Row::time(bytes, scale::IDLE_BUDGET_BYTES, "B"));
+}
+
+/// Runs `scale::bytes_per_connection` in a child process of this binary, so that memory freed
+/// by the earlier runs does not hide the growth.
+fn memory_in_fresh_process(n: usize) -> std::io::Result<f64> {
+    let out = std::process::Command::new(std::env::current_exe()?).args([MEMORY_ARG, &n.to_string()]).output()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().map_err(std::io::Error::other)
+}
+
+const MEMORY_ARG: &str = "--memory-per-connection";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, n] = args.as_slice()
+        && flag == MEMORY_ARG
+    {
+        println!("{}", scale::bytes_per_connection(n.parse().unwrap_or(1000)));
+        return;
+    }
+    let quick = report::quick();
+    let plan = if quick {
+        Plan {
+            warmup: Duration::from_millis(300),
+            goodput: Duration::from_secs(1),
+            latency: Duration::from_secs(2),
+            lossy: Duration::from_secs(3),
+            scale: &[1000, 10_000],
+        }
+    } else {
+        Plan {
+            warmup: Duration::from_millis(500),
+            goodput: Duration::from_secs(5),
+            latency: Duration::from_secs(5),
+            lossy: Duration::from_secs(5),
+            scale: &[1000, 10_000],
+        }
+    };
+    // `cargo bench` passes `--bench`; any other argument selects sections by name.
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let wants = |s: &str| only.is_empty() || only.iter().any(|o| s.contains(o.as_str()));
+    let mut rows = Rows::new();
+    if wants("goodput") {
+        goodput_rows(&plan, &mut rows);
+    }
+    if wants("latency") {
+        latency_rows(&plan, &mut rows);
+    }
+    if wants("lossy") {
+        lossy_rows(&plan, &mut rows);
+    }
+    if wants("scale") {
+        scale_rows(&plan, &mut rows);
+    }
+    if let Err(e) = report::write("net", &rows) {
+        eprintln!("net bench: cannot write rows: {e}");
+        std::process::exit(1);
+    }
+}
