@@ -59,7 +59,8 @@ fn table(rows: &Map<String, Value>) -> String {
     names.sort_by_key(|n| (rank(n), n.as_str()));
     let mut s = format!("{:<32} {:>14} {:>14} {:>9}  {}\n", "row", "ours", "baseline", "ratio", "unit");
     for name in names {
-        let field = |k: &str| rows.get(name.as_str()).and_then(|r| r.get(k)).and_then(Value::as_f64).unwrap_or(0.0);
+        let field =
+            |k: &str| rows.get(name.as_str()).and_then(|r| r.get(k)).and_then(Value::as_f64).unwrap_or(0.0);
         let unit = rows.get(name.as_str()).and_then(|r| r.get("unit")).and_then(Value::as_str).unwrap_or("");
         let _ = writeln!(
             s,
@@ -74,5 +75,11 @@ fn table(rows: &Map<String, Value>) -> String {
 
 /// Three significant figures at most, no exponent for the magnitudes in the table.
 fn figure(x: f64) -> String {
-    if x.abs() >= 100.0 { format!("{x:.0}") } else if x.abs() >= 1.0 { format!("{x:.2}") } else { format!("{x:.4}") }
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
 }

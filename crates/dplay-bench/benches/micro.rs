@@ -104,7 +104,8 @@ fn reassembly_rows(c: &mut Criterion, rows: &mut Rows) {
     let t0 = Instant::now();
     let mut sender = Dpsp::new(dplay_dpsp::Config::default()).expect("default config");
     sender.send(t0, to, &message, Reliability::Unreliable).expect("1 MiB is within the limits");
-    let fragments: Vec<DpspMessage> = std::iter::from_fn(|| sender.poll_transmit()).map(|t| t.message).collect();
+    let fragments: Vec<DpspMessage> =
+        std::iter::from_fn(|| sender.poll_transmit()).map(|t| t.message).collect();
     let dpsp = measure(c, "dplay-dpsp 1 MiB message", |n| {
         timed(n, || {
             let mut receiver = Dpsp::new(dplay_dpsp::Config::default()).expect("default config");

@@ -37,9 +37,10 @@ impl Link {
         let counters = Arc::new(Counters::default());
         let epoch = Instant::now();
         let peer = |role| DframePeer::new(Config::default(), role, Arc::clone(&counters), epoch);
-        let server = Runtime::spawn(RuntimeConfig::new(LOOPBACK), peer(Role::Sink { latency })).map_err(other)?;
-        let client =
-            Runtime::spawn(RuntimeConfig::new(LOOPBACK), peer(Role::Sink { latency: false })).map_err(other)?;
+        let server =
+            Runtime::spawn(RuntimeConfig::new(LOOPBACK), peer(Role::Sink { latency })).map_err(other)?;
+        let client = Runtime::spawn(RuntimeConfig::new(LOOPBACK), peer(Role::Sink { latency: false }))
+            .map_err(other)?;
         let proxy = impairment.map(|i| Proxy::spawn(server.local_addr(), i)).transpose()?;
         let target = proxy.as_ref().map_or(server.local_addr(), Proxy::addr);
         client.command(PeerCommand::Connect(target)).map_err(other)?;
@@ -77,7 +78,9 @@ pub fn goodput(
 /// for `duration`.
 pub fn paced(size: usize, interval: Duration, duration: Duration) -> io::Result<Vec<u64>> {
     let link = Link::connect(true, None)?;
-    link.client.command(PeerCommand::Start(Role::Paced { peer: link.target, size, interval })).map_err(other)?;
+    link.client
+        .command(PeerCommand::Start(Role::Paced { peer: link.target, size, interval }))
+        .map_err(other)?;
     let end = Instant::now() + duration;
     let mut samples = Vec::new();
     while let Some(left) = end.checked_duration_since(Instant::now()) {
@@ -106,7 +109,8 @@ mod tests {
 
     #[test]
     fn goodput_through_a_lossy_proxy_is_positive() {
-        let rate = goodput(1024, Some(Impairment::LOSSY), Duration::ZERO, Duration::from_millis(300)).unwrap();
+        let rate =
+            goodput(1024, Some(Impairment::LOSSY), Duration::ZERO, Duration::from_millis(300)).unwrap();
         assert!(rate > 0.0);
     }
 }

@@ -100,10 +100,7 @@ pub fn server_with_connections(config: &Config, n: usize, now: Instant) -> Endpo
     for i in 0..n {
         let [_, _, hi, lo] = u32::try_from(i).unwrap_or(u32::MAX).to_be_bytes();
         let port = 1024 + u16::from(hi) * 256 + u16::from(lo);
-        let client_addr = SocketAddr::new(
-            std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 1, hi, lo)),
-            port,
-        );
+        let client_addr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 1, hi, lo)), port);
         let mut client = Endpoint::new(config.clone(), now);
         let _ = client.connect(now, A);
         for _ in 0..8 {

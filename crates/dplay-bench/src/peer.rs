@@ -132,7 +132,8 @@ impl DframePeer {
             Role::Sink { .. } => {}
             Role::Bulk { peer, .. } => {
                 while self.counters.in_flight() < BACKLOG {
-                    if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_err() {
+                    if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_err()
+                    {
                         break;
                     }
                     self.counters.sent.fetch_add(1, Ordering::Relaxed);
@@ -141,7 +142,8 @@ impl DframePeer {
             Role::Paced { peer, interval, .. } => {
                 while let Some(at) = self.next_paced.filter(|at| *at <= now) {
                     stamp(&mut self.message, self.epoch);
-                    if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_ok() {
+                    if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_ok()
+                    {
                         self.counters.sent.fetch_add(1, Ordering::Relaxed);
                     }
                     // A late wake-up does not send a burst: the next message is one interval on.

@@ -68,7 +68,8 @@ fn position(index: u32) -> Vec<u8> {
 pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     let counters = Arc::new(Counters::default());
     let epoch = Instant::now();
-    let server_peer = DframePeer::new(Config::default(), Role::Sink { latency: true }, Arc::clone(&counters), epoch);
+    let server_peer =
+        DframePeer::new(Config::default(), Role::Sink { latency: true }, Arc::clone(&counters), epoch);
     let mut rc = RuntimeConfig::new(LOOPBACK);
     rc.thread_name = SERVER_THREAD.into();
     let server = Runtime::spawn(rc, server_peer).map_err(|e| io::Error::other(e.to_string()))?;
@@ -248,8 +249,7 @@ impl Clients {
             self.poll.poll(&mut events, Some(timeout))?;
             for event in &events {
                 let i = event.token().0;
-                loop {
-                    let Some(socket) = self.sockets.get(i) else { break };
+                while let Some(socket) = self.sockets.get(i) {
                     match socket.recv_from(&mut buf) {
                         Ok((len, from)) => {
                             if let Some(ep) = self.endpoints.get_mut(i) {

@@ -12,7 +12,12 @@ use crate::{LOOPBACK, age_ns, stamp};
 /// Goodput of a raw UDP blast: `datagram`-byte datagrams sent as fast as one thread can for
 /// `duration`; returns `(payload bytes per second received, datagrams per second received)`,
 /// counting `payload` bytes of each datagram.
-pub fn blast(datagram: usize, payload: usize, warmup: Duration, duration: Duration) -> io::Result<(f64, f64)> {
+pub fn blast(
+    datagram: usize,
+    payload: usize,
+    warmup: Duration,
+    duration: Duration,
+) -> io::Result<(f64, f64)> {
     let rx = UdpSocket::bind(LOOPBACK)?;
     rx.set_read_timeout(Some(Duration::from_millis(20)))?;
     let tx = UdpSocket::bind(LOOPBACK)?;
@@ -60,7 +65,8 @@ pub fn paced(size: usize, interval: Duration, duration: Duration) -> io::Result<
     let tx = UdpSocket::bind(LOOPBACK)?;
     tx.connect(rx.local_addr()?)?;
     let epoch = Instant::now();
-    let count = (duration.as_secs_f64() / interval.as_secs_f64()) as usize;
+    let per = interval.as_nanos().max(1);
+    let count = usize::try_from(duration.as_nanos() / per).unwrap_or(usize::MAX);
     let receiver = std::thread::spawn(move || {
         let mut buf = vec![0u8; 65_536];
         let mut samples = Vec::with_capacity(count);

@@ -35,7 +35,10 @@ impl enet::Socket for MioSocket {
         }
     }
 
-    fn receive(&mut self, buffer: &mut [u8; enet::MTU_MAX]) -> io::Result<Option<(SocketAddr, enet::PacketReceived)>> {
+    fn receive(
+        &mut self,
+        buffer: &mut [u8; enet::MTU_MAX],
+    ) -> io::Result<Option<(SocketAddr, enet::PacketReceived)>> {
         match self.socket.recv_from(buffer) {
             Ok((n, from)) => Ok(Some((from, enet::PacketReceived::Complete(n)))),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -177,13 +180,18 @@ struct Link {
     counters: Arc<Counters>,
 }
 
-fn link(role: Role, impairment: Option<Impairment>, latencies: Option<mpsc::Sender<u64>>) -> io::Result<Link> {
+fn link(
+    role: Role,
+    impairment: Option<Impairment>,
+    latencies: Option<mpsc::Sender<u64>>,
+) -> io::Result<Link> {
     let counters = Arc::new(Counters::default());
     let epoch = Instant::now();
     let server = spawn(Role::Sink, None, Shared { counters: Arc::clone(&counters), epoch, latencies })?;
     let proxy = impairment.map(|i| Proxy::spawn(server.addr, i)).transpose()?;
     let target = proxy.as_ref().map_or(server.addr, Proxy::addr);
-    let client = spawn(role, Some(target), Shared { counters: Arc::clone(&counters), epoch, latencies: None })?;
+    let client =
+        spawn(role, Some(target), Shared { counters: Arc::clone(&counters), epoch, latencies: None })?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while !client.connected.load(Ordering::Acquire) {
         if Instant::now() > deadline {
@@ -195,7 +203,12 @@ fn link(role: Role, impairment: Option<Impairment>, latencies: Option<mpsc::Send
 }
 
 /// Delivered payload bytes per second of `size`-byte reliable packets.
-pub(crate) fn goodput(size: usize, impairment: Option<Impairment>, warmup: Duration, duration: Duration) -> io::Result<f64> {
+pub(crate) fn goodput(
+    size: usize,
+    impairment: Option<Impairment>,
+    warmup: Duration,
+    duration: Duration,
+) -> io::Result<f64> {
     let link = link(Role::Bulk { size }, impairment, None)?;
     std::thread::sleep(warmup);
     let start = (Instant::now(), link.counters.delivered_bytes.load(Ordering::Relaxed));

@@ -58,8 +58,14 @@ fn latency_rows(plan: &Plan, rows: &mut Rows) {
     let us = |p: &Percentiles, q: fn(&Percentiles) -> f64| q(p) / 1e3;
     for (name, base) in [("udp", udp), ("enet", enet)] {
         if let (Some(o), Some(b)) = (ours, base) {
-            rows.insert(format!("latency_p99_vs_{name}"), Row::time(us(&o, |p| p.p99), us(&b, |p| p.p99), "us"));
-            rows.insert(format!("latency_p50_vs_{name}"), Row::time(us(&o, |p| p.p50), us(&b, |p| p.p50), "us"));
+            rows.insert(
+                format!("latency_p99_vs_{name}"),
+                Row::time(us(&o, |p| p.p99), us(&b, |p| p.p99), "us"),
+            );
+            rows.insert(
+                format!("latency_p50_vs_{name}"),
+                Row::time(us(&o, |p| p.p50), us(&b, |p| p.p50), "us"),
+            );
         }
     }
 }
@@ -91,7 +97,8 @@ fn scale_rows(plan: &Plan, rows: &mut Rows) {
 /// Runs `scale::bytes_per_connection` in a child process of this binary, so that memory freed
 /// by the earlier runs does not hide the growth.
 fn memory_in_fresh_process(n: usize) -> std::io::Result<f64> {
-    let out = std::process::Command::new(std::env::current_exe()?).args([MEMORY_ARG, &n.to_string()]).output()?;
+    let out =
+        std::process::Command::new(std::env::current_exe()?).args([MEMORY_ARG, &n.to_string()]).output()?;
     String::from_utf8_lossy(&out.stdout).trim().parse().map_err(std::io::Error::other)
 }
 
