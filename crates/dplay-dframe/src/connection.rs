@@ -277,7 +277,9 @@ impl Connection {
         self.last_rx = now;
         self.process_ack(now, cfg, header.n_rcv, header.masks.sack());
         self.last_rx_retry = header.control.contains(DframeControl::RETRY);
-        let poll = header.command.contains(DframeCommand::POLL);
+        // Below 0x00010005, bControl 0x02 asks for a dedicated acknowledgement (MC-DPL8R 2.2.2).
+        let correlate = !self.modern(cfg) && header.control.contains(DframeControl::KEEPALIVE_OR_CORRELATE);
+        let poll = header.command.contains(DframeCommand::POLL) || correlate;
         let mut early = Vec::new();
         let accepted = self.receiver.accept(header.seq, frame, &mut early);
         let prompt = match accepted {

@@ -312,6 +312,16 @@ fn datagrams_we_do_not_own() {
     assert_eq!(h.ep.endpoint_stats().drops.get(DropReason::NotDirectPlay), 2);
 }
 
+/// MS-DPDX 3.1.5.9: a mask bit without its DWORD makes the frame invalid: dropped, counted.
+#[test]
+fn truncated_masks_are_malformed() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed(&[0x3F, 0x10, 0x01, 0x01, 0xAA]);
+    h.feed(&[0x80, 0x06, 0x02, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]);
+    assert!(h.events().is_empty());
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::Malformed), 2);
+}
+
 proptest! {
     /// Bad input is dropped and counted, never a panic (MC-DPL8R 3.1.5), including frames
     /// with forged session ids and hostile masks.

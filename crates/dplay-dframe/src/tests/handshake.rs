@@ -217,3 +217,15 @@ fn old_peer_gets_base_features_only() {
         assert!(d.header.command.contains(DframeCommand::NEW_MSG | DframeCommand::END_MSG));
     }
 }
+
+/// MC-DPL8R 2.2.2: from a peer below 0x00010005, `bControl` 0x02 is CORRELATE, a request for
+/// a dedicated acknowledgement, not a KeepAlive.
+#[test]
+fn old_peer_correlate_gets_an_immediate_ack() {
+    let mut h = established(Config::default(), 0x0001_0004);
+    let mut d = data(REL_SEQ, 1, 1);
+    d.control = DframeControl::KEEPALIVE_OR_CORRELATE;
+    h.feed_d(d, b"hello");
+    assert!(matches!(&h.events()[..], [Event::Message { data, .. }] if data == b"hello"));
+    assert_eq!(h.sent()[0].sack().n_rcv, 2);
+}
