@@ -299,7 +299,11 @@ impl Connection {
         } else {
             self.timers.set_earlier(Timer::DelayedAck, now + prompt.unwrap_or(cfg.delayed_ack));
         }
-        self.receiver.apply_send_mask(header.seq, header.masks.send());
+        // A frame ahead of the window cannot be from an honest sender: its send mask is not
+        // trusted to skip frames.
+        if accepted != Accept::OutOfWindow {
+            self.receiver.apply_send_mask(header.seq, header.masks.send());
+        }
         self.deliver(early, out);
         self.drain(now, cfg, out);
         self.flush(now, cfg, out);
