@@ -336,3 +336,25 @@ proptest! {
         h.events();
     }
 }
+
+/// MC-DPL8R 3.1.4.4: two frames on the network at first, more as ACKs arrive, never more than
+/// 64 whatever the configuration.
+#[test]
+fn congestion_window_and_the_64_frame_limit() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    for _ in 0..10 {
+        h.ep.send(h.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
+    }
+    // 2 at first, +1 for the opening KeepAlive, acknowledged without loss.
+    assert_eq!(h.sent().len(), 3);
+    // Acknowledging all three opens the window to 6.
+    h.feed_d(data(REL_SEQ, 1, 4), b"ack");
+    assert_eq!(h.sent().iter().filter(|s| matches!(s, Sent::D(_))).count(), 6);
+
+    let mut wide =
+        established(Config { initial_window: 200, max_window: 200, ..Config::default() }, PROTOCOL_VERSION);
+    for _ in 0..100 {
+        wide.ep.send(wide.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
+    }
+    assert_eq!(wide.sent().len(), 64);
+}
