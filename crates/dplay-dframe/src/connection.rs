@@ -277,7 +277,9 @@ impl Connection {
         self.last_rx = now;
         self.process_ack(now, cfg, header.n_rcv, header.masks.sack());
         self.last_rx_retry = header.control.contains(DframeControl::RETRY);
-        let poll = header.command.contains(DframeCommand::POLL);
+        // Below 0x00010005, bControl 0x02 asks for a dedicated acknowledgement (MC-DPL8R 2.2.2).
+        let correlate = !self.modern(cfg) && header.control.contains(DframeControl::KEEPALIVE_OR_CORRELATE);
+        let poll = header.command.contains(DframeCommand::POLL) || correlate;
         let mut early = Vec::new();
         let accepted = self.receiver.accept(header.seq, frame, &mut early);
         let prompt = match accepted {
@@ -297,7 +299,11 @@ impl Connection {
         } else {
             self.timers.set_earlier(Timer::DelayedAck, now + prompt.unwrap_or(cfg.delayed_ack));
         }
-        self.receiver.apply_send_mask(header.seq, header.masks.send());
+        // A frame ahead of the window cannot be from an honest sender: its send mask is not
+        // trusted to skip frames.
+        if accepted != Accept::OutOfWindow {
+            self.receiver.apply_send_mask(header.seq, header.masks.send());
+        }
         self.deliver(early, out);
         self.drain(now, cfg, out);
         self.flush(now, cfg, out);

@@ -312,6 +312,16 @@ fn datagrams_we_do_not_own() {
     assert_eq!(h.ep.endpoint_stats().drops.get(DropReason::NotDirectPlay), 2);
 }
 
+/// MS-DPDX 3.1.5.9: a mask bit without its DWORD makes the frame invalid: dropped, counted.
+#[test]
+fn truncated_masks_are_malformed() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed(&[0x3F, 0x10, 0x01, 0x01, 0xAA]);
+    h.feed(&[0x80, 0x06, 0x02, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]);
+    assert!(h.events().is_empty());
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::Malformed), 2);
+}
+
 proptest! {
     /// Bad input is dropped and counted, never a panic (MC-DPL8R 3.1.5), including frames
     /// with forged session ids and hostile masks.
@@ -325,4 +335,26 @@ proptest! {
         h.sent();
         h.events();
     }
+}
+
+/// MC-DPL8R 3.1.4.4: two frames on the network at first, more as ACKs arrive, never more than
+/// 64 whatever the configuration.
+#[test]
+fn congestion_window_and_the_64_frame_limit() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    for _ in 0..10 {
+        h.ep.send(h.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
+    }
+    // 2 at first, +1 for the opening KeepAlive, acknowledged without loss.
+    assert_eq!(h.sent().len(), 3);
+    // Acknowledging all three opens the window to 6.
+    h.feed_d(data(REL_SEQ, 1, 4), b"ack");
+    assert_eq!(h.sent().iter().filter(|s| matches!(s, Sent::D(_))).count(), 6);
+
+    let mut wide =
+        established(Config { initial_window: 200, max_window: 200, ..Config::default() }, PROTOCOL_VERSION);
+    for _ in 0..100 {
+        wide.ep.send(wide.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
+    }
+    assert_eq!(wide.sent().len(), 64);
 }

@@ -238,6 +238,24 @@ fn plan(rng: &mut ChaCha8Rng, dir: u8, count: u32) -> Vec<Planned> {
         .collect()
 }
 
+/// Who closes the connection at the end of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closing {
+    A,
+    B,
+    Both,
+}
+
+impl Closing {
+    fn for_seed(seed: u64) -> Self {
+        match seed % 3 {
+            0 => Self::A,
+            1 => Self::B,
+            _ => Self::Both,
+        }
+    }
+}
+
 /// What one run found.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
@@ -301,10 +319,17 @@ pub(crate) fn run(seed: u64, profile: Profile, per_side: u32, trace: bool) -> (O
         }
     }
     sim.run_for(Duration::from_secs(2));
-    // Idle past the KeepAlive period, then close from A.
+    // Idle past the KeepAlive period, then close: from A, from B, or from both at once (a
+    // disconnect crossing another), by seed.
     sim.run_for(Duration::from_secs(35));
     let t = sim.now();
-    sim.node_mut::<Peer>(na).with(t, |ep| ep.disconnect(t, b));
+    let closing = Closing::for_seed(seed);
+    if closing != Closing::B {
+        sim.node_mut::<Peer>(na).with(t, |ep| ep.disconnect(t, b));
+    }
+    if closing != Closing::A {
+        sim.node_mut::<Peer>(nb).with(t, |ep| ep.disconnect(t, a));
+    }
     let deadline = sim.now() + Duration::from_secs(600);
     let ended = |sim: &Sim, id| {
         sim.node::<Peer>(id).events.iter().any(|(_, e)| matches!(e, Event::Disconnected { .. }))
@@ -313,7 +338,7 @@ pub(crate) fn run(seed: u64, profile: Profile, per_side: u32, trace: bool) -> (O
     // Let the linger timers run out: both endpoints end empty.
     sim.run_for(Duration::from_secs(30));
 
-    check(&sim, na, nb, &plans, &mut outcome);
+    check(&sim, na, nb, &plans, closing, &mut outcome);
     (outcome, sim)
 }
 
@@ -322,12 +347,16 @@ fn check(
     na: dplay_sim::NodeId,
     nb: dplay_sim::NodeId,
     plans: &[Vec<Planned>; 2],
+    closing: Closing,
     outcome: &mut Outcome,
 ) {
+    let (by_a, by_b) = match closing {
+        Closing::A => (DisconnectReason::Closed, DisconnectReason::ClosedByPeer),
+        Closing::B => (DisconnectReason::ClosedByPeer, DisconnectReason::Closed),
+        Closing::Both => (DisconnectReason::Closed, DisconnectReason::Closed),
+    };
     let v = &mut outcome.violations;
-    for (receiver, sender_plan, expect_reason) in
-        [(nb, &plans[0], DisconnectReason::ClosedByPeer), (na, &plans[1], DisconnectReason::Closed)]
-    {
+    for (receiver, sender_plan, expect_reason) in [(nb, &plans[0], by_b), (na, &plans[1], by_a)] {
         let peer = sim.node::<Peer>(receiver);
         let name = if receiver == na { "A" } else { "B" };
         let mut seen = vec![0u32; sender_plan.len()];
