@@ -83,3 +83,24 @@ fn figure(x: f64) -> String {
         format!("{x:.4}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_lists_rows_in_order_with_their_ratio() {
+        let rows: Map<String, Value> = serde_json::from_str(
+            r#"{ "zz_extra": { "ours": 1.0, "baseline": 2.0, "ratio": 0.5, "unit": "B" },
+                 "goodput_vs_udp": { "ours": 114.2, "baseline": 62.0, "ratio": 1.842, "unit": "MB/s" },
+                 "wire_parse_vs_memcpy": { "ours": 928.4, "baseline": 23.15, "ratio": 0.025, "unit": "ns/msg" } }"#,
+        )
+        .unwrap();
+        let t = table(&rows);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[1].starts_with("wire_parse_vs_memcpy") && lines[1].contains("928"));
+        assert!(lines[2].starts_with("goodput_vs_udp") && lines[2].contains("1.842"));
+        assert!(lines[3].starts_with("zz_extra") && lines[3].contains("0.5000"));
+    }
+}

@@ -4,7 +4,6 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use dplay_dframe::Config;
@@ -68,9 +67,9 @@ pub fn goodput(
     let link = Link::connect(false, impairment)?;
     link.client.command(PeerCommand::Start(Role::Bulk { peer: link.target, size })).map_err(other)?;
     std::thread::sleep(warmup);
-    let start = (Instant::now(), link.counters.delivered_bytes.load(Ordering::Relaxed));
+    let start = (Instant::now(), link.counters.delivered_bytes.get());
     std::thread::sleep(duration);
-    let end = (Instant::now(), link.counters.delivered_bytes.load(Ordering::Relaxed));
+    let end = (Instant::now(), link.counters.delivered_bytes.get());
     Ok((end.1 - start.1) as f64 / (end.0 - start.0).as_secs_f64())
 }
 

@@ -13,27 +13,45 @@ use dplay_runtime::Protocol;
 
 use crate::{BACKLOG, age_ns, stamp};
 
+/// A counter alone on its cache line: the sender bumps one and the receiver another from two
+/// threads, and sharing a line would make every count a cross-core transfer.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    /// The current value.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Adds `n`.
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
 /// Counters shared between the two ends of a run and the thread that measures it.
 #[derive(Debug, Default)]
 pub struct Counters {
     /// Messages handed to the transport by the sender.
-    pub sent: AtomicU64,
+    pub sent: Counter,
     /// Messages delivered to the receiver.
-    pub delivered: AtomicU64,
+    pub delivered: Counter,
     /// Bytes delivered to the receiver.
-    pub delivered_bytes: AtomicU64,
+    pub delivered_bytes: Counter,
 }
 
 impl Counters {
     /// Messages sent and not yet delivered.
     pub fn in_flight(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed).saturating_sub(self.delivered.load(Ordering::Relaxed))
+        self.sent.get().saturating_sub(self.delivered.get())
     }
 
     /// Counts one delivered message of `len` bytes.
     pub fn deliver(&self, len: usize) {
-        self.delivered.fetch_add(1, Ordering::Relaxed);
-        self.delivered_bytes.fetch_add(len as u64, Ordering::Relaxed);
+        self.delivered.add(1);
+        self.delivered_bytes.add(len as u64);
     }
 }
 
@@ -136,7 +154,7 @@ impl DframePeer {
                     {
                         break;
                     }
-                    self.counters.sent.fetch_add(1, Ordering::Relaxed);
+                    self.counters.sent.add(1);
                 }
             }
             Role::Paced { peer, interval, .. } => {
@@ -144,7 +162,7 @@ impl DframePeer {
                     stamp(&mut self.message, self.epoch);
                     if self.endpoint.send(now, peer, &self.message, MessageKind::RELIABLE_SEQUENTIAL).is_ok()
                     {
-                        self.counters.sent.fetch_add(1, Ordering::Relaxed);
+                        self.counters.sent.add(1);
                     }
                     // A late wake-up does not send a burst: the next message is one interval on.
                     self.next_paced = Some((at + interval).max(now));

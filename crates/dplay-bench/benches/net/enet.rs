@@ -154,7 +154,7 @@ fn run(
                     if host.peer_mut(id).send(0, &enet::Packet::reliable(message.as_slice())).is_err() {
                         break;
                     }
-                    shared.counters.sent.fetch_add(1, Ordering::Relaxed);
+                    shared.counters.sent.add(1);
                 }
             }
             Role::Paced { interval, .. } => {
@@ -162,7 +162,7 @@ fn run(
                 if next_paced <= now {
                     stamp(&mut message, shared.epoch);
                     if host.peer_mut(id).send(0, &enet::Packet::reliable(message.as_slice())).is_ok() {
-                        shared.counters.sent.fetch_add(1, Ordering::Relaxed);
+                        shared.counters.sent.add(1);
                     }
                     next_paced = (next_paced + interval).max(now);
                 }
@@ -211,9 +211,9 @@ pub(crate) fn goodput(
 ) -> io::Result<f64> {
     let link = link(Role::Bulk { size }, impairment, None)?;
     std::thread::sleep(warmup);
-    let start = (Instant::now(), link.counters.delivered_bytes.load(Ordering::Relaxed));
+    let start = (Instant::now(), link.counters.delivered_bytes.get());
     std::thread::sleep(duration);
-    let end = (Instant::now(), link.counters.delivered_bytes.load(Ordering::Relaxed));
+    let end = (Instant::now(), link.counters.delivered_bytes.get());
     Ok((end.1 - start.1) as f64 / (end.0 - start.0).as_secs_f64())
 }
 
