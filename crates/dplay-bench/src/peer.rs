@@ -2,6 +2,7 @@
 //! session layer, driven by dplay-runtime. Traffic is generated and counted inside the network
 //! thread, so the figures are the transport's and the runtime's, not a channel's.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -113,6 +114,9 @@ pub struct DframePeer {
     message: Vec<u8>,
     next_paced: Option<Instant>,
     events: VecDeque<PeerEvent>,
+    /// The endpoint's deadline, computed once after each input: `Endpoint::poll_timeout` scans
+    /// every connection, and the runtime asks twice a turn.
+    deadline: Cell<Option<Option<Instant>>>,
 }
 
 impl DframePeer {
@@ -127,6 +131,7 @@ impl DframePeer {
             message: Vec::new(),
             next_paced: None,
             events: VecDeque::new(),
+            deadline: Cell::new(None),
         };
         peer.start(epoch, role);
         peer
@@ -171,6 +176,17 @@ impl DframePeer {
         }
     }
 
+    fn endpoint_deadline(&self) -> Option<Instant> {
+        match self.deadline.get() {
+            Some(cached) => cached,
+            None => {
+                let d = self.endpoint.poll_timeout();
+                self.deadline.set(Some(d));
+                d
+            }
+        }
+    }
+
     fn drain_endpoint_events(&mut self) {
         while let Some(event) = self.endpoint.poll_event() {
             match event {
@@ -195,12 +211,14 @@ impl Protocol for DframePeer {
     type Event = PeerEvent;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.deadline.set(None);
         self.endpoint.handle_datagram(now, from, data);
         self.drain_endpoint_events();
         self.generate(now);
     }
 
     fn handle_command(&mut self, now: Instant, command: PeerCommand) {
+        self.deadline.set(None);
         match command {
             PeerCommand::Connect(peer) => {
                 // A second connect to the same peer is refused by the transport; nothing to do.
@@ -212,7 +230,9 @@ impl Protocol for DframePeer {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.endpoint.poll_timeout().is_some_and(|at| at <= now) {
+        let due = self.endpoint_deadline().is_some_and(|at| at <= now);
+        self.deadline.set(None);
+        if due {
             self.endpoint.handle_timeout(now);
             self.drain_endpoint_events();
         }
@@ -231,7 +251,7 @@ impl Protocol for DframePeer {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        match (self.endpoint.poll_timeout(), self.next_paced) {
+        match (self.endpoint_deadline(), self.next_paced) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

@@ -46,6 +46,18 @@ pub struct ScaleResult {
     pub delivered: usize,
     /// Positions sent during the measurement (4 Hz times the connections times the seconds).
     pub expected: usize,
+    /// UDP datagrams the kernel dropped for a full receive buffer during the measurement, on
+    /// the whole machine (`RcvbufErrors` of /proc/net/snmp).
+    pub rcvbuf_drops: u64,
+}
+
+/// `Udp: RcvbufErrors` of /proc/net/snmp.
+fn rcvbuf_errors() -> Option<u64> {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").ok()?;
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next()?, udp.next()?);
+    let i = names.split_whitespace().position(|n| n == "RcvbufErrors")?;
+    values.split_whitespace().nth(i)?.parse().ok()
 }
 
 /// The datagram payload of one position update: an 8-byte timestamp, then the add-on's
@@ -92,6 +104,7 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     std::thread::sleep(POSITION_INTERVAL * 2);
     while server.events().try_recv().is_ok() {}
     let cpu0 = thread_cpu(SERVER_THREAD);
+    let drops0 = rcvbuf_errors();
     let t0 = Instant::now();
     let end = t0 + duration;
     let mut samples = Vec::new();
@@ -102,6 +115,7 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     }
     let elapsed = t0.elapsed();
     let cpu1 = thread_cpu(SERVER_THREAD);
+    let drops1 = rcvbuf_errors();
     stop.store(true, Ordering::Release);
     load.join().map_err(|_| io::Error::other("load thread panicked"))??;
     let cpu = match (cpu0, cpu1) {
@@ -113,7 +127,15 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     let conns = connected.load(Ordering::Acquire);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a count of seconds times clients
     let expected = (elapsed.as_secs_f64() / POSITION_INTERVAL.as_secs_f64() * conns as f64) as usize;
-    Ok(ScaleResult { connections: conns, p99_ms: p.p99 / 1e6, cpu_percent: cpu, delivered, expected })
+    let rcvbuf_drops = drops1.zip(drops0).map_or(0, |(b, a)| b.saturating_sub(a));
+    Ok(ScaleResult {
+        connections: conns,
+        p99_ms: p.p99 / 1e6,
+        cpu_percent: cpu,
+        delivered,
+        expected,
+        rcvbuf_drops,
+    })
 }
 
 /// User plus system CPU time of this process's thread named `name` (Linux /proc).
