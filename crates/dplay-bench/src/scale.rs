@@ -46,6 +46,9 @@ pub struct ScaleResult {
     pub delivered: usize,
     /// Positions sent during the measurement (4 Hz times the connections times the seconds).
     pub expected: usize,
+    /// Positions the clients actually sent during the measurement (fewer than `expected` when
+    /// the load thread falls behind).
+    pub sent: usize,
     /// UDP datagrams the kernel dropped for a full receive buffer during the measurement, on
     /// the whole machine (`RcvbufErrors` of /proc/net/snmp).
     pub rcvbuf_drops: u64,
@@ -86,14 +89,16 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     rc.thread_name = SERVER_THREAD.into();
     let server = Runtime::spawn(rc, server_peer).map_err(|e| io::Error::other(e.to_string()))?;
     let connected = Arc::new(AtomicUsize::new(0));
+    let sent = Arc::new(AtomicUsize::new(0));
     let sending = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
     let load = {
         let mut clients = Clients::new(n, server.local_addr(), epoch)?;
-        let (connected, sending, stop) = (Arc::clone(&connected), Arc::clone(&sending), Arc::clone(&stop));
+        let (connected, sending, stop, sent) =
+            (Arc::clone(&connected), Arc::clone(&sending), Arc::clone(&stop), Arc::clone(&sent));
         std::thread::Builder::new()
             .name("bench-scale-cli".into())
-            .spawn(move || clients.run(&connected, &sending, &stop))?
+            .spawn(move || clients.run(&connected, &sending, &stop, &sent))?
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     while connected.load(Ordering::Acquire) < n && Instant::now() < deadline {
@@ -105,6 +110,7 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     while server.events().try_recv().is_ok() {}
     let cpu0 = thread_cpu(SERVER_THREAD);
     let drops0 = rcvbuf_errors();
+    let sent0 = sent.load(Ordering::Acquire);
     let t0 = Instant::now();
     let end = t0 + duration;
     let mut samples = Vec::new();
@@ -116,6 +122,7 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     let elapsed = t0.elapsed();
     let cpu1 = thread_cpu(SERVER_THREAD);
     let drops1 = rcvbuf_errors();
+    let sent = sent.load(Ordering::Acquire) - sent0;
     stop.store(true, Ordering::Release);
     load.join().map_err(|_| io::Error::other("load thread panicked"))??;
     let cpu = match (cpu0, cpu1) {
@@ -214,7 +221,13 @@ impl Clients {
         }
     }
 
-    fn run(&mut self, connected: &AtomicUsize, sending: &AtomicBool, stop: &AtomicBool) -> io::Result<()> {
+    fn run(
+        &mut self,
+        connected: &AtomicUsize,
+        sending: &AtomicBool,
+        stop: &AtomicBool,
+        sent: &AtomicUsize,
+    ) -> io::Result<()> {
         let n = self.endpoints.len();
         let mut events = Events::with_capacity(1024);
         let mut buf = vec![0u8; 2048];
@@ -244,7 +257,9 @@ impl Clients {
                     }
                     stamp(&mut self.message, self.epoch);
                     if let Some(ep) = self.endpoints.get_mut(cursor) {
-                        let _ = ep.send(now, self.server, &self.message, MessageKind::DATAGRAM);
+                        if ep.send(now, self.server, &self.message, MessageKind::DATAGRAM).is_ok() {
+                            sent.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                     self.flush(cursor);
                     cursor += 1;

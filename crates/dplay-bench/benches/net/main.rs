@@ -87,10 +87,10 @@ fn scale_rows(plan: &Plan, rows: &mut Rows) {
         let name = if n >= 1000 { format!("{}k", n / 1000) } else { n.to_string() };
         rows.insert(format!("scale_{name}_p99"), Row::time(r.p99_ms, scale::P99_BUDGET_MS, "ms"));
         rows.insert(format!("scale_{name}_cpu"), Row::time(r.cpu_percent, 100.0, "% of a core"));
-        // Positions are not guaranteed (as the add-on sends them): how many arrived.
+        // Positions are not guaranteed (as the add-on sends them): how many of those sent arrived.
         rows.insert(
             format!("scale_{name}_delivered"),
-            Row::rate(r.delivered as f64, r.expected as f64, "positions"),
+            Row::rate(r.delivered as f64, r.sent as f64, "positions"),
         );
     }
     let n = plan.scale.last().copied().unwrap_or(1000);
