@@ -141,6 +141,7 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
         cpu_percent: cpu,
         delivered,
         expected,
+        sent,
         rcvbuf_drops,
     })
 }
