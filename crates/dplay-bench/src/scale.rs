@@ -257,10 +257,10 @@ impl Clients {
                         break;
                     }
                     stamp(&mut self.message, self.epoch);
-                    if let Some(ep) = self.endpoints.get_mut(cursor) {
-                        if ep.send(now, self.server, &self.message, MessageKind::DATAGRAM).is_ok() {
-                            sent.fetch_add(1, Ordering::Relaxed);
-                        }
+                    if let Some(ep) = self.endpoints.get_mut(cursor)
+                        && ep.send(now, self.server, &self.message, MessageKind::DATAGRAM).is_ok()
+                    {
+                        sent.fetch_add(1, Ordering::Relaxed);
                     }
                     self.flush(cursor);
                     cursor += 1;
