@@ -32,7 +32,9 @@ mod migration;
 mod name_table;
 mod path_test;
 mod session;
-#[cfg(feature = "sim")]
+#[cfg(test)]
+mod scenarios;
+#[cfg(any(test, feature = "sim"))]
 pub mod sim_check;
 mod stats;
 
