@@ -56,9 +56,13 @@ impl Session {
         if !migrate || !self.joined || self.cfg.mode != Mode::PeerToPeer {
             return self.end(now, EndReason::HostLost);
         }
-        if self.migration.is_none() {
-            self.migration =
-                Some(Migration { old_host: self.host, versions: BTreeMap::new(), requested: None, fetched: false });
+        match self.migration.as_ref() {
+            // The peer that was taking over is gone too: look for the next one.
+            Some(m) => self.host = m.old_host,
+            None => {
+                self.migration =
+                    Some(Migration { old_host: self.host, versions: BTreeMap::new(), requested: None, fetched: false })
+            }
         }
         self.choose_new_host(now);
     }
@@ -194,7 +198,8 @@ impl Session {
         if self.phase != Phase::Member || link.dpnid != Some(m.dpnid_new_host) || !self.table.contains(m.dpnid_new_host) {
             return self.stats.drop(Drop::WrongRole);
         }
-        if m.dpnid_old_host != self.host {
+        let migrating_from = self.migration.as_ref().map(|m| m.old_host);
+        if m.dpnid_old_host != self.host && Some(m.dpnid_old_host) != migrating_from {
             return self.stats.drop(Drop::WrongState);
         }
         if self.migration.is_none() {
