@@ -459,15 +459,14 @@ impl Sim {
         stats.reordered += u64::from(flags.reordered);
         stats.corrupted += u64::from(flags.corrupted);
         stats.duplicated += u64::from(duplicate);
-        if duplicate {
-            let later = arrival + uniform(&mut self.rng, config.duplicate_delay);
-            let copy = Flags { duplicated: true, ..flags };
-            self.enqueue(
-                later,
-                Event::Deliver { from: src, sender: Some(from), to, data: data.clone(), flags: copy },
-            );
-        }
+        // The original is queued first, so it arrives first even when the copy has no extra delay.
+        let copy = duplicate.then(|| data.clone());
         self.enqueue(arrival, Event::Deliver { from: src, sender: Some(from), to, data, flags });
+        if let Some(data) = copy {
+            let later = arrival + uniform(&mut self.rng, config.duplicate_delay);
+            let flags = Flags { duplicated: true, ..flags };
+            self.enqueue(later, Event::Deliver { from: src, sender: Some(from), to, data, flags });
+        }
     }
 
     /// The time of the next event, after collecting every node's transmits and deadline.
