@@ -16,7 +16,13 @@ use crate::stats::Drop;
 
 impl Session {
     /// Sends `data` to the player `to` (in client/server a client reaches only the server).
-    pub fn send_to(&mut self, now: Instant, to: Dpnid, data: &[u8], flags: SendFlags) -> Result<(), CommandError> {
+    pub fn send_to(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+    ) -> Result<(), CommandError> {
         if !self.is_joined() {
             return Err(CommandError::WrongState);
         }

@@ -44,7 +44,10 @@ impl Session {
         let instance = uuid::Builder::from_random_bytes(self.rng.r#gen()).into_uuid();
         let mut flags = ApplicationDescFlags::empty();
         flags.set(ApplicationDescFlags::CLIENT_SERVER, self.cfg.mode == Mode::ClientServer);
-        flags.set(ApplicationDescFlags::MIGRATE_HOST, self.cfg.migrate_host && self.cfg.mode == Mode::PeerToPeer);
+        flags.set(
+            ApplicationDescFlags::MIGRATE_HOST,
+            self.cfg.migrate_host && self.cfg.mode == Mode::PeerToPeer,
+        );
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, self.cfg.password.is_some());
         flags.set(ApplicationDescFlags::NOENUMS, self.cfg.no_enums);
         self.desc = Some(AppDesc {
@@ -89,19 +92,27 @@ impl Session {
     pub(crate) fn host_message(&mut self, now: Instant, peer: SocketAddr, link: Link, msg: SessionMessage) {
         let from = link.dpnid;
         match (link.state, msg) {
-            (LinkState::Joining, SessionMessage::PlayerConnectInfo(info)) => self.on_connect_info(now, peer, &info),
-            (LinkState::AwaitingAck, SessionMessage::AckConnectInfo) => self.on_ack_connect_info(now, peer, from),
+            (LinkState::Joining, SessionMessage::PlayerConnectInfo(info)) => {
+                self.on_connect_info(now, peer, &info)
+            }
+            (LinkState::AwaitingAck, SessionMessage::AckConnectInfo) => {
+                self.on_ack_connect_info(now, peer, from)
+            }
             (LinkState::Member, SessionMessage::InstructedConnectFailed { dpn_id }) => {
                 self.on_instructed_connect_failed(now, from, dpn_id)
             }
-            (LinkState::Member, SessionMessage::NameTableVersion(v)) => self.on_nametable_version(now, from, v.version),
+            (LinkState::Member, SessionMessage::NameTableVersion(v)) => {
+                self.on_nametable_version(now, from, v.version)
+            }
             (LinkState::Member, SessionMessage::ReqIntegrityCheck(r)) => {
                 self.on_req_integrity_check(now, from, r.dpnid_target)
             }
             (LinkState::Member, SessionMessage::IntegrityCheckResponse(r)) => {
                 self.on_integrity_check_response(now, from, r.dpnid_requesting)
             }
-            (LinkState::Member, SessionMessage::AckNameTableOp(ack)) => self.on_ack_nametable_op(now, from, &ack),
+            (LinkState::Member, SessionMessage::AckNameTableOp(ack)) => {
+                self.on_ack_nametable_op(now, from, &ack)
+            }
             (LinkState::Joining | LinkState::AwaitingAck | LinkState::Refused | LinkState::Closing, _) => {
                 self.stats.drop(Drop::WrongState)
             }
@@ -197,9 +208,12 @@ impl Session {
         });
         let entries = match self.cfg.mode {
             Mode::PeerToPeer => self.table.wire_entries(),
-            Mode::ClientServer => {
-                self.table.wire_entries().into_iter().filter(|e| e.dpnid == self.local || e.dpnid == joiner).collect()
-            }
+            Mode::ClientServer => self
+                .table
+                .wire_entries()
+                .into_iter()
+                .filter(|e| e.dpnid == self.local || e.dpnid == joiner)
+                .collect(),
         };
         SendConnectInfo {
             reply: Blob::new(&self.cfg.connect_reply_data),

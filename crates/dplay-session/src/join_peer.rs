@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
-    NameTableEntryFlags, NameTableOp, ObjectType, PlayerConnectInfo, SendConnectInfo, SessionMessage, VersionInfo,
+    NameTableEntryFlags, NameTableOp, ObjectType, PlayerConnectInfo, SendConnectInfo, SessionMessage,
+    VersionInfo,
 };
 use dplay_wire::{Blob, WideString};
 use uuid::Uuid;
@@ -23,7 +24,12 @@ impl Session {
     /// Joins the session hosted at `host`: connects, then sends PLAYER_CONNECT_INFO
     /// (MC-DPL8CS 3.1.5.1-3.1.5.2). `instance` is the EnumResponse's instance GUID, or `None`
     /// to send zeros. [`Event::Joined`] or [`Event::SessionEnded`] follows.
-    pub fn join(&mut self, now: Instant, host: SocketAddr, instance: Option<Uuid>) -> Result<(), CommandError> {
+    pub fn join(
+        &mut self,
+        now: Instant,
+        host: SocketAddr,
+        instance: Option<Uuid>,
+    ) -> Result<(), CommandError> {
         if self.phase != Phase::Idle {
             return Err(CommandError::WrongState);
         }
@@ -73,7 +79,9 @@ impl Session {
             SessionMessage::SendPlayerDpnid { dpn_id } if link.state == LinkState::Unidentified => {
                 self.on_send_player_dpnid(now, peer, dpn_id)
             }
-            SessionMessage::HostMigrate(m) if link.state == LinkState::Member => self.on_host_migrate(now, peer, link, m),
+            SessionMessage::HostMigrate(m) if link.state == LinkState::Member => {
+                self.on_host_migrate(now, peer, link, m)
+            }
             _ if link.state != LinkState::Member => self.stats.drop(Drop::UnknownSender),
             _ if !from_host => self.stats.drop(Drop::WrongRole),
             SessionMessage::AddPlayer(a) => self.apply_op(now, NameTableOp::AddPlayer(a)),
@@ -97,7 +105,8 @@ impl Session {
     /// start the path tests, acknowledge.
     fn on_send_connect_info(&mut self, now: Instant, host: SocketAddr, info: &SendConnectInfo) {
         let host_entry = info.entries.iter().find(|e| e.flags.contains(NameTableEntryFlags::HOST));
-        let (Some(host_entry), true) = (host_entry, info.entries.iter().any(|e| e.dpnid == info.dpnid)) else {
+        let (Some(host_entry), true) = (host_entry, info.entries.iter().any(|e| e.dpnid == info.dpnid))
+        else {
             self.stats.drop(Drop::UnknownDpnid);
             return;
         };
@@ -155,17 +164,20 @@ impl Session {
             NameTableOp::DestroyPlayer(d) => {
                 self.lost.remove(&d.dpnid_leaving);
                 self.path_tests.retain(|p| p.target != d.dpnid_leaving);
-                if let Some(addr) = self.links.iter().find(|(_, l)| l.dpnid == Some(d.dpnid_leaving)).map(|(a, _)| *a) {
+                if let Some(addr) =
+                    self.links.iter().find(|(_, l)| l.dpnid == Some(d.dpnid_leaving)).map(|(a, _)| *a)
+                {
                     self.close_link(now, addr);
                 }
-                self.events.push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
+                self.events
+                    .push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
                 self.check_joined();
             }
             NameTableOp::InstructConnect(i) => self.on_instruct_connect(now, i.dpnid),
             _ => {}
         }
         let version = self.table.version();
-        if version % 4 == 0 && self.phase == Phase::Member && self.migration.is_none() {
+        if version.is_multiple_of(4) && self.phase == Phase::Member && self.migration.is_none() {
             let v = SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 });
             let host = self.host;
             self.send_to_player(now, host, &v);

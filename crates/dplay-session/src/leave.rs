@@ -49,7 +49,8 @@ impl Session {
         if self.phase != Phase::Host {
             return Err(CommandError::WrongState);
         }
-        let msg = SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::new(terminate_data) });
+        let msg =
+            SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::new(terminate_data) });
         for (_, addr) in self.member_routes(None) {
             self.send_msg(now, addr, &msg);
         }
@@ -64,7 +65,9 @@ impl Session {
             return;
         }
         let why = match reason {
-            DisconnectReason::Closed | DisconnectReason::ClosedByPeer => DestroyReason::DPNDESTROYPLAYERREASON_NORMAL,
+            DisconnectReason::Closed | DisconnectReason::ClosedByPeer => {
+                DestroyReason::DPNDESTROYPLAYERREASON_NORMAL
+            }
             _ => DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST,
         };
         if let Some(m) = self.migration.as_mut() {
@@ -124,7 +127,12 @@ impl Session {
 
     /// Host: INTEGRITY_CHECK_RESPONSE: the target is alive, so the requester goes
     /// (MC-DPL8CS 3.2.5.3; MS-DPDX 3.1.5.6).
-    pub(crate) fn on_integrity_check_response(&mut self, now: Instant, from: Option<Dpnid>, requester: Dpnid) {
+    pub(crate) fn on_integrity_check_response(
+        &mut self,
+        now: Instant,
+        from: Option<Dpnid>,
+        requester: Dpnid,
+    ) {
         let Some(target) = from else { return };
         if self.integrity.get(&target) != Some(&requester) {
             return self.stats.drop(Drop::WrongState);
@@ -150,7 +158,8 @@ impl Session {
             return self.migration_progress(now);
         }
         let members = self.member_routes(None);
-        let oldest = members.iter().map(|(d, _)| self.reported.get(d).copied().unwrap_or(0)).min().unwrap_or(0);
+        let oldest =
+            members.iter().map(|(d, _)| self.reported.get(d).copied().unwrap_or(0)).min().unwrap_or(0);
         if oldest > self.resync {
             self.resync = oldest;
             self.table.free_through(oldest);

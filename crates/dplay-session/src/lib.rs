@@ -31,9 +31,9 @@ mod leave;
 mod migration;
 mod name_table;
 mod path_test;
-mod session;
 #[cfg(test)]
 mod scenarios;
+mod session;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim_check;
 mod stats;

@@ -10,7 +10,8 @@ use std::time::Instant;
 use dplay_wire::WideString;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
-    AckNameTableOp, ApplicationDescFlags, DestroyReason, HostMigrate, NameTableOp, SessionMessage, VersionInfo,
+    AckNameTableOp, ApplicationDescFlags, DestroyReason, HostMigrate, NameTableOp, SessionMessage,
+    VersionInfo,
 };
 
 use crate::config::Mode;
@@ -52,7 +53,8 @@ fn op_message(op: NameTableOp) -> Option<SessionMessage> {
 impl Session {
     /// Member: the host is gone. Migrate when the session allows it, else leave.
     pub(crate) fn host_lost(&mut self, now: Instant) {
-        let migrate = self.desc.as_ref().is_some_and(|d| d.flags.contains(ApplicationDescFlags::MIGRATE_HOST));
+        let migrate =
+            self.desc.as_ref().is_some_and(|d| d.flags.contains(ApplicationDescFlags::MIGRATE_HOST));
         if !migrate || !self.joined || self.cfg.mode != Mode::PeerToPeer {
             return self.end(now, EndReason::HostLost);
         }
@@ -60,8 +62,12 @@ impl Session {
             // The peer that was taking over is gone too: look for the next one.
             Some(m) => self.host = m.old_host,
             None => {
-                self.migration =
-                    Some(Migration { old_host: self.host, versions: BTreeMap::new(), requested: None, fetched: false })
+                self.migration = Some(Migration {
+                    old_host: self.host,
+                    versions: BTreeMap::new(),
+                    requested: None,
+                    fetched: false,
+                })
             }
         }
         self.choose_new_host(now);
@@ -90,9 +96,13 @@ impl Session {
         self.host_addr = None;
         self.table.set_host(self.local);
         self.reported.clear();
-        let members: Vec<(Dpnid, SocketAddr)> =
-            self.member_routes(None).into_iter().filter(|(d, _)| *d != old && self.table.contains(*d)).collect();
-        let msg = SessionMessage::HostMigrate(HostMigrate { dpnid_old_host: old, dpnid_new_host: self.local });
+        let members: Vec<(Dpnid, SocketAddr)> = self
+            .member_routes(None)
+            .into_iter()
+            .filter(|(d, _)| *d != old && self.table.contains(*d))
+            .collect();
+        let msg =
+            SessionMessage::HostMigrate(HostMigrate { dpnid_old_host: old, dpnid_new_host: self.local });
         for (_, addr) in &members {
             self.send_msg(now, *addr, &msg);
         }
@@ -182,7 +192,8 @@ impl Session {
                     self.events.push_back(Event::PlayerAdded { dpnid: a.entry.dpnid, name });
                 }
                 NameTableOp::DestroyPlayer(d) => {
-                    self.events.push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
+                    self.events
+                        .push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
                 }
                 _ => {}
             }
@@ -195,7 +206,10 @@ impl Session {
 
     /// Member: HOST_MIGRATE from the peer that takes over.
     pub(crate) fn on_host_migrate(&mut self, now: Instant, peer: SocketAddr, link: Link, m: HostMigrate) {
-        if self.phase != Phase::Member || link.dpnid != Some(m.dpnid_new_host) || !self.table.contains(m.dpnid_new_host) {
+        if self.phase != Phase::Member
+            || link.dpnid != Some(m.dpnid_new_host)
+            || !self.table.contains(m.dpnid_new_host)
+        {
             return self.stats.drop(Drop::WrongRole);
         }
         let migrating_from = self.migration.as_ref().map(|m| m.old_host);
@@ -214,13 +228,21 @@ impl Session {
         self.host_addr = Some(peer);
         self.table.set_host(m.dpnid_new_host);
         let version = self.table.version();
-        self.send_msg(now, peer, &SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 }));
+        self.send_msg(
+            now,
+            peer,
+            &SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 }),
+        );
     }
 
     /// Member: REQ_NAMETABLE_OP from the new host: the operations after its version.
     pub(crate) fn on_req_nametable_op(&mut self, now: Instant, peer: SocketAddr, version: u32) {
         let ops = self.table.ops_after(version);
-        self.send_msg(now, peer, &SessionMessage::AckNameTableOp(AckNameTableOp { ops, layout: Default::default() }));
+        self.send_msg(
+            now,
+            peer,
+            &SessionMessage::AckNameTableOp(AckNameTableOp { ops, layout: Default::default() }),
+        );
     }
 
     /// Member: HOST_MIGRATE_COMPLETE.

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
-    AddPlayer, DestroyPlayer, DestroyReason, InstructConnect, NameTableEntry, NameTableEntryFlags, NameTableOp,
+    AddPlayer, DestroyPlayer, DestroyReason, InstructConnect, NameTableEntry, NameTableEntryFlags,
+    NameTableOp,
 };
 use uuid::Uuid;
 
@@ -129,7 +130,12 @@ impl NameTable {
     pub fn destroy(&mut self, dpnid: Dpnid, reason: DestroyReason) -> Option<DestroyPlayer> {
         self.players.remove(&dpnid)?;
         self.version += 1;
-        let op = DestroyPlayer { dpnid_leaving: dpnid, version: self.version, version_not_used: 0, destroy_reason: reason };
+        let op = DestroyPlayer {
+            dpnid_leaving: dpnid,
+            version: self.version,
+            version_not_used: 0,
+            destroy_reason: reason,
+        };
         self.log.insert(self.version, NameTableOp::DestroyPlayer(op));
         Some(op)
     }
@@ -202,7 +208,11 @@ impl NameTable {
     /// The oldest player other than `except`: lowest entry version, then lowest DPNID; the
     /// host-migration candidate (MC-DPL8CS 3.2.5.4).
     pub fn oldest(&self, mut except: impl FnMut(Dpnid) -> bool) -> Option<Dpnid> {
-        self.players.values().filter(|e| !except(e.dpnid)).min_by_key(|e| (e.version, e.dpnid)).map(|e| e.dpnid)
+        self.players
+            .values()
+            .filter(|e| !except(e.dpnid))
+            .min_by_key(|e| (e.version, e.dpnid))
+            .map(|e| e.dpnid)
     }
 
     /// What every member must agree on: the version and each player's DPNID, flags without

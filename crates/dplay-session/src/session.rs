@@ -207,7 +207,8 @@ impl Session {
 
     /// The earliest deadline of the transport and the session timers (absolute).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let session = self.seeker.as_ref().map(|s| s.next).into_iter().chain(self.path_tests.iter().map(|p| p.next));
+        let session =
+            self.seeker.as_ref().map(|s| s.next).into_iter().chain(self.path_tests.iter().map(|p| p.next));
         self.ep.poll_timeout().into_iter().chain(session).min()
     }
 
@@ -223,7 +224,9 @@ impl Session {
                         self.on_app_data(peer, data, reliable, sequential);
                     }
                 }
-                dplay_dframe::Event::Disconnected { peer, reason, .. } => self.on_disconnected(now, peer, reason),
+                dplay_dframe::Event::Disconnected { peer, reason, .. } => {
+                    self.on_disconnected(now, peer, reason)
+                }
                 dplay_dframe::Event::Unowned { from, data } => self.on_unowned(now, from, &data),
             }
         }
@@ -281,7 +284,9 @@ impl Session {
     pub(crate) fn route(&self, dpnid: Dpnid) -> Option<SocketAddr> {
         self.links
             .iter()
-            .find(|(_, l)| l.dpnid == Some(dpnid) && matches!(l.state, LinkState::Member | LinkState::AwaitingAck))
+            .find(|(_, l)| {
+                l.dpnid == Some(dpnid) && matches!(l.state, LinkState::Member | LinkState::AwaitingAck)
+            })
             .map(|(a, _)| *a)
     }
 

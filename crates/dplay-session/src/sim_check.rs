@@ -118,7 +118,8 @@ impl Mesh {
     pub fn run_until_joined(&mut self, which: &[usize], limit: Duration) -> bool {
         let ids: Vec<NodeId> = which.iter().map(|i| self.id(*i)).collect();
         let deadline = self.sim.now() + limit;
-        self.sim.run_until_with(deadline, |sim| ids.iter().all(|id| sim.node::<SimNode>(*id).session.is_joined()))
+        self.sim
+            .run_until_with(deadline, |sim| ids.iter().all(|id| sim.node::<SimNode>(*id).session.is_joined()))
     }
 
     /// Cuts node `i` off the network: a killed member.
@@ -141,10 +142,16 @@ impl Mesh {
             let s = &self.node(*i).session;
             let mine = s.name_table().fingerprint();
             if mine != reference {
-                return Err(format!("node {i} table {mine:#?} differs from node {first} table {reference:#?}"));
+                return Err(format!(
+                    "node {i} table {mine:#?} differs from node {first} table {reference:#?}"
+                ));
             }
             if s.name_table().len() != which.len() {
-                return Err(format!("node {i} holds {} players, {} are live: {mine:#?}", s.name_table().len(), which.len()));
+                return Err(format!(
+                    "node {i} holds {} players, {} are live: {mine:#?}",
+                    s.name_table().len(),
+                    which.len()
+                ));
             }
         }
         Ok(())
@@ -192,7 +199,9 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
     // may be terminated by the integrity check, as MC-DPL8CS 3.2.5.3 says: it is out too.
     let terminated: Vec<usize> = (0..n)
         .filter(|i| !dead.contains(i))
-        .filter(|i| mesh.node(*i).events.contains(&Event::SessionEnded { reason: crate::EndReason::Terminated }))
+        .filter(|i| {
+            mesh.node(*i).events.contains(&Event::SessionEnded { reason: crate::EndReason::Terminated })
+        })
         .collect();
     dead.extend(&terminated);
     let live = mesh.live(&dead);
@@ -206,7 +215,13 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
         let states: Vec<String> = (0..n)
             .map(|i| {
                 let s = &mesh.node(i).session;
-                format!("node {i}: {:?} local {} host {} events {:?}", s.phase(), s.local_dpnid(), s.host_dpnid(), mesh.node(i).events)
+                format!(
+                    "node {i}: {:?} local {} host {} events {:?}",
+                    s.phase(),
+                    s.local_dpnid(),
+                    s.host_dpnid(),
+                    mesh.node(i).events
+                )
             })
             .collect();
         format!("seed {seed} (n={n}, loss={loss}, dead={dead:?}): {e}\n{}", states.join("\n"))

@@ -19,7 +19,11 @@ fn ended(mesh: &Mesh, i: usize) -> Option<EndReason> {
 #[track_caller]
 fn assert_all_joined(mesh: &mut Mesh, n: usize, limit: Duration) {
     let all: Vec<usize> = (0..n).collect();
-    assert!(mesh.run_until_joined(&all, limit), "not all joined: {:?}", (0..n).map(|i| session(mesh, i).phase()).collect::<Vec<_>>());
+    assert!(
+        mesh.run_until_joined(&all, limit),
+        "not all joined: {:?}",
+        (0..n).map(|i| session(mesh, i).phase()).collect::<Vec<_>>()
+    );
     mesh.sim.run_for(Duration::from_secs(2));
     mesh.tables_agree(&all).expect("identical name tables");
 }
@@ -142,7 +146,10 @@ fn unknown_dpnid_connection_is_refused() {
     mesh.with(2, |s, now| {
         s.phase = Phase::Member;
         s.local = dplay_wire::dp8::dpnid::Dpnid(0x1234);
-        s.links.insert(addr(1), crate::session::Link { dpnid: Some(s.local), state: crate::session::LinkState::Instructed });
+        s.links.insert(
+            addr(1),
+            crate::session::Link { dpnid: Some(s.local), state: crate::session::LinkState::Instructed },
+        );
         s.ep.connect(now, addr(1))
     })
     .expect("connect");

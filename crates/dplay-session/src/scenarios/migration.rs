@@ -21,7 +21,11 @@ fn assert_migrated(mesh: &Mesh, live: &[usize], new_host: usize) {
     assert_eq!(session(mesh, new_host).phase(), Phase::Host);
     for &i in live {
         assert_eq!(session(mesh, i).host_dpnid(), host, "node {i}");
-        assert!(events(mesh, i).contains(&Event::HostMigrated { new_host: host }), "node {i}: {:?}", events(mesh, i));
+        assert!(
+            events(mesh, i).contains(&Event::HostMigrated { new_host: host }),
+            "node {i}: {:?}",
+            events(mesh, i)
+        );
     }
     mesh.tables_agree(live).expect("tables");
 }

@@ -8,7 +8,9 @@ use super::*;
 /// whose session messages come in the seed's order.
 #[test]
 fn ms_dpdx_4_3_new_client_joins_with_existing_client() {
-    let mut mesh = Mesh::new(3, 3, link(0.0), |_, cfg| cfg.application_guid = dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID);
+    let mut mesh = Mesh::new(3, 3, link(0.0), |_, cfg| {
+        cfg.application_guid = dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID
+    });
     let (server, existing, new) = (0, 1, 2);
     mesh.host(server);
     mesh.join(existing, server);
@@ -33,7 +35,13 @@ fn ms_dpdx_4_3_new_client_joins_with_existing_client() {
     assert!(mesh.run_until_joined(&[new], Duration::from_secs(5)));
     mesh.sim.run_for(Duration::from_millis(500));
     let summary = (0..3)
-        .map(|i| format!("node {i}: {:?} {:?}", session(&mesh, i).phase(), session(&mesh, i).name_table().fingerprint()))
+        .map(|i| {
+            format!(
+                "node {i}: {:?} {:?}",
+                session(&mesh, i).phase(),
+                session(&mesh, i).name_table().fingerprint()
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n");
     mesh.sim.summary(&summary);
@@ -64,7 +72,8 @@ fn assert_seed_order(trace: &str) {
     ];
     let mut rest = trace;
     for step in steps {
-        let at = rest.find(&format!(" {step}")).unwrap_or_else(|| panic!("{step} missing in order in:\n{trace}"));
+        let at =
+            rest.find(&format!(" {step}")).unwrap_or_else(|| panic!("{step} missing in order in:\n{trace}"));
         rest = rest.get(at + step.len()..).unwrap_or_default();
     }
 }
