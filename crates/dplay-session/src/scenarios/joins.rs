@@ -158,3 +158,23 @@ fn unknown_dpnid_connection_is_refused() {
     assert!(!session(&mesh, 1).endpoint().is_connected(addr(2)));
     assert_eq!(session(&mesh, 1).name_table().len(), 2);
 }
+
+/// MS-DPDX 3.1.5.2 and 3.1.6.5: the existing peer cannot reach the joiner. The joiner sends
+/// PATH_TEST every 375 ms, 7 times; the existing peer's connect times out, it reports
+/// INSTRUCTED_CONNECT_FAILED, the joiner hears CONNECT_ATTEMPT_FAILED and is removed.
+#[test]
+fn instructed_connect_failed() {
+    let mut mesh = Mesh::new(17, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    let (a, b) = (mesh.ids[1], mesh.ids[2]);
+    mesh.sim.partition(a, b);
+    mesh.join(2, 0);
+    mesh.sim.run_for(Duration::from_secs(3));
+    assert_eq!(session(&mesh, 2).stats().path_tests_sent, 7);
+    mesh.sim.run_for(Duration::from_secs(300));
+    assert_eq!(ended(&mesh, 2), Some(EndReason::ConnectAttemptFailed));
+    mesh.tables_agree(&[0, 1]).expect("the joiner is gone");
+    assert_eq!(session(&mesh, 0).name_table().len(), 2);
+}
