@@ -273,6 +273,9 @@ impl Session {
         let Some(op) = self.table.destroy(dpnid, reason) else { return };
         self.reported.remove(&dpnid);
         self.integrity.remove(&dpnid);
+        if let Some(m) = self.migration.as_mut() {
+            m.forget(dpnid);
+        }
         if self.cfg.mode == Mode::PeerToPeer {
             let msg = SessionMessage::DestroyPlayer(op);
             for (_, addr) in self.member_routes(Some(dpnid)) {
@@ -280,5 +283,7 @@ impl Session {
             }
         }
         self.events.push_back(Event::PlayerRemoved { dpnid, reason });
+        // A migration may have been waiting for this player's version.
+        self.migration_progress(now);
     }
 }

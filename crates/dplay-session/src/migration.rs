@@ -28,6 +28,8 @@ pub(crate) struct Migration {
     /// New host only: the member asked for the operations we miss.
     requested: Option<Dpnid>,
     fetched: bool,
+    /// Member only: the peers whose HOST_MIGRATE we accepted, and where they are.
+    claims: BTreeMap<Dpnid, SocketAddr>,
 }
 
 impl Migration {
@@ -41,7 +43,7 @@ impl Migration {
 }
 
 /// An operation as the message that carries it.
-fn op_message(op: NameTableOp) -> Option<SessionMessage> {
+pub(crate) fn op_message(op: NameTableOp) -> Option<SessionMessage> {
     Some(match op {
         NameTableOp::AddPlayer(a) => SessionMessage::AddPlayer(a),
         NameTableOp::DestroyPlayer(d) => SessionMessage::DestroyPlayer(d),
@@ -58,15 +60,34 @@ impl Session {
         if !migrate || !self.joined || self.cfg.mode != Mode::PeerToPeer {
             return self.end(now, EndReason::HostLost);
         }
-        match self.migration.as_ref() {
-            // The peer that was taking over is gone too: look for the next one.
-            Some(m) => self.host = m.old_host,
+        let lost_host = self.host;
+        match self.migration.as_mut() {
+            // The peer that was taking over is gone too: another that claimed the host
+            // (HOST_MIGRATE) takes its place, else we look for the next one.
+            Some(m) => {
+                m.claims.remove(&lost_host);
+                let oldest = m.claims.iter().map(|(d, a)| (*d, *a)).min_by_key(|(d, _)| {
+                    self.table.get(*d).map(|e| (e.version, *d)).unwrap_or((u32::MAX, *d))
+                });
+                let old = m.old_host;
+                if let Some((claimant, addr)) = oldest {
+                    self.host = claimant;
+                    self.host_addr = Some(addr);
+                    self.table.set_host(claimant);
+                    let version = self.table.version();
+                    let v = SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 });
+                    self.send_msg(now, addr, &v);
+                    return;
+                }
+                self.host = old;
+            }
             None => {
                 self.migration = Some(Migration {
                     old_host: self.host,
                     versions: BTreeMap::new(),
                     requested: None,
                     fetched: false,
+                    claims: BTreeMap::new(),
                 })
             }
         }
@@ -142,6 +163,17 @@ impl Session {
 
     fn finish_migration(&mut self, now: Instant, m: &Migration) {
         let ours = self.table.version();
+        // A member that became reachable during the migration hears HOST_MIGRATE now; its
+        // NAMETABLE_VERSION then brings it up to date (`on_nametable_version`).
+        let late: Vec<(Dpnid, SocketAddr)> =
+            self.member_routes(None).into_iter().filter(|(d, _)| !m.versions.contains_key(d)).collect();
+        let migrate = SessionMessage::HostMigrate(HostMigrate {
+            dpnid_old_host: m.old_host,
+            dpnid_new_host: self.local,
+        });
+        for (_, addr) in late {
+            self.send_msg(now, addr, &migrate);
+        }
         for (d, v) in &m.versions {
             let behind = v.unwrap_or(ours);
             if behind < ours {
@@ -167,8 +199,7 @@ impl Session {
             self.send_msg(now, *addr, &resync);
             self.send_msg(now, *addr, &SessionMessage::HostMigrateComplete);
         }
-        self.resync = version;
-        self.table.free_through(version);
+        self.host_since = version;
         self.events.push_back(Event::HostMigrated { new_host: self.local });
     }
 
@@ -212,8 +243,13 @@ impl Session {
         {
             return self.stats.drop(Drop::WrongRole);
         }
+        // The old host must be one we know is gone or going: ours, the one our migration
+        // started from, or one whose link we lost (a migration may restart when the peer
+        // taking over goes too).
+        let old = m.dpnid_old_host;
         let migrating_from = self.migration.as_ref().map(|m| m.old_host);
-        if m.dpnid_old_host != self.host && Some(m.dpnid_old_host) != migrating_from {
+        let gone = self.lost.contains(&old) || !self.table.contains(old);
+        if old != self.host && Some(old) != migrating_from && !gone {
             return self.stats.drop(Drop::WrongState);
         }
         if self.migration.is_none() {
@@ -222,7 +258,11 @@ impl Session {
                 versions: BTreeMap::new(),
                 requested: None,
                 fetched: false,
+                claims: BTreeMap::new(),
             });
+        }
+        if let Some(mig) = self.migration.as_mut() {
+            mig.claims.insert(m.dpnid_new_host, peer);
         }
         self.host = m.dpnid_new_host;
         self.host_addr = Some(peer);

@@ -101,6 +101,8 @@ pub struct Session {
     /// Host: integrity checks under way, target to requester (MC-DPL8CS 3.2.5.3).
     pub(crate) integrity: BTreeMap<Dpnid, Dpnid>,
     pub(crate) migration: Option<Migration>,
+    /// New host: the table version when our migration ended.
+    pub(crate) host_since: u32,
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
     pub(crate) integrity_context: u32,
@@ -134,6 +136,7 @@ impl Session {
             resync: 0,
             integrity: BTreeMap::new(),
             migration: None,
+            host_since: 0,
             events: VecDeque::new(),
             stats: Stats::default(),
             integrity_context: 0,

@@ -83,3 +83,29 @@ fn join_after_migration() {
     mesh.sim.run_for(Duration::from_secs(5));
     mesh.tables_agree(&[1, 2, 3, 4]).expect("tables");
 }
+
+/// MC-DPL8CS 3.2.5.4: the new host misses an operation another peer holds. The host removes
+/// node 4 while its link to node 1 (the oldest peer) is cut, then dies: node 1 takes over,
+/// learns from NAMETABLE_VERSION that node 2 is ahead, fetches the DESTROY_PLAYER with
+/// REQ_NAMETABLE_OP / ACK_NAMETABLE_OP, and everyone agrees.
+#[test]
+fn new_host_fetches_missing_operations() {
+    let mut mesh = joined_mesh(340, 5, 0.0, true);
+    let (host, oldest) = (mesh.ids[0], mesh.ids[1]);
+    mesh.sim.partition(host, oldest);
+    let victim = session(&mesh, 4).local_dpnid();
+    mesh.with(0, |s, now| s.remove_player(now, victim)).expect("host removes");
+    mesh.sim.run_for(Duration::from_millis(300));
+    assert!(session(&mesh, 1).name_table().contains(victim), "node 1 missed the DESTROY_PLAYER");
+    mesh.kill(0);
+    mesh.with(2, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+    mesh.sim.run_for(Duration::from_secs(300));
+    assert_migrated(&mesh, &[1, 2, 3], 1);
+    let removed = events(&mesh, 1).iter().any(|e| {
+        *e == Event::PlayerRemoved {
+            dpnid: victim,
+            reason: dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER,
+        }
+    });
+    assert!(removed, "node 1 applied the fetched DESTROY_PLAYER: {:?}", events(&mesh, 1));
+}
