@@ -156,6 +156,17 @@ mod tests {
         assert_eq!(emit(&list), raw);
     }
 
+    /// MS-DPDX 2.2.35: port 2302 is `00001000 11111110`, 192.168.239.61 is
+    /// `11000000 10101000 11101111 00111101`.
+    #[test]
+    fn ms_dpdx_2_2_35_worked_value() {
+        let a = AlternateAddress("192.168.239.61:2302".parse().unwrap());
+        assert_eq!(
+            emit(&[a]),
+            vec![7, 2, 0b0000_1000, 0b1111_1110, 0b1100_0000, 0b1010_1000, 0b1110_1111, 0b0011_1101]
+        );
+    }
+
     /// MS-DPDX 2.2.36.1: 2001:db8:85a3::8a2e:370:7334 is big-endian.
     #[test]
     fn ipv6_record() {

@@ -1,4 +1,4 @@
-//! Connect messages: PLAYER_CONNECT_INFO[_EX], CONNECT_FAILED and INSTRUCT_CONNECT
+//! Connect messages: PLAYER_CONNECT_INFO(_EX), CONNECT_FAILED and INSTRUCT_CONNECT
 //! (MC-DPL8CS 2.2.1.1-2.2.1.3, 2.2.1.9; MS-DPDX 2.2.26, 2.2.13, 2.2.20).
 
 use uuid::Uuid;
@@ -89,7 +89,7 @@ pub struct PlayerConnectInfo {
     pub layout: BlobLayout,
 }
 
-/// Bytes 4-83 of PLAYER_CONNECT_INFO[_EX] (MC-DPL8CS 2.2.1.1).
+/// Bytes 4-83 of PLAYER_CONNECT_INFO(_EX) (MC-DPL8CS 2.2.1.1).
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 struct RawConnectInfo {
@@ -135,6 +135,14 @@ impl PlayerConnectInfo {
 }
 
 impl Body for PlayerConnectInfo {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let raw: &RawConnectInfo = r.layout("dwFlags..guidApplication")?;

@@ -118,6 +118,14 @@ impl SendConnectInfo {
 }
 
 impl Body for SendConnectInfo {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let raw: &RawSendConnectInfo = r.layout("dwReplyOffset..dwMembershipCount")?;

@@ -54,6 +54,14 @@ impl ReqCreateGroup {
 }
 
 impl Body for ReqCreateGroup {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let packet_context = r.u32("dwPacketContext")?;

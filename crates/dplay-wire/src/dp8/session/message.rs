@@ -85,70 +85,80 @@ impl SessionMessage {
         self.packet_type().dpdx_name()
     }
 
+    /// The variable fields present, in canonical order: what [`BlobLayout`] may reorder.
+    pub fn blob_fields(&self) -> Vec<BlobField> {
+        self.body().map(Body::blob_fields).unwrap_or_default()
+    }
+
+    /// The recorded blob order of a message with several variable fields, to inspect or to
+    /// change (for example to lay a message out as Windows does).
+    pub fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        self.body_mut().and_then(Body::layout_mut)
+    }
+
+    fn body(&self) -> Option<&dyn Body> {
+        Some(match self {
+            Self::AckConnectInfo
+            | Self::HostMigrateComplete
+            | Self::SendPlayerDpnid { .. }
+            | Self::InstructedConnectFailed { .. }
+            | Self::ConnectAttemptFailed { .. } => return None,
+            Self::PlayerConnectInfo(m) => m,
+            Self::SendConnectInfo(m) => &**m,
+            Self::ConnectFailed(m) => m,
+            Self::InstructConnect(m) => m,
+            Self::NameTableVersion(m) | Self::ResyncVersion(m) | Self::ReqNameTableOp(m) => m,
+            Self::AckNameTableOp(m) => m,
+            Self::HostMigrate(m) => m,
+            Self::AddPlayer(m) => m,
+            Self::DestroyPlayer(m) => m,
+            Self::ReqCreateGroup(m) => m,
+            Self::ReqAddPlayerToGroup(m) | Self::ReqDeletePlayerFromGroup(m) | Self::ReqDestroyGroup(m) => m,
+            Self::ReqUpdateInfo(m) => m,
+            Self::CreateGroup(m) => m,
+            Self::DestroyGroup(m) => m,
+            Self::AddPlayerToGroup(m) | Self::DeletePlayerFromGroup(m) => m,
+            Self::UpdateInfo(m) => m,
+            Self::TerminateSession(m) => m,
+            Self::ReqProcessCompletion(m) => m,
+            Self::ProcessCompletion(m) => m,
+            Self::ReqIntegrityCheck(m) => m,
+            Self::IntegrityCheck(m) | Self::IntegrityCheckResponse(m) => m,
+        })
+    }
+
+    fn body_mut(&mut self) -> Option<&mut dyn Body> {
+        Some(match self {
+            Self::PlayerConnectInfo(m) => m,
+            Self::SendConnectInfo(m) => &mut **m,
+            Self::AckNameTableOp(m) => m,
+            Self::AddPlayer(m) => m,
+            Self::ReqCreateGroup(m) => m,
+            Self::ReqUpdateInfo(m) => m,
+            Self::UpdateInfo(m) => m,
+            // The others have at most one variable field, so no layout to change.
+            _ => return None,
+        })
+    }
+
     fn body_len(&self) -> usize {
         match self {
-            Self::AckConnectInfo | Self::HostMigrateComplete => 0,
             Self::SendPlayerDpnid { .. }
             | Self::InstructedConnectFailed { .. }
             | Self::ConnectAttemptFailed { .. } => 4,
-            Self::PlayerConnectInfo(m) => m.body_len(),
-            Self::SendConnectInfo(m) => m.body_len(),
-            Self::ConnectFailed(m) => m.body_len(),
-            Self::InstructConnect(m) => m.body_len(),
-            Self::NameTableVersion(m) | Self::ResyncVersion(m) | Self::ReqNameTableOp(m) => m.body_len(),
-            Self::AckNameTableOp(m) => m.body_len(),
-            Self::HostMigrate(m) => m.body_len(),
-            Self::AddPlayer(m) => m.body_len(),
-            Self::DestroyPlayer(m) => m.body_len(),
-            Self::ReqCreateGroup(m) => m.body_len(),
-            Self::ReqAddPlayerToGroup(m) | Self::ReqDeletePlayerFromGroup(m) | Self::ReqDestroyGroup(m) => {
-                m.body_len()
-            }
-            Self::ReqUpdateInfo(m) => m.body_len(),
-            Self::CreateGroup(m) => m.body_len(),
-            Self::DestroyGroup(m) => m.body_len(),
-            Self::AddPlayerToGroup(m) | Self::DeletePlayerFromGroup(m) => m.body_len(),
-            Self::UpdateInfo(m) => m.body_len(),
-            Self::TerminateSession(m) => m.body_len(),
-            Self::ReqProcessCompletion(m) => m.body_len(),
-            Self::ProcessCompletion(m) => m.body_len(),
-            Self::ReqIntegrityCheck(m) => m.body_len(),
-            Self::IntegrityCheck(m) | Self::IntegrityCheckResponse(m) => m.body_len(),
+            _ => self.body().map_or(0, Body::body_len),
         }
     }
 
     fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
         match self {
-            Self::AckConnectInfo | Self::HostMigrateComplete => Ok(()),
             Self::SendPlayerDpnid { dpn_id }
             | Self::InstructedConnectFailed { dpn_id }
             | Self::ConnectAttemptFailed { dpn_id } => {
                 w.u32(dpn_id.0);
                 Ok(())
             }
-            Self::PlayerConnectInfo(m) => m.emit_body(w),
-            Self::SendConnectInfo(m) => m.emit_body(w),
-            Self::ConnectFailed(m) => m.emit_body(w),
-            Self::InstructConnect(m) => m.emit_body(w),
-            Self::NameTableVersion(m) | Self::ResyncVersion(m) | Self::ReqNameTableOp(m) => m.emit_body(w),
-            Self::AckNameTableOp(m) => m.emit_body(w),
-            Self::HostMigrate(m) => m.emit_body(w),
-            Self::AddPlayer(m) => m.emit_body(w),
-            Self::DestroyPlayer(m) => m.emit_body(w),
-            Self::ReqCreateGroup(m) => m.emit_body(w),
-            Self::ReqAddPlayerToGroup(m) | Self::ReqDeletePlayerFromGroup(m) | Self::ReqDestroyGroup(m) => {
-                m.emit_body(w)
-            }
-            Self::ReqUpdateInfo(m) => m.emit_body(w),
-            Self::CreateGroup(m) => m.emit_body(w),
-            Self::DestroyGroup(m) => m.emit_body(w),
-            Self::AddPlayerToGroup(m) | Self::DeletePlayerFromGroup(m) => m.emit_body(w),
-            Self::UpdateInfo(m) => m.emit_body(w),
-            Self::TerminateSession(m) => m.emit_body(w),
-            Self::ReqProcessCompletion(m) => m.emit_body(w),
-            Self::ProcessCompletion(m) => m.emit_body(w),
-            Self::ReqIntegrityCheck(m) => m.emit_body(w),
-            Self::IntegrityCheck(m) | Self::IntegrityCheckResponse(m) => m.emit_body(w),
+            _ => self.body().map_or(Ok(()), |b| b.emit_body(w)),
         }
     }
 }

@@ -150,20 +150,30 @@ impl PacketType {
 /// A message body: the bytes after `dwPacketType`, whose offsets count from its first byte.
 ///
 /// The body alone is also the "op" that DN_ACK_NAMETABLE_OP carries (MC-DPL8CS 2.2.2.10).
-pub(crate) trait Body: Sized {
+pub(crate) trait Body {
     /// Parses a whole body.
-    fn parse_body(body: &[u8]) -> Result<Self, WireError>;
+    fn parse_body(body: &[u8]) -> Result<Self, WireError>
+    where
+        Self: Sized;
     /// Bytes of the body.
     fn body_len(&self) -> usize;
     /// Writes the body; the writer was sized with `body_len` (plus what precedes).
     fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError>;
+    /// The variable fields present, in canonical order (for messages with several).
+    fn blob_fields(&self) -> Vec<BlobField> {
+        Vec::new()
+    }
+    /// The recorded blob order (for messages with several variable fields).
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        None
+    }
 }
 
 /// Any DirectPlay 8 session message (MC-DPL8CS 2.2.1-2.2.5; MS-DPDX 2.2.10-2.2.33).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "message")]
 pub enum SessionMessage {
-    /// 0xC1 DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO[_EX] (MC-DPL8CS 2.2.1.1-2; MS-DPDX 2.2.26).
+    /// 0xC1 DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO(_EX) (MC-DPL8CS 2.2.1.1-2; MS-DPDX 2.2.26).
     PlayerConnectInfo(PlayerConnectInfo),
     /// 0xC2 DN_SEND_CONNECT_INFO (MC-DPL8CS 2.2.1.4; MS-DPDX 2.2.33).
     SendConnectInfo(Box<SendConnectInfo>),

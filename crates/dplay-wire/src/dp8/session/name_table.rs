@@ -182,6 +182,16 @@ impl NameTableMembership {
             version_not_used: 0.into(),
         }
     }
+
+    /// `dpnidPlayer` as a DPNID.
+    pub fn player(&self) -> Dpnid {
+        Dpnid(self.dpnid_player.get())
+    }
+
+    /// `dpnidGroup` as a DPNID.
+    pub fn group(&self) -> Dpnid {
+        Dpnid(self.dpnid_group.get())
+    }
 }
 
 impl serde::Serialize for NameTableMembership {
@@ -218,6 +228,14 @@ impl AddPlayer {
 }
 
 impl Body for AddPlayer {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let raw: &RawEntry = r.layout("dpnid..dwURLSize")?;
@@ -321,7 +339,10 @@ impl NameTableOp {
             }
             PacketType::DN_MSG_INTERNAL_UPDATE_INFO => Self::UpdateInfo(Body::parse_body(op)?),
             other => {
-                return Err(WireError::Unknown { what: "DN_ACK_NAMETABLE_OP dwMsgId", value: other.0.into() });
+                return Err(WireError::Unknown {
+                    what: "DN_ACK_NAMETABLE_OP dwMsgId",
+                    value: other.0.into(),
+                });
             }
         })
     }
@@ -377,6 +398,14 @@ impl AckNameTableOp {
 }
 
 impl Body for AckNameTableOp {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let count = r.u32("dwNumEntries")? as usize;

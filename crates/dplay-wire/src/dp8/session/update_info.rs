@@ -55,6 +55,14 @@ impl ReqUpdateInfo {
 }
 
 impl Body for ReqUpdateInfo {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let packet_context = r.u32("dwPacketContext")?;
@@ -124,6 +132,14 @@ impl UpdateInfo {
 }
 
 impl Body for UpdateInfo {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let packet_context = r.u32("dwPacketContext")?;
