@@ -22,16 +22,20 @@ fn transfer(size: usize) {
     let mut sim = Sim::new(1);
     sim.set_default_link(LinkConfig::clean().with_latency(Duration::from_millis(5)));
     let now = sim.now();
-    let na = sim.add_node(a, Peer::new(sweep_config(1), now));
+    // The whole transfer is queued up front, so the send queue must hold it.
+    let config = dplay_dframe::Config { max_send_queue: 64 << 20, ..sweep_config(1) };
+    let na = sim.add_node(a, Peer::new(config, now));
     let nb = sim.add_node(b, Peer::new(sweep_config(2), now));
     sim.node_mut::<Peer>(na).with(now, |ep| ep.connect(now, b).unwrap());
     let data = vec![0x5a; size];
     for _ in 0..MESSAGES {
         let t = sim.now();
-        sim.node_mut::<Peer>(na).with(t, |ep| ep.send(t, b, &data, MessageKind::RELIABLE_SEQUENTIAL).unwrap());
+        sim.node_mut::<Peer>(na)
+            .with(t, |ep| ep.send(t, b, &data, MessageKind::RELIABLE_SEQUENTIAL).unwrap());
     }
     let delivered = |sim: &Sim| {
-        sim.node::<Peer>(nb).events.iter().filter(|(_, e)| matches!(e, Event::Message { .. })).count() == MESSAGES
+        sim.node::<Peer>(nb).events.iter().filter(|(_, e)| matches!(e, Event::Message { .. })).count()
+            == MESSAGES
     };
     let deadline = sim.now() + Duration::from_secs(3600);
     assert!(sim.run_until_with(deadline, delivered));
