@@ -15,7 +15,7 @@ use dplay_wire::dp8::session::{
 use crate::config::Mode;
 use crate::event::{CommandError, EndReason};
 use crate::session::{Link, LinkState, Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 impl Session {
     /// Leaves the session gracefully: every connection ends with END_STREAM after what is
@@ -111,7 +111,7 @@ impl Session {
     pub(crate) fn on_req_integrity_check(&mut self, now: Instant, from: Option<Dpnid>, target: Dpnid) {
         let Some(requester) = from else { return };
         if !self.table.contains(target) || target == self.local {
-            return self.stats.drop(Drop::UnknownDpnid);
+            return self.stats.drop(DropReason::UnknownDpnid);
         }
         let check = SessionMessage::IntegrityCheck(IntegrityCheck { dpnid_requesting: requester });
         if self.send_to_player(now, target, &check) {
@@ -131,7 +131,7 @@ impl Session {
     ) {
         let Some(target) = from else { return };
         if self.integrity.get(&target) != Some(&requester) {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         self.integrity.remove(&target);
         if let Some(addr) = self.route(requester) {
@@ -152,7 +152,7 @@ impl Session {
             return self.migration_progress(now);
         }
         if version > self.table.version() {
-            return self.stats.drop(Drop::BadVersion);
+            return self.stats.drop(DropReason::BadVersion);
         }
         self.reported.insert(from, version);
         // A member still behind the version at which we took over missed our migration (it

@@ -17,7 +17,7 @@ use dplay_wire::dp8::session::{
 use crate::config::Mode;
 use crate::event::{EndReason, Event};
 use crate::session::{Link, Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 /// A migration under way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,8 +149,7 @@ impl Session {
         }
         let ours = self.table.version();
         let newest = m.versions.iter().filter_map(|(d, v)| v.map(|v| (v, *d))).max();
-        if let Some((v, d)) = newest.filter(|(v, _)| *v > ours && !m.fetched) {
-            let _ = v;
+        if let Some((_, d)) = newest.filter(|(v, _)| *v > ours && !m.fetched) {
             m.requested = Some(d);
             m.fetched = true;
             let req = SessionMessage::ReqNameTableOp(VersionInfo { version: ours, version_not_used: 0 });
@@ -207,14 +206,14 @@ impl Session {
     pub(crate) fn on_ack_nametable_op(&mut self, now: Instant, from: Option<Dpnid>, ack: &AckNameTableOp) {
         let expected = self.migration.as_ref().and_then(|m| m.requested);
         if from.is_none() || expected != from {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         for op in &ack.ops {
             if op_version_le(op, self.table.version()) {
                 continue;
             }
             if self.table.apply(op).is_err() {
-                self.stats.drop(Drop::BadVersion);
+                self.stats.drop(DropReason::BadVersion);
                 continue;
             }
             match op {
@@ -241,7 +240,7 @@ impl Session {
             || link.dpnid != Some(m.dpnid_new_host)
             || !self.table.contains(m.dpnid_new_host)
         {
-            return self.stats.drop(Drop::WrongRole);
+            return self.stats.drop(DropReason::WrongRole);
         }
         // The old host must be one we know is gone or going: ours, the one our migration
         // started from, or one whose link we lost (a migration may restart when the peer
@@ -250,7 +249,7 @@ impl Session {
         let migrating_from = self.migration.as_ref().map(|m| m.old_host);
         let gone = self.lost.contains(&old) || !self.table.contains(old);
         if old != self.host && Some(old) != migrating_from && !gone {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         if self.migration.is_none() {
             self.migration = Some(Migration {
@@ -288,7 +287,7 @@ impl Session {
     /// Member: HOST_MIGRATE_COMPLETE.
     pub(crate) fn on_host_migrate_complete(&mut self) {
         if self.migration.take().is_none() {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         self.lost.retain(|d| self.table.contains(*d));
         self.events.push_back(Event::HostMigrated { new_host: self.host });
