@@ -109,3 +109,30 @@ fn new_host_fetches_missing_operations() {
     });
     assert!(removed, "node 1 applied the fetched DESTROY_PLAYER: {:?}", events(&mesh, 1));
 }
+
+/// MS-DPDX 3.1.5.4 as a trace: the host leaves a session of three peers; HOST_MIGRATE,
+/// NAMETABLE_VERSION, DESTROY_PLAYER, RESYNC_VERSION and HOST_MIGRATE_COMPLETE follow.
+#[test]
+fn host_migration_trace() {
+    let mut mesh = joined_mesh(350, 4, 0.0, true);
+    mesh.sim.run_for(Duration::from_secs(1));
+    mesh.sim.enable_trace_with(describe);
+    mesh.sim.note("the host leaves");
+    mesh.with(0, |s, now| s.leave(now));
+    mesh.sim.run_for(Duration::from_secs(5));
+    assert_migrated(&mesh, &[1, 2, 3], 1);
+    let trace = mesh.sim.trace().to_owned();
+    let mut rest = trace.as_str();
+    for step in [
+        "TRANS_USERDATA_END_OF_STREAM",
+        "TRANS_USERDATA_HOST_MIGRATE",
+        "TRANS_USERDATA_NAMETABLE_VERSION",
+        "TRANS_USERDATA_DESTROY_PLAYER",
+        "TRANS_USERDATA_RESYNC_VERSION",
+        "TRANS_USERDATA_HOST_MIGRATE_COMPLETE",
+    ] {
+        let at = rest.find(step).unwrap_or_else(|| panic!("{step} missing in order in:\n{trace}"));
+        rest = rest.get(at + step.len()..).unwrap_or_default();
+    }
+    insta::assert_snapshot!("ms_dpdx_3_1_5_4_host_migration_trace", trace);
+}
