@@ -206,3 +206,21 @@ fn unmatched_enum_response_is_dropped() {
     // The payload is random: it may, rarely, be 0.
     assert_eq!(unmatched + found as u64, 1);
 }
+
+/// MC-DPL8CS 2.2.6 (INDEX F-17): a peer reports NAMETABLE_VERSION at version 4 (its own
+/// INSTRUCT_CONNECT), the host answers RESYNC_VERSION 4, and both free the operations up to it.
+#[test]
+fn nametable_version_and_resync_version() {
+    let mut mesh = Mesh::new(23, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    mesh.join(2, 0);
+    assert!(mesh.run_until_joined(&[2], Duration::from_secs(5)));
+    mesh.sim.run_for(Duration::from_secs(1));
+    // Versions: 2 host, 3 ADD_PLAYER 1, 4 INSTRUCT_CONNECT 1, 5 ADD_PLAYER 2, 6 INSTRUCT_CONNECT 2.
+    assert_eq!(session(&mesh, 0).name_table().version(), 6);
+    assert_eq!(session(&mesh, 0).resync, 4);
+    let logged = |i| session(&mesh, i).name_table().ops_after(0).len();
+    assert_eq!((logged(0), logged(1), logged(2)), (2, 2, 1));
+}
