@@ -101,6 +101,6 @@ mod tests {
         assert_eq!(lines.len(), 4);
         assert!(lines[1].starts_with("wire_parse_vs_memcpy") && lines[1].contains("928"));
         assert!(lines[2].starts_with("goodput_vs_udp") && lines[2].contains("1.842"));
-        assert!(lines[3].starts_with("zz_extra") && lines[3].contains("0.5000"));
+        assert!(lines[3].starts_with("zz_extra") && lines[3].contains("2.00") && lines[3].contains("0.500"));
     }
 }
