@@ -4,6 +4,7 @@
 //!
 //! Replay one seed with `DPLAY_SIM_SEED=<seed>`; run more with `DPLAY_SIM_SEEDS=<n>`.
 
+mod lifecycle;
 mod scenarios;
 mod support;
 mod trace;
