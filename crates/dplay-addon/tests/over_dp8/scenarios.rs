@@ -66,7 +66,7 @@ fn positions_at_4_hz_for_60_s_under_5_percent_loss() {
     });
 }
 
-/// DP8's send mask keeps a late unreliable frame from being delivered after a newer one
+/// DP8's send mask keeps most late unreliable frames from being delivered after a newer one
 /// (MC-DPL8R 3.1.5.2.4), so the `packet_index` rule is exercised with a position of player A
 /// that goes out again after newer ones: every receiver counts it stale and keeps A's track.
 #[track_caller]
