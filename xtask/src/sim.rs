@@ -67,7 +67,7 @@ fn sweep(cmd: &mut Command, prefix: &str, label: &str) -> anyhow::Result<Tally> 
     Ok(tally)
 }
 
-/// Reads "<n> runs, <n> messages, <n> violations" (or "<n> failures"), in any order.
+/// Reads `<n> runs, <n> messages, <n> violations` (or `<n> failures`), in any order.
 fn parse_counts(counts: &str) -> Tally {
     let mut tally = Tally::default();
     for part in counts.split(',') {
