@@ -221,7 +221,10 @@ impl DframeDatagram {
             "DFRAME"
         }
     }
+}
 
+impl Wire for DframeDatagram {
+    /// Parses with the default [`DframeContext`] (unsigned, version 0x00010005 or later).
     fn parse(bytes: &[u8]) -> Result<Self, WireError> {
         let (header, rest) = DframeHeader::parse(bytes, DframeContext::default())?;
         let payload =
@@ -261,7 +264,10 @@ impl Dp4Datagram {
     pub fn message_name(&self) -> &'static str {
         self.header.command.name().unwrap_or("DPSP_MSG_HEADER")
     }
+}
 
+impl Wire for Dp4Datagram {
+    /// Parses one message that fills `bytes` exactly (its size field must equal the length).
     fn parse(bytes: &[u8]) -> Result<Self, WireError> {
         let (header, size) = Header::parse(bytes)?;
         let mut r = Reader::new(bytes);
