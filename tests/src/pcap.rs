@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use pcap_file::DataLink;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
 
 /// UDP or TCP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +132,34 @@ fn checksum(parts: &[&[u8]]) -> u16 {
     !u16::try_from(sum).unwrap_or(0)
 }
 
+/// The capture time of packet `i`: one millisecond apart from a fixed start.
+fn time(i: usize) -> Duration {
+    Duration::from_secs(1_700_000_000) + Duration::from_millis(i as u64)
+}
+
+/// Writes `packets` as an Ethernet pcapng with one interface (default microsecond timestamps),
+/// one millisecond apart.
+pub fn write_pcapng(path: &Path, packets: &[Packet]) {
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+    let mut writer = PcapNgWriter::new(file).expect("write pcapng section");
+    let idb = InterfaceDescriptionBlock { linktype: DataLink::ETHERNET, snaplen: 0, options: vec![] };
+    writer.write_pcapng_block(idb).expect("write pcapng interface");
+    for (i, packet) in packets.iter().enumerate() {
+        let frame = packet.frame();
+        // pcap-file writes the timestamp's nanosecond count as the raw value, which readers
+        // take in the interface's unit, microseconds.
+        let raw = u64::try_from(time(i).as_micros()).expect("timestamp");
+        let epb = EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: Duration::from_nanos(raw),
+            original_len: u32::try_from(frame.len()).expect("frame length"),
+            data: frame.into(),
+            options: vec![],
+        };
+        writer.write_pcapng_block(epb).expect("write pcapng packet");
+    }
+}
+
 /// Writes `packets` as an Ethernet pcap, one millisecond apart.
 pub fn write_pcap(path: &Path, packets: &[Packet]) {
     let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
@@ -136,8 +167,7 @@ pub fn write_pcap(path: &Path, packets: &[Packet]) {
     let mut writer = PcapWriter::with_header(file, header).expect("write pcap header");
     for (i, packet) in packets.iter().enumerate() {
         let frame = packet.frame();
-        let time = Duration::from_secs(1_700_000_000) + Duration::from_millis(i as u64);
         let len = u32::try_from(frame.len()).expect("frame length");
-        writer.write_packet(&PcapPacket::new(time, len, &frame)).expect("write pcap packet");
+        writer.write_packet(&PcapPacket::new(time(i), len, &frame)).expect("write pcap packet");
     }
 }

@@ -50,18 +50,23 @@ fn read_pcap(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
     Ok(frames)
 }
 
-/// Seconds per unit of an interface's `if_tsresol` (pcapng 4.2): 10^-n, or 2^-n with the top bit.
-fn unit(resol: Option<u8>) -> f64 {
-    match resol {
-        None => 1e-6,
-        Some(r) if r & 0x80 != 0 => 2f64.powi(-i32::from(r & 0x7F)),
-        Some(r) => 10f64.powi(-i32::from(r)),
-    }
+/// A raw pcapng timestamp in its interface's `if_tsresol` unit (pcapng 4.2: 10^-n seconds,
+/// or 2^-n with the top bit set; 10^-6 when absent) as a duration.
+fn timestamp(raw: u128, resol: Option<u8>) -> Duration {
+    let resol = resol.unwrap_or(6);
+    let nanos = if resol & 0x80 != 0 {
+        raw.checked_mul(1_000_000_000).map(|n| n >> (resol & 0x7F)).unwrap_or(0)
+    } else if resol <= 9 {
+        raw.saturating_mul(10u128.pow(9 - u32::from(resol)))
+    } else {
+        raw / 10u128.pow(u32::from(resol.min(38)) - 9)
+    };
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
 fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
     let mut reader = PcapNgReader::new(bytes).context("reading the pcapng section header")?;
-    let mut interfaces: Vec<(DataLink, f64)> = Vec::new();
+    let mut interfaces: Vec<(DataLink, Option<u8>)> = Vec::new();
     let mut frames = Vec::new();
     while let Some(block) = reader.next_block() {
         let block = block.with_context(|| format!("reading pcapng block after packet {}", frames.len()))?;
@@ -71,7 +76,7 @@ fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
                     InterfaceDescriptionOption::IfTsResol(r) => Some(*r),
                     _ => None,
                 });
-                interfaces.push((idb.linktype, unit(resol)));
+                interfaces.push((idb.linktype, resol));
                 continue;
             }
             Block::SectionHeader(_) => {
@@ -83,12 +88,11 @@ fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
             Block::SimplePacket(spb) => (0, 0, spb.data.into_owned()),
             _ => continue,
         };
-        let &(link, unit) = usize::try_from(interface)
+        let &(link, resol) = usize::try_from(interface)
             .ok()
             .and_then(|i| interfaces.get(i))
             .with_context(|| format!("packet {} names undeclared interface {interface}", frames.len() + 1))?;
-        #[allow(clippy::cast_precision_loss)] // a display time; sub-nanosecond loss is fine
-        let time = Duration::try_from_secs_f64(raw_time as f64 * unit).unwrap_or_default();
+        let time = timestamp(raw_time, resol);
         frames.push(Frame { number: frames.len() as u64 + 1, time, link, data });
     }
     Ok(frames)
