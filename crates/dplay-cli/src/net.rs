@@ -117,3 +117,68 @@ fn transport(proto: u8, src: IpAddr, dst: IpAddr, body: &[u8]) -> Option<Segment
     };
     Some(Segment { src: SocketAddr::new(src, sport), dst: SocketAddr::new(dst, dport), transport, payload })
 }
+
+#[cfg(test)]
+mod tests {
+    use dplay_tests::pcap::Packet;
+
+    use super::*;
+
+    fn udp() -> (Packet, Vec<u8>) {
+        let p = Packet::udp("10.0.0.1:2302", "10.0.0.2:6073", b"\x3F\x02\x00\x00");
+        let frame = p.frame();
+        (p, frame)
+    }
+
+    #[track_caller]
+    fn check(link: DataLink, frame: &[u8], p: &Packet) {
+        let seg = segment(link, frame).expect("a UDP segment");
+        assert_eq!(seg.src, SocketAddr::V4(p.src));
+        assert_eq!(seg.dst, SocketAddr::V4(p.dst));
+        assert_eq!(seg.transport, Transport::Udp);
+        assert_eq!(seg.payload, p.payload);
+    }
+
+    #[test]
+    fn link_types() {
+        let (p, eth) = udp();
+        check(DataLink::ETHERNET, &eth, &p);
+        let ip = &eth[14..];
+        check(DataLink::RAW, ip, &p);
+        check(DataLink::IPV4, ip, &p);
+        check(DataLink::NULL, &[&[2, 0, 0, 0], ip].concat(), &p);
+        let sll = [&[0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00][..], ip].concat();
+        check(DataLink::LINUX_SLL, &sll, &p);
+        let sll2 = [&[0x08, 0x00, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0][..], ip].concat();
+        check(DataLink::LINUX_SLL2, &sll2, &p);
+        let vlan = [&eth[..12], &[0x81, 0x00, 0x00, 0x05], &eth[12..]].concat();
+        check(DataLink::ETHERNET, &vlan, &p);
+        let padded = [&eth[..], &[0; 10]].concat();
+        check(DataLink::ETHERNET, &padded, &p);
+    }
+
+    #[test]
+    fn ipv6_udp() {
+        let payload = b"\x80\x06\x01\x00\x03\x06\x00\x00\x07\x5D\x11\x00";
+        let mut ip = vec![0x60, 0, 0, 0, 0, 20, 17, 64];
+        ip.extend_from_slice(&Ipv6Addr::LOCALHOST.octets());
+        ip.extend_from_slice(&Ipv6Addr::LOCALHOST.octets());
+        ip.extend_from_slice(&[0x08, 0xFE, 0x17, 0xB9, 0, 20, 0, 0]);
+        ip.extend_from_slice(payload);
+        let seg = segment(DataLink::RAW, &ip).expect("a UDP segment");
+        assert_eq!(seg.src, "[::1]:2302".parse().unwrap());
+        assert_eq!(seg.dst, "[::1]:6073".parse().unwrap());
+        assert_eq!(seg.payload, payload);
+    }
+
+    #[test]
+    fn not_udp_or_tcp() {
+        let (_, mut eth) = udp();
+        eth[23] = 1; // ICMP
+        assert!(segment(DataLink::ETHERNET, &eth).is_none());
+        eth[12] = 0x86; // ARP-ish ethertype
+        assert!(segment(DataLink::ETHERNET, &eth).is_none());
+        assert!(segment(DataLink::ETHERNET, &eth[..10]).is_none());
+        assert!(segment(DataLink::IEEE802_11, &eth).is_none());
+    }
+}
