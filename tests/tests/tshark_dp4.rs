@@ -80,9 +80,7 @@ fn check_body(f: &Frame, m: &Dp4Datagram) {
     let b = &m.body.0;
     match m.header.command {
         Command::DPSP_MSG_ENUMSESSIONS => {
-            // tshark 4.0's dplay shows GUIDs as if big-endian; the wire holds the Windows
-            // layout (INDEX §0), so compare the bytes.
-            assert_eq!(f.str("dplay.type02.game.guid"), Uuid::from_bytes(APP.to_bytes_le()).to_string());
+            assert_eq!(f.str("dplay.type02.game.guid"), tshark::guid(&APP));
             assert_eq!(f.num("dplay.type02.password_offset"), dword(b, 16));
             assert_eq!(f.num("dplay.type02.flags"), dword(b, 20));
         }

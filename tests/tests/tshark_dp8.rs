@@ -13,6 +13,11 @@ use dplay_wire::dp8::cframe::{
     Cframe, ConnectFields, ConnectedSigned, HardDisconnect, Masks, Sack, SackFlags, SigningOpts,
 };
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl, DframeHeader};
+use dplay_wire::dp8::enumeration::{
+    DXDIAG_APPLICATION_GUID, EnumMessage, EnumQuery, EnumResponse, SessionFlags,
+};
+use dplay_wire::dp8::path_test::{NatMessage, PathTest};
+use dplay_wire::{Blob, Uuid, WideString};
 
 /// Client and server of every capture: the server on DirectPlay 8's enumeration port.
 const CLIENT: &str = "192.168.1.10:2302";
@@ -257,4 +262,98 @@ fn dframes_match_tshark() {
             assert_eq!(f.num(field), u64::from(h.command.contains(bit)), "{field} of {h:?}");
         }
     }
+}
+
+fn enum_messages() -> Vec<EnumMessage> {
+    vec![
+        EnumMessage::Query(EnumQuery {
+            enum_payload: 0x1234,
+            application_guid: Some(DXDIAG_APPLICATION_GUID),
+            application_payload: Blob::default(),
+        }),
+        EnumMessage::Query(EnumQuery {
+            enum_payload: 0xBEEF,
+            application_guid: None,
+            application_payload: Blob::new(b"hello"),
+        }),
+        EnumMessage::Response(EnumResponse {
+            enum_payload: 0x1234,
+            application_desc_flags: SessionFlags::MIGRATE_HOST,
+            max_players: 16,
+            current_players: 3,
+            session_name: Some(WideString::new("Test Session")),
+            password: None,
+            reserved_data: None,
+            application_reserved_data: Some(Blob::new(&[1, 2, 3, 4])),
+            application_instance_guid: Uuid::from_u128(0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF),
+            application_guid: DXDIAG_APPLICATION_GUID,
+            application_data: Some(Blob::new(&[0; 6])),
+        }),
+    ]
+}
+
+/// MC-DPLHP 2.2.1-2.2.2 and MC-DPLNAT 2.2.2: EnumQuery, EnumResponse and PATH_TEST on 6073.
+#[test]
+fn enumeration_matches_tshark() {
+    if !tshark::available("enumeration_matches_tshark") {
+        return;
+    }
+    let msgs = enum_messages();
+    let path_test = NatMessage::PathTest(PathTest { msg_id: 0xD0C1, key: 0xF9AF_E99C_92DD_82B8 });
+    let mut packets: Vec<_> =
+        msgs.iter().map(|m| Packet::udp(CLIENT, SERVER, &m.to_vec().expect("emit"))).collect();
+    packets.push(Packet::udp(CLIENT, SERVER, &path_test.to_vec().expect("emit")));
+    let dissected = tshark::dissect("enumeration", &packets);
+    for (f, m) in dissected.iter().zip(&msgs) {
+        f.assert_clean(m.name());
+        assert_eq!(f.num("dpnet.lead"), 0);
+        match m {
+            EnumMessage::Query(q) => {
+                assert_eq!(f.num("dpnet.command"), 0x02);
+                assert_eq!(f.num("dpnet.payload"), u64::from(q.enum_payload));
+                assert_eq!(f.num("dpnet.type"), u64::from(q.query_type().0));
+                match q.application_guid {
+                    // tshark 4.0 reads an EnumQuery's GUID as if big-endian.
+                    Some(g) => assert_eq!(f.str("dpnet.application"), tshark::guid(&g)),
+                    None => assert!(!f.has("dpnet.application")),
+                }
+                if !q.application_payload.is_empty() {
+                    assert_eq!(f.str("dpnet.data"), colon_hex(&q.application_payload));
+                }
+            }
+            EnumMessage::Response(r) => {
+                let bytes = m.to_vec().unwrap();
+                let dword = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
+                assert_eq!(f.num("dpnet.command"), 0x03);
+                assert_eq!(f.num("dpnet.payload"), u64::from(r.enum_payload));
+                assert_eq!(f.num("dpnet.reply_offset"), dword(4));
+                assert_eq!(f.num("dpnet.response_size"), dword(8));
+                assert_eq!(f.num("dpnet.desc_size"), 0x50);
+                assert_eq!(f.num("dpnet.desc_flags"), u64::from(r.application_desc_flags.bits()));
+                assert_eq!(f.num("dpnet.max_players"), u64::from(r.max_players));
+                assert_eq!(f.num("dpnet.current_players"), u64::from(r.current_players));
+                assert_eq!(f.num("dpnet.session_offset"), dword(28));
+                assert_eq!(f.num("dpnet.session_size"), dword(32));
+                assert_eq!(f.num("dpnet.password_offset"), 0);
+                assert_eq!(f.num("dpnet.password_size"), 0);
+                assert_eq!(f.num("dpnet.reserved_offset"), 0);
+                assert_eq!(f.num("dpnet.reserved_size"), 0);
+                assert_eq!(f.num("dpnet.application_offset"), dword(52));
+                assert_eq!(f.num("dpnet.application_size"), dword(56));
+                // In an EnumResponse tshark reads both GUIDs in the Windows layout, as we do.
+                assert_eq!(f.str("dpnet.instance"), r.application_instance_guid.to_string());
+                assert_eq!(f.str("dpnet.application"), r.application_guid.to_string());
+                assert_eq!(f.str("dpnet.session_name"), r.session_name.as_ref().unwrap().to_string());
+            }
+        }
+    }
+    let f = &dissected[msgs.len()];
+    f.assert_clean("PATH_TEST");
+    assert_eq!(f.num("dpnet.lead"), 0);
+    assert_eq!(f.num("dpnet.command"), 0x05);
+    assert_eq!(f.num("dpnet.payload"), 0xD0C1, "wMsgID");
+}
+
+fn colon_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
 }

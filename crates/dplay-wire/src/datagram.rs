@@ -14,7 +14,12 @@ use crate::WireError;
 use crate::codec::{Reader, Wire};
 use crate::dp4::header::{HEADER_LEN, Header, SIGNATURE, SIGNATURE_OFFSET};
 use crate::dp8::cframe::{CFRAME_MIN_LEN, Cframe, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL};
+use crate::dp8::coalesce::Coalesced;
 use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand, DframeContext, DframeControl, DframeHeader};
+use crate::dp8::enumeration::{ENUM_QUERY_COMMAND, ENUM_RESPONSE_COMMAND, EnumMessage};
+use crate::dp8::path_test::{
+    NAT_RESOLVER_QUERY_DATA_KIND, NAT_RESOLVER_RESPONSE_DATA_KIND, NatMessage, PATH_TEST_DATA_KIND,
+};
 use crate::text::Blob;
 
 /// The protocol a datagram belongs to.
@@ -104,6 +109,12 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
         Kind::Dp8Cframe => Cframe::parse(bytes).map(Datagram::Cframe),
         Kind::Dp8Dframe => DframeDatagram::parse(bytes).map(Datagram::Dframe),
         Kind::Dp4Message => Dp4Datagram::parse(bytes).map(Datagram::Dp4),
+        Kind::Dp8SessionPacket { command: ENUM_QUERY_COMMAND | ENUM_RESPONSE_COMMAND } => {
+            EnumMessage::parse(bytes).map(Datagram::Enum)
+        }
+        Kind::Dp8SessionPacket {
+            command: PATH_TEST_DATA_KIND | NAT_RESOLVER_QUERY_DATA_KIND | NAT_RESOLVER_RESPONSE_DATA_KIND,
+        } => NatMessage::parse(bytes).map(Datagram::Nat),
         Kind::Dp8SessionPacket { command } => {
             Err(WireError::Unknown { what: "DirectPlay 8 session packet CommandByte", value: command.into() })
         }
@@ -118,6 +129,10 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]
 pub enum Datagram {
+    /// A DirectPlay 8 EnumQuery or EnumResponse (MC-DPLHP 2.2; MS-DPDX 2.2.4-2.2.5).
+    Enum(EnumMessage),
+    /// A DirectPlay 8 PATH_TEST or NAT resolver message (MC-DPLNAT 2.2; MS-DPDX 2.2.6).
+    Nat(NatMessage),
     /// A DirectPlay 8 CFRAME (MC-DPL8R 2.2.1).
     Cframe(Cframe),
     /// A DirectPlay 8 DFRAME (MC-DPL8R 2.2.2).
@@ -130,15 +145,17 @@ impl Datagram {
     /// The protocol family.
     pub fn family(&self) -> Family {
         match self {
-            Self::Cframe(_) | Self::Dframe(_) => Family::Dp8,
+            Self::Enum(_) | Self::Nat(_) | Self::Cframe(_) | Self::Dframe(_) => Family::Dp8,
             Self::Dp4(_) => Family::Dp4,
         }
     }
 
     /// The message name as its spec spells it: `CONNECT`, `SACK`, `KEEPALIVE`,
-    /// `DPSP_MSG_ENUMSESSIONS`, ...
+    /// `EnumQuery`, `PATH_TEST`, `DPSP_MSG_ENUMSESSIONS`, ...
     pub fn message_name(&self) -> &'static str {
         match self {
+            Self::Enum(m) => m.name(),
+            Self::Nat(m) => m.name(),
             Self::Cframe(c) => c.name(),
             Self::Dframe(d) => d.message_name(),
             Self::Dp4(m) => m.message_name(),
@@ -154,6 +171,7 @@ impl Datagram {
             "KEEPALIVE" => Some("TRANS_USERDATA_KEEPALIVE"),
             "END_OF_STREAM" => Some("TRANS_USERDATA_END_OF_STREAM"),
             "DFRAME" => Some("TRANS_USERDATA_HEADER"),
+            "PATH_TEST" => Some("SESS_PATH_TEST"),
             _ => None,
         }
     }
@@ -166,6 +184,8 @@ impl Wire for Datagram {
 
     fn encoded_len(&self) -> usize {
         match self {
+            Self::Enum(m) => m.encoded_len(),
+            Self::Nat(m) => m.encoded_len(),
             Self::Cframe(c) => c.encoded_len(),
             Self::Dframe(d) => d.encoded_len(),
             Self::Dp4(m) => m.encoded_len(),
@@ -174,6 +194,8 @@ impl Wire for Datagram {
 
     fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         match self {
+            Self::Enum(m) => m.emit(buf),
+            Self::Nat(m) => m.emit(buf),
             Self::Cframe(c) => c.emit(buf),
             Self::Dframe(d) => d.emit(buf),
             Self::Dp4(m) => m.emit(buf),
@@ -187,16 +209,41 @@ impl Wire for Datagram {
 pub enum DframePayload {
     /// No payload: a KeepAlive, or END_STREAM alone.
     Empty,
-    /// Bytes this layer does not interpret: application data, voice (USER_2), a piece of a
-    /// multi-frame message, or the coalesced format.
+    /// Bytes this layer does not interpret: application data, voice (USER_2), or a piece of a
+    /// multi-frame message.
     Data(Blob),
+    /// The coalesced format (`PACKET_CONTROL_COALESCE`): 1 to 32 sub-payloads (MC-DPL8R 2.2.3;
+    /// MS-DPDX 2.2.17.1).
+    Coalesced(Coalesced),
 }
 
 impl DframePayload {
+    /// Parses the payload of a frame with `header` (MC-DPL8R 2.2.2-2.2.3).
+    fn parse(header: &DframeHeader, bytes: &[u8]) -> Result<Self, WireError> {
+        if header.control.contains(DframeControl::COALESCE) {
+            return Coalesced::parse(bytes).map(Self::Coalesced);
+        }
+        Ok(if bytes.is_empty() { Self::Empty } else { Self::Data(Blob::new(bytes)) })
+    }
+
     fn encoded_len(&self) -> usize {
         match self {
             Self::Empty => 0,
             Self::Data(b) => b.len(),
+            Self::Coalesced(c) => c.encoded_len(),
+        }
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        match self {
+            Self::Empty => Ok(0),
+            Self::Data(b) => {
+                let got = buf.len();
+                let out = buf.get_mut(..b.len()).ok_or(WireError::BufferTooSmall { needed: b.len(), got })?;
+                out.copy_from_slice(b);
+                Ok(b.len())
+            }
+            Self::Coalesced(c) => c.emit(buf),
         }
     }
 }
@@ -211,9 +258,12 @@ pub struct DframeDatagram {
 }
 
 impl DframeDatagram {
-    /// `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), or `DFRAME`.
+    /// `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), `COALESCED` (MC-DPL8R 2.2.3), or
+    /// `DFRAME`.
     pub fn message_name(&self) -> &'static str {
-        if self.header.is_keepalive() {
+        if matches!(self.payload, DframePayload::Coalesced(_)) {
+            "COALESCED"
+        } else if self.header.is_keepalive() {
             "KEEPALIVE"
         } else if self.header.control.contains(DframeControl::END_STREAM) {
             "END_OF_STREAM"
@@ -227,8 +277,7 @@ impl Wire for DframeDatagram {
     /// Parses with the default [`DframeContext`] (unsigned, version 0x00010005 or later).
     fn parse(bytes: &[u8]) -> Result<Self, WireError> {
         let (header, rest) = DframeHeader::parse(bytes, DframeContext::default())?;
-        let payload =
-            if rest.is_empty() { DframePayload::Empty } else { DframePayload::Data(Blob::new(rest)) };
+        let payload = DframePayload::parse(&header, rest)?;
         Ok(Self { header, payload })
     }
 
@@ -242,10 +291,7 @@ impl Wire for DframeDatagram {
         let out = buf.get_mut(..len).ok_or(WireError::BufferTooSmall { needed: len, got })?;
         let (head, body) = out.split_at_mut(self.header.len());
         self.header.emit(head)?;
-        match &self.payload {
-            DframePayload::Empty => {}
-            DframePayload::Data(b) => body.copy_from_slice(b),
-        }
+        self.payload.emit(body)?;
         Ok(len)
     }
 }

@@ -25,6 +25,10 @@ fn check(frame: &[u8], family: Family, name: &str) -> Datagram {
 #[test]
 fn demux_table() {
     assert_eq!(classify(&bytes("00 02 AA BB 02")), Kind::Dp8SessionPacket { command: 2 });
+    assert_eq!(
+        classify(&bytes("00 05 C1 D0 B8 82 DD 92 9C E9 AF F9")),
+        Kind::Dp8SessionPacket { command: 5 }
+    );
     assert_eq!(classify(&bytes("3F 02 00 00")), Kind::Dp8Dframe);
     assert_eq!(classify(&bytes("88 01 00 00 06 00 01 00 C6 AE C9 79")), Kind::Dp8Cframe);
     assert_eq!(classify(&bytes("80 06 01 00 03 06 00 00 07 5D 11")), Kind::Unknown, "CFRAME under 12 bytes");
@@ -96,6 +100,31 @@ fn dp4_size_must_cover_the_datagram() {
     let mut msg = enum_sessions();
     msg.push(0);
     assert!(matches!(parse_datagram(&msg), Err(WireError::InvalidValue { field: "dwSize", .. })));
+}
+
+/// MS-DPDX 2.2.4: DXDiag's EnumQuery, with its application GUID.
+#[test]
+fn enum_query() {
+    check(&bytes("00 02 01 00 01 DA 80 EF 61 1B 69 47 42 9A DD 1C 7B ED 2B C1 3E"), Family::Dp8, "EnumQuery");
+    check(&bytes("00 02 05 00 02 AB CD"), Family::Dp8, "EnumQuery");
+}
+
+/// MC-DPLNAT 4.2: PATH_TEST, which MS-DPDX calls SESS_PATH_TEST.
+#[test]
+fn path_test() {
+    let d = check(&bytes("00 05 C1 D0 B8 82 DD 92 9C E9 AF F9"), Family::Dp8, "PATH_TEST");
+    assert_eq!(d.alias(), Some("SESS_PATH_TEST"));
+}
+
+/// MC-DPL8R 2.2.3: a COALESCE frame is decoalesced; a bad coalesced payload is an error.
+#[test]
+fn coalesced() {
+    let d = check(&bytes("3F 04 01 00 01 40 02 C1 7A 00 00 00 BB CC"), Family::Dp8, "COALESCED");
+    let Datagram::Dframe(f) = d else { panic!("not a DFRAME: {d:?}") };
+    let DframePayload::Coalesced(c) = f.payload else { panic!("not coalesced: {f:?}") };
+    assert_eq!(c.payloads.len(), 2);
+    assert_eq!(c.payloads[1].data, Blob::new(&bytes("BB CC")));
+    assert!(parse_datagram(&bytes("3F 04 01 00 01 40 02")).is_err());
 }
 
 #[test]
