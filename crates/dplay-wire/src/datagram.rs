@@ -14,8 +14,7 @@ use crate::WireError;
 use crate::codec::{Reader, Wire};
 use crate::dp4::header::{HEADER_LEN, Header, SIGNATURE, SIGNATURE_OFFSET};
 use crate::dp8::cframe::{CFRAME_MIN_LEN, Cframe, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL};
-use crate::dp8::coalesce::Coalesced;
-use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand, DframeContext, DframeControl, DframeHeader};
+use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand};
 use crate::dp8::enumeration::{ENUM_QUERY_COMMAND, ENUM_RESPONSE_COMMAND, EnumMessage};
 use crate::dp8::path_test::{
     NAT_RESOLVER_QUERY_DATA_KIND, NAT_RESOLVER_RESPONSE_DATA_KIND, NatMessage, PATH_TEST_DATA_KIND,
@@ -164,6 +163,11 @@ impl Datagram {
 
     /// The MS-DPDX name of the same message, where MS-DPDX gives it another one (decision F-1).
     pub fn alias(&self) -> Option<&'static str> {
+        if let Self::Dframe(d) = self {
+            if let Some(alias) = d.session_alias() {
+                return Some(alias);
+            }
+        }
         match self.message_name() {
             "CONNECT" => Some("TRANS_COMMAND_CONNECT"),
             "CONNECTED" => Some("TRANS_COMMAND_CONNECT_ACCEPT"),
@@ -200,99 +204,6 @@ impl Wire for Datagram {
             Self::Dframe(d) => d.emit(buf),
             Self::Dp4(m) => m.emit(buf),
         }
-    }
-}
-
-/// What follows a DFRAME header, as far as a context-free decoder can tell (MC-DPL8R 2.2.2;
-/// MS-DPDX 3.1.5.8-9).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub enum DframePayload {
-    /// No payload: a KeepAlive, or END_STREAM alone.
-    Empty,
-    /// Bytes this layer does not interpret: application data, voice (USER_2), or a piece of a
-    /// multi-frame message.
-    Data(Blob),
-    /// The coalesced format (`PACKET_CONTROL_COALESCE`): 1 to 32 sub-payloads (MC-DPL8R 2.2.3;
-    /// MS-DPDX 2.2.17.1).
-    Coalesced(Coalesced),
-}
-
-impl DframePayload {
-    /// Parses the payload of a frame with `header` (MC-DPL8R 2.2.2-2.2.3).
-    fn parse(header: &DframeHeader, bytes: &[u8]) -> Result<Self, WireError> {
-        if header.control.contains(DframeControl::COALESCE) {
-            return Coalesced::parse(bytes).map(Self::Coalesced);
-        }
-        Ok(if bytes.is_empty() { Self::Empty } else { Self::Data(Blob::new(bytes)) })
-    }
-
-    fn encoded_len(&self) -> usize {
-        match self {
-            Self::Empty => 0,
-            Self::Data(b) => b.len(),
-            Self::Coalesced(c) => c.encoded_len(),
-        }
-    }
-
-    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        match self {
-            Self::Empty => Ok(0),
-            Self::Data(b) => {
-                let got = buf.len();
-                let out = buf.get_mut(..b.len()).ok_or(WireError::BufferTooSmall { needed: b.len(), got })?;
-                out.copy_from_slice(b);
-                Ok(b.len())
-            }
-            Self::Coalesced(c) => c.emit(buf),
-        }
-    }
-}
-
-/// A DFRAME datagram: its header, parsed with the default [`DframeContext`], and its payload.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DframeDatagram {
-    /// The header (MC-DPL8R 2.2.2).
-    pub header: DframeHeader,
-    /// The payload.
-    pub payload: DframePayload,
-}
-
-impl DframeDatagram {
-    /// `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), `COALESCED` (MC-DPL8R 2.2.3), or
-    /// `DFRAME`.
-    pub fn message_name(&self) -> &'static str {
-        if matches!(self.payload, DframePayload::Coalesced(_)) {
-            "COALESCED"
-        } else if self.header.is_keepalive() {
-            "KEEPALIVE"
-        } else if self.header.control.contains(DframeControl::END_STREAM) {
-            "END_OF_STREAM"
-        } else {
-            "DFRAME"
-        }
-    }
-}
-
-impl Wire for DframeDatagram {
-    /// Parses with the default [`DframeContext`] (unsigned, version 0x00010005 or later).
-    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let (header, rest) = DframeHeader::parse(bytes, DframeContext::default())?;
-        let payload = DframePayload::parse(&header, rest)?;
-        Ok(Self { header, payload })
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.header.len() + self.payload.encoded_len()
-    }
-
-    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let len = self.encoded_len();
-        let got = buf.len();
-        let out = buf.get_mut(..len).ok_or(WireError::BufferTooSmall { needed: len, got })?;
-        let (head, body) = out.split_at_mut(self.header.len());
-        self.header.emit(head)?;
-        self.payload.emit(body)?;
-        Ok(len)
     }
 }
 
@@ -374,5 +285,8 @@ impl<'a> Iterator for Dp4Stream<'a> {
     }
 }
 
+mod dframe;
 #[cfg(test)]
 mod tests;
+
+pub use dframe::{CoalescedPart, DframeDatagram, DframePayload, PartBody};

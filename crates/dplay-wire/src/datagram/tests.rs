@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::dp4::header::Command;
+use crate::dp8::session::SessionMessage;
 use crate::testutil::{assert_reemits, bytes};
 
 /// MC-DPL4CS 2.2.6 / 4.1: a 70-byte DPSP_MSG_ENUMSESSIONS from a remote machine.
@@ -116,15 +117,40 @@ fn path_test() {
     assert_eq!(d.alias(), Some("SESS_PATH_TEST"));
 }
 
-/// MC-DPL8R 2.2.3: a COALESCE frame is decoalesced; a bad coalesced payload is an error.
+/// MC-DPL8R 2.2.3: a COALESCE frame is decoalesced, and each USER_1 sub-payload is a session
+/// message (MS-DPDX 2.2.17.1); a bad coalesced payload is an error.
 #[test]
 fn coalesced() {
-    let d = check(&bytes("3F 04 01 00 01 40 02 C1 7A 00 00 00 BB CC"), Family::Dp8, "COALESCED");
+    let d = check(&bytes("3F 04 01 00 04 40 02 01 C3 00 00 00 BB CC"), Family::Dp8, "COALESCED");
     let Datagram::Dframe(f) = d else { panic!("not a DFRAME: {d:?}") };
-    let DframePayload::Coalesced(c) = f.payload else { panic!("not coalesced: {f:?}") };
-    assert_eq!(c.payloads.len(), 2);
-    assert_eq!(c.payloads[1].data, Blob::new(&bytes("BB CC")));
+    let DframePayload::Coalesced(parts) = f.payload else { panic!("not coalesced: {f:?}") };
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0].body, PartBody::Session(SessionMessage::AckConnectInfo));
+    assert_eq!(parts[1].body, PartBody::Data(Blob::new(&bytes("BB CC"))));
     assert!(parse_datagram(&bytes("3F 04 01 00 01 40 02")).is_err());
+    assert!(parse_datagram(&bytes("3F 04 01 00 01 41 00 00 7A")).is_err(), "USER_1 part not a session message");
+}
+
+/// MC-DPL8CS 2.1.1: USER_1 with NEW_MSG and END_MSG carries one session message, named as
+/// MC-DPL8CS names it, with its MS-DPDX alias (F-1).
+#[test]
+fn session_message() {
+    let d = check(&bytes("7F 00 01 00 C3 00 00 00"), Family::Dp8, "DN_ACK_CONNECT_INFO");
+    assert_eq!(d.alias(), Some("TRANS_USERDATA_ACK_SESSION_INFO"));
+    assert!(parse_datagram(&bytes("7F 00 01 00 C3 00 00")).is_err());
+    // Without END_MSG it is a piece of a larger message: bytes.
+    let d = check(&bytes("5F 00 01 00 C3 00 00"), Family::Dp8, "DFRAME");
+    assert!(matches!(d, Datagram::Dframe(DframeDatagram { payload: DframePayload::Data(_), .. })));
+}
+
+/// MS-DPDX 2.2.31: DXDiag's chat message travels as application data.
+#[test]
+fn chat_message() {
+    let mut frame = bytes("3D 00 05 03 01 00 48 00 69 00");
+    frame.resize(4 + 402, 0);
+    check(&frame, Family::Dp8, "TRANS_USERDATA_SEND_MESSAGE");
+    frame.pop();
+    check(&frame, Family::Dp8, "DFRAME");
 }
 
 #[test]

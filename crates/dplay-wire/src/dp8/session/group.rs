@@ -1,0 +1,257 @@
+//! Group messages, peer-to-peer only (MC-DPL8CS 2.2.4.1-2.2.4.8). DXDiag never uses groups,
+//! and MS-DPDX has no names for them.
+//!
+//! DN_CREATE_GROUP is printed with only `dpnidRequesting` and `dwPacketContext`: no group
+//! DPNID, name or flags, although it is a name-table operation (INDEX F-15). It is coded as
+//! printed; a capture would be needed to do better.
+
+use bitflags::bitflags;
+
+use super::Body;
+use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, blobs_len, push_bytes, push_wide};
+use super::update_info::InfoFlags;
+use crate::WireError;
+use crate::codec::{Reader, Writer};
+use crate::dp8::dpnid::Dpnid;
+use crate::text::{Blob, WideString};
+
+bitflags! {
+    /// `dwGroupFlags` of DN_REQ_CREATE_GROUP (MC-DPL8CS 2.2.4.1). Unknown bits are kept.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+    pub struct GroupFlags: u32 {
+        /// `DPNGROUP_AUTODESTRUCT`: delete the group when its last player leaves.
+        const AUTODESTRUCT = 0x0000_0001;
+    }
+}
+
+/// DN_REQ_CREATE_GROUP (MC-DPL8CS 2.2.4.1), 0xD2: a peer asks the host for a new group.
+/// Canonical blob order: data, name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReqCreateGroup {
+    /// `dwPacketContext`: echoed by DN_CREATE_GROUP.
+    pub packet_context: u32,
+    /// `dwGroupFlags`.
+    pub group_flags: GroupFlags,
+    /// `dwInfoFlags`: which of name and data are given.
+    pub info_flags: InfoFlags,
+    /// `name` (UTF-16LE).
+    pub name: Option<WideString>,
+    /// `data` (its size field is misspelled `dwDateSize`, INDEX F-14).
+    pub data: Blob,
+    /// Blob order on the wire.
+    pub layout: BlobLayout,
+}
+
+const REQ_CREATE_GROUP_FIXED: usize = 28;
+
+impl ReqCreateGroup {
+    fn blobs(&self) -> Blobs<'_> {
+        let mut b = Blobs::new();
+        push_bytes(&mut b, BlobField::Data, &self.data);
+        push_wide(&mut b, BlobField::Name, &self.name);
+        b
+    }
+}
+
+impl Body for ReqCreateGroup {
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(&mut self.layout)
+    }
+
+    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(body);
+        let packet_context = r.u32("dwPacketContext")?;
+        let group_flags = GroupFlags::from_bits_retain(r.u32("dwGroupFlags")?);
+        let info_flags = InfoFlags::from_bits_retain(r.u32("dwInfoFlags")?);
+        let name_pair = (r.u32("dwNameOffset")?, r.u32("dwNameSize")?);
+        let data_pair = (r.u32("dwDataOffset")?, r.u32("dwDateSize")?);
+        let mut blobs = BlobReader::new(body, r.pos());
+        let mut v = Self {
+            packet_context,
+            group_flags,
+            info_flags,
+            data: blobs.blob(BlobField::Data, "data", data_pair)?,
+            name: blobs.wide(BlobField::Name, "name", name_pair)?,
+            layout: BlobLayout(None),
+        };
+        v.layout = blobs.finish(&v.blobs())?;
+        Ok(v)
+    }
+
+    fn body_len(&self) -> usize {
+        REQ_CREATE_GROUP_FIXED + blobs_len(&self.blobs())
+    }
+
+    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        let p = Placement::new(&self.layout, REQ_CREATE_GROUP_FIXED, self.blobs())?;
+        w.u32(self.packet_context);
+        w.u32(self.group_flags.bits());
+        w.u32(self.info_flags.bits());
+        p.write_pair(w, BlobField::Name);
+        p.write_pair(w, BlobField::Data);
+        p.write(w)
+    }
+}
+
+/// DN_CREATE_GROUP (MC-DPL8CS 2.2.4.2), 0xD7, as printed (INDEX F-15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CreateGroup {
+    /// `dpnidRequesting`: the peer that asked.
+    pub dpnid_requesting: Dpnid,
+    /// `dwPacketContext`: echo of the request's.
+    pub packet_context: u32,
+}
+
+impl Body for CreateGroup {
+    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(body);
+        let v = Self {
+            dpnid_requesting: Dpnid(r.u32("dpnidRequesting")?),
+            packet_context: r.u32("dwPacketContext")?,
+        };
+        r.finish("DN_CREATE_GROUP")?;
+        Ok(v)
+    }
+
+    fn body_len(&self) -> usize {
+        8
+    }
+
+    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u32(self.dpnid_requesting.0);
+        w.u32(self.packet_context);
+        Ok(())
+    }
+}
+
+/// The body of DN_REQ_ADD_PLAYER_TO_GROUP (0xD3), DN_REQ_DELETE_PLAYER_FROM_GROUP (0xD4) and
+/// DN_REQ_DESTROY_GROUP (0xD5) (MC-DPL8CS 2.2.4.3, 2.2.4.5, 2.2.4.7). DN_REQ_DESTROY_GROUP
+/// carries a `dpnidPlayer` too, as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ReqGroupMember {
+    /// `dwPacketContext`: echoed by the host's answer.
+    pub packet_context: u32,
+    /// `dpnidGroup`.
+    pub dpnid_group: Dpnid,
+    /// `dpnidPlayer`.
+    pub dpnid_player: Dpnid,
+}
+
+impl Body for ReqGroupMember {
+    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(body);
+        let v = Self {
+            packet_context: r.u32("dwPacketContext")?,
+            dpnid_group: Dpnid(r.u32("dpnidGroup")?),
+            dpnid_player: Dpnid(r.u32("dpnidPlayer")?),
+        };
+        r.finish("dpnidPlayer")?;
+        Ok(v)
+    }
+
+    fn body_len(&self) -> usize {
+        12
+    }
+
+    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u32(self.packet_context);
+        w.u32(self.dpnid_group.0);
+        w.u32(self.dpnid_player.0);
+        Ok(())
+    }
+}
+
+/// The body of DN_ADD_PLAYER_TO_GROUP (0xD9) and DN_DELETE_PLAYER_FROM_GROUP (0xDA)
+/// (MC-DPL8CS 2.2.4.4, 2.2.4.6). Both are name-table operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GroupMember {
+    /// `dpnidGroup`.
+    pub dpnid_group: Dpnid,
+    /// `dpnidPlayer`.
+    pub dpnid_player: Dpnid,
+    /// `dwVersion`: the name-table version of this operation.
+    pub version: u32,
+    /// `dwVersionNotUsed`: kept for re-emission.
+    pub version_not_used: u32,
+    /// `dpnidRequesting`: the peer that asked.
+    pub dpnid_requesting: Dpnid,
+    /// `dwPacketContext`: echo of the request's.
+    pub packet_context: u32,
+}
+
+impl Body for GroupMember {
+    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(body);
+        let v = Self {
+            dpnid_group: Dpnid(r.u32("dpnidGroup")?),
+            dpnid_player: Dpnid(r.u32("dpnidPlayer")?),
+            version: r.u32("dwVersion")?,
+            version_not_used: r.u32("dwVersionNotUsed")?,
+            dpnid_requesting: Dpnid(r.u32("dpnidRequesting")?),
+            packet_context: r.u32("dwPacketContext")?,
+        };
+        r.finish("dwPacketContext")?;
+        Ok(v)
+    }
+
+    fn body_len(&self) -> usize {
+        24
+    }
+
+    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u32(self.dpnid_group.0);
+        w.u32(self.dpnid_player.0);
+        w.u32(self.version);
+        w.u32(self.version_not_used);
+        w.u32(self.dpnid_requesting.0);
+        w.u32(self.packet_context);
+        Ok(())
+    }
+}
+
+/// DN_DESTROY_GROUP (MC-DPL8CS 2.2.4.8), 0xD8. A name-table operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct DestroyGroup {
+    /// `dpnidGroup`.
+    pub dpnid_group: Dpnid,
+    /// `dwVersion`: the name-table version of this operation.
+    pub version: u32,
+    /// `dwVersionNotUsed`: kept for re-emission.
+    pub version_not_used: u32,
+    /// `dpnidRequesting`: the peer that asked.
+    pub dpnid_requesting: Dpnid,
+    /// `dwPacketContext`: echo of the request's.
+    pub packet_context: u32,
+}
+
+impl Body for DestroyGroup {
+    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(body);
+        let v = Self {
+            dpnid_group: Dpnid(r.u32("dpnidGroup")?),
+            version: r.u32("dwVersion")?,
+            version_not_used: r.u32("dwVersionNotUsed")?,
+            dpnid_requesting: Dpnid(r.u32("dpnidRequesting")?),
+            packet_context: r.u32("dwPacketContext")?,
+        };
+        r.finish("dwPacketContext")?;
+        Ok(v)
+    }
+
+    fn body_len(&self) -> usize {
+        20
+    }
+
+    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u32(self.dpnid_group.0);
+        w.u32(self.version);
+        w.u32(self.version_not_used);
+        w.u32(self.dpnid_requesting.0);
+        w.u32(self.packet_context);
+        Ok(())
+    }
+}
