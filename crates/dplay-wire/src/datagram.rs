@@ -163,10 +163,10 @@ impl Datagram {
 
     /// The MS-DPDX name of the same message, where MS-DPDX gives it another one (decision F-1).
     pub fn alias(&self) -> Option<&'static str> {
-        if let Self::Dframe(d) = self {
-            if let Some(alias) = d.session_alias() {
-                return Some(alias);
-            }
+        if let Self::Dframe(d) = self
+            && let Some(alias) = d.session_alias()
+        {
+            return Some(alias);
         }
         match self.message_name() {
             "CONNECT" => Some("TRANS_COMMAND_CONNECT"),

@@ -128,7 +128,10 @@ fn coalesced() {
     assert_eq!(parts[0].body, PartBody::Session(SessionMessage::AckConnectInfo));
     assert_eq!(parts[1].body, PartBody::Data(Blob::new(&bytes("BB CC"))));
     assert!(parse_datagram(&bytes("3F 04 01 00 01 40 02")).is_err());
-    assert!(parse_datagram(&bytes("3F 04 01 00 01 41 00 00 7A")).is_err(), "USER_1 part not a session message");
+    assert!(
+        parse_datagram(&bytes("3F 04 01 00 01 41 00 00 7A")).is_err(),
+        "USER_1 part not a session message"
+    );
 }
 
 /// MC-DPL8CS 2.1.1: USER_1 with NEW_MSG and END_MSG carries one session message, named as
