@@ -11,15 +11,15 @@
 //! byte of a size, which may be odd and would otherwise look like a DFRAME.
 
 use crate::WireError;
-use crate::codec::{Reader, Wire};
+use crate::codec::Wire;
 use crate::dp4::header::{HEADER_LEN, Header, SIGNATURE, SIGNATURE_OFFSET};
+use crate::dp4::message::Dp4Message;
 use crate::dp8::cframe::{CFRAME_MIN_LEN, Cframe, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL};
 use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand};
 use crate::dp8::enumeration::{ENUM_QUERY_COMMAND, ENUM_RESPONSE_COMMAND, EnumMessage};
 use crate::dp8::path_test::{
     NAT_RESOLVER_QUERY_DATA_KIND, NAT_RESOLVER_RESPONSE_DATA_KIND, NatMessage, PATH_TEST_DATA_KIND,
 };
-use crate::text::Blob;
 
 /// The protocol a datagram belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -107,7 +107,7 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
     match classify(bytes) {
         Kind::Dp8Cframe => Cframe::parse(bytes).map(Datagram::Cframe),
         Kind::Dp8Dframe => DframeDatagram::parse(bytes).map(Datagram::Dframe),
-        Kind::Dp4Message => Dp4Datagram::parse(bytes).map(Datagram::Dp4),
+        Kind::Dp4Message => Dp4Message::parse(bytes).map(Datagram::Dp4),
         Kind::Dp8SessionPacket { command: ENUM_QUERY_COMMAND | ENUM_RESPONSE_COMMAND } => {
             EnumMessage::parse(bytes).map(Datagram::Enum)
         }
@@ -136,8 +136,8 @@ pub enum Datagram {
     Cframe(Cframe),
     /// A DirectPlay 8 DFRAME (MC-DPL8R 2.2.2).
     Dframe(DframeDatagram),
-    /// A DirectPlay 4 message (MC-DPL4CS 2.2).
-    Dp4(Dp4Datagram),
+    /// A DirectPlay 4 system message with its full header (MC-DPL4CS 2.2).
+    Dp4(Dp4Message),
 }
 
 impl Datagram {
@@ -157,7 +157,7 @@ impl Datagram {
             Self::Nat(m) => m.name(),
             Self::Cframe(c) => c.name(),
             Self::Dframe(d) => d.message_name(),
-            Self::Dp4(m) => m.message_name(),
+            Self::Dp4(m) => m.name(),
         }
     }
 
@@ -204,46 +204,6 @@ impl Wire for Datagram {
             Self::Dframe(d) => d.emit(buf),
             Self::Dp4(m) => m.emit(buf),
         }
-    }
-}
-
-/// A DirectPlay 4 message: DPSP_MSG_HEADER and the body its Command selects (MC-DPL4CS 2.2.6).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Dp4Datagram {
-    /// The full header; its size field is the message length.
-    pub header: Header,
-    /// Everything after the 28-byte header.
-    pub body: Blob,
-}
-
-impl Dp4Datagram {
-    /// The Command's name, `DPSP_MSG_*` (MC-DPL4CS 2.2), or `DPSP_MSG_HEADER` for an unknown one.
-    pub fn message_name(&self) -> &'static str {
-        self.header.command.name().unwrap_or("DPSP_MSG_HEADER")
-    }
-}
-
-impl Wire for Dp4Datagram {
-    /// Parses one message that fills `bytes` exactly (its size field must equal the length).
-    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let (header, size) = Header::parse(bytes)?;
-        let mut r = Reader::new(bytes);
-        r.bytes("DPSP_MSG_HEADER", HEADER_LEN)?;
-        let body = Blob::new(r.bytes("body", size.saturating_sub(HEADER_LEN))?);
-        r.finish("dwSize")?;
-        Ok(Self { header, body })
-    }
-
-    fn encoded_len(&self) -> usize {
-        HEADER_LEN + self.body.len()
-    }
-
-    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let len = self.encoded_len();
-        let mut w = crate::Writer::new(buf, len)?;
-        self.header.write(&mut w, len)?;
-        w.bytes(&self.body);
-        w.finish()
     }
 }
 

@@ -4,12 +4,13 @@ use super::*;
 use crate::dp4::header::Command;
 use crate::dp8::session::SessionMessage;
 use crate::testutil::{assert_reemits, bytes};
+use crate::text::Blob;
 
-/// MC-DPL4CS 2.2.6 / 4.1: a 70-byte DPSP_MSG_ENUMSESSIONS from a remote machine.
+/// MC-DPL4CS 2.2.29: a 52-byte DPSP_MSG_ENUMSESSIONS (no password) from a remote machine.
 fn enum_sessions() -> Vec<u8> {
     let mut msg =
-        bytes("46 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
-    msg.resize(70, 0);
+        bytes("34 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
+    msg.resize(52, 0);
     msg
 }
 
@@ -86,13 +87,11 @@ fn dp4_message() {
     let d = check(&enum_sessions(), Family::Dp4, "DPSP_MSG_ENUMSESSIONS");
     let Datagram::Dp4(m) = &d else { panic!("not DP4: {d:?}") };
     assert_eq!(m.header.command, Command::DPSP_MSG_ENUMSESSIONS);
-    assert_eq!(m.body.len(), 42);
 
-    let mut odd = enum_sessions();
-    odd.truncate(69);
-    odd[0] = 69;
+    // An unassigned Command (0x14) with one byte of body: 29 bytes, lead byte 0x1D.
+    let odd = bytes("1D 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 14 00 0E 00 AA");
     assert_eq!(classify(&odd), Kind::Dp4Message);
-    check(&odd, Family::Dp4, "DPSP_MSG_ENUMSESSIONS");
+    check(&odd, Family::Dp4, "DPSP_MSG_UNKNOWN");
 }
 
 /// A datagram holds exactly one DP4 message: a size short of the datagram is an error.
@@ -197,7 +196,8 @@ proptest! {
     fn dp4_lead_bytes_reparse(size in 28u32..60, token in 0u32..0x1000, tail in proptest::collection::vec(any::<u8>(), 40)) {
         let mut msg = (size | token << 20).to_le_bytes().to_vec();
         msg.extend_from_slice(&[2, 0, 8, 0xFC, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
-        msg.extend_from_slice(b"play");
+        // An unassigned Command (0x14), whose body is any bytes.
+        msg.extend_from_slice(b"play\x14\x00\x0E\x00");
         msg.extend_from_slice(&tail);
         msg.truncate(size as usize);
         let d = parse_datagram(&msg).expect("parse");
