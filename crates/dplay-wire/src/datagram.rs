@@ -5,7 +5,7 @@
 //! (MC-DPL4CS 3.1.4.16.2, 2.2.6; decision F-21). [`parse_datagram`] then parses the whole
 //! datagram into a [`Datagram`], including the payload of a DFRAME when it is a complete
 //! session message. This is what `dplay decode` and the fuzz targets use; the transport parses
-//! with its connection's [`DframeContext`] instead.
+//! with its connection's [`DframeContext`](crate::dp8::dframe::DframeContext) instead.
 //!
 //! A DirectPlay 4 message is recognised first, by `play` at offset 20: its first byte is the low
 //! byte of a size, which may be odd and would otherwise look like a DFRAME.
