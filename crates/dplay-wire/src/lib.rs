@@ -17,6 +17,7 @@ pub mod datagram;
 pub mod dp4;
 pub mod dp8;
 mod error;
+pub mod guid;
 pub mod hexdump;
 mod macros;
 pub mod text;

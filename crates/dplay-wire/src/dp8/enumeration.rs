@@ -10,11 +10,11 @@
 //! out right after the fixed part in the order of the spec's diagram: SessionName, Password,
 //! ReservedData, ApplicationReservedData, ApplicationData.
 
-use bitflags::bitflags;
 use uuid::Uuid;
 use zerocopy::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use super::session::ApplicationDescFlags;
 use crate::codec::{Reader, Wire, Writer, len_u32, located};
 use crate::text::{Blob, WideString};
 use crate::{WireError, open_enum};
@@ -48,30 +48,6 @@ open_enum! {
     }
 }
 
-bitflags! {
-    /// `ApplicationDescFlags` of an EnumResponse, the `dwFlags` of an application description
-    /// (MC-DPLHP 2.2.2; MS-DPDX 2.2.5; INDEX B.9). Undefined bits are kept as received.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-    pub struct SessionFlags: u32 {
-        /// `DPNSESSION_CLIENT_SERVER`: client/server; clear means peer-to-peer.
-        const CLIENT_SERVER = 0x0001;
-        /// `DPNSESSION_MIGRATE_HOST`: host migration is allowed.
-        const MIGRATE_HOST = 0x0004;
-        /// `DPNSESSION_NODPNSVR`: not enumerable through DPNSVR on port 6073.
-        const NODPNSVR = 0x0040;
-        /// `DPNSESSION_REQUIREPASSWORD`: joining needs a password.
-        const REQUIREPASSWORD = 0x0080;
-        /// `DPNSESSION_NOENUMS`: enumeration not allowed; never set in an EnumResponse.
-        const NOENUMS = 0x0100;
-        /// `DPNSESSION_FAST_SIGNED`: fast signing (MC-DPL8R); never with FULL_SIGNED.
-        const FAST_SIGNED = 0x0200;
-        /// `DPNSESSION_FULL_SIGNED`: full signing (MC-DPL8R); never with FAST_SIGNED.
-        const FULL_SIGNED = 0x0400;
-        // Bits the specs do not define still round-trip.
-        const _ = !0;
-    }
-}
-
 /// EnumQuery: asks hosts to describe their sessions (MC-DPLHP 2.2.1; MS-DPDX 2.2.4).
 ///
 /// 5 bytes, 16 more with an `ApplicationGUID`, then the `ApplicationPayload`, whose length is
@@ -82,7 +58,7 @@ pub struct EnumQuery {
     pub enum_payload: u16,
     /// `ApplicationGUID`: present exactly when `QueryType` is 0x01. DXDiag sends
     /// {61EF80DA-691B-4247-9ADD-1C7BED2BC13E} (MS-DPDX 2.2.4).
-    #[serde(serialize_with = "serialize_opt_guid")]
+    #[serde(serialize_with = "crate::guid::serialize_opt")]
     pub application_guid: Option<Uuid>,
     /// `ApplicationPayload`: application-specific bytes for the host; empty when absent.
     pub application_payload: Blob,
@@ -95,19 +71,6 @@ impl EnumQuery {
             Some(_) => QueryType::APPLICATION_GUID,
             None => QueryType::NO_APPLICATION_GUID,
         }
-    }
-}
-
-/// A GUID as `{xxxxxxxx-...}` text; this crate builds `uuid` without its serde feature.
-pub(crate) fn serialize_guid<S: serde::Serializer>(guid: &Uuid, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&guid.braced())
-}
-
-#[allow(clippy::ref_option)] // the signature serde's `serialize_with` requires
-fn serialize_opt_guid<S: serde::Serializer>(guid: &Option<Uuid>, s: S) -> Result<S::Ok, S::Error> {
-    match guid {
-        Some(g) => s.serialize_some(&g.braced().to_string()),
-        None => s.serialize_none(),
     }
 }
 
@@ -210,7 +173,7 @@ pub struct EnumResponse {
     /// `EnumPayload`: the value of the EnumQuery being answered.
     pub enum_payload: u16,
     /// `ApplicationDescFlags`.
-    pub application_desc_flags: SessionFlags,
+    pub application_desc_flags: ApplicationDescFlags,
     /// `MaxPlayers`: 0 means unlimited (MS-DPDX 2.2.5).
     pub max_players: u32,
     /// `CurrentPlayers`: players in the session when the response was sent.
@@ -226,10 +189,10 @@ pub struct EnumResponse {
     pub application_reserved_data: Option<Blob>,
     /// `ApplicationInstanceGUID`: this session instance; a joiner sends it back in
     /// DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO.
-    #[serde(serialize_with = "serialize_guid")]
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub application_instance_guid: Uuid,
     /// `ApplicationGUID`: the game.
-    #[serde(serialize_with = "serialize_guid")]
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub application_guid: Uuid,
     /// `ApplicationData` (`ReplyOffset`, `ResponseSize`): the host's reply data. DXDiag fills it
     /// with zeros and ignores it (MS-DPDX 2.2.5).
@@ -291,7 +254,7 @@ impl Wire for EnumResponse {
         }
         Ok(Self {
             enum_payload: raw.enum_payload.get(),
-            application_desc_flags: SessionFlags::from_bits_retain(raw.application_desc_flags.get()),
+            application_desc_flags: ApplicationDescFlags::from_bits_retain(raw.application_desc_flags.get()),
             max_players: raw.max_players.get(),
             current_players: raw.current_players.get(),
             session_name: wide(bytes, "SessionName", raw.session_name_offset, raw.session_name_size)?,

@@ -53,7 +53,7 @@ fn dxdiag_enum_response() {
     let wire = bytes(DXDIAG_RESPONSE);
     let r = assert_reemits::<EnumResponse>(&wire);
     assert_eq!(r.enum_payload, 1);
-    assert_eq!(r.application_desc_flags, SessionFlags::MIGRATE_HOST);
+    assert_eq!(r.application_desc_flags, ApplicationDescFlags::MIGRATE_HOST);
     assert_eq!((r.max_players, r.current_players), (0, 1));
     assert_eq!(r.session_name, Some(WideString::new("Test")));
     assert_eq!((r.password.as_ref(), r.reserved_data.as_ref()), (None, None));
@@ -163,7 +163,7 @@ fn enum_response() -> impl Strategy<Value = EnumResponse> {
                 (reserved_data, application_reserved_data, application_data),
             )| EnumResponse {
                 enum_payload,
-                application_desc_flags: SessionFlags::from_bits_retain(flags),
+                application_desc_flags: ApplicationDescFlags::from_bits_retain(flags),
                 max_players,
                 current_players,
                 session_name,
@@ -201,7 +201,7 @@ fn snapshots() {
     insta::assert_snapshot!("EnumQuery", snapshot_text(&EnumMessage::Query(query)));
     let response = EnumResponse {
         enum_payload: 1,
-        application_desc_flags: SessionFlags::MIGRATE_HOST,
+        application_desc_flags: ApplicationDescFlags::MIGRATE_HOST,
         max_players: 0,
         current_players: 1,
         session_name: Some(WideString::new("Test")),

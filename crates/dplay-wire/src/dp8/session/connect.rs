@@ -8,7 +8,6 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use super::Body;
 use super::layout::{
     BlobField, BlobLayout, BlobReader, BlobSrc, Blobs, Placement, blobs_len, push_bytes, push_url, push_wide,
-    ser_guid,
 };
 use crate::codec::{Reader, Writer};
 use crate::dp8::alternate_address::AlternateAddress;
@@ -78,10 +77,10 @@ pub struct PlayerConnectInfo {
     /// `url`: the joiner's own DN_ADDRESSING_URL.
     pub url: Option<AddressingUrl>,
     /// `guidInstance`: the session instance, or all zeros.
-    #[serde(serialize_with = "ser_guid")]
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub guid_instance: Uuid,
     /// `guidApplication`: the application GUID.
-    #[serde(serialize_with = "ser_guid")]
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub guid_application: Uuid,
     /// `alternateAddressData` (_EX only): at most 12 records.
     pub alternate_addresses: Vec<AlternateAddress>,

@@ -7,9 +7,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::Body;
 use super::app_desc::ApplicationDescFlags;
-use super::layout::{
-    BlobField, BlobLayout, BlobReader, Blobs, Placement, blobs_len, push_bytes, push_wide, ser_guid,
-};
+use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, blobs_len, push_bytes, push_wide};
 use super::name_table::{
     ENTRY_LEN, EntryFields, MEMBERSHIP_LEN, NameTableEntry, NameTableMembership, RawEntry,
 };
@@ -75,10 +73,10 @@ pub struct SendConnectInfo {
     /// `ApplicationReservedData` (opaque, INDEX F-32).
     pub application_reserved_data: Blob,
     /// `guidInstance`: the real session instance.
-    #[serde(serialize_with = "ser_guid")]
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub guid_instance: Uuid,
     /// `guidApplication`.
-    #[serde(serialize_with = "ser_guid")]
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub guid_application: Uuid,
     /// `dpnid`: the joiner's new DPNID.
     pub dpnid: Dpnid,

@@ -13,8 +13,6 @@
 //! Emission writes the fixed part, then the blobs back to back in the recorded order, or in
 //! the canonical order (the spec diagram's) when none is recorded.
 
-use uuid::Uuid;
-
 use super::name_table::NameTableOp;
 use crate::WireError;
 use crate::codec::{Writer, len_u32, located};
@@ -291,9 +289,4 @@ impl<'a> BlobReader<'a> {
             && self.found.iter().zip(canonical).all(|(&(.., a), (b, _))| a == *b);
         Ok(BlobLayout((!same).then(|| self.found.iter().map(|&(.., f)| f).collect())))
     }
-}
-
-/// Serializes a GUID as `{XXXXXXXX-...}` (the `uuid` crate is built without serde here).
-pub(crate) fn ser_guid<S: serde::Serializer>(g: &Uuid, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&format!("{{{}}}", g.hyphenated().to_string().to_uppercase()))
 }
