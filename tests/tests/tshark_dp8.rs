@@ -13,10 +13,9 @@ use dplay_wire::dp8::cframe::{
     Cframe, ConnectFields, ConnectedSigned, HardDisconnect, Masks, Sack, SackFlags, SigningOpts,
 };
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl, DframeHeader};
-use dplay_wire::dp8::enumeration::{
-    DXDIAG_APPLICATION_GUID, EnumMessage, EnumQuery, EnumResponse, SessionFlags,
-};
+use dplay_wire::dp8::enumeration::{DXDIAG_APPLICATION_GUID, EnumMessage, EnumQuery, EnumResponse};
 use dplay_wire::dp8::path_test::{NatMessage, PathTest};
+use dplay_wire::dp8::session::ApplicationDescFlags;
 use dplay_wire::{Blob, Datagram, Uuid, WideString, parse_datagram};
 
 /// Client and server of every capture: the server on DirectPlay 8's enumeration port.
@@ -278,7 +277,7 @@ fn enum_messages() -> Vec<EnumMessage> {
         }),
         EnumMessage::Response(EnumResponse {
             enum_payload: 0x1234,
-            application_desc_flags: SessionFlags::MIGRATE_HOST,
+            application_desc_flags: ApplicationDescFlags::MIGRATE_HOST,
             max_players: 16,
             current_players: 3,
             session_name: Some(WideString::new("Test Session")),
