@@ -1,0 +1,391 @@
+//! [`Dp4Session`]: one DirectPlay 4 endpoint, host or client, sans-IO (MC-DPL4CS 3.1, 3.2).
+//!
+//! # Driving it
+//!
+//! Inputs: [`Dp4Session::handle_udp`] for every datagram on the enumeration port (47624) and
+//! the game UDP socket, [`Dp4Session::handle_tcp`] for every read on an accepted or opened TCP
+//! connection (close the connection when it returns an error), [`Dp4Session::handle_tcp_closed`]
+//! when one closes, and [`Dp4Session::handle_timeout`] at [`Dp4Session::poll_timeout`].
+//! Commands: [`Dp4Session::host`], [`Dp4Session::enum_sessions`], [`Dp4Session::join`],
+//! [`Dp4Session::create_player`], [`Dp4Session::send`], [`Dp4Session::set_session`],
+//! [`Dp4Session::leave`]. After each, drain [`Dp4Session::poll_transmit`] and
+//! [`Dp4Session::poll_event`] until `None`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
+use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message};
+use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
+use dplay_wire::{WideString, Wire};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::SeedableRng;
+
+use crate::dp4::config::Dp4Config;
+use crate::dp4::event::{Dp4Event, Dp4Transmit, DropReason, Stats, Timer, TimerTable, Via};
+use crate::dp4::ids::IdAllocator;
+use crate::dp4::stream::{StreamError, StreamFramer};
+use crate::dp4::table::{Player, PlayerList, resolve};
+
+/// Identifies one TCP connection for [`Dp4Session::handle_tcp`]; chosen by the runtime.
+pub type ConnId = u64;
+
+/// Where the endpoint is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Neither hosting nor in a session (enumeration is allowed).
+    Idle,
+    /// Sent REQUESTPLAYERID for our system player (MC-DPL4CS 3.1.4.2).
+    RequestingId {
+        /// The host's TCP listener.
+        host: SocketAddr,
+    },
+    /// Sent ADDFORWARDREQUEST, waiting for SUPERENUMPLAYERSREPLY (MC-DPL4CS 3.1.5.1).
+    AddingForward {
+        /// The host's TCP listener.
+        host: SocketAddr,
+    },
+    /// A joined instance that is not the host.
+    Member,
+    /// The name server (MC-DPL4CS 3.2).
+    Host,
+    /// Left, or dropped from, the session.
+    Ended,
+}
+
+/// A join the host is completing: ADDFORWARDACKs still awaited (MC-DPL4CS 3.2.5.5, 3.2.5.6).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PendingJoin {
+    pub(crate) awaiting: BTreeSet<u32>,
+}
+
+/// One DirectPlay 4 endpoint (MC-DPL4CS 3.1, 3.2). See the module documentation for the order
+/// of calls.
+#[derive(Debug)]
+pub struct Dp4Session {
+    pub(crate) config: Dp4Config,
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) epoch: Option<Instant>,
+    pub(crate) role: Role,
+    pub(crate) desc: Option<SessionDesc2>,
+    pub(crate) session_name: Option<WideString>,
+    pub(crate) password: Option<WideString>,
+    pub(crate) players: PlayerList,
+    pub(crate) ids: Option<IdAllocator>,
+    pub(crate) me: Option<u32>,
+    pub(crate) host_id: Option<u32>,
+    /// Host: system player IDs handed out by REQUESTPLAYERID, awaiting ADDFORWARDREQUEST.
+    pub(crate) reserved: BTreeSet<u32>,
+    pub(crate) joins: BTreeMap<u32, PendingJoin>,
+    /// Client: short name of a player asked for with REQUESTPLAYERID (no SP).
+    pub(crate) creating: Option<String>,
+    pub(crate) framers: HashMap<ConnId, StreamFramer>,
+    pub(crate) dpsp: Dpsp,
+    pub(crate) timers: TimerTable,
+    pub(crate) transmits: VecDeque<Dp4Transmit>,
+    pub(crate) events: VecDeque<Dp4Event>,
+    pub(crate) stats: Stats,
+}
+
+impl Dp4Session {
+    /// An idle endpoint; fails when `mtu` is too small for the fragmentation layer.
+    pub fn new(config: Dp4Config) -> Result<Self, dplay_dpsp::ConfigError> {
+        let dpsp_config = dplay_dpsp::Config {
+            mtu: config.mtu,
+            seed: config.seed ^ 0x6470_7370,
+            sock_addr: SockAddrIn::new(config.stream_addr),
+            version: config.version,
+            ..dplay_dpsp::Config::default()
+        };
+        let dpsp = Dpsp::new(dpsp_config)?;
+        Ok(Self {
+            rng: ChaCha8Rng::seed_from_u64(config.seed),
+            config,
+            epoch: None,
+            role: Role::Idle,
+            desc: None,
+            session_name: None,
+            password: None,
+            players: PlayerList::new(),
+            ids: None,
+            me: None,
+            host_id: None,
+            reserved: BTreeSet::new(),
+            joins: BTreeMap::new(),
+            creating: None,
+            framers: HashMap::new(),
+            dpsp,
+            timers: TimerTable::default(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Where the endpoint is.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The session description, once hosting or joined.
+    pub fn session_desc(&self) -> Option<&SessionDesc2> {
+        self.desc.as_ref()
+    }
+
+    /// The Player List (MC-DPL4CS 3.1.1).
+    pub fn players(&self) -> &PlayerList {
+        &self.players
+    }
+
+    /// Our system player.
+    pub fn system_player(&self) -> Option<u32> {
+        self.me
+    }
+
+    /// The host's system player.
+    pub fn host_player(&self) -> Option<u32> {
+        self.host_id
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The next bytes to send.
+    pub fn poll_transmit(&mut self) -> Option<Dp4Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<Dp4Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`Dp4Session::handle_timeout`] must next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.timers.next(), self.dpsp.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A datagram from `from`, on the enumeration port or the game socket.
+    pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        self.epoch.get_or_insert(now);
+        self.receive(now, from, bytes);
+    }
+
+    /// Bytes read from TCP connection `conn`, whose peer is `from`. On an error the stream
+    /// is unusable: the caller closes the connection (MC-DPL4CS 2.1, 2.2.6).
+    pub fn handle_tcp(
+        &mut self,
+        now: Instant,
+        conn: ConnId,
+        from: SocketAddr,
+        bytes: &[u8],
+    ) -> Result<(), StreamError> {
+        self.epoch.get_or_insert(now);
+        let max = self.config.max_stream_message;
+        let framer = self.framers.entry(conn).or_insert_with(|| StreamFramer::new(max));
+        match framer.push(bytes) {
+            Ok(messages) => {
+                messages.iter().for_each(|m| self.receive(now, from, m));
+                Ok(())
+            }
+            Err(e) => {
+                self.framers.remove(&conn);
+                self.stats.streams_rejected += 1;
+                tracing::warn!(%from, conn, error = %e, "DP4 stream rejected");
+                Err(e)
+            }
+        }
+    }
+
+    /// TCP connection `conn` closed; its partial message is forgotten.
+    pub fn handle_tcp_closed(&mut self, conn: ConnId) {
+        self.framers.remove(&conn);
+    }
+
+    /// Runs every timer due at `now` (MC-DPL4CS 3.1.6, 3.2.6).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.dpsp.handle_timeout(now);
+        self.pump_dpsp(now);
+        while let Some(timer) = self.timers.pop_due(now) {
+            match timer {
+                Timer::Enumeration => self.events.push_back(Dp4Event::EnumDone),
+                Timer::ReliableApi => self.on_reliable_api_timeout(),
+                Timer::NameTable(id) => self.finish_join(id),
+                Timer::Ping => self.on_ping_timer(now),
+            }
+        }
+    }
+
+    pub(crate) fn drop_msg(&mut self, reason: DropReason, what: &str) {
+        *self.stats.dropped.entry(reason).or_default() += 1;
+        tracing::debug!(?reason, what, "DP4 message dropped");
+    }
+
+    /// Whether player messages carry idFrom/idTo (no NM flag, MC-DPL4CS 2.2.45).
+    pub(crate) fn ids_present(&self) -> bool {
+        !self.desc.is_some_and(|d| d.flags.contains(SessionFlags::NO_MESSAGE_ID))
+    }
+
+    /// The receive path for one whole message (MC-DPL4CS 3.1.5; demux by 'play' at 20, F-21).
+    pub(crate) fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        self.stats.received += 1;
+        match Dp4Datagram::parse(bytes, self.ids_present()) {
+            Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
+            Ok(Dp4Datagram::Player(pm)) => self.on_player_message(pm),
+            Ok(Dp4Datagram::System(msg)) => self.dispatch(now, from, msg),
+        }
+    }
+
+    fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message) {
+        let reply_to = resolve(msg.header.sock_addr.addr, from.ip());
+        let header = msg.header;
+        match msg.body {
+            Dp4Body::EnumSessions(m) => self.on_enum_sessions(reply_to, &m),
+            Dp4Body::EnumSessionsReply(m) => self.on_enum_sessions_reply(reply_to, m),
+            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(reply_to, m),
+            Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),
+            Dp4Body::AddForwardRequest(m) => {
+                self.on_add_forward_request(now, from.ip(), reply_to, &header, &m)
+            }
+            Dp4Body::AddForward(m) => self.on_add_forward(from.ip(), &m),
+            Dp4Body::AddForwardAck(m) => self.on_add_forward_ack(reply_to, m.0),
+            Dp4Body::AddForwardReply(m) => self.on_add_forward_reply(m.0),
+            Dp4Body::SuperEnumPlayersReply(m) => self.on_super_enum_players_reply(now, from.ip(), m),
+            Dp4Body::CreatePlayer(m) | Dp4Body::CreatePlayerVerify(m) => self.on_create_player(from.ip(), &m),
+            Dp4Body::DeletePlayer(m) => self.on_delete_player(now, m.player_id),
+            Dp4Body::Ping(m) => self.on_ping(from, reply_to, m),
+            Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
+            Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
+            Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
+            Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
+            Dp4Body::PlayerWrapper(w) => match w.inner(self.ids_present()) {
+                Ok(pm) => self.on_player_message(pm),
+                Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
+            },
+            body @ (Dp4Body::Packet(_) | Dp4Body::Packet2Data(_) | Dp4Body::Packet2Ack(_)) => {
+                if let Some(m) = DpspMessage::from_body(&body) {
+                    self.dpsp.handle_message(now, from, &m);
+                    self.pump_dpsp(now);
+                }
+            }
+            body => self.drop_msg(DropReason::Unsupported, body.name()),
+        }
+    }
+
+    /// Sends what dplay-dpsp queued and feeds back what it reassembled (MC-DPL4CS 2.2.41).
+    pub(crate) fn pump_dpsp(&mut self, now: Instant) {
+        while let Some(t) = self.dpsp.poll_transmit() {
+            match t.to_vec() {
+                Ok(bytes) => self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: t.to, bytes }),
+                Err(e) => tracing::warn!(error = %e, "fragment not encodable"),
+            }
+        }
+        let mut delivered = Vec::new();
+        while let Some(ev) = self.dpsp.poll_event() {
+            match ev {
+                DpspEvent::Delivered { from, message, .. } => delivered.push((from, message)),
+                DpspEvent::ReassemblyAbandoned { .. } | DpspEvent::LimitExceeded { .. } => {
+                    self.drop_msg(DropReason::Fragment, "fragmented message abandoned");
+                }
+                DpspEvent::SendComplete { .. } | DpspEvent::SendAborted { .. } => {}
+            }
+        }
+        for (from, message) in delivered {
+            self.receive(now, from, &message);
+        }
+    }
+
+    /// The header of everything we send: our TCP listener as SockAddr (MC-DPL4CS 2.2.6).
+    pub(crate) fn message(&self, body: Dp4Body) -> Dp4Message {
+        Dp4Message::new(
+            Token::FROM_REMOTE,
+            SockAddrIn::new(self.config.stream_addr),
+            self.config.version,
+            body,
+        )
+    }
+
+    /// Queues a system message.
+    pub(crate) fn send_body(&mut self, via: Via, to: SocketAddr, body: Dp4Body) {
+        match self.message(body).to_vec() {
+            Ok(bytes) => self.transmits.push_back(Dp4Transmit { via, to, bytes }),
+            Err(e) => tracing::warn!(error = %e, "DP4 message not encodable"),
+        }
+    }
+
+    /// The other instances: remote system players and their TCP listeners.
+    pub(crate) fn other_instances(&self) -> Vec<(u32, SocketAddr)> {
+        self.players
+            .values()
+            .filter(|p| p.is_system() && !p.local)
+            .filter_map(|p| p.addrs.map(|(stream, _)| (p.id, stream)))
+            .collect()
+    }
+
+    /// Sends `body` over TCP to every other instance but `except`.
+    pub(crate) fn send_to_instances(&mut self, body: &Dp4Body, except: Option<u32>) -> BTreeSet<u32> {
+        let mut sent = BTreeSet::new();
+        for (id, to) in self.other_instances() {
+            if Some(id) != except {
+                self.send_body(Via::Tcp, to, body.clone());
+                sent.insert(id);
+            }
+        }
+        sent
+    }
+
+    /// The system player whose TCP listener is `stream`.
+    pub(crate) fn instance_at(&self, stream: SocketAddr) -> Option<u32> {
+        self.players
+            .values()
+            .find(|p| p.is_system() && p.addrs.is_some_and(|(s, _)| s == stream))
+            .map(|p| p.id)
+    }
+
+    /// Milliseconds since the first input, as a TickCount (MC-DPL4CS 2.2.42).
+    pub(crate) fn tick(&self, now: Instant) -> u32 {
+        let ms = self.epoch.map_or(0, |e| now.saturating_duration_since(e).as_millis());
+        u32::try_from(ms % (u128::from(u32::MAX) + 1)).unwrap_or_default()
+    }
+
+    /// Adds a player and reports it.
+    pub(crate) fn add_player(&mut self, player: Player) {
+        if !player.local {
+            self.events.push_back(Dp4Event::PlayerJoined {
+                id: player.id,
+                name: player.short_name.as_ref().map(WideString::to_string_lossy),
+                system: player.is_system(),
+            });
+        }
+        self.players.insert(player.id, player);
+    }
+
+    /// Our own system player record.
+    pub(crate) fn local_system_player(
+        &self,
+        id: u32,
+        flags: dplay_wire::dp4::session::PlayerFlags,
+    ) -> Player {
+        let addr = |a: std::net::SocketAddrV4| SocketAddr::V4(a);
+        Player {
+            id,
+            flags,
+            system_player_id: id,
+            version: u32::from(self.config.version),
+            short_name: None,
+            long_name: None,
+            player_data: dplay_wire::Blob::default(),
+            addrs: Some((addr(self.config.stream_addr), addr(self.config.datagram_addr))),
+            local: true,
+            chatter: 0,
+            missed_pings: 0,
+        }
+    }
+}
