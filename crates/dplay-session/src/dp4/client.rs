@@ -113,7 +113,10 @@ impl Dp4Session {
                 self.players.insert(m.id, me);
                 self.send_body(Via::Tcp, host, body);
                 self.role = Role::AddingForward { host };
-                self.timers.set(Timer::ReliableApi, now + self.config.reliable_api_timeout);
+                // The host may wait for ADDFORWARDACKs as long as its Name Table Population
+                // timer: our wait outlasts it (3.1.5.1 vs 3.2.2.1; docs/decisions.md).
+                let wait = self.config.reliable_api_timeout + self.config.name_table_timeout;
+                self.timers.set(Timer::ReliableApi, now + wait);
             }
             Role::Member | Role::Host if self.creating.is_some() => {
                 self.timers.cancel(Timer::ReliableApi);

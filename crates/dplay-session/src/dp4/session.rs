@@ -18,8 +18,9 @@ use std::time::Instant;
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
 use dplay_wire::dp4::header::{SockAddrIn, Token};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message};
+use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
-use dplay_wire::{WideString, Wire};
+use dplay_wire::{Blob, Reader, WideString, Wire, WireError};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
 
@@ -265,7 +266,7 @@ impl Dp4Session {
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
-            Dp4Body::PlayerWrapper(w) => match w.inner(self.ids_present()) {
+            Dp4Body::PlayerWrapper(w) => match unwrap_player_message(&w.player_message, self.ids_present()) {
                 Ok(pm) => self.on_player_message(pm),
                 Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
             },
@@ -388,4 +389,27 @@ impl Dp4Session {
             missed_pings: 0,
         }
     }
+}
+
+/// The player message inside a DPSP_MSG_PLAYERWRAPPER (MC-DPL4CS 2.2.47, 3.1.4.16.2).
+///
+/// Parsed here rather than with `PlayerMessage::parse`, which refuses 'play' at offset 20:
+/// exactly what a wrapped message carries (docs/decisions.md).
+fn unwrap_player_message(bytes: &[u8], ids_present: bool) -> Result<PlayerMessage, WireError> {
+    let mut r = Reader::new(bytes);
+    let size_token = r.u32("size")?;
+    if (size_token & 0xF_FFFF) as usize != bytes.len() {
+        return Err(WireError::InvalidValue {
+            field: "size",
+            offset: 0,
+            value: u64::from(size_token & 0xF_FFFF),
+            reason: "the wrapped message's size must equal its length",
+        });
+    }
+    #[allow(clippy::cast_possible_truncation)] // 12 bits
+    let token = Token((size_token >> 20) as u16);
+    let sock_addr = SockAddrIn::read(&mut r)?;
+    let ids =
+        if ids_present { Some(PlayerIds { id_from: r.u32("idFrom")?, id_to: r.u32("idTo")? }) } else { None };
+    Ok(PlayerMessage { token, sock_addr, ids, payload: Blob::new(r.rest()) })
 }

@@ -137,8 +137,8 @@ mod tests {
         let mut m = message(28, 0);
         m[3] = 0x12;
         let mut f = StreamFramer::default();
-        assert_eq!(f.push(&m), Err(StreamError::BadToken(0x120)));
-        assert_eq!(f.push(&message(28, 0)), Err(StreamError::BadToken(0x120)));
+        assert_eq!(f.push(&m), Err(StreamError::BadToken(0x12B)));
+        assert_eq!(f.push(&message(28, 0)), Err(StreamError::BadToken(0x12B)));
     }
 
     /// MC-DPL4CS 2.2.6: a size below 20 or above the limit is refused before any buffering.

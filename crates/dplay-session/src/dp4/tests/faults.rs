@@ -1,0 +1,90 @@
+//! Bad input: a stream with a bad size or token, unknown players, offsets out of range. The
+//! message or the connection is dropped with a reason; the host keeps serving everyone else.
+
+use dplay_wire::dp4::enumeration::EnumSessionsFlags;
+use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
+use dplay_wire::dp4::routing::Ping;
+use dplay_wire::{Blob, Wire};
+
+use super::net::{APP, created, session_of, stream};
+use crate::dp4::{Dp4Event, DropReason, EnumRequest, StreamError};
+
+fn ping_from(id: u32) -> Vec<u8> {
+    let body = Dp4Body::Ping(Ping { id_from: id, tick_count: 1 });
+    Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap()
+}
+
+/// MC-DPL4CS 2.2.6: a TCP stream with a bad token or size is rejected (the runtime closes it);
+/// the host still answers on other connections.
+#[test]
+fn bad_stream_is_rejected_and_the_host_keeps_serving() {
+    let mut net = session_of(2, |_| {});
+    let now = net.now;
+    let mut bad = ping_from(1);
+    bad[3] = 0x00;
+    let peer = "10.0.0.9:4000".parse().unwrap();
+    assert_eq!(net.nodes[0].handle_tcp(now, 77, peer, &bad), Err(StreamError::BadToken(0x00B)));
+    let huge = (0xF_FFFFu32 | 0xFAB << 20).to_le_bytes();
+    let mut small = super::net::config(0);
+    small.max_stream_message = 4096;
+    let mut host = crate::dp4::Dp4Session::new(small).unwrap();
+    assert!(matches!(host.handle_tcp(now, 1, peer, &huge), Err(StreamError::BadSize { .. })));
+    assert_eq!(net.nodes[0].stats().streams_rejected, 1);
+    let request = EnumRequest { application_guid: APP, password: None, flags: EnumSessionsFlags::ALL };
+    net.enumerate(1, &request);
+    assert!(net.take(1).iter().any(|e| matches!(e, Dp4Event::SessionFound(_))));
+}
+
+/// MC-DPL4CS 3.1.5 (5.1: the sender is not validated, we do): a player message from an
+/// unknown player is dropped and counted.
+#[test]
+fn message_from_unknown_player_is_dropped() {
+    let mut net = session_of(2, |_| {});
+    let a = created(&mut net, 0, "alice");
+    net.take(0);
+    let forged = PlayerMessage::new(Some(PlayerIds { id_from: 0x1234_5678, id_to: a }), Blob::new(b"hi"));
+    let now = net.now;
+    net.nodes[0].handle_udp(now, "10.0.0.2:2350".parse().unwrap(), &forged.to_vec().unwrap());
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::UnknownPlayer), 1);
+    assert!(net.take(0).is_empty());
+}
+
+/// MC-DPL4CS 3.2.5.10: the host answers a PING from an unknown player with YOUAREDEAD.
+#[test]
+fn host_answers_unknown_ping_with_youaredead() {
+    let mut net = session_of(1, |_| {});
+    let now = net.now;
+    net.nodes[0].handle_udp(now, "10.0.0.5:2350".parse().unwrap(), &ping_from(0x42));
+    let t = net.nodes[0].poll_transmit().unwrap();
+    assert_eq!(t.to, "10.0.0.5:0".parse().unwrap());
+    assert_eq!(Dp4Message::parse(&t.bytes).unwrap().name(), "DPSP_MSG_YOUAREDEAD");
+}
+
+/// MC-DPL4CS 2.2.11 (offsets count from the signature, F-26): an ADDFORWARDREQUEST whose
+/// CreateOffset points past the end is dropped as malformed.
+#[test]
+fn offsets_out_of_range_are_dropped() {
+    let mut net = session_of(1, |_| {});
+    let mut bytes = Dp4Message::new(
+        Token::FROM_REMOTE,
+        SockAddrIn::unspecified(),
+        14,
+        Dp4Body::AddForwardReply(dplay_wire::dp4::join::Dword(0)),
+    )
+    .to_vec()
+    .unwrap();
+    // Turn it into an ADDFORWARDREQUEST of 20 body bytes with CreateOffset 9999.
+    bytes[24] = 0x13;
+    bytes.truncate(28);
+    bytes.extend_from_slice(&[0; 12]);
+    bytes.extend_from_slice(&9999u32.to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    let len = u32::try_from(bytes.len()).unwrap() | 0xFAB << 20;
+    bytes[..4].copy_from_slice(&len.to_le_bytes());
+    let now = net.now;
+    net.nodes[0].handle_tcp(now, 5, stream(0), &bytes).unwrap();
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::Malformed), 1);
+    assert!(net.nodes[0].poll_transmit().is_none());
+}

@@ -1,0 +1,81 @@
+//! Player messages: PLAYERMESSAGE with and without IDs, PLAYERWRAPPER, and fragmentation of
+//! large non-guaranteed messages (MC-DPL4CS 2.2.45, 2.2.47, 3.1.4.16, 3.1.4.18).
+
+use dplay_wire::dp4::session::SessionFlags;
+
+use super::net::{Net, created, session_of};
+use crate::dp4::{CommandError, Dp4Event, Via};
+
+/// Two joined instances with one application player each: (net, host's player, member's).
+fn pair(flags: SessionFlags) -> (Net, u32, u32) {
+    let mut net = session_of(2, |c| c.flags = flags);
+    let a = created(&mut net, 0, "alice");
+    let b = created(&mut net, 1, "bob");
+    net.take(0);
+    net.take(1);
+    net.log.clear();
+    (net, a, b)
+}
+
+#[track_caller]
+fn send(net: &mut Net, i: usize, from: u32, to: u32, data: &[u8], guaranteed: bool) {
+    let now = net.now;
+    net.nodes[i].send(now, from, to, data, guaranteed).unwrap();
+    net.run();
+}
+
+/// MC-DPL4CS 3.1.4.16, 2.2.45: a guaranteed message goes over TCP, another over UDP; both
+/// arrive with idFrom and idTo.
+#[test]
+fn guaranteed_over_tcp_and_unguaranteed_over_udp() {
+    let (mut net, a, b) = pair(SessionFlags::empty());
+    send(&mut net, 0, a, b, b"over tcp", true);
+    send(&mut net, 1, b, a, b"over udp", false);
+    assert_eq!(net.trace(), ["0->1 Tcp PLAYERMESSAGE", "1->0 Udp PLAYERMESSAGE"]);
+    assert_eq!(net.take(1), [Dp4Event::Message { from: Some(a), to: Some(b), data: b"over tcp".to_vec() }]);
+    assert_eq!(net.take(0), [Dp4Event::Message { from: Some(b), to: Some(a), data: b"over udp".to_vec() }]);
+}
+
+/// MC-DPL4CS 3.1.4.18, 2.2.39: a non-guaranteed message beyond the MTU travels as
+/// DPSP_MSG_PACKET fragments and arrives whole.
+#[test]
+fn large_message_is_fragmented_and_reassembled() {
+    let (mut net, a, b) = pair(SessionFlags::empty());
+    let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    send(&mut net, 0, a, b, &data, false);
+    let names = net.names();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.iter().all(|n| *n == "DPSP_MSG_PACKET"));
+    assert_eq!(net.take(1), [Dp4Event::Message { from: Some(a), to: Some(b), data }]);
+}
+
+/// MC-DPL4CS 1.3 (NM), 2.2.45, 3.1.4.16.2: without message IDs the payload follows the
+/// SockAddr; one with 'play' at offset 20 is wrapped in DPSP_MSG_PLAYERWRAPPER.
+#[test]
+fn no_message_id_and_player_wrapper() {
+    let (mut net, a, b) = pair(SessionFlags::NO_MESSAGE_ID);
+    send(&mut net, 0, a, b, b"hello", false);
+    send(&mut net, 0, a, b, b"play like a system message", true);
+    assert_eq!(net.names(), ["PLAYERMESSAGE", "DPSP_MSG_PLAYERWRAPPER"]);
+    assert_eq!(
+        net.take(1),
+        [
+            Dp4Event::Message { from: None, to: None, data: b"hello".to_vec() },
+            Dp4Event::Message { from: None, to: None, data: b"play like a system message".to_vec() },
+        ]
+    );
+}
+
+/// MC-DPL4CS 3.1.4.16: sending needs a joined session, one of our players and a known target.
+#[test]
+fn send_checks_players() {
+    let (mut net, a, b) = pair(SessionFlags::empty());
+    let now = net.now;
+    assert_eq!(net.nodes[0].send(now, b, a, b"x", true), Err(CommandError::UnknownPlayer(b)));
+    assert_eq!(net.nodes[0].send(now, a, 0xDEAD, b"x", true), Err(CommandError::UnknownPlayer(0xDEAD)));
+    let mut idle = Net::new(1);
+    assert_eq!(idle.nodes[0].send(now, a, b, b"x", true), Err(CommandError::WrongState));
+    assert!(net.nodes[0].poll_transmit().is_none());
+    assert_eq!(net.log.iter().filter(|s| s.via == Via::Tcp).count(), 0);
+    idle.run();
+}
