@@ -109,7 +109,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 d.handle_message(now, from, &message);
             }
             2 => {
-                let ack = PacketAck { guid_message: pick(&guids, input.u8()), packet_id: u32::from(input.u8()) };
+                let ack =
+                    PacketAck { guid_message: pick(&guids, input.u8()), packet_id: u32::from(input.u8()) };
                 d.handle_message(now, peer(input.u8() % SENDERS), &DpspMessage::Packet2Ack(ack));
             }
             _ => {

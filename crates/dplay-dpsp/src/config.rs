@@ -29,9 +29,11 @@ pub struct Config {
     /// Floor on the measured round trip: 25 ms, so the timer is at least 37.5 ms
     /// (MC-DPL4CS 3.1.2.4). After an ACK the timer is 1.5 × the round trip.
     pub packetize_rtt_floor: Duration,
-    /// Give up on a reliable message once the same fragment was sent this many times... (16)
+    /// Give up on a reliable message when the Packetize timer expires after its fragment in
+    /// flight was sent this many times (16) and `give_up_after` has passed since that fragment's
+    /// first send (MC-DPL4CS 3.1.6.1): both must hold.
     pub give_up_sends: u32,
-    /// ...and this long has passed since its first send: 60 s (MC-DPL4CS 3.1.6.1).
+    /// See `give_up_sends`: 60 s (MC-DPL4CS 3.1.6.1).
     pub give_up_after: Duration,
     /// Discard a partial message sent without reliability after this long with no fragment
     /// for it: 15 s (MC-DPL4CS 2.2.41).

@@ -48,8 +48,8 @@ pub enum Event {
         /// Why.
         reason: AbandonReason,
     },
-    /// A sender went past one of its limits; its oldest partial message was evicted, or its
-    /// fragment refused (issue: "a sender that exceeds its limits is reported").
+    /// A sender went past one of its limits: its fragment was refused, or its oldest partial
+    /// message evicted (issue: "a sender that exceeds its limits is reported").
     LimitExceeded {
         /// The sender.
         from: SocketAddr,
@@ -92,6 +92,8 @@ pub enum AbandonReason {
 /// A limit of [`crate::Limits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
+    /// `max_message_size`: the fragment was refused ([`DropReason::TooLarge`]).
+    MessageSize,
     /// `max_partials_per_sender`.
     PartialsPerSender,
     /// `max_bytes_per_sender`.

@@ -18,6 +18,34 @@
 //! [`Dpsp::handle_timeout`]; give it work with [`Dpsp::send`]. After any of those, drain
 //! [`Dpsp::poll_transmit`] (datagrams to send) and [`Dpsp::poll_event`] (deliveries and
 //! reports) until they return `None`, then sleep until [`Dpsp::poll_timeout`].
+//!
+//! ```
+//! use dplay_dpsp::{Config, Dpsp, Event, Reliability};
+//! # #[allow(clippy::disallowed_methods)]
+//! let now = std::time::Instant::now(); // a runtime's clock; this crate never reads one
+//! let (a_addr, b_addr) = ("10.0.0.1:2300".parse().unwrap(), "10.0.0.2:2300".parse().unwrap());
+//! let mut a = Dpsp::new(Config::default()).unwrap();
+//! let mut b = Dpsp::new(Config::default()).unwrap();
+//! let message = vec![7; 5000];
+//! a.send(now, b_addr, &message, Reliability::Reliable).unwrap();
+//! // Carry datagrams both ways until nothing is left to send.
+//! loop {
+//!     let mut idle = true;
+//!     while let Some(t) = a.poll_transmit() {
+//!         b.handle_datagram(now, a_addr, &t.to_vec().unwrap());
+//!         idle = false;
+//!     }
+//!     while let Some(t) = b.poll_transmit() {
+//!         a.handle_datagram(now, b_addr, &t.to_vec().unwrap());
+//!         idle = false;
+//!     }
+//!     if idle {
+//!         break;
+//!     }
+//! }
+//! assert!(matches!(b.poll_event(), Some(Event::Delivered { message: m, .. }) if m == message));
+//! assert!(matches!(a.poll_event(), Some(Event::SendComplete { .. })));
+//! ```
 
 mod config;
 mod event;
@@ -190,7 +218,8 @@ impl Dpsp {
         self.io.transmits.pop_front()
     }
 
-    /// When [`Dpsp::handle_timeout`] must next be called, if any timer is armed.
+    /// When [`Dpsp::handle_timeout`] must next be called, if any timer is armed. It may come
+    /// early (a discard deadline moved by a later fragment); calling then is harmless.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.io.timers.next()
     }

@@ -53,12 +53,94 @@ proptest! {
         prop_assert_eq!(acks, if reliable { deliveries.len() } else { 0 });
     }
 
-    /// Any bytes given as a datagram: no panic, and anything not refused as malformed is
-    /// either a message of this layer or handed back.
+    /// Any body under a valid header with one of this layer's Commands, or any bytes at all:
+    /// no panic, and the limits hold (issue item 4).
     #[test]
-    fn any_datagram_is_handled(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
-        let mut b = Dpsp::new(Config::default()).unwrap();
-        b.handle_datagram(base(), peer(1), &bytes);
-        prop_assert!(b.partial_messages() <= 1);
+    fn any_datagram_is_handled(
+        datagrams in prop::collection::vec(
+            (prop::sample::select(vec![0x15u16, 0x30, 0x31, 0x16]), prop::collection::vec(any::<u8>(), 0..120), any::<bool>()),
+            1..40,
+        ),
+        steps in prop::collection::vec(0u64..20_000, 40),
+    ) {
+        let config = Config { limits: dplay_dpsp::Limits {
+            max_message_size: 600,
+            max_partials_per_sender: 2,
+            max_bytes_per_sender: 1000,
+            max_bytes_total: 1500,
+            max_finished: 8,
+        }, ..Config::default() };
+        let mut b = Dpsp::new(config).unwrap();
+        let mut now = base();
+        for ((command, body, raw), step) in datagrams.iter().zip(&steps) {
+            let bytes = if *raw { body.clone() } else { with_header(*command, body) };
+            now += std::time::Duration::from_millis(*step);
+            b.handle_timeout(now);
+            b.handle_datagram(now, peer(1 + u8::from(*raw)), &bytes);
+            prop_assert!(b.bytes_held() <= 1500);
+            prop_assert!(b.partial_messages() <= 4);
+            for t in transmits(&mut b) {
+                prop_assert!(t.to_vec().is_ok());
+            }
+        }
+        let handled = b.stats().fragments_received + b.stats().acks_received + b.stats().dropped(dplay_dpsp::DropReason::Malformed);
+        prop_assert!(handled <= datagrams.len() as u64);
     }
+}
+
+proptest! {
+    /// Fragments with arbitrary fields in small ranges, so they collide, overlap and conflict,
+    /// from three senders over time: no panic, the limits hold, and whatever is delivered has
+    /// the MessageSize its fragments announced (issue items 2-4).
+    #[test]
+    fn arbitrary_fragments_keep_the_limits(
+        frags in prop::collection::vec(
+            (0u8..3, 0u8..3, any::<bool>(), 0u32..6, 0u32..64, 0u32..7, 1u32..70, 0usize..40, 0u64..5000),
+            1..200,
+        ),
+    ) {
+        let config = Config { limits: dplay_dpsp::Limits {
+            max_message_size: 64,
+            max_partials_per_sender: 2,
+            max_bytes_per_sender: 400,
+            max_bytes_total: 600,
+            max_finished: 4,
+        }, ..Config::default() };
+        let mut b = Dpsp::new(config).unwrap();
+        let mut now = base();
+        for &(from, g, reliable, index, offset, total, size, len, step) in &frags {
+            let f = dplay_wire::dp4::fragment::Fragment {
+                guid_message: uuid::Uuid::from_u128(g.into()),
+                packet_index: index,
+                offset,
+                total_packets: total,
+                message_size: size,
+                packet_offset: 48,
+                data: dplay_wire::Blob(vec![g; len]),
+            };
+            now += std::time::Duration::from_millis(step);
+            b.handle_timeout(now);
+            let m = if reliable { DpspMessage::Packet2Data(f) } else { DpspMessage::Packet(f) };
+            b.handle_message(now, peer(from), &m);
+            prop_assert!(b.bytes_held() <= 600);
+            prop_assert!(b.partial_messages() <= 6);
+            while let Some(e) = b.poll_event() {
+                if let dplay_dpsp::Event::Delivered { message, .. } = e {
+                    prop_assert!(!message.is_empty() && message.len() <= 64);
+                }
+            }
+        }
+    }
+}
+
+/// `body` behind a full DPSP_MSG_HEADER with `command`.
+fn with_header(command: u16, body: &[u8]) -> Vec<u8> {
+    let size = u32::try_from(28 + body.len()).unwrap();
+    let mut out = (size | 0xFAB0_0000).to_le_bytes().to_vec();
+    out.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    out.extend_from_slice(b"play");
+    out.extend_from_slice(&command.to_le_bytes());
+    out.extend_from_slice(&14u16.to_le_bytes());
+    out.extend_from_slice(body);
+    out
 }

@@ -23,6 +23,7 @@ fn largest_message_is_configurable() {
     let mut d = limited(|l| l.max_message_size = 29);
     start(&mut d, base(), peer(1), guid(1));
     assert_dropped(&d, DropReason::TooLarge, 1);
+    assert_eq!(events(&mut d), [Event::LimitExceeded { from: peer(1), limit: Limit::MessageSize }]);
     let mut d = limited(|l| l.max_message_size = 30);
     start(&mut d, base(), peer(1), guid(1));
     assert_eq!(d.partial_messages(), 1);

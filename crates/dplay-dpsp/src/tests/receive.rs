@@ -185,6 +185,7 @@ fn unreliable_partial_is_discarded_after_15s_idle() {
     let frags = pieces(guid(1), &message(30), 10);
     b.handle_message(t0, peer(1), &packet(frags[0].clone()));
     b.handle_message(t0 + ms(10_000), peer(1), &packet(frags[2].clone()));
+    b.handle_timeout(t0 + ms(15_000));
     assert_eq!(b.poll_timeout(), Some(t0 + ms(25_000)));
     b.handle_timeout(t0 + ms(24_999));
     assert_eq!(b.partial_messages(), 1);
@@ -343,4 +344,42 @@ fn datagrams_agree_with_the_wire_crate() {
         assert_eq!(DpspMessage::from_body(&parsed.body), Some(t.message));
     }
     assert_eq!(DpspMessage::from_body(&Dp4Body::LogonDenied(Default::default())), None);
+}
+
+/// A clock that steps back (a caller's mistake) is no reason to panic: deadlines are computed
+/// with saturating arithmetic and the message still completes.
+#[test]
+fn time_going_backwards_is_harmless() {
+    let t0 = base() + Duration::from_secs(100);
+    let mut a = endpoint(small_mtu(10));
+    let mut b = endpoint(Config::default());
+    let msg = message(30);
+    a.send(t0, peer(2), &msg, Reliability::Reliable).unwrap();
+    for back in [0, 50, 90] {
+        let now = t0 - Duration::from_secs(back);
+        for t in transmits(&mut a) {
+            b.handle_message(now, peer(1), &t.message);
+        }
+        for t in transmits(&mut b) {
+            a.handle_message(now, peer(2), &t.message);
+        }
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+    }
+    assert_eq!(single_delivery(&mut b), msg);
+}
+
+/// Decision (F-24 b): a duplicate is a fragment for the message too, and restarts the wait.
+#[test]
+fn duplicate_restarts_the_idle_wait() {
+    let t0 = base();
+    let mut b = endpoint(Config::default());
+    let first = pieces(guid(1), &message(30), 10).swap_remove(0);
+    b.handle_message(t0, peer(1), &packet(first.clone()));
+    b.handle_message(t0 + ms(14_000), peer(1), &packet(first));
+    b.handle_timeout(t0 + ms(15_000));
+    assert_eq!(b.partial_messages(), 1);
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(29_000)));
+    b.handle_timeout(t0 + ms(29_000));
+    assert_eq!(b.partial_messages(), 0);
 }

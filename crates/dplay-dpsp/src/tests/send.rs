@@ -219,3 +219,34 @@ fn forget_peer_aborts_its_sends() {
     );
     assert_eq!(a.sends_in_flight(), 1);
 }
+
+/// MC-DPL4CS 3.1.6.1 and 3.1.5.28, as an exchange: the ACK of fragment 0 is lost, the
+/// Packetize timer resends it, the receiver acknowledges the duplicate, and the send goes on
+/// to the end with one delivery.
+#[test]
+fn lost_ack_is_recovered_by_the_packetize_timer() {
+    let t0 = base();
+    let mut a = endpoint(small_mtu(10));
+    let mut b = endpoint(Config::default());
+    let msg = message(20);
+    let guid = a.send(t0, peer(2), &msg, Reliability::Reliable).unwrap();
+    let first = transmits(&mut a);
+    b.handle_message(t0 + ms(20), peer(1), &first[0].message);
+    assert_eq!(transmits(&mut b).len(), 1, "this ACK is lost");
+    a.handle_timeout(t0 + ms(900));
+    let resent = transmits(&mut a);
+    assert_eq!(resent, first, "the same PACKET2_DATA again");
+    b.handle_message(t0 + ms(920), peer(1), &resent[0].message);
+    for t in transmits(&mut b) {
+        a.handle_message(t0 + ms(940), peer(2), &t.message);
+    }
+    let second = transmits(&mut a);
+    assert_eq!(fragment_of(&second[0]).packet_index, 1);
+    b.handle_message(t0 + ms(960), peer(1), &second[0].message);
+    for t in transmits(&mut b) {
+        a.handle_message(t0 + ms(980), peer(2), &t.message);
+    }
+    assert_eq!(single_delivery(&mut b), msg);
+    assert_eq!(events(&mut a), [Event::SendComplete { to: peer(2), guid }]);
+    assert_dropped(&b, DropReason::Duplicate, 1);
+}

@@ -7,6 +7,8 @@
 //! Parsing a body never allocates more than the body's length.
 
 use uuid::Uuid;
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::codec::{Reader, Wire, Writer, len_u32};
 use crate::{Blob, WireError};
@@ -18,6 +20,20 @@ pub const PACKET_DATA_OFFSET: u32 = 48;
 pub const FRAGMENT_BODY_FIXED_LEN: usize = 40;
 /// Length of a PACKET2_ACK body (GuidMessage, PacketID).
 pub const PACKET_ACK_BODY_LEN: usize = 20;
+
+/// GuidMessage through PacketOffset (MC-DPL4CS 2.2.39, 2.2.41).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct RawFragment {
+    guid_message: [u8; 16],
+    packet_index: U32,
+    data_size: U32,
+    offset: U32,
+    total_packets: U32,
+    message_size: U32,
+    packet_offset: U32,
+}
+const _: () = assert!(size_of::<RawFragment>() == FRAGMENT_BODY_FIXED_LEN);
 
 /// One fragment of a large message: the body of DPSP_MSG_PACKET (MC-DPL4CS 2.2.39) and of
 /// DPSP_MSG_PACKET2_DATA (MC-DPL4CS 2.2.41).
@@ -47,35 +63,39 @@ pub struct Fragment {
 impl Fragment {
     /// Reads a fragment body that runs to the end of the reader (the header's size bounds it).
     pub fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let guid_message = r.guid("GuidMessage")?;
-        let packet_index = r.u32("PacketIndex")?;
-        let at = r.pos();
-        let data_size = r.u32("DataSize")?;
-        let offset = r.u32("Offset")?;
-        let total_packets = r.u32("TotalPackets")?;
-        let message_size = r.u32("MessageSize")?;
-        let packet_offset = r.u32("PacketOffset")?;
+        let start = r.pos();
+        let raw = r.layout::<RawFragment>("DPSP_MSG_PACKET")?;
+        let data_size = raw.data_size.get();
         if data_size as usize != r.remaining() {
             return Err(WireError::InvalidValue {
                 field: "DataSize",
-                offset: at,
+                offset: start + 20,
                 value: data_size.into(),
                 reason: "DataSize must equal the bytes after PacketOffset",
             });
         }
-        let data = Blob::new(r.rest());
-        Ok(Self { guid_message, packet_index, offset, total_packets, message_size, packet_offset, data })
+        Ok(Self {
+            guid_message: Uuid::from_bytes_le(raw.guid_message),
+            packet_index: raw.packet_index.get(),
+            offset: raw.offset.get(),
+            total_packets: raw.total_packets.get(),
+            message_size: raw.message_size.get(),
+            packet_offset: raw.packet_offset.get(),
+            data: Blob::new(r.rest()),
+        })
     }
 
     /// Writes the body; `w` must have room for [`Wire::encoded_len`] bytes.
     pub fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.guid(&self.guid_message);
-        w.u32(self.packet_index);
-        w.u32(len_u32("DataSize", self.data.len())?);
-        w.u32(self.offset);
-        w.u32(self.total_packets);
-        w.u32(self.message_size);
-        w.u32(self.packet_offset);
+        w.layout(&RawFragment {
+            guid_message: self.guid_message.to_bytes_le(),
+            packet_index: self.packet_index.into(),
+            data_size: len_u32("DataSize", self.data.len())?.into(),
+            offset: self.offset.into(),
+            total_packets: self.total_packets.into(),
+            message_size: self.message_size.into(),
+            packet_offset: self.packet_offset.into(),
+        });
         w.bytes(&self.data);
         Ok(())
     }

@@ -12,7 +12,10 @@ use crate::codec::{Reader, Wire, Writer, len_u32};
 use crate::dp4::enumeration::{EnumPlayersReply, EnumSessions, EnumSessionsReply, SuperEnumPlayersReply};
 use crate::dp4::fields::{BODY_START, Body};
 use crate::dp4::fragment::{Fragment, PacketAck};
-use crate::dp4::header::{Command, HEADER_LEN, Header, SHORT_HEADER_LEN, SIGNATURE_OFFSET, ShortHeader};
+use crate::dp4::header::{
+    Command, HEADER_LEN, Header, SHORT_HEADER_LEN, SIGNATURE, SIGNATURE_OFFSET, ShortHeader, SockAddrIn,
+    Token,
+};
 use crate::dp4::join::{
     AddForwardRequest, Dword, IAmNameServer, PlayerInfoMessage, RequestGroupId, RequestPlayerId,
     RequestPlayerReply,
@@ -250,6 +253,7 @@ impl Dp4Body {
 /// Parsing requires the header's size field to equal the datagram's length (split TCP
 /// streams with [`Header::parse`] first) and the header's Command to select the body.
 /// Emitting fails if `header.command` is not `body.command()`; [`Dp4Message::new`] sets it.
+/// Offsets in body errors count from the signature, like the offset fields themselves.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Dp4Message {
     /// The header; its size field is computed when emitting.
@@ -260,12 +264,7 @@ pub struct Dp4Message {
 
 impl Dp4Message {
     /// A message whose header carries `body`'s command.
-    pub fn new(
-        token: crate::dp4::header::Token,
-        sock_addr: crate::dp4::header::SockAddrIn,
-        version: u16,
-        body: Dp4Body,
-    ) -> Self {
+    pub fn new(token: Token, sock_addr: SockAddrIn, version: u16, body: Dp4Body) -> Self {
         Self { header: Header { token, sock_addr, command: body.command(), version }, body }
     }
 
@@ -391,7 +390,7 @@ impl Dp4Datagram {
     /// Tells the two apart by the signature at offset 20 and parses; `ids_present` is false
     /// in NM sessions.
     pub fn parse(bytes: &[u8], ids_present: bool) -> Result<Self, WireError> {
-        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&crate::dp4::header::SIGNATURE[..]) {
+        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]) {
             Dp4Message::parse(bytes).map(Self::System)
         } else {
             PlayerMessage::parse(bytes, ids_present).map(Self::Player)

@@ -1,6 +1,9 @@
 //! DPLAYI_PACKEDPLAYER and DPLAYI_SUPERPACKEDPLAYER: players and groups in the name table
 //! messages (MC-DPL4CS 2.2.2, 2.2.3; INDEX D.17).
 
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
 use crate::codec::{Reader, Writer};
 use crate::dp4::fields::{off, read_wide, wide_len, write_wide};
 use crate::dp4::session::PlayerFlags;
@@ -10,6 +13,25 @@ use crate::{Blob, WideString, WireError};
 pub const PACKED_PLAYER_FIXED_SIZE: u32 = 48;
 /// `Size` of DPLAYI_SUPERPACKEDPLAYER: Size, Flags, ID and PlayerInfoMask (MC-DPL4CS 2.2.3).
 pub const SUPER_PACKED_PLAYER_SIZE: u32 = 16;
+
+/// The fixed 48 bytes of DPLAYI_PACKEDPLAYER (MC-DPL4CS 2.2.2).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct RawPackedPlayer {
+    size: U32,
+    flags: U32,
+    player_id: U32,
+    short_name_length: U32,
+    long_name_length: U32,
+    service_provider_data_size: U32,
+    player_data_size: U32,
+    number_of_players: U32,
+    system_player_id: U32,
+    fixed_size: U32,
+    player_version: U32,
+    parent_id: U32,
+}
+const _: () = assert!(size_of::<RawPackedPlayer>() == PACKED_PLAYER_FIXED_SIZE as usize);
 
 /// DPLAYI_PACKEDPLAYER: a player or group, 48 bytes plus its variable fields (MC-DPL4CS 2.2.2).
 ///
@@ -45,27 +67,22 @@ impl PackedPlayer {
     /// Reads one structure and exactly its variable fields.
     pub fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
         let start = r.pos();
-        let size = r.u32("Size")?;
-        let flags = PlayerFlags::from_bits_retain(r.u32("Flags")?);
-        let player_id = r.u32("PlayerID")?;
-        let short_len = r.u32("ShortNameLength")?;
-        let long_len = r.u32("LongNameLength")?;
-        let sp_len = r.u32("ServiceProviderDataSize")?;
-        let data_len = r.u32("PlayerDataSize")?;
-        let count = r.u32("NumberOfPlayers")?;
-        let system_player_id = r.u32("SystemPlayerID")?;
-        let fixed_at = r.pos();
-        let fixed_size = r.u32("FixedSize")?;
+        let raw = r.layout::<RawPackedPlayer>("DPLAYI_PACKEDPLAYER")?;
+        let fixed_size = raw.fixed_size.get();
         if fixed_size != PACKED_PLAYER_FIXED_SIZE {
             return Err(WireError::InvalidValue {
                 field: "FixedSize",
-                offset: fixed_at,
+                offset: start + 36,
                 value: fixed_size.into(),
                 reason: "DPLAYI_PACKEDPLAYER FixedSize MUST be 48",
             });
         }
-        let player_version = r.u32("PlayerVersion")?;
-        let parent_id = r.u32("ParentID")?;
+        let size = raw.size.get();
+        let short_len = raw.short_name_length.get();
+        let long_len = raw.long_name_length.get();
+        let sp_len = raw.service_provider_data_size.get();
+        let data_len = raw.player_data_size.get();
+        let count = raw.number_of_players.get();
         let name = |field, len: u32, r: &mut Reader<'_>| -> Result<Option<WideString>, WireError> {
             if len == 0 {
                 return Ok(None);
@@ -96,11 +113,11 @@ impl PackedPlayer {
             player_ids.push(r.u32("PlayerIDs")?);
         }
         Ok(Self {
-            flags,
-            player_id,
-            system_player_id,
-            player_version,
-            parent_id,
+            flags: PlayerFlags::from_bits_retain(raw.flags.get()),
+            player_id: raw.player_id.get(),
+            system_player_id: raw.system_player_id.get(),
+            player_version: raw.player_version.get(),
+            parent_id: raw.parent_id.get(),
             short_name,
             long_name,
             sp_data,
@@ -126,18 +143,20 @@ impl PackedPlayer {
     /// Writes the structure.
     pub fn write(&self, w: &mut Writer<'_>) {
         let size = if self.size_counts_player_ids { self.encoded_len() } else { self.size_field_base() };
-        w.u32(off(size));
-        w.u32(self.flags.bits());
-        w.u32(self.player_id);
-        w.u32(off(wide_len(&self.short_name).unwrap_or(0)));
-        w.u32(off(wide_len(&self.long_name).unwrap_or(0)));
-        w.u32(off(self.sp_data.len()));
-        w.u32(off(self.player_data.len()));
-        w.u32(off(self.player_ids.len()));
-        w.u32(self.system_player_id);
-        w.u32(PACKED_PLAYER_FIXED_SIZE);
-        w.u32(self.player_version);
-        w.u32(self.parent_id);
+        w.layout(&RawPackedPlayer {
+            size: off(size).into(),
+            flags: self.flags.bits().into(),
+            player_id: self.player_id.into(),
+            short_name_length: off(wide_len(&self.short_name).unwrap_or(0)).into(),
+            long_name_length: off(wide_len(&self.long_name).unwrap_or(0)).into(),
+            service_provider_data_size: off(self.sp_data.len()).into(),
+            player_data_size: off(self.player_data.len()).into(),
+            number_of_players: off(self.player_ids.len()).into(),
+            system_player_id: self.system_player_id.into(),
+            fixed_size: PACKED_PLAYER_FIXED_SIZE.into(),
+            player_version: self.player_version.into(),
+            parent_id: self.parent_id.into(),
+        });
         write_wide(w, &self.short_name);
         write_wide(w, &self.long_name);
         w.bytes(&self.sp_data);

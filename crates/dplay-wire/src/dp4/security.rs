@@ -8,6 +8,15 @@ use crate::codec::{Reader, Writer, located};
 use crate::dp4::fields::{BODY_START, Body, blob_at, off, place_blob};
 use crate::{Blob, WireError};
 
+/// `SEC_E_INVALID_TOKEN`: an AUTHERROR `Error` (MC-DPL4CS 2.2.16).
+pub const SEC_E_INVALID_TOKEN: u32 = 0x8009_0308;
+/// `SEC_E_INVALID_HANDLE`: an AUTHERROR `Error` (MC-DPL4CS 2.2.16).
+pub const SEC_E_INVALID_HANDLE: u32 = 0x8009_0301;
+/// `SEC_E_INTERNAL_ERROR`: an AUTHERROR `Error` (MC-DPL4CS 2.2.16).
+pub const SEC_E_INTERNAL_ERROR: u32 = 0x8009_0304;
+/// `SEC_E_NO_AUTHENTICATING_AUTHORITY`: an AUTHERROR `Error` (MC-DPL4CS 2.2.16).
+pub const SEC_E_NO_AUTHENTICATING_AUTHORITY: u32 = 0x8009_0311;
+
 bitflags! {
     /// SIGNED `Flags` (MC-DPL4CS 2.2.52; INDEX B.12). Unknown bits are kept.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

@@ -260,10 +260,10 @@ fn samples() -> Vec<Dp4Message> {
             guid_message: APP,
             packet_index: 0,
             offset: 0,
-            total_packets: 2,
-            message_size: 8,
+            total_packets: 1,
+            message_size: 16,
             packet_offset: crate::dp4::fragment::PACKET_DATA_OFFSET,
-            data: Blob(bytes("70 6C 61 79")),
+            data: inner.clone(),
         }),
         Dp4Body::Ping(Ping { id_from: 0x1E52_A0A0, tick_count: 1000 }),
         Dp4Body::PingReply(Ping { id_from: 0x1E52_A0A0, tick_count: 1000 }),
@@ -278,7 +278,7 @@ fn samples() -> Vec<Dp4Message> {
         Dp4Body::Challenge(token("4E 54 4C 4D 53 53 50 00 02 00 00 00")),
         Dp4Body::AccessGranted(AccessGranted { public_key: Blob(vec![0xA5; 24]) }),
         Dp4Body::LogonDenied(Empty),
-        Dp4Body::AuthError(Dword(0x8009_0308)),
+        Dp4Body::AuthError(Dword(crate::dp4::security::SEC_E_INVALID_TOKEN)),
         Dp4Body::Negotiate(token("4E 54 4C 4D 53 53 50 00 01 00 00 00")),
         Dp4Body::ChallengeResponse(token("4E 54 4C 4D 53 53 50 00 03 00 00 00")),
         Dp4Body::Signed(Signed {
@@ -287,7 +287,7 @@ fn samples() -> Vec<Dp4Message> {
             message: inner,
             signature: Blob(bytes("01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00")),
         }),
-        Dp4Body::AddForwardReply(Dword(0x8877_014A)),
+        Dp4Body::AddForwardReply(Dword(crate::dp4::join::DPERR_NONEWPLAYERS)),
         Dp4Body::Ask4Multicast(multicast.clone()),
         Dp4Body::Ask4MulticastGuaranteed(multicast.clone()),
         Dp4Body::AddShortcutToGroup(groups(0x1E4F_A0A5, 0x1E51_A0A3)),
@@ -471,6 +471,9 @@ fn super_packed_player_length_codes() {
 }
 
 proptest! {
+    // About 20 cases per body type.
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
     #[test]
     fn message_roundtrips(m in message()) {
         assert_roundtrip(&m);
