@@ -101,13 +101,16 @@ impl Dp4Session {
                     return self.events.push_back(Dp4Event::JoinFailed(JoinError::Refused(m.result)));
                 }
                 self.me = Some(m.id);
-                let me = self.local_system_player(m.id, PlayerFlags::SYSTEM_PLAYER | PlayerFlags::IN_GROUP);
+                // SP only: the host adds PG (MC-DPL4CS 2.2.2); with PL this is the 0x9 Windows
+                // sends (Wine's dplayx tests).
+                let me = self.local_system_player(m.id, PlayerFlags::SYSTEM_PLAYER);
                 let body = Dp4Body::AddForwardRequest(AddForwardRequest {
                     id_to: 0,
                     player_id: m.id,
                     group_id: 0,
                     player_info: me.to_packed(),
-                    password: self.password.clone(),
+                    // Always present, empty when none, as Windows sends it (Wine's dplayx tests).
+                    password: Some(self.password.clone().unwrap_or_default()),
                     tick_count: self.tick(now),
                 });
                 self.players.insert(m.id, me);

@@ -21,6 +21,8 @@ pub struct Dp4Config {
     /// there (MC-DPL4CS 2.2.6). Address 0.0.0.0: "answer to the address you saw".
     pub stream_addr: SocketAddrV4,
     /// Our UDP game socket, given to peers in our system player's SPData (MC-DPL4CS 2.2.2).
+    /// Default 2350: Windows takes TCP ports from 2300-2349 and UDP ports from 2350-2399
+    /// (Wine's dplayx tests).
     pub datagram_addr: SocketAddrV4,
     /// The dialect we speak, 9-14 (MC-DPL4CS 2.2.3).
     pub version: u16,
@@ -48,7 +50,7 @@ impl Default for Dp4Config {
     fn default() -> Self {
         Self {
             stream_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, GAME_PORT_FIRST),
-            datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, GAME_PORT_FIRST),
+            datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2350),
             version: 14,
             seed: 0,
             mtu: 1472,

@@ -24,9 +24,9 @@ use crate::dp4::ids::IdAllocator;
 use crate::dp4::session::{Dp4Session, PendingJoin, Role};
 use crate::dp4::table::Player;
 
-/// `DPERR_INVALIDPASSWORD`, MAKE_DPHRESULT(560): the ADDFORWARDREPLY `Error` for a wrong
+/// `DPERR_INVALIDPASSWORD`, MAKE_DPHRESULT(340): the ADDFORWARDREPLY `Error` for a wrong
 /// password (MC-DPL4CS 2.2.10; docs/decisions.md).
-pub const DPERR_INVALIDPASSWORD: u32 = 0x8877_0230;
+pub const DPERR_INVALIDPASSWORD: u32 = 0x8877_0154;
 
 impl Dp4Session {
     /// Starts hosting (MC-DPL4CS 3.2.3): a new instance GUID and ID key from the seed (unless

@@ -6,11 +6,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use dplay_dpsp::Reliability;
-use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SIGNATURE, SIGNATURE_OFFSET, SockAddrIn};
+use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SIGNATURE, SIGNATURE_OFFSET, SockAddrIn, Token};
 use dplay_wire::dp4::join::{IAmNameServer, PlayerInfoMessage};
 use dplay_wire::dp4::message::{Dp4Body, Empty};
 use dplay_wire::dp4::nametable::{PlayerGroupIds, SessionDescChanged};
-use dplay_wire::dp4::player_message::PlayerMessage;
+use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
 use dplay_wire::dp4::routing::{Ping, PlayerWrapper};
 use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
 use dplay_wire::{Blob, WideString, Wire, Writer};
@@ -271,10 +271,11 @@ impl Dp4Session {
         self.events.push_back(Dp4Event::Message { from, to, data: pm.payload.0 });
     }
 
-    /// Sends `data` from our player `from` to player `to`: over TCP when `guaranteed`, else
-    /// over UDP, fragmented with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when
-    /// its bytes would carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18).
-    /// In NM sessions `from` is not checked and no IDs are sent.
+    /// Sends `data` from our player `from` to player `to`: over TCP with the size/token and
+    /// SockAddr prefix when `guaranteed`, else as a UDP datagram of IDs and data, fragmented
+    /// with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when its bytes would
+    /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In NM sessions
+    /// `from` is not checked and no IDs are sent.
     pub fn send(
         &mut self,
         now: Instant,
@@ -290,7 +291,7 @@ impl Dp4Session {
             if !self.players.get(&from).is_some_and(|p| p.local) {
                 return Err(CommandError::UnknownPlayer(from));
             }
-            Some(dplay_wire::dp4::player_message::PlayerIds { id_from: from, id_to: to })
+            Some(PlayerIds { id_from: from, id_to: to })
         } else {
             None
         };
@@ -301,7 +302,29 @@ impl Dp4Session {
             .and_then(|p| self.players.get(&p.system_player_id))
             .and_then(|s| s.addrs)
             .ok_or(CommandError::UnknownPlayer(to))?;
-        let bytes = self.player_message_bytes(ids, data)?;
+        let mut bytes = Vec::new();
+        if guaranteed {
+            // The size/token DWORD and the SockAddr, as a stream message carries them (2.2.45).
+            let len = 20 + ids.map_or(0, |_| 8) + data.len();
+            let size = u32::try_from(len)
+                .ok()
+                .filter(|_| len <= MAX_MESSAGE_SIZE)
+                .ok_or(CommandError::Unencodable)?;
+            bytes.extend_from_slice(&(size | u32::from(Token::FROM_REMOTE.0) << 20).to_le_bytes());
+            let mut addr = [0; SockAddrIn::LEN];
+            let mut w = Writer::new(&mut addr, SockAddrIn::LEN).map_err(|_| CommandError::Unencodable)?;
+            SockAddrIn::new(self.config.stream_addr).write(&mut w);
+            bytes.extend_from_slice(&addr);
+        }
+        if let Some(ids) = ids {
+            bytes.extend_from_slice(&ids.id_from.to_le_bytes());
+            bytes.extend_from_slice(&ids.id_to.to_le_bytes());
+        }
+        bytes.extend_from_slice(data);
+        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]) {
+            let body = Dp4Body::PlayerWrapper(PlayerWrapper { player_message: Blob(bytes) });
+            bytes = self.message(body).to_vec().map_err(|_| CommandError::Unencodable)?;
+        }
         if guaranteed {
             self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes });
         } else if bytes.len() <= self.config.mtu {
@@ -313,33 +336,6 @@ impl Dp4Session {
             self.pump_dpsp(now);
         }
         Ok(())
-    }
-
-    fn player_message_bytes(
-        &self,
-        ids: Option<dplay_wire::dp4::player_message::PlayerIds>,
-        data: &[u8],
-    ) -> Result<Vec<u8>, CommandError> {
-        let pm = PlayerMessage::new(ids, Blob::new(data));
-        let pm = PlayerMessage { sock_addr: SockAddrIn::new(self.config.stream_addr), ..pm };
-        let len = pm.encoded_len();
-        let size =
-            u32::try_from(len).ok().filter(|_| len <= MAX_MESSAGE_SIZE).ok_or(CommandError::Unencodable)?;
-        let mut bytes = vec![0; len];
-        let mut w = Writer::new(&mut bytes, len).map_err(|_| CommandError::Unencodable)?;
-        w.u32(size | u32::from(pm.token.0) << 20);
-        pm.sock_addr.write(&mut w);
-        if let Some(ids) = pm.ids {
-            w.u32(ids.id_from);
-            w.u32(ids.id_to);
-        }
-        w.bytes(data);
-        w.finish().map_err(|_| CommandError::Unencodable)?;
-        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) != Some(&SIGNATURE[..]) {
-            return Ok(bytes);
-        }
-        let body = Dp4Body::PlayerWrapper(PlayerWrapper { player_message: Blob(bytes) });
-        self.message(body).to_vec().map_err(|_| CommandError::Unencodable)
     }
 
     /// Leaves: DELETEPLAYER for each of our players, ours last, to every other instance

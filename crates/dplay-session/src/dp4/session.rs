@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
-use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::header::{SIGNATURE, SIGNATURE_OFFSET, SockAddrIn, Token};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message};
 use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
@@ -176,7 +176,7 @@ impl Dp4Session {
     /// A datagram from `from`, on the enumeration port or the game socket.
     pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         self.epoch.get_or_insert(now);
-        self.receive(now, from, bytes);
+        self.receive(now, from, bytes, Via::Udp);
     }
 
     /// Bytes read from TCP connection `conn`, whose peer is `from`. On an error the stream
@@ -193,7 +193,7 @@ impl Dp4Session {
         let framer = self.framers.entry(conn).or_insert_with(|| StreamFramer::new(max));
         match framer.push(bytes) {
             Ok(messages) => {
-                messages.iter().for_each(|m| self.receive(now, from, m));
+                messages.iter().for_each(|m| self.receive(now, from, m, Via::Tcp));
                 Ok(())
             }
             Err(e) => {
@@ -235,16 +235,26 @@ impl Dp4Session {
     }
 
     /// The receive path for one whole message (MC-DPL4CS 3.1.5; demux by 'play' at 20, F-21).
-    pub(crate) fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+    ///
+    /// A player message on a stream carries the size/token and SockAddr prefix; in a datagram
+    /// it is only `idFrom`, `idTo` and the data (docs/decisions.md, from Wine's dplayx tests).
+    pub(crate) fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], via: Via) {
         self.stats.received += 1;
-        match Dp4Datagram::parse(bytes, self.ids_present()) {
+        let ids = self.ids_present();
+        let is_system = bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]);
+        let parsed = match (via, is_system) {
+            (_, true) => Dp4Message::parse(bytes).map(Dp4Datagram::System),
+            (Via::Tcp, false) => PlayerMessage::parse(bytes, ids).map(Dp4Datagram::Player),
+            (Via::Udp, false) => datagram_player_message(bytes, ids).map(Dp4Datagram::Player),
+        };
+        match parsed {
             Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
             Ok(Dp4Datagram::Player(pm)) => self.on_player_message(pm),
-            Ok(Dp4Datagram::System(msg)) => self.dispatch(now, from, msg),
+            Ok(Dp4Datagram::System(msg)) => self.dispatch(now, from, msg, via),
         }
     }
 
-    fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message) {
+    fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message, via: Via) {
         let reply_to = resolve(msg.header.sock_addr.addr, from.ip());
         let header = msg.header;
         match msg.body {
@@ -266,10 +276,12 @@ impl Dp4Session {
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
-            Dp4Body::PlayerWrapper(w) => match unwrap_player_message(&w.player_message, self.ids_present()) {
-                Ok(pm) => self.on_player_message(pm),
-                Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
-            },
+            Dp4Body::PlayerWrapper(w) => {
+                match wrapped_player_message(&w.player_message, self.ids_present(), via) {
+                    Ok(pm) => self.on_player_message(pm),
+                    Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
+                }
+            }
             body @ (Dp4Body::Packet(_) | Dp4Body::Packet2Data(_) | Dp4Body::Packet2Ack(_)) => {
                 if let Some(m) = DpspMessage::from_body(&body) {
                     self.dpsp.handle_message(now, from, &m);
@@ -299,7 +311,7 @@ impl Dp4Session {
             }
         }
         for (from, message) in delivered {
-            self.receive(now, from, &message);
+            self.receive(now, from, &message, Via::Udp);
         }
     }
 
@@ -391,11 +403,24 @@ impl Dp4Session {
     }
 }
 
-/// The player message inside a DPSP_MSG_PLAYERWRAPPER (MC-DPL4CS 2.2.47, 3.1.4.16.2).
+/// A player message as a datagram carries it: `idFrom` and `idTo` (unless NM), then the data,
+/// with no size/token or SockAddr (docs/decisions.md).
+pub(crate) fn datagram_player_message(bytes: &[u8], ids_present: bool) -> Result<PlayerMessage, WireError> {
+    let mut r = Reader::new(bytes);
+    let ids =
+        if ids_present { Some(PlayerIds { id_from: r.u32("idFrom")?, id_to: r.u32("idTo")? }) } else { None };
+    Ok(PlayerMessage::new(ids, Blob::new(r.rest())))
+}
+
+/// The player message inside a DPSP_MSG_PLAYERWRAPPER, in the form its transport uses
+/// (MC-DPL4CS 2.2.47, 3.1.4.16.2).
 ///
 /// Parsed here rather than with `PlayerMessage::parse`, which refuses 'play' at offset 20:
 /// exactly what a wrapped message carries (docs/decisions.md).
-fn unwrap_player_message(bytes: &[u8], ids_present: bool) -> Result<PlayerMessage, WireError> {
+fn wrapped_player_message(bytes: &[u8], ids_present: bool, via: Via) -> Result<PlayerMessage, WireError> {
+    if via == Via::Udp {
+        return datagram_player_message(bytes, ids_present);
+    }
     let mut r = Reader::new(bytes);
     let size_token = r.u32("size")?;
     if (size_token & 0xF_FFFF) as usize != bytes.len() {

@@ -80,10 +80,16 @@ impl Player {
         }
     }
 
+    /// Flags as sent: PL is set on the players of the sending instance (MC-DPL4CS 2.2.2;
+    /// Windows does so, per Wine's dplayx tests).
+    fn wire_flags(&self) -> PlayerFlags {
+        if self.local { self.flags | PlayerFlags::LOCAL } else { self.flags }
+    }
+
     /// As a PACKEDPLAYER (MC-DPL4CS 2.2.2).
     pub fn to_packed(&self) -> PackedPlayer {
         PackedPlayer {
-            flags: self.flags,
+            flags: self.wire_flags(),
             player_id: self.id,
             system_player_id: self.system_player_id,
             player_version: self.version,
@@ -102,7 +108,7 @@ impl Player {
     pub fn to_super(&self) -> SuperPackedPlayer {
         let sp = self.sp_data();
         SuperPackedPlayer {
-            flags: self.flags,
+            flags: self.wire_flags(),
             id: self.id,
             version_or_system_player_id: if self.is_system() { self.version } else { self.system_player_id },
             short_name: self.short_name.clone(),

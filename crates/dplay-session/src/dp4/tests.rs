@@ -6,3 +6,4 @@ mod join;
 mod leave;
 mod messages;
 mod net;
+mod windows;

@@ -43,6 +43,7 @@ pub(crate) struct Sent {
     pub(crate) to: usize,
     pub(crate) via: Via,
     pub(crate) name: &'static str,
+    pub(crate) bytes: Vec<u8>,
 }
 
 pub(crate) struct Net {
@@ -54,7 +55,10 @@ pub(crate) struct Net {
     pub(crate) cut: BTreeSet<(usize, usize)>,
 }
 
-fn name(bytes: &[u8]) -> &'static str {
+fn name(bytes: &[u8], via: Via) -> &'static str {
+    if via == Via::Udp && bytes.get(20..24) != Some(b"play") {
+        return "PLAYERMESSAGE";
+    }
     match Dp4Datagram::parse(bytes, true).or_else(|_| Dp4Datagram::parse(bytes, false)) {
         Ok(Dp4Datagram::System(m)) => m.name(),
         Ok(Dp4Datagram::Player(_)) => "PLAYERMESSAGE",
@@ -115,7 +119,13 @@ impl Net {
                     (0..self.nodes.len()).filter(|&j| IpAddr::V4(ip(j)) == t.to.ip()).collect()
                 };
                 for to in targets {
-                    self.log.push(Sent { from, to, via: t.via, name: name(&t.bytes) });
+                    self.log.push(Sent {
+                        from,
+                        to,
+                        via: t.via,
+                        name: name(&t.bytes, t.via),
+                        bytes: t.bytes.clone(),
+                    });
                     if self.cut.contains(&(from, to)) {
                         continue;
                     }
