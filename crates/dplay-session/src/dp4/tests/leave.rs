@@ -103,3 +103,52 @@ fn eight_unanswered_pings_drop_the_peer() {
     assert_eq!(net.take(0), [Dp4Event::PlayerLeft { id: b }]);
     assert!(net.take(1).contains(&Dp4Event::Ended(EndReason::HostLost)));
 }
+
+/// MC-DPL4CS 3.1.5.32: a host that receives IAMNAMESERVER answers YOUAREDEAD, and the member
+/// that gets it leaves.
+#[test]
+fn rival_name_server_is_told_it_is_dead() {
+    use dplay_wire::dp4::header::{SockAddrIn, Token};
+    use dplay_wire::dp4::join::IAmNameServer;
+    use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+    use dplay_wire::dp4::session::PlayerFlags;
+    use dplay_wire::{Blob, Wire};
+
+    let mut net = session_of(2, |_| {});
+    net.take(1);
+    let me = net.nodes[1].system_player().unwrap();
+    let body = Dp4Body::IAmNameServer(IAmNameServer {
+        id_to: 0,
+        id_host: me,
+        flags: PlayerFlags::SYSTEM_PLAYER | PlayerFlags::NAME_SERVER,
+        sp_data: Blob::default(),
+    });
+    let addr = SockAddrIn::new("0.0.0.0:2300".parse().unwrap());
+    let bytes = Dp4Message::new(Token::FROM_REMOTE, addr, 14, body).to_vec().unwrap();
+    let now = net.now;
+    net.nodes[0].handle_tcp(now, 9, "10.0.0.2:40001".parse().unwrap(), &bytes).unwrap();
+    net.run();
+    assert!(net.names().contains(&"DPSP_MSG_YOUAREDEAD"));
+    assert_eq!(net.take(1), [Dp4Event::Ended(EndReason::YouAreDead)]);
+    assert_eq!(net.nodes[1].role(), Role::Ended);
+}
+
+/// MC-DPL4CS 2.2.51, 3.1.5.22: the host's new description reaches the members, unless NS.
+#[test]
+fn session_desc_changes_are_broadcast() {
+    let mut net = session_of(3, |_| {});
+    net.take(1);
+    net.take(2);
+    net.nodes[0].set_session(8, SessionFlags::JOIN_DISABLED).unwrap();
+    net.run();
+    for i in [1, 2] {
+        let events = net.take(i);
+        let [Dp4Event::SessionDescChanged(d)] = events.as_slice() else { panic!("{events:?}") };
+        assert_eq!((d.max_players, d.flags), (8, SessionFlags::JOIN_DISABLED));
+        assert_eq!(net.nodes[i].session_desc().unwrap().max_players, 8);
+    }
+    net.nodes[0].set_session(8, SessionFlags::NO_SESSION_DESC_MESSAGES).unwrap();
+    net.run();
+    assert!(net.take(1).is_empty());
+    assert_eq!(net.nodes[1].set_session(1, SessionFlags::empty()), Err(crate::dp4::CommandError::WrongState));
+}
