@@ -52,9 +52,7 @@ impl Dp4Session {
         host: SocketAddr,
         password: Option<&str>,
     ) -> Result<(), CommandError> {
-        if self.role != Role::Idle {
-            return Err(CommandError::WrongState);
-        }
+        self.restart()?;
         self.epoch.get_or_insert(now);
         self.password = password.map(WideString::new);
         let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::SYSTEM_PLAYER });

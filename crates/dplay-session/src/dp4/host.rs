@@ -32,9 +32,7 @@ impl Dp4Session {
     /// Starts hosting (MC-DPL4CS 3.2.3): a new instance GUID and ID key from the seed (unless
     /// given), our system player as name server, and the Ping timer when KA is set.
     pub fn host(&mut self, now: Instant, config: HostConfig) -> Result<(), CommandError> {
-        if self.role != Role::Idle {
-            return Err(CommandError::WrongState);
-        }
+        self.restart()?;
         self.epoch.get_or_insert(now);
         let identity = config.identity.unwrap_or_else(|| crate::dp4::config::SessionIdentity {
             instance_guid: uuid::Builder::from_random_bytes(self.rng.r#gen()).into_uuid(),

@@ -358,6 +358,21 @@ impl Dp4Session {
         Ok(())
     }
 
+    /// Makes an idle or ended endpoint ready for a new session.
+    pub(crate) fn restart(&mut self) -> Result<(), CommandError> {
+        if !matches!(self.role, Role::Idle | Role::Ended) {
+            return Err(CommandError::WrongState);
+        }
+        self.role = Role::Idle;
+        self.desc = None;
+        self.session_name = None;
+        self.password = None;
+        self.ids = None;
+        self.me = None;
+        self.host_id = None;
+        Ok(())
+    }
+
     /// The session is over for us.
     pub(crate) fn end(&mut self, reason: EndReason) {
         self.role = Role::Ended;

@@ -88,3 +88,48 @@ fn offsets_out_of_range_are_dropped() {
     assert_eq!(net.nodes[0].stats().dropped(DropReason::Malformed), 1);
     assert!(net.nodes[0].poll_transmit().is_none());
 }
+
+/// A DP4 message with a valid header, `command` and arbitrary body bytes.
+fn with_header(command: u16, body: &[u8]) -> Vec<u8> {
+    let len = 28 + body.len();
+    let mut m = (u32::try_from(len).unwrap() | 0xFAB << 20).to_le_bytes().to_vec();
+    m.extend_from_slice(&[2, 0, 0x08, 0xFC, 10, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0]);
+    m.extend_from_slice(b"play");
+    m.extend_from_slice(&command.to_le_bytes());
+    m.extend_from_slice(&14u16.to_le_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Section 4 of the issue: whatever arrives, by UDP or TCP, with or without a valid header,
+    /// nothing panics and the host keeps serving the members it has.
+    #[test]
+    fn hostile_input_never_stops_the_host(
+        inputs in proptest::collection::vec(
+            (0u16..0x40, proptest::collection::vec(proptest::num::u8::ANY, 0..160), proptest::bool::ANY, proptest::bool::ANY),
+            1..12,
+        )
+    ) {
+        let mut net = session_of(2, |_| {});
+        let b = net.nodes[1].system_player().unwrap();
+        let now = net.now;
+        let from = "10.0.0.9:2350".parse().unwrap();
+        for (i, (command, body, framed, tcp)) in inputs.into_iter().enumerate() {
+            let bytes = if framed { with_header(command, &body) } else { body };
+            if tcp {
+                let _ = net.nodes[0].handle_tcp(now, 1000 + i as u64, from, &bytes);
+            } else {
+                net.nodes[0].handle_udp(now, from, &bytes);
+            }
+        }
+        while net.nodes[0].poll_transmit().is_some() {}
+        net.take(0);
+        proptest::prop_assert!(net.nodes[0].players().contains_key(&b));
+        let request = EnumRequest { application_guid: APP, password: None, flags: EnumSessionsFlags::ALL };
+        net.enumerate(1, &request);
+        proptest::prop_assert!(net.take(1).iter().any(|e| matches!(e, Dp4Event::SessionFound(_))));
+    }
+}

@@ -152,3 +152,18 @@ fn session_desc_changes_are_broadcast() {
     assert!(net.take(1).is_empty());
     assert_eq!(net.nodes[1].set_session(1, SessionFlags::empty()), Err(crate::dp4::CommandError::WrongState));
 }
+
+/// MC-DPL4CS 3.1.4.2: after leaving, the same endpoint can join again as a new instance.
+#[test]
+fn rejoin_after_leaving() {
+    let mut net = session_of(2, |_| {});
+    let first = net.nodes[1].system_player().unwrap();
+    let now = net.now;
+    net.nodes[1].leave(now).unwrap();
+    net.run();
+    net.join(1, None);
+    let second = net.nodes[1].system_player().unwrap();
+    assert_ne!(first, second);
+    assert_eq!(net.nodes[1].role(), Role::Member);
+    assert!(!net.nodes[0].players().contains_key(&first));
+}
