@@ -68,7 +68,7 @@ impl Dp4Session {
     pub fn create_player(&mut self, now: Instant, name: &str) -> Result<(), CommandError> {
         match self.role {
             Role::Host => {
-                self.host_create_player(name);
+                self.host_create_player(now, name);
                 Ok(())
             }
             Role::Member if self.creating.is_none() => {
@@ -123,7 +123,7 @@ impl Dp4Session {
                 self.timers.cancel(Timer::ReliableApi);
                 let name = self.creating.take().unwrap_or_default();
                 if m.result == 0 {
-                    self.create_local_player(m.id, &name);
+                    self.create_local_player(now, m.id, &name);
                 } else {
                     self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Refused(m.result)));
                 }

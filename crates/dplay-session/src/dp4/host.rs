@@ -226,7 +226,7 @@ impl Dp4Session {
     }
 
     /// Host side of Create Player: the ID is ours to give (MC-DPL4CS 3.2.4, 3.2.5.4).
-    pub(crate) fn host_create_player(&mut self, name: &str) {
+    pub(crate) fn host_create_player(&mut self, now: Instant, name: &str) {
         let Some(desc) = self.current_desc() else { return };
         let id = if Self::full(&desc) || desc.flags.contains(SessionFlags::NEW_PLAYERS_DISABLED) {
             None
@@ -234,7 +234,7 @@ impl Dp4Session {
             self.ids.as_mut().and_then(IdAllocator::allocate)
         };
         match id {
-            Some(id) => self.create_local_player(id, name),
+            Some(id) => self.create_local_player(now, id, name),
             None => {
                 self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Refused(DPERR_NONEWPLAYERS)))
             }
@@ -243,7 +243,7 @@ impl Dp4Session {
 
     /// Adds our new application player and sends CREATEPLAYER to every other instance
     /// (MC-DPL4CS 3.1.5.1, 2.2.21).
-    pub(crate) fn create_local_player(&mut self, id: u32, name: &str) {
+    pub(crate) fn create_local_player(&mut self, now: Instant, id: u32, name: &str) {
         let Some(me) = self.me else { return };
         let mut p = self.local_system_player(id, PlayerFlags::empty());
         p.system_player_id = me;
@@ -257,6 +257,7 @@ impl Dp4Session {
             reserved: Some(CreateReserved::default()),
         });
         self.players.insert(id, p);
+        self.recent.insert(id, now);
         self.send_to_instances(&body, None);
         self.events.push_back(Dp4Event::PlayerCreated { id });
     }

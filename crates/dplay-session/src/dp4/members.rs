@@ -20,14 +20,25 @@ use crate::dp4::ids::IdAllocator;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
 
+/// How long a created player is verified to instances that announce theirs (MC-DPL4CS 2.2.22).
+const CREATE_PLAYER_VERIFY_WINDOW: std::time::Duration = std::time::Duration::from_secs(40);
+
 impl Dp4Session {
     fn joined(&self) -> bool {
         matches!(self.role, Role::Member | Role::Host)
     }
 
     /// DPSP_MSG_CREATEPLAYER / CREATEPLAYERVERIFY: a new application player of a known
-    /// instance (MC-DPL4CS 3.1.5.12, 3.1.5.13).
-    pub(crate) fn on_create_player(&mut self, seen: IpAddr, m: &PlayerInfoMessage) {
+    /// instance (MC-DPL4CS 3.1.5.12, 3.1.5.13). `version` is the CREATEPLAYER header's dialect
+    /// (0 for CREATEPLAYERVERIFY, which is never answered).
+    pub(crate) fn on_create_player(
+        &mut self,
+        now: Instant,
+        seen: IpAddr,
+        reply_to: SocketAddr,
+        version: u16,
+        m: &PlayerInfoMessage,
+    ) {
         if !self.joined() {
             return self.drop_msg(DropReason::Unexpected, "CREATEPLAYER while not joined");
         }
@@ -39,7 +50,30 @@ impl Dp4Session {
         if !self.players.get(&p.system_player_id).is_some_and(|s| s.is_system() && !s.local) {
             return self.drop_msg(DropReason::UnknownPlayer, "CREATEPLAYER of an unknown instance");
         }
+        let system = p.is_system();
         self.add_player(p);
+        if self.role == Role::Member && !system && version >= 13 {
+            self.send_create_player_verify(now, reply_to);
+        }
+    }
+
+    /// CREATEPLAYERVERIFY for each local application player created in the last 40 s, to the
+    /// instance whose CREATEPLAYER showed it may not know them (MC-DPL4CS 2.2.22).
+    fn send_create_player_verify(&mut self, now: Instant, to: SocketAddr) {
+        self.recent.retain(|_, at| now.saturating_duration_since(*at) < CREATE_PLAYER_VERIFY_WINDOW);
+        let ids: Vec<u32> = self.recent.keys().copied().collect();
+        for id in ids {
+            let Some(p) = self.players.get(&id).filter(|p| p.local) else { continue };
+            let body = Dp4Body::CreatePlayerVerify(PlayerInfoMessage {
+                id_to: 0,
+                player_id: id,
+                group_id: 0,
+                password_offset: 0,
+                player_info: p.to_packed(),
+                reserved: Some(dplay_wire::dp4::join::CreateReserved::default()),
+            });
+            self.send_body(Via::Tcp, to, body);
+        }
     }
 
     /// DPSP_MSG_DELETEPLAYER: remove the player; a system player takes its instance's players
@@ -66,6 +100,7 @@ impl Dp4Session {
         gone.push(id);
         for g in &gone {
             self.players.remove(g);
+            self.recent.remove(g);
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(*g);
             }
@@ -380,6 +415,7 @@ impl Dp4Session {
         self.players.clear();
         self.joins.clear();
         self.reserved.clear();
+        self.recent.clear();
         self.creating = None;
         self.events.push_back(Dp4Event::Ended(reason));
     }

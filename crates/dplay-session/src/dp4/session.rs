@@ -80,6 +80,8 @@ pub struct Dp4Session {
     /// Host: system player IDs handed out by REQUESTPLAYERID, awaiting ADDFORWARDREQUEST.
     pub(crate) reserved: BTreeSet<u32>,
     pub(crate) joins: BTreeMap<u32, PendingJoin>,
+    /// When each local application player was created, for CREATEPLAYERVERIFY (2.2.22).
+    pub(crate) recent: BTreeMap<u32, Instant>,
     /// Client: short name of a player asked for with REQUESTPLAYERID (no SP).
     pub(crate) creating: Option<String>,
     pub(crate) framers: HashMap<ConnId, StreamFramer>,
@@ -115,6 +117,7 @@ impl Dp4Session {
             host_id: None,
             reserved: BTreeSet::new(),
             joins: BTreeMap::new(),
+            recent: BTreeMap::new(),
             creating: None,
             framers: HashMap::new(),
             dpsp,
@@ -269,7 +272,8 @@ impl Dp4Session {
             Dp4Body::AddForwardAck(m) => self.on_add_forward_ack(reply_to, m.0),
             Dp4Body::AddForwardReply(m) => self.on_add_forward_reply(m.0),
             Dp4Body::SuperEnumPlayersReply(m) => self.on_super_enum_players_reply(now, from.ip(), m),
-            Dp4Body::CreatePlayer(m) | Dp4Body::CreatePlayerVerify(m) => self.on_create_player(from.ip(), &m),
+            Dp4Body::CreatePlayer(m) => self.on_create_player(now, from.ip(), reply_to, header.version, &m),
+            Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, m.player_id),
             Dp4Body::Ping(m) => self.on_ping(from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),

@@ -158,3 +158,25 @@ fn ids_follow_the_reserved1_rule() {
     indexes.sort_unstable();
     assert_eq!(indexes, [0, 1, 2]);
 }
+
+/// MC-DPL4CS 2.2.22, 3.1.5.13: a member that sees a CREATEPLAYER (dialect 13+) for a new
+/// player answers with CREATEPLAYERVERIFY for its own players of the last 40 s; the host does
+/// not, and a verified player already known is not reported twice.
+#[test]
+fn create_player_verify_within_40_seconds() {
+    let mut net = session_of(3, |_| {});
+    let bob = created(&mut net, 1, "bob");
+    net.take(0);
+    net.take(2);
+    net.log.clear();
+    created(&mut net, 2, "carol");
+    let verifies: Vec<String> =
+        net.trace().into_iter().filter(|l| l.ends_with("DPSP_MSG_CREATEPLAYERVERIFY")).collect();
+    assert_eq!(verifies, ["1->2 Tcp DPSP_MSG_CREATEPLAYERVERIFY"]);
+    assert!(net.nodes[2].players().contains_key(&bob));
+    assert!(net.take(2).is_empty(), "bob was already known");
+    net.advance(std::time::Duration::from_secs(41));
+    net.log.clear();
+    created(&mut net, 2, "dave");
+    assert!(net.trace().iter().all(|l| !l.ends_with("DPSP_MSG_CREATEPLAYERVERIFY")));
+}
