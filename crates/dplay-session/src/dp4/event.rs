@@ -102,6 +102,31 @@ pub enum Dp4Event {
         /// The payload.
         data: Vec<u8>,
     },
+    /// A remote player's game data changed (MC-DPL4CS 3.1.5.19).
+    PlayerDataChanged {
+        /// Player ID.
+        id: u32,
+        /// The new data.
+        data: Vec<u8>,
+    },
+    /// A remote player was renamed (MC-DPL4CS 3.1.5.18).
+    PlayerNameChanged {
+        /// Player ID.
+        id: u32,
+        /// New short name.
+        short_name: Option<String>,
+        /// New long name.
+        long_name: Option<String>,
+    },
+    /// A chat line for one of our players (MC-DPL4CS 3.1.5.26).
+    Chat {
+        /// `IDFrom`.
+        from: u32,
+        /// `IDTo`.
+        to: u32,
+        /// `ChatMessage` (absent: a NULL message).
+        text: Option<String>,
+    },
     /// The host changed the session description (MC-DPL4CS 3.1.5.22).
     SessionDescChanged(SessionDesc2),
     /// A new host took over (MC-DPL4CS 3.1.7.1); `local` when it is us.

@@ -7,6 +7,7 @@
 //! connections opened to the addresses of [`Dp4Transmit`]s that go [`Via::Tcp`].
 //! Large non-guaranteed messages are fragmented by dplay-dpsp.
 
+mod changes;
 mod client;
 pub mod config;
 pub mod event;

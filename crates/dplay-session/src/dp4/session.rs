@@ -278,6 +278,9 @@ impl Dp4Session {
             Dp4Body::Ping(m) => self.on_ping(from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
+            Dp4Body::PlayerDataChanged(m) => self.on_player_data_changed(m),
+            Dp4Body::PlayerNameChanged(m) => self.on_player_name_changed(m),
+            Dp4Body::Chat(m) => self.on_chat(m),
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
             Dp4Body::PlayerWrapper(w) => {

@@ -79,3 +79,45 @@ fn send_checks_players() {
     assert_eq!(net.log.iter().filter(|s| s.via == Via::Tcp).count(), 0);
     idle.run();
 }
+
+/// MC-DPL4CS 3.1.4.10, 3.1.4.11, 3.1.5.18, 3.1.5.19: data and name changes reach the others.
+#[test]
+fn player_data_and_name_changes() {
+    let (mut net, a, b) = pair(SessionFlags::empty());
+    net.nodes[0].set_player_data(a, &[1, 2, 3]).unwrap();
+    net.nodes[0].set_player_name(a, Some("Al"), Some("Alice Long")).unwrap();
+    net.run();
+    assert_eq!(net.names(), ["DPSP_MSG_PLAYERDATACHANGED", "DPSP_MSG_PLAYERNAMECHANGED"]);
+    assert_eq!(
+        net.take(1),
+        [
+            Dp4Event::PlayerDataChanged { id: a, data: vec![1, 2, 3] },
+            Dp4Event::PlayerNameChanged {
+                id: a,
+                short_name: Some("Al".into()),
+                long_name: Some("Alice Long".into())
+            },
+        ]
+    );
+    assert_eq!(net.nodes[1].players()[&a].player_data.0, [1, 2, 3]);
+    assert_eq!(net.nodes[0].set_player_data(b, &[0]), Err(CommandError::UnknownPlayer(b)));
+}
+
+/// MC-DPL4CS 1.3 (ND): with no data messages, data changes stay local.
+#[test]
+fn no_data_messages_keeps_data_local() {
+    let (mut net, a, _) = pair(SessionFlags::NO_DATA_MESSAGES);
+    net.nodes[0].set_player_data(a, &[9]).unwrap();
+    net.run();
+    assert!(net.names().is_empty());
+}
+
+/// MC-DPL4CS 3.1.4.17, 3.1.5.26: a chat line goes to its player's instance over TCP.
+#[test]
+fn chat_reaches_the_player() {
+    let (mut net, a, b) = pair(SessionFlags::empty());
+    net.nodes[1].send_chat(b, a, "cleared to land").unwrap();
+    net.run();
+    assert_eq!(net.trace(), ["1->0 Tcp DPSP_MSG_CHAT"]);
+    assert_eq!(net.take(0), [Dp4Event::Chat { from: b, to: a, text: Some("cleared to land".into()) }]);
+}
