@@ -160,6 +160,17 @@ impl Dp4Session {
         };
         self.timers.cancel(Timer::ReliableApi);
         let Some(me) = self.me else { return };
+        let unsupported = m.session_desc.flags & crate::dp4::host::UNSUPPORTED_SESSION_FLAGS;
+        if !unsupported.is_empty() {
+            // The host has added us: say goodbye so its name table stays right (3.1.4.5).
+            let body = Dp4Body::DeletePlayer(dplay_wire::dp4::nametable::PlayerGroupIds {
+                player_id: me,
+                ..Default::default()
+            });
+            self.send_body(Via::Tcp, host, body);
+            self.reset_join();
+            return self.events.push_back(Dp4Event::JoinFailed(JoinError::Unsupported(unsupported)));
+        }
         self.desc = Some(m.session_desc);
         self.session_name = m.session_name;
         self.role = Role::Member;

@@ -45,6 +45,9 @@ pub enum JoinError {
     Refused(u32),
     /// The Reliable API timer ran out (MC-DPL4CS 3.1.2.2).
     Timeout,
+    /// The session needs options this endpoint does not implement (see
+    /// [`crate::dp4::UNSUPPORTED_SESSION_FLAGS`]); we left it again.
+    Unsupported(dplay_wire::dp4::session::SessionFlags),
 }
 
 /// Why the session ended for us.
@@ -152,6 +155,9 @@ pub enum CommandError {
     /// The message cannot be encoded (too long for the size field).
     #[error("message cannot be encoded")]
     Unencodable,
+    /// Session options this endpoint does not implement.
+    #[error("unsupported session flags {0:?}")]
+    Unsupported(dplay_wire::dp4::session::SessionFlags),
 }
 
 /// Why a received message was dropped; each is counted in [`Stats`].

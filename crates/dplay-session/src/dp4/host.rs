@@ -28,10 +28,21 @@ use crate::dp4::table::Player;
 /// password (MC-DPL4CS 2.2.10; docs/decisions.md).
 pub const DPERR_INVALIDPASSWORD: u32 = 0x8877_0154;
 
+/// Session options not implemented here: SS (secure logon), MS (multicast server), CS
+/// (client/server) and RP (MC-DPL4R). We refuse to host them and leave sessions that have them.
+pub const UNSUPPORTED_SESSION_FLAGS: SessionFlags = SessionFlags::SECURE_SERVER
+    .union(SessionFlags::MULTICAST_SERVER)
+    .union(SessionFlags::CLIENT_SERVER)
+    .union(SessionFlags::DIRECTPLAY_PROTOCOL);
+
 impl Dp4Session {
     /// Starts hosting (MC-DPL4CS 3.2.3): a new instance GUID and ID key from the seed (unless
     /// given), our system player as name server, and the Ping timer when KA is set.
     pub fn host(&mut self, now: Instant, config: HostConfig) -> Result<(), CommandError> {
+        let unsupported = config.flags & UNSUPPORTED_SESSION_FLAGS;
+        if !unsupported.is_empty() {
+            return Err(CommandError::Unsupported(unsupported));
+        }
         self.restart()?;
         self.epoch.get_or_insert(now);
         let identity = config.identity.unwrap_or_else(|| crate::dp4::config::SessionIdentity {
@@ -265,6 +276,10 @@ impl Dp4Session {
     /// Host: changes `MaxPlayers` and the flags, and sends SESSIONDESCCHANGED unless NS is set
     /// (MC-DPL4CS 2.2.51, 3.1.5.22).
     pub fn set_session(&mut self, max_players: u32, flags: SessionFlags) -> Result<(), CommandError> {
+        let unsupported = flags & UNSUPPORTED_SESSION_FLAGS;
+        if !unsupported.is_empty() {
+            return Err(CommandError::Unsupported(unsupported));
+        }
         let Some(desc) = self.desc.as_mut().filter(|_| self.role == Role::Host) else {
             return Err(CommandError::WrongState);
         };

@@ -22,7 +22,7 @@ pub use config::{Dp4Config, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity}
 pub use event::{
     CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, FoundSession, JoinError, Stats, Via,
 };
-pub use host::DPERR_INVALIDPASSWORD;
+pub use host::{DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
 pub use session::{ConnId, Dp4Session, Role};
 pub use stream::{StreamError, StreamFramer};
 

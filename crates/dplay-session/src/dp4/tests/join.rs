@@ -8,6 +8,9 @@ use dplay_wire::dp4::join::DPERR_NONEWPLAYERS;
 use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
 
 use super::net::{Net, created, session, session_in, session_of, stream};
+use dplay_wire::Wire;
+use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+
 use crate::dp4::{DPERR_INVALIDPASSWORD, Dp4Event, HostConfig, JoinError, Role};
 
 #[track_caller]
@@ -179,4 +182,41 @@ fn create_player_verify_within_40_seconds() {
     net.log.clear();
     created(&mut net, 2, "dave");
     assert!(net.trace().iter().all(|l| !l.ends_with("DPSP_MSG_CREATEPLAYERVERIFY")));
+}
+
+/// MC-DPL4CS 1.3 (SS, MS, CS, RP): options we do not implement are refused when hosting, and a
+/// joiner that finds them in SUPERENUMPLAYERSREPLY leaves again with DELETEPLAYER.
+#[test]
+fn unsupported_session_options_are_refused() {
+    use crate::dp4::CommandError;
+    let mut net = Net::new(2);
+    let rp = HostConfig { flags: SessionFlags::DIRECTPLAY_PROTOCOL, ..session("S") };
+    let now = net.now;
+    assert_eq!(net.nodes[0].host(now, rp), Err(CommandError::Unsupported(SessionFlags::DIRECTPLAY_PROTOCOL)));
+    net.host(session("S"));
+    // A Windows host could run such a session: rewrite the flags its reply would carry.
+    let now = net.now;
+    net.nodes[1].join(now, stream(0), None).unwrap();
+    let (to_host, to_client) = ("10.0.0.2:40001".parse().unwrap(), "10.0.0.1:40000".parse().unwrap());
+    let mut sent_last = None;
+    while let Some(t) = net.nodes[1].poll_transmit() {
+        net.nodes[0].handle_tcp(now, 1, to_host, &t.bytes).unwrap();
+        sent_last = Some(t.bytes);
+        while let Some(r) = net.nodes[0].poll_transmit() {
+            let mut msg = Dp4Message::parse(&r.bytes).unwrap();
+            if let Dp4Body::SuperEnumPlayersReply(m) = &mut msg.body {
+                m.session_desc.flags = SessionFlags::CLIENT_SERVER;
+            }
+            net.nodes[1].handle_tcp(now, 2, to_client, &msg.to_vec().unwrap()).unwrap();
+        }
+    }
+    while let Some(e) = net.nodes[1].poll_event() {
+        net.events[1].push(e);
+    }
+    assert_eq!(
+        join_result(&mut net, 1),
+        Dp4Event::JoinFailed(JoinError::Unsupported(SessionFlags::CLIENT_SERVER))
+    );
+    assert_eq!(Dp4Message::parse(&sent_last.unwrap()).unwrap().name(), "DPSP_MSG_DELETEPLAYER");
+    assert_eq!(net.nodes[0].players().len(), 1);
 }
