@@ -204,6 +204,9 @@ pub enum Timer {
     NameTable(u32),
     /// Ping (3.1.2.5, 3.2.2.2).
     Ping,
+    /// Host: a system player ID handed out by REQUESTPLAYERID and not yet claimed by an
+    /// ADDFORWARDREQUEST; freed when it runs out (docs/decisions.md).
+    Reservation(u32),
 }
 
 /// A deadline per armed timer; the next wakeup is the earliest.

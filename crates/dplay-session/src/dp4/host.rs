@@ -123,7 +123,7 @@ impl Dp4Session {
     }
 
     /// DPSP_MSG_REQUESTPLAYERID: a new ID, or DPERR_NONEWPLAYERS (MC-DPL4CS 3.2.5.4).
-    pub(crate) fn on_request_player_id(&mut self, reply_to: SocketAddr, m: RequestPlayerId) {
+    pub(crate) fn on_request_player_id(&mut self, now: Instant, reply_to: SocketAddr, m: RequestPlayerId) {
         let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
             return self.drop_msg(DropReason::Unexpected, "REQUESTPLAYERID while not hosting");
         };
@@ -139,6 +139,8 @@ impl Dp4Session {
         };
         if let (Some(id), true) = (id, system) {
             self.reserved.insert(id);
+            let wait = self.config.reliable_api_timeout + self.config.name_table_timeout;
+            self.timers.set(Timer::Reservation(id), now + wait);
         }
         let body = Dp4Body::RequestPlayerReply(RequestPlayerReply {
             id: id.unwrap_or(0),
@@ -167,6 +169,7 @@ impl Dp4Session {
         if !self.reserved.remove(&m.player_id) {
             return self.drop_msg(DropReason::UnknownPlayer, "ADDFORWARDREQUEST for an ID not handed out");
         }
+        self.timers.cancel(Timer::Reservation(m.player_id));
         if !self.password_matches(m.password.as_ref()) {
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(m.player_id);
@@ -199,6 +202,16 @@ impl Dp4Session {
         } else {
             self.joins.insert(m.player_id, PendingJoin { awaiting });
             self.timers.set(Timer::NameTable(m.player_id), now + self.config.name_table_timeout);
+        }
+    }
+
+    /// A reserved system player ID nobody claimed goes back to the pool.
+    pub(crate) fn on_reservation_expired(&mut self, id: u32) {
+        if self.reserved.remove(&id) {
+            tracing::debug!(id, "unclaimed system player ID released");
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(id);
+            }
         }
     }
 

@@ -98,6 +98,10 @@ impl Dp4Session {
             Vec::new()
         };
         gone.push(id);
+        if let Some((_, datagram)) = self.players.get(&id).filter(|p| p.is_system()).and_then(|p| p.addrs) {
+            self.dpsp.forget_peer(now, datagram);
+            self.pump_dpsp(now);
+        }
         for g in &gone {
             self.players.remove(g);
             self.recent.remove(g);

@@ -223,6 +223,7 @@ impl Dp4Session {
                 Timer::ReliableApi => self.on_reliable_api_timeout(),
                 Timer::NameTable(id) => self.finish_join(id),
                 Timer::Ping => self.on_ping_timer(now),
+                Timer::Reservation(id) => self.on_reservation_expired(id),
             }
         }
     }
@@ -263,7 +264,7 @@ impl Dp4Session {
         match msg.body {
             Dp4Body::EnumSessions(m) => self.on_enum_sessions(reply_to, &m),
             Dp4Body::EnumSessionsReply(m) => self.on_enum_sessions_reply(reply_to, m),
-            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(reply_to, m),
+            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
             Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),
             Dp4Body::AddForwardRequest(m) => {
                 self.on_add_forward_request(now, from.ip(), reply_to, &header, &m)

@@ -133,3 +133,21 @@ proptest::proptest! {
         proptest::prop_assert!(net.take(1).iter().any(|e| matches!(e, Dp4Event::SessionFound(_))));
     }
 }
+
+/// MC-DPL4CS 3.2.5.4: a system player ID handed out but never claimed by ADDFORWARDREQUEST is
+/// released after 20 s, so abandoned joins cannot exhaust the IDs.
+#[test]
+fn unclaimed_ids_are_released() {
+    use dplay_wire::dp4::join::{RequestPlayerFlags, RequestPlayerId};
+    let mut net = super::net::session_in(2, 1, |_| {});
+    let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::SYSTEM_PLAYER });
+    let bytes = Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap();
+    let now = net.now;
+    net.nodes[0].handle_tcp(now, 3, "10.0.0.7:40000".parse().unwrap(), &bytes).unwrap();
+    assert!(net.nodes[0].poll_timeout().is_some());
+    net.advance(std::time::Duration::from_secs(20));
+    assert!(net.nodes[0].poll_timeout().is_none());
+    net.join(1, None);
+    let key = net.nodes[0].session_desc().unwrap().reserved1;
+    assert_eq!((net.nodes[1].system_player().unwrap() ^ key) & 0xFFFF, 1, "index 1 was freed and reused");
+}
