@@ -262,7 +262,12 @@ impl Dp4Session {
         let reply_to = resolve(msg.header.sock_addr.addr, from.ip());
         let header = msg.header;
         match msg.body {
-            Dp4Body::EnumSessions(m) => self.on_enum_sessions(reply_to, &m),
+            // "to the port specified in the SockAddr field ... and to the IP address that sent
+            // the request" (3.2.5.3), whatever address the SockAddr holds.
+            Dp4Body::EnumSessions(m) => {
+                let to = SocketAddr::new(from.ip(), header.sock_addr.addr.port());
+                self.on_enum_sessions(to, &m)
+            }
             Dp4Body::EnumSessionsReply(m) => self.on_enum_sessions_reply(reply_to, m),
             Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
             Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),

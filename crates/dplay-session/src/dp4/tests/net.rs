@@ -16,7 +16,7 @@ pub(crate) const DGRAM_PORT: u16 = 2350;
 
 #[allow(clippy::disallowed_methods)] // tests need one real starting instant; time then advances by hand
 pub(crate) fn start() -> Instant {
-    Instant::now()
+    <Instant>::now()
 }
 
 pub(crate) fn ip(i: usize) -> Ipv4Addr {
