@@ -175,6 +175,7 @@ impl Dp4Session {
         self.session_name = m.session_name;
         self.role = Role::Member;
         self.events.push_back(Dp4Event::Joined { system_player: me });
+        self.groups = m.groups.iter().chain(&m.shortcuts).map(|g| g.id).collect();
         for p in m.players.iter().filter(|p| p.id != me) {
             let player = Player::from_super(p, seen);
             if player.flags.contains(PlayerFlags::NAME_SERVER) {

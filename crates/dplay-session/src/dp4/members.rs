@@ -20,6 +20,9 @@ use crate::dp4::ids::IdAllocator;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
 
+/// `DPID_ALLPLAYERS`: the player ID that addresses every player of the session.
+pub const DPID_ALLPLAYERS: u32 = 0;
+
 /// How long a created player is verified to instances that announce theirs (MC-DPL4CS 2.2.22).
 const CREATE_PLAYER_VERIFY_WINDOW: std::time::Duration = std::time::Duration::from_secs(40);
 
@@ -296,7 +299,9 @@ impl Dp4Session {
             None => (None, None),
             Some(ids) => {
                 let sender = self.players.get(&ids.id_from).filter(|p| !p.local).map(|p| p.system_player_id);
-                let to_ours = self.players.get(&ids.id_to).is_some_and(|p| p.local);
+                let to_ours = ids.id_to == DPID_ALLPLAYERS
+                    || self.groups.contains(&ids.id_to)
+                    || self.players.get(&ids.id_to).is_some_and(|p| p.local);
                 let Some(system) = sender.filter(|_| to_ours) else {
                     return self
                         .drop_msg(DropReason::UnknownPlayer, "player message between unknown players");
@@ -310,7 +315,8 @@ impl Dp4Session {
         self.events.push_back(Dp4Event::Message { from, to, data: pm.payload.0 });
     }
 
-    /// Sends `data` from our player `from` to player `to`: over TCP with the size/token and
+    /// Sends `data` from our player `from` to player `to` ([`DPID_ALLPLAYERS`]: one copy to
+    /// every other instance): over TCP with the size/token and
     /// SockAddr prefix when `guaranteed`, else as a UDP datagram of IDs and data, fragmented
     /// with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when its bytes would
     /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In NM sessions
@@ -334,13 +340,18 @@ impl Dp4Session {
         } else {
             None
         };
-        let (stream, datagram) = self
-            .players
-            .get(&to)
-            .filter(|p| !p.local)
-            .and_then(|p| self.players.get(&p.system_player_id))
-            .and_then(|s| s.addrs)
-            .ok_or(CommandError::UnknownPlayer(to))?;
+        let targets: Vec<(SocketAddr, SocketAddr)> = if to == DPID_ALLPLAYERS {
+            self.players.values().filter(|p| p.is_system() && !p.local).filter_map(|p| p.addrs).collect()
+        } else {
+            let target = self
+                .players
+                .get(&to)
+                .filter(|p| !p.local)
+                .and_then(|p| self.players.get(&p.system_player_id))
+                .and_then(|s| s.addrs)
+                .ok_or(CommandError::UnknownPlayer(to))?;
+            vec![target]
+        };
         let mut bytes = Vec::new();
         if guaranteed {
             // The size/token DWORD and the SockAddr, as a stream message carries them (2.2.45).
@@ -364,15 +375,17 @@ impl Dp4Session {
             let body = Dp4Body::PlayerWrapper(PlayerWrapper { player_message: Blob(bytes) });
             bytes = self.message(body).to_vec().map_err(|_| CommandError::Unencodable)?;
         }
-        if guaranteed {
-            self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes });
-        } else if bytes.len() <= self.config.mtu {
-            self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: datagram, bytes });
-        } else {
-            self.dpsp
-                .send(now, datagram, &bytes, Reliability::Unreliable)
-                .map_err(|_| CommandError::Unencodable)?;
-            self.pump_dpsp(now);
+        for (stream, datagram) in targets {
+            if guaranteed {
+                self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes: bytes.clone() });
+            } else if bytes.len() <= self.config.mtu {
+                self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: datagram, bytes: bytes.clone() });
+            } else {
+                self.dpsp
+                    .send(now, datagram, &bytes, Reliability::Unreliable)
+                    .map_err(|_| CommandError::Unencodable)?;
+                self.pump_dpsp(now);
+            }
         }
         Ok(())
     }
@@ -420,6 +433,7 @@ impl Dp4Session {
         self.joins.clear();
         self.reserved.clear();
         self.recent.clear();
+        self.groups.clear();
         self.creating = None;
         self.events.push_back(Dp4Event::Ended(reason));
     }

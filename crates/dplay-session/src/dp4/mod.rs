@@ -23,6 +23,7 @@ pub use event::{
     CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, FoundSession, JoinError, Stats, Via,
 };
 pub use host::{DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
+pub use members::DPID_ALLPLAYERS;
 pub use session::{ConnId, Dp4Session, Role};
 pub use stream::{StreamError, StreamFramer};
 

@@ -80,6 +80,9 @@ pub struct Dp4Session {
     /// Host: system player IDs handed out by REQUESTPLAYERID, awaiting ADDFORWARDREQUEST.
     pub(crate) reserved: BTreeSet<u32>,
     pub(crate) joins: BTreeMap<u32, PendingJoin>,
+    /// Group IDs known from SUPERENUMPLAYERSREPLY and CREATEGROUP, so that messages to a group
+    /// are accepted (groups are not otherwise modelled).
+    pub(crate) groups: BTreeSet<u32>,
     /// When each local application player was created, for CREATEPLAYERVERIFY (2.2.22).
     pub(crate) recent: BTreeMap<u32, Instant>,
     /// Client: short name of a player asked for with REQUESTPLAYERID (no SP).
@@ -117,6 +120,7 @@ impl Dp4Session {
             host_id: None,
             reserved: BTreeSet::new(),
             joins: BTreeMap::new(),
+            groups: BTreeSet::new(),
             recent: BTreeMap::new(),
             creating: None,
             framers: HashMap::new(),
@@ -284,6 +288,12 @@ impl Dp4Session {
             Dp4Body::Ping(m) => self.on_ping(from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
+            Dp4Body::CreateGroup(m) if matches!(self.role, Role::Member | Role::Host) => {
+                self.groups.insert(m.player_id);
+            }
+            Dp4Body::DeleteGroup(m) if matches!(self.role, Role::Member | Role::Host) => {
+                self.groups.remove(&m.group_id);
+            }
             Dp4Body::PlayerDataChanged(m) => self.on_player_data_changed(m),
             Dp4Body::PlayerNameChanged(m) => self.on_player_name_changed(m),
             Dp4Body::Chat(m) => self.on_chat(m),

@@ -121,3 +121,58 @@ fn chat_reaches_the_player() {
     assert_eq!(net.trace(), ["1->0 Tcp DPSP_MSG_CHAT"]);
     assert_eq!(net.take(0), [Dp4Event::Chat { from: b, to: a, text: Some("cleared to land".into()) }]);
 }
+
+/// MC-DPL4CS 2.2.45 (idTo), 3.1.4.16: DPID_ALLPLAYERS sends one copy to every other instance,
+/// each delivered with idTo 0; a message to a group we learned of by CREATEGROUP is accepted.
+#[test]
+fn all_players_and_known_groups() {
+    use dplay_wire::dp4::header::{SockAddrIn, Token};
+    use dplay_wire::dp4::join::PlayerInfoMessage;
+    use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+    use dplay_wire::dp4::player::PackedPlayer;
+    use dplay_wire::dp4::session::PlayerFlags;
+    use dplay_wire::{Blob, Wire};
+
+    let mut net = super::net::session_of(3, |_| {});
+    let a = created(&mut net, 0, "a");
+    let c = created(&mut net, 2, "c");
+    (0..3).for_each(|i| drop(net.take(i)));
+    net.log.clear();
+    send(&mut net, 2, c, crate::dp4::DPID_ALLPLAYERS, b"all", true);
+    assert_eq!(net.log.len(), 2);
+    for i in [0, 1] {
+        assert_eq!(net.take(i), [Dp4Event::Message { from: Some(c), to: Some(0), data: b"all".to_vec() }]);
+    }
+    let group = 0x0BAD_F00D;
+    let info = PackedPlayer {
+        flags: PlayerFlags::empty(),
+        player_id: group,
+        system_player_id: net.nodes[2].system_player().unwrap(),
+        player_version: 14,
+        parent_id: 0,
+        short_name: None,
+        long_name: None,
+        sp_data: Blob::default(),
+        player_data: Blob::default(),
+        player_ids: vec![a],
+        size_counts_player_ids: false,
+    };
+    let body = Dp4Body::CreateGroup(PlayerInfoMessage {
+        id_to: 0,
+        player_id: group,
+        group_id: 0,
+        password_offset: 0,
+        player_info: info,
+        reserved: None,
+    });
+    let bytes = Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap();
+    let now = net.now;
+    net.nodes[0].handle_tcp(now, 50, "10.0.0.3:40002".parse().unwrap(), &bytes).unwrap();
+    let mut to_group = c.to_le_bytes().to_vec();
+    to_group.extend_from_slice(&group.to_le_bytes());
+    to_group.extend_from_slice(b"grp");
+    net.nodes[0].handle_udp(now, "10.0.0.3:2350".parse().unwrap(), &to_group);
+    assert_eq!(net.nodes[0].stats().dropped, Default::default());
+    net.run();
+    assert_eq!(net.take(0), [Dp4Event::Message { from: Some(c), to: Some(group), data: b"grp".to_vec() }]);
+}
