@@ -195,7 +195,7 @@ impl Stats {
 
 /// The timers of MC-DPL4CS 3.1.2 and 3.2.2 this endpoint runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Timer {
+pub(crate) enum Timer {
     /// Session Enumeration (3.1.2.1).
     Enumeration,
     /// Reliable API (3.1.2.2): REQUESTPLAYERID and ADDFORWARDREQUEST awaiting a reply.
@@ -211,31 +211,31 @@ pub enum Timer {
 
 /// A deadline per armed timer; the next wakeup is the earliest.
 #[derive(Debug, Clone, Default)]
-pub struct TimerTable(std::collections::BTreeMap<Timer, Instant>);
+pub(crate) struct TimerTable(std::collections::BTreeMap<Timer, Instant>);
 
 impl TimerTable {
     /// Arms (or re-arms) `timer`.
-    pub fn set(&mut self, timer: Timer, at: Instant) {
+    pub(crate) fn set(&mut self, timer: Timer, at: Instant) {
         self.0.insert(timer, at);
     }
 
     /// Disarms `timer`.
-    pub fn cancel(&mut self, timer: Timer) {
+    pub(crate) fn cancel(&mut self, timer: Timer) {
         self.0.remove(&timer);
     }
 
     /// Whether `timer` is armed.
-    pub fn is_set(&self, timer: Timer) -> bool {
+    pub(crate) fn is_set(&self, timer: Timer) -> bool {
         self.0.contains_key(&timer)
     }
 
     /// The earliest deadline.
-    pub fn next(&self) -> Option<Instant> {
+    pub(crate) fn next(&self) -> Option<Instant> {
         self.0.values().min().copied()
     }
 
     /// Removes and returns one timer due at `now`.
-    pub fn pop_due(&mut self, now: Instant) -> Option<Timer> {
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<Timer> {
         let timer = self.0.iter().find(|(_, at)| **at <= now).map(|(t, _)| *t)?;
         self.0.remove(&timer);
         Some(timer)

@@ -392,7 +392,7 @@ impl Dp4Session {
 
     /// Leaves: DELETEPLAYER for each of our players, ours last, to every other instance
     /// (MC-DPL4CS 3.1.4.5, 3.1.5.14). With MH the others then elect a new host.
-    pub fn leave(&mut self, _now: Instant) -> Result<(), CommandError> {
+    pub fn leave(&mut self) -> Result<(), CommandError> {
         if self.role == Role::Ended {
             return Err(CommandError::WrongState);
         }

@@ -18,8 +18,7 @@ fn member_leaves_with_deleteplayer() {
     net.take(0);
     net.take(2);
     net.log.clear();
-    let now = net.now;
-    net.nodes[1].leave(now).unwrap();
+    net.nodes[1].leave().unwrap();
     net.run();
     let mut trace = net.trace();
     trace.sort();
@@ -44,8 +43,7 @@ fn member_leaves_with_deleteplayer() {
 fn host_leaving_without_migration_ends_the_session() {
     let mut net = session_of(2, |_| {});
     net.take(1);
-    let now = net.now;
-    net.nodes[0].leave(now).unwrap();
+    net.nodes[0].leave().unwrap();
     net.run();
     let host = net.nodes[0].system_player().unwrap();
     assert_eq!(net.take(1), [Dp4Event::PlayerLeft { id: host }, Dp4Event::Ended(EndReason::HostLost)]);
@@ -59,8 +57,7 @@ fn host_migrates_to_the_lowest_system_player() {
     net.take(1);
     net.take(2);
     net.log.clear();
-    let now = net.now;
-    net.nodes[0].leave(now).unwrap();
+    net.nodes[0].leave().unwrap();
     net.run();
     let (b, c) = (net.nodes[1].system_player().unwrap(), net.nodes[2].system_player().unwrap());
     let (new_host, other) = if b < c { (1, 2) } else { (2, 1) };
@@ -158,8 +155,7 @@ fn session_desc_changes_are_broadcast() {
 fn rejoin_after_leaving() {
     let mut net = session_of(2, |_| {});
     let first = net.nodes[1].system_player().unwrap();
-    let now = net.now;
-    net.nodes[1].leave(now).unwrap();
+    net.nodes[1].leave().unwrap();
     net.run();
     net.join(1, None);
     let second = net.nodes[1].system_player().unwrap();
