@@ -289,6 +289,23 @@ impl Dp4Session {
         }
     }
 
+    /// The runtime could not reach the TCP listener `stream` (connect refused or the connection
+    /// broke): its instance is gone. The host drops it and tells the others with DELETEPLAYER;
+    /// a member that loses the host runs host migration (MC-DPL4CS 3.1.7.1, "leaves the game
+    /// session for any reason").
+    pub fn handle_unreachable(&mut self, now: Instant, stream: SocketAddr) {
+        let Some(id) = self.instance_at(stream).filter(|_| self.joined()) else { return };
+        if self.players.get(&id).is_some_and(|p| p.local) {
+            return;
+        }
+        tracing::info!(%stream, id, "DP4 instance unreachable");
+        self.remove_player(now, id);
+        if self.role == Role::Host {
+            let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
+            self.send_to_instances(&body, None);
+        }
+    }
+
     /// A player message (or PLAYERWRAPPER's content): from a known remote player to one of
     /// ours, unless the session has NM (MC-DPL4CS 2.2.45, 3.1.4.16.2).
     pub(crate) fn on_player_message(&mut self, pm: PlayerMessage) {

@@ -5,7 +5,8 @@
 //! Inputs: [`Dp4Session::handle_udp`] for every datagram on the enumeration port (47624) and
 //! the game UDP socket, [`Dp4Session::handle_tcp`] for every read on an accepted or opened TCP
 //! connection (close the connection when it returns an error), [`Dp4Session::handle_tcp_closed`]
-//! when one closes, and [`Dp4Session::handle_timeout`] at [`Dp4Session::poll_timeout`].
+//! when one closes, [`Dp4Session::handle_unreachable`] when a listener cannot be reached, and
+//! [`Dp4Session::handle_timeout`] at [`Dp4Session::poll_timeout`].
 //! Commands: [`Dp4Session::host`], [`Dp4Session::enum_sessions`], [`Dp4Session::join`],
 //! [`Dp4Session::create_player`], [`Dp4Session::send`], [`Dp4Session::set_session`],
 //! [`Dp4Session::leave`]. After each, drain [`Dp4Session::poll_transmit`] and

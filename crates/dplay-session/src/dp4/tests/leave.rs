@@ -163,3 +163,26 @@ fn rejoin_after_leaving() {
     assert_eq!(net.nodes[1].role(), Role::Member);
     assert!(!net.nodes[0].players().contains_key(&first));
 }
+
+/// MC-DPL4CS 3.1.7.1: a host that cannot be reached any more (reported by the runtime) is gone:
+/// with MH the lowest system player takes over; the host drops unreachable members and tells
+/// the others.
+#[test]
+fn unreachable_peers_are_removed() {
+    let mut net = session_of(3, |c| c.flags = SessionFlags::MIGRATE_HOST);
+    let c = net.nodes[2].system_player().unwrap();
+    (0..3).for_each(|i| drop(net.take(i)));
+    let now = net.now;
+    net.nodes[0].handle_unreachable(now, super::net::stream(2));
+    net.run();
+    assert_eq!(net.take(0), [Dp4Event::PlayerLeft { id: c }]);
+    assert_eq!(net.take(1), [Dp4Event::PlayerLeft { id: c }]);
+    let host = net.nodes[0].system_player().unwrap();
+    net.nodes[1].handle_unreachable(now, super::net::stream(0));
+    net.run();
+    let me = net.nodes[1].system_player().unwrap();
+    assert_eq!(
+        net.take(1),
+        [Dp4Event::PlayerLeft { id: host }, Dp4Event::HostMigrated { host: me, local: true }]
+    );
+}
