@@ -191,6 +191,11 @@ impl Stats {
     pub fn dropped(&self, reason: DropReason) -> u64 {
         self.dropped.get(&reason).copied().unwrap_or(0)
     }
+
+    /// Drops of every reason.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.values().sum()
+    }
 }
 
 /// The timers of MC-DPL4CS 3.1.2 and 3.2.2 this endpoint runs.

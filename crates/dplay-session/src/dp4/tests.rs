@@ -6,4 +6,5 @@ mod join;
 mod leave;
 mod messages;
 mod net;
+mod scenario;
 mod windows;
