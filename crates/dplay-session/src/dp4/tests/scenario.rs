@@ -1,10 +1,13 @@
 //! Random sequences of joins, player creations, messages and departures: every instance ends
-//! with the host's Player List (MC-DPL4CS 3.1.1, 3.2.5.5, 3.1.5.12, 3.1.5.14).
+//! with the host's Player List, across host migration when MH is set (MC-DPL4CS 3.1.1,
+//! 3.2.5.5, 3.1.5.12, 3.1.5.14, 3.1.7.1).
 
 use proptest::prelude::*;
 
+use dplay_wire::dp4::session::SessionFlags;
+
 use super::net::{Net, session};
-use crate::dp4::{Dp4Event, Role};
+use crate::dp4::{Dp4Event, HostConfig, Role};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -19,8 +22,12 @@ fn op() -> impl Strategy<Value = Op> {
         (1usize..4).prop_map(Op::Join),
         (0usize..4).prop_map(Op::Create),
         (0usize..4, any::<bool>()).prop_map(|(i, g)| Op::Send(i, g)),
-        (1usize..4).prop_map(Op::Leave),
+        (0usize..4).prop_map(Op::Leave),
     ]
+}
+
+fn hosts(net: &Net) -> Vec<usize> {
+    (0..4).filter(|&i| net.nodes[i].role() == Role::Host).collect()
 }
 
 fn joined(net: &Net, i: usize) -> bool {
@@ -31,13 +38,18 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
-    fn name_tables_agree(ops in proptest::collection::vec(op(), 1..24)) {
+    fn name_tables_agree(ops in proptest::collection::vec(op(), 1..24), migrate in any::<bool>()) {
         let mut net = Net::new(4);
-        net.host(session("S"));
+        let flags = if migrate { SessionFlags::MIGRATE_HOST } else { SessionFlags::empty() };
+        net.host(HostConfig { flags, ..session("S") });
         for op in ops {
             let now = net.now;
             match op {
-                Op::Join(i) if !joined(&net, i) => net.join(i, None),
+                Op::Join(i) if !joined(&net, i) && hosts(&net).len() == 1 => {
+                    let host = hosts(&net)[0];
+                    net.nodes[i].join(now, super::net::stream(host), None).unwrap();
+                    net.run();
+                }
                 Op::Create(i) if joined(&net, i) => {
                     let _ = net.nodes[i].create_player(now, "p");
                     net.run();
@@ -57,8 +69,11 @@ proptest! {
                 _ => {}
             }
         }
-        let host: Vec<u32> = net.nodes[0].players().keys().copied().collect();
-        for i in 1..4 {
+        let hosts = hosts(&net);
+        prop_assert!(hosts.len() <= 1, "hosts {:?}", hosts);
+        let Some(&h) = hosts.first() else { return Ok(()) };
+        let host: Vec<u32> = net.nodes[h].players().keys().copied().collect();
+        for i in 0..4 {
             if joined(&net, i) {
                 let mine: Vec<u32> = net.nodes[i].players().keys().copied().collect();
                 prop_assert_eq!(&mine, &host, "node {}", i);
