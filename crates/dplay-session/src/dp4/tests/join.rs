@@ -220,3 +220,29 @@ fn unsupported_session_options_are_refused() {
     assert_eq!(Dp4Message::parse(&sent_last.unwrap()).unwrap().name(), "DPSP_MSG_DELETEPLAYER");
     assert_eq!(net.nodes[0].players().len(), 1);
 }
+
+/// MC-DPL4CS 4.3: the bytes of a two-instance join with fixed seeds, for review: each message
+/// as a spec-style hex dump and its decoded form.
+#[test]
+fn join_bytes_snapshot() {
+    let mut net = Net::new(2);
+    net.host(HostConfig { max_players: 8, ..session("Friday flight") });
+    net.join(1, None);
+    let text: Vec<String> = net
+        .log
+        .iter()
+        .map(|s| {
+            let decoded = Dp4Message::parse(&s.bytes).map(|m| format!("{:#?}", m.body)).unwrap_or_default();
+            format!(
+                "{}->{} {:?} {}\n{}\n{}",
+                s.from,
+                s.to,
+                s.via,
+                s.name,
+                dplay_wire::hexdump::dump(&s.bytes),
+                decoded
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("join_bytes", text.join("\n\n"));
+}
