@@ -26,6 +26,11 @@ mod tests {
         }
     }
 
+    fn is_test_file(path: &Path) -> bool {
+        path.components().any(|c| c.as_os_str() == "tests")
+            || path.file_name().is_some_and(|n| n == "tests.rs" || n == "testutil.rs")
+    }
+
     fn crate_dirs() -> Vec<PathBuf> {
         let mut dirs: Vec<_> = fs::read_dir(root().join("crates"))
             .unwrap()
@@ -61,8 +66,15 @@ mod tests {
             }
             let mut files = Vec::new();
             rust_files(&dir.join("src"), &mut files);
-            for file in files {
-                let text = fs::read_to_string(&file).unwrap();
+            // Tests and doc examples may take one base instant to build `now` values from; the
+            // rule is for the protocol code itself.
+            for file in files.into_iter().filter(|f| !is_test_file(f)) {
+                let text: String = fs::read_to_string(&file)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 for needle in ["Instant::now", "SystemTime::now", "std::net::UdpSocket", "std::thread::spawn"]
                 {
                     assert!(

@@ -28,6 +28,7 @@ bitflags! {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct EnumSessions {
     /// `ApplicationGuid`: the game.
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub application_guid: Uuid,
     /// `Flags`.
     pub flags: EnumSessionsFlags,

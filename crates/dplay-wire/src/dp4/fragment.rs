@@ -44,6 +44,7 @@ const _: () = assert!(size_of::<RawFragment>() == FRAGMENT_BODY_FIXED_LEN);
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Fragment {
     /// `GuidMessage`: the same for every fragment of one message.
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub guid_message: Uuid,
     /// `PacketIndex`: this fragment's number, 0-based (INDEX D.16, inferred).
     pub packet_index: u32,
@@ -121,6 +122,7 @@ impl Wire for Fragment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct PacketAck {
     /// `GuidMessage`: the acknowledged fragment's message.
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub guid_message: Uuid,
     /// `PacketID`: the acknowledged fragment's `PacketIndex` (INDEX D.16, inferred).
     pub packet_id: u32,

@@ -98,8 +98,10 @@ pub struct SessionDesc2 {
     /// `Flags`: the session options.
     pub flags: SessionFlags,
     /// `InstanceGUID`: this session instance.
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub instance_guid: Uuid,
     /// `ApplicationGUID`: the game.
+    #[serde(serialize_with = "crate::guid::serialize")]
     pub application_guid: Uuid,
     /// `MaxPlayers`.
     pub max_players: u32,

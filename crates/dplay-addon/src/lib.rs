@@ -1,0 +1,34 @@
+//! The Microsoft Flight Simulator multiplayer "add-on" protocol, sans-IO (seed 004;
+//! FS-MULTIPLAYER.md).
+//!
+//! * [`packet`]: the MULTIPLAYER_PACKET_HEADER, every FS98 packet id (0x1000-0x1020) and the
+//!   payloads the SDK defines, and the FS2004 dialect with its player info.
+//! * [`units`]: 48-bit fixed-point latitude, longitude and altitude, the pbh word, 16.16
+//!   velocities, and their conversions.
+//! * [`tracking`]: other players' latest positions, the `packet_index` rule, the 10-second
+//!   collision-avoidance window, extrapolation, planes.
+//! * [`client`]: the add-on as a player or an observer; [`host`]: answering joins for a session
+//!   we host.
+//! * [`session_iface`]: the small interface to a session layer (DirectPlay 8 or 4): players
+//!   joined and left, messages in from an id, [`Outgoing`] messages to one or all, guaranteed or
+//!   not, and [`Event`]s.
+//!
+//! This crate never reads a clock, opens a socket or spawns a thread: `now` is a parameter and
+//! every output is queued for the caller. Hostile input is counted and dropped, never a panic.
+#![warn(clippy::indexing_slicing)]
+
+pub mod client;
+pub mod host;
+pub mod packet;
+pub mod session_iface;
+pub mod tracking;
+pub mod units;
+
+#[cfg(test)]
+mod testutil;
+
+pub use client::{Client, ClientConfig, ClientState, CommandError, PositionFormat};
+pub use host::{Host, HostConfig, HostPolicy};
+pub use packet::{Dialect, Packet, PacketId};
+pub use session_iface::{DisconnectReason, Endpoint, Event, Outgoing, PlayerId, Role, Stats, Target};
+pub use tracking::{Position, Tracker, Velocity};
