@@ -10,6 +10,9 @@
 //! Roles: host and peer (peer-to-peer), server and client (client/server). Groups, information
 //! updates and signing are not part of it.
 //!
+//! DirectPlay 4 sessions (MC-DPL4CS: Flight Simulator 98/2000 and other DirectPlay 4 games) are
+//! the separate [`dp4`] module, with the same handle/poll shape.
+//!
 //! This crate never reads a clock, opens a socket or spawns a thread: time comes in as `now`,
 //! datagrams go out through [`Session::poll_transmit`], and randomness (the instance GUID,
 //! EnumPayload values) comes from a seeded RNG in the [`SessionConfig`].
@@ -23,6 +26,7 @@
 
 mod app_data;
 mod config;
+pub mod dp4;
 mod enumeration;
 mod event;
 mod join_host;

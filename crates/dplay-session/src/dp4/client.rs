@@ -1,0 +1,214 @@
+//! The joining side: enumeration, the join exchange and creating players
+//! (MC-DPL4CS 3.1.4.1, 3.1.4.2, 3.1.4.4, 3.1.5.1, 3.1.5.7, 3.1.5.8, 3.1.5.10; INDEX E.6).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Instant;
+
+use dplay_wire::WideString;
+use dplay_wire::dp4::enumeration::{EnumSessions, EnumSessionsReply, SuperEnumPlayersReply};
+use dplay_wire::dp4::join::{
+    AddForwardRequest, Dword, PlayerInfoMessage, RequestPlayerFlags, RequestPlayerId, RequestPlayerReply,
+};
+use dplay_wire::dp4::message::Dp4Body;
+use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
+
+use crate::dp4::config::{ENUM_PORT, EnumRequest};
+use crate::dp4::event::{CommandError, Dp4Event, DropReason, FoundSession, JoinError, Timer, Via};
+use crate::dp4::session::{Dp4Session, Role};
+use crate::dp4::table::Player;
+
+impl Dp4Session {
+    /// Sends DPSP_MSG_ENUMSESSIONS to port 47624 of `to`, or broadcast to 255.255.255.255,
+    /// and collects replies until the Session Enumeration timer ends (MC-DPL4CS 3.1.4.1, 2.1).
+    pub fn enum_sessions(&mut self, now: Instant, to: Option<IpAddr>, request: &EnumRequest) {
+        self.epoch.get_or_insert(now);
+        let target = SocketAddr::new(to.unwrap_or(IpAddr::V4(Ipv4Addr::BROADCAST)), ENUM_PORT);
+        let body = Dp4Body::EnumSessions(EnumSessions {
+            application_guid: request.application_guid,
+            flags: request.flags,
+            password: request.password.as_deref().map(WideString::new),
+        });
+        self.send_body(Via::Udp, target, body);
+        self.timers.set(Timer::Enumeration, now + self.config.enum_timeout);
+    }
+
+    /// DPSP_MSG_ENUMSESSIONSREPLY while enumerating (MC-DPL4CS 3.1.4.1).
+    pub(crate) fn on_enum_sessions_reply(&mut self, reply_to: SocketAddr, m: EnumSessionsReply) {
+        if !self.timers.is_set(Timer::Enumeration) {
+            return self.drop_msg(DropReason::Unexpected, "ENUMSESSIONSREPLY while not enumerating");
+        }
+        self.events.push_back(Dp4Event::SessionFound(FoundSession {
+            host: reply_to,
+            desc: m.session_desc,
+            name: m.session_name.as_ref().map(WideString::to_string_lossy),
+        }));
+    }
+
+    /// Joins the session whose host listens on `host` (a [`FoundSession::host`]): sends
+    /// REQUESTPLAYERID with SP and starts the Reliable API timer (MC-DPL4CS 3.1.4.2).
+    pub fn join(
+        &mut self,
+        now: Instant,
+        host: SocketAddr,
+        password: Option<&str>,
+    ) -> Result<(), CommandError> {
+        self.restart()?;
+        self.epoch.get_or_insert(now);
+        self.password = password.map(WideString::new);
+        let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::SYSTEM_PLAYER });
+        self.send_body(Via::Tcp, host, body);
+        self.role = Role::RequestingId { host };
+        self.timers.set(Timer::ReliableApi, now + self.config.reliable_api_timeout);
+        Ok(())
+    }
+
+    /// Creates a local application player named `name`: the host gives the ID itself, a
+    /// member asks with REQUESTPLAYERID (MC-DPL4CS 3.1.4.4, 3.2.4). Ends in
+    /// [`Dp4Event::PlayerCreated`] or [`Dp4Event::PlayerCreateFailed`].
+    pub fn create_player(&mut self, now: Instant, name: &str) -> Result<(), CommandError> {
+        match self.role {
+            Role::Host => {
+                self.host_create_player(now, name);
+                Ok(())
+            }
+            Role::Member if self.creating.is_none() => {
+                let Some(host) = self.host_stream() else { return Err(CommandError::WrongState) };
+                self.creating = Some(name.to_owned());
+                let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::empty() });
+                self.send_body(Via::Tcp, host, body);
+                self.timers.set(Timer::ReliableApi, now + self.config.reliable_api_timeout);
+                Ok(())
+            }
+            _ => Err(CommandError::WrongState),
+        }
+    }
+
+    /// The host's TCP listener.
+    pub(crate) fn host_stream(&self) -> Option<SocketAddr> {
+        self.host_id.and_then(|h| self.players.get(&h)).and_then(|p| p.addrs).map(|(s, _)| s)
+    }
+
+    /// DPSP_MSG_REQUESTPLAYERREPLY: for our system player, go on with ADDFORWARDREQUEST; for
+    /// an application player, announce it with CREATEPLAYER (MC-DPL4CS 3.1.5.1).
+    pub(crate) fn on_request_player_reply(&mut self, now: Instant, m: &RequestPlayerReply) {
+        match self.role {
+            Role::RequestingId { host } => {
+                self.timers.cancel(Timer::ReliableApi);
+                if m.result != 0 {
+                    self.role = Role::Idle;
+                    return self.events.push_back(Dp4Event::JoinFailed(JoinError::Refused(m.result)));
+                }
+                self.me = Some(m.id);
+                // SP only: the host adds PG (MC-DPL4CS 2.2.2); with PL this is the 0x9 Windows
+                // sends (Wine's dplayx tests).
+                let me = self.local_system_player(m.id, PlayerFlags::SYSTEM_PLAYER);
+                let body = Dp4Body::AddForwardRequest(AddForwardRequest {
+                    id_to: 0,
+                    player_id: m.id,
+                    group_id: 0,
+                    player_info: me.to_packed(),
+                    // Always present, empty when none, as Windows sends it (Wine's dplayx tests).
+                    password: Some(self.password.clone().unwrap_or_default()),
+                    tick_count: self.tick(now),
+                });
+                self.players.insert(m.id, me);
+                self.send_body(Via::Tcp, host, body);
+                self.role = Role::AddingForward { host };
+                // The host may wait for ADDFORWARDACKs as long as its Name Table Population
+                // timer: our wait outlasts it (3.1.5.1 vs 3.2.2.1; docs/decisions.md).
+                let wait = self.config.reliable_api_timeout + self.config.name_table_timeout;
+                self.timers.set(Timer::ReliableApi, now + wait);
+            }
+            Role::Member | Role::Host if self.creating.is_some() => {
+                self.timers.cancel(Timer::ReliableApi);
+                let name = self.creating.take().unwrap_or_default();
+                if m.result == 0 {
+                    self.create_local_player(now, m.id, &name);
+                } else {
+                    self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Refused(m.result)));
+                }
+            }
+            _ => self.drop_msg(DropReason::Unexpected, "REQUESTPLAYERREPLY with no request outstanding"),
+        }
+    }
+
+    /// DPSP_MSG_ADDFORWARDREPLY: the join failed (MC-DPL4CS 3.1.5.8).
+    pub(crate) fn on_add_forward_reply(&mut self, error: u32) {
+        if !matches!(self.role, Role::AddingForward { .. }) {
+            return self.drop_msg(DropReason::Unexpected, "ADDFORWARDREPLY while not joining");
+        }
+        self.reset_join();
+        self.events.push_back(Dp4Event::JoinFailed(JoinError::Refused(error)));
+    }
+
+    fn reset_join(&mut self) {
+        self.timers.cancel(Timer::ReliableApi);
+        self.role = Role::Idle;
+        self.players.clear();
+        self.me = None;
+    }
+
+    /// DPSP_MSG_SUPERENUMPLAYERSREPLY: merge the name table; we are in (MC-DPL4CS 3.1.5.7).
+    pub(crate) fn on_super_enum_players_reply(
+        &mut self,
+        now: Instant,
+        seen: IpAddr,
+        m: SuperEnumPlayersReply,
+    ) {
+        let Role::AddingForward { host } = self.role else {
+            return self.drop_msg(DropReason::Unexpected, "SUPERENUMPLAYERSREPLY while not joining");
+        };
+        self.timers.cancel(Timer::ReliableApi);
+        let Some(me) = self.me else { return };
+        let unsupported = m.session_desc.flags & crate::dp4::host::UNSUPPORTED_SESSION_FLAGS;
+        if !unsupported.is_empty() {
+            // The host has added us: say goodbye so its name table stays right (3.1.4.5).
+            let body = Dp4Body::DeletePlayer(dplay_wire::dp4::nametable::PlayerGroupIds {
+                player_id: me,
+                ..Default::default()
+            });
+            self.send_body(Via::Tcp, host, body);
+            self.reset_join();
+            return self.events.push_back(Dp4Event::JoinFailed(JoinError::Unsupported(unsupported)));
+        }
+        self.desc = Some(m.session_desc);
+        self.session_name = m.session_name;
+        self.role = Role::Member;
+        self.events.push_back(Dp4Event::Joined { system_player: me });
+        self.groups = m.groups.iter().chain(&m.shortcuts).map(|g| g.id).collect();
+        for p in m.players.iter().filter(|p| p.id != me) {
+            let player = Player::from_super(p, seen);
+            if player.flags.contains(PlayerFlags::NAME_SERVER) {
+                self.host_id = Some(player.id);
+            }
+            self.add_player(player);
+        }
+        if self.host_id.is_none() {
+            self.host_id = self.instance_at(host);
+        }
+        if m.session_desc.flags.contains(SessionFlags::KEEP_ALIVE) {
+            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+        }
+    }
+
+    /// DPSP_MSG_ADDFORWARD: a new instance; acknowledge to the host (MC-DPL4CS 3.1.5.10).
+    pub(crate) fn on_add_forward(&mut self, seen: IpAddr, m: &PlayerInfoMessage) {
+        let Some(host) = self.host_stream().filter(|_| self.role == Role::Member) else {
+            return self.drop_msg(DropReason::Unexpected, "ADDFORWARD while not a member");
+        };
+        let mut p = Player::from_packed(&m.player_info, seen);
+        p.id = m.player_id;
+        self.add_player(p);
+        self.send_body(Via::Tcp, host, Dp4Body::AddForwardAck(Dword(m.player_id)));
+    }
+
+    /// The Reliable API timer ran out (MC-DPL4CS 3.1.2.2, 3.1.4.2).
+    pub(crate) fn on_reliable_api_timeout(&mut self) {
+        if matches!(self.role, Role::RequestingId { .. } | Role::AddingForward { .. }) {
+            self.reset_join();
+            self.events.push_back(Dp4Event::JoinFailed(JoinError::Timeout));
+        } else if self.creating.take().is_some() {
+            self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Timeout));
+        }
+    }
+}

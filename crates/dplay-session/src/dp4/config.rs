@@ -1,0 +1,120 @@
+//! What a DirectPlay 4 endpoint is told: its addresses, dialect, timers and seed, and, to host,
+//! the session's description (MC-DPL4CS 2.1, 3.1.2, 3.2.2, 3.2.3; INDEX B.8, C.3).
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::time::Duration;
+
+use dplay_wire::dp4::session::SessionFlags;
+use uuid::Uuid;
+
+/// UDP port a host listens on for ENUMSESSIONS, broadcast or unicast (MC-DPL4CS 2.1, 3.2.3).
+pub const ENUM_PORT: u16 = 47624;
+/// First port of the range game TCP and UDP ports MUST come from (MC-DPL4CS 2.1).
+pub const GAME_PORT_FIRST: u16 = 2300;
+/// Last port of that range (MC-DPL4CS 2.1).
+pub const GAME_PORT_LAST: u16 = 2400;
+
+/// An endpoint's fixed settings. `Dp4Config::default()` holds the spec's timers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dp4Config {
+    /// Our TCP listener, written as the header SockAddr of everything we send, so peers answer
+    /// there (MC-DPL4CS 2.2.6). Address 0.0.0.0: "answer to the address you saw".
+    pub stream_addr: SocketAddrV4,
+    /// Our UDP game socket, given to peers in our system player's SPData (MC-DPL4CS 2.2.2).
+    /// Default 2350: Windows takes TCP ports from 2300-2349 and UDP ports from 2350-2399
+    /// (Wine's dplayx tests).
+    pub datagram_addr: SocketAddrV4,
+    /// The dialect we speak, 9-14 (MC-DPL4CS 2.2.3).
+    pub version: u16,
+    /// Seed of the RNG for GUIDs, the ID key and fragment GUIDs, so runs replay.
+    pub seed: u64,
+    /// The largest UDP datagram; bigger non-guaranteed messages are fragmented
+    /// (MC-DPL4CS 3.1.4.18).
+    pub mtu: usize,
+    /// Session Enumeration timer: how long enumeration collects replies (MC-DPL4CS 3.1.2.1;
+    /// Windows 5 s, 6 <15>).
+    pub enum_timeout: Duration,
+    /// Reliable API timer: 5 s for a request that needs a reply (MC-DPL4CS 3.1.2.2).
+    pub reliable_api_timeout: Duration,
+    /// Name Table Population timer: 15 s for every ADDFORWARDACK (MC-DPL4CS 3.2.2.1).
+    pub name_table_timeout: Duration,
+    /// Ping timer period: 35 s (MC-DPL4CS 3.1.2.5, 3.2.2.2).
+    pub ping_interval: Duration,
+    /// PINGs without a reply before the link is dropped: 8 (MC-DPL4CS 3.1.6.2, 3.2.6.2).
+    pub ping_give_up: u32,
+    /// Largest message accepted on a TCP stream (at most 0xFFFFF).
+    pub max_stream_message: usize,
+}
+
+impl Default for Dp4Config {
+    fn default() -> Self {
+        Self {
+            stream_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, GAME_PORT_FIRST),
+            datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2350),
+            version: 14,
+            seed: 0,
+            mtu: 1472,
+            enum_timeout: Duration::from_secs(5),
+            reliable_api_timeout: Duration::from_secs(5),
+            name_table_timeout: Duration::from_secs(15),
+            ping_interval: Duration::from_secs(35),
+            ping_give_up: 8,
+            max_stream_message: dplay_wire::dp4::header::MAX_MESSAGE_SIZE,
+        }
+    }
+}
+
+/// The instance GUID and ID key of a hosted session; drawn from the seeded RNG unless given
+/// (MC-DPL4CS 3.2.3, 3.2.5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionIdentity {
+    /// `InstanceGUID` (MC-DPL4CS 2.2.5).
+    pub instance_guid: Uuid,
+    /// `Reserved1`: the key XORed into player and group IDs (MC-DPL4CS 3.2.5.4).
+    pub reserved1: u32,
+}
+
+/// The session a host offers (MC-DPL4CS 3.1.1 Session, 2.2.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostConfig {
+    /// `Session.SessionName`.
+    pub name: String,
+    /// `Game.ApplicationGuid`.
+    pub application_guid: Uuid,
+    /// `Session.MaxPlayers`; 0 means no limit.
+    pub max_players: u32,
+    /// `Session.Password`; `None` for none.
+    pub password: Option<String>,
+    /// `Session.Flags`.
+    pub flags: SessionFlags,
+    /// `ApplicationDefined1`-`4` (`Session.GameData`).
+    pub application_defined: [u32; 4],
+    /// Fixed identity, or `None` to draw one from the seed.
+    pub identity: Option<SessionIdentity>,
+}
+
+impl HostConfig {
+    /// A session of `application_guid` named `name`, no limit, no password, no flags.
+    pub fn new(name: &str, application_guid: Uuid) -> Self {
+        Self {
+            name: name.to_owned(),
+            application_guid,
+            max_players: 0,
+            password: None,
+            flags: SessionFlags::empty(),
+            application_defined: [0; 4],
+            identity: None,
+        }
+    }
+}
+
+/// What an enumeration asks for (MC-DPL4CS 3.1.4.1, 2.2.29).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumRequest {
+    /// `ApplicationGuid`: the game looked for.
+    pub application_guid: Uuid,
+    /// `Password`, if any.
+    pub password: Option<String>,
+    /// `Flags`.
+    pub flags: dplay_wire::dp4::enumeration::EnumSessionsFlags,
+}

@@ -1,0 +1,248 @@
+//! What a [`crate::dp4::Dp4Session`] gives back: datagrams and stream messages to send, events
+//! for the game, timers, errors and counters.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_wire::dp4::session::SessionDesc2;
+
+/// How a transmit travels (MC-DPL4CS 2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Via {
+    /// A UDP datagram: enumeration, non-guaranteed messages, PING.
+    Udp,
+    /// A message on a TCP stream to `to` (the runtime opens or reuses a connection to it):
+    /// replies and guaranteed messages.
+    Tcp,
+}
+
+/// Bytes to send (MC-DPL4CS 2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dp4Transmit {
+    /// UDP or TCP.
+    pub via: Via,
+    /// The destination: a UDP socket, or the TCP listener to connect to.
+    pub to: SocketAddr,
+    /// One whole DP4 message.
+    pub bytes: Vec<u8>,
+}
+
+/// A session found by enumeration (MC-DPL4CS 3.1.4.1, 2.2.30).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundSession {
+    /// The host's TCP listener: where to [`crate::dp4::Dp4Session::join`].
+    pub host: SocketAddr,
+    /// `SessionDescription`.
+    pub desc: SessionDesc2,
+    /// `SessionName`.
+    pub name: Option<String>,
+}
+
+/// Why a join failed (MC-DPL4CS 3.1.4.2, 3.1.5.1, 3.1.5.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinError {
+    /// REQUESTPLAYERREPLY or ADDFORWARDREPLY carried this HRESULT, e.g. DPERR_NONEWPLAYERS.
+    Refused(u32),
+    /// The Reliable API timer ran out (MC-DPL4CS 3.1.2.2).
+    Timeout,
+    /// The session needs options this endpoint does not implement (see
+    /// [`crate::dp4::UNSUPPORTED_SESSION_FLAGS`]); we left it again.
+    Unsupported(dplay_wire::dp4::session::SessionFlags),
+}
+
+/// Why the session ended for us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// We left.
+    Left,
+    /// The host left or stopped answering and the session cannot migrate (MC-DPL4CS 3.1.7.1).
+    HostLost,
+    /// The host told us to go: DPSP_MSG_YOUAREDEAD (MC-DPL4CS 3.1.5.32).
+    YouAreDead,
+}
+
+/// Something the game needs to know, from [`crate::dp4::Dp4Session::poll_event`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dp4Event {
+    /// An ENUMSESSIONSREPLY arrived during enumeration (MC-DPL4CS 3.1.4.1).
+    SessionFound(FoundSession),
+    /// The Session Enumeration timer ran out (MC-DPL4CS 3.1.2.1).
+    EnumDone,
+    /// We joined; `system_player` is our system player (MC-DPL4CS 3.1.5.7).
+    Joined {
+        /// Our system player ID.
+        system_player: u32,
+    },
+    /// The join failed.
+    JoinFailed(JoinError),
+    /// A local player asked for with `create_player` exists (MC-DPL4CS 3.1.5.1).
+    PlayerCreated {
+        /// Its ID.
+        id: u32,
+    },
+    /// Creating a local player failed: DPERR_NONEWPLAYERS, or the timer ran out.
+    PlayerCreateFailed(JoinError),
+    /// A player or an instance (system player) is in the session.
+    PlayerJoined {
+        /// Player ID.
+        id: u32,
+        /// Short name.
+        name: Option<String>,
+        /// Whether it is a system player (one per instance).
+        system: bool,
+    },
+    /// A player or an instance left (MC-DPL4CS 3.1.5.14).
+    PlayerLeft {
+        /// Player ID.
+        id: u32,
+    },
+    /// Application data (MC-DPL4CS 2.2.45). The IDs are `None` in NM sessions.
+    Message {
+        /// `idFrom`.
+        from: Option<u32>,
+        /// `idTo`.
+        to: Option<u32>,
+        /// The payload.
+        data: Vec<u8>,
+    },
+    /// A remote player's game data changed (MC-DPL4CS 3.1.5.19).
+    PlayerDataChanged {
+        /// Player ID.
+        id: u32,
+        /// The new data.
+        data: Vec<u8>,
+    },
+    /// A remote player was renamed (MC-DPL4CS 3.1.5.18).
+    PlayerNameChanged {
+        /// Player ID.
+        id: u32,
+        /// New short name.
+        short_name: Option<String>,
+        /// New long name.
+        long_name: Option<String>,
+    },
+    /// A chat line for one of our players (MC-DPL4CS 3.1.5.26).
+    Chat {
+        /// `IDFrom`.
+        from: u32,
+        /// `IDTo`.
+        to: u32,
+        /// `ChatMessage` (absent: a NULL message).
+        text: Option<String>,
+    },
+    /// The host changed the session description (MC-DPL4CS 3.1.5.22).
+    SessionDescChanged(SessionDesc2),
+    /// A new host took over (MC-DPL4CS 3.1.7.1); `local` when it is us.
+    HostMigrated {
+        /// The new host's system player.
+        host: u32,
+        /// Whether we are the new host.
+        local: bool,
+    },
+    /// The session is over for us.
+    Ended(EndReason),
+}
+
+/// Why a command was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The endpoint is not in a state for this command (e.g. send before joining).
+    #[error("not allowed in the current state")]
+    WrongState,
+    /// No such player, or not one of ours where that is required.
+    #[error("unknown player {0:#010x}")]
+    UnknownPlayer(u32),
+    /// The message cannot be encoded (too long for the size field).
+    #[error("message cannot be encoded")]
+    Unencodable,
+    /// Session options this endpoint does not implement.
+    #[error("unsupported session flags {0:?}")]
+    Unsupported(dplay_wire::dp4::session::SessionFlags),
+}
+
+/// Why a received message was dropped; each is counted in [`Stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// It did not parse (bad offsets, truncated, bad size field).
+    Malformed,
+    /// It names a player we do not know, or is not addressed to one of ours.
+    UnknownPlayer,
+    /// It makes no sense in our role or state (e.g. REQUESTPLAYERREPLY with none outstanding).
+    Unexpected,
+    /// A command we do not handle (security, groups, multicast, MC-DPL4R).
+    Unsupported,
+    /// A fragment the dplay-dpsp layer refused.
+    Fragment,
+}
+
+/// Counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Messages received, of any kind.
+    pub received: u64,
+    /// Messages dropped, by reason.
+    pub dropped: std::collections::BTreeMap<DropReason, u64>,
+    /// TCP connections rejected by the framer.
+    pub streams_rejected: u64,
+}
+
+impl Stats {
+    /// Drops counted for `reason`.
+    pub fn dropped(&self, reason: DropReason) -> u64 {
+        self.dropped.get(&reason).copied().unwrap_or(0)
+    }
+
+    /// Drops of every reason.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.values().sum()
+    }
+}
+
+/// The timers of MC-DPL4CS 3.1.2 and 3.2.2 this endpoint runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Timer {
+    /// Session Enumeration (3.1.2.1).
+    Enumeration,
+    /// Reliable API (3.1.2.2): REQUESTPLAYERID and ADDFORWARDREQUEST awaiting a reply.
+    ReliableApi,
+    /// Name Table Population (3.2.2.1) for the join of this system player.
+    NameTable(u32),
+    /// Ping (3.1.2.5, 3.2.2.2).
+    Ping,
+    /// Host: a system player ID handed out by REQUESTPLAYERID and not yet claimed by an
+    /// ADDFORWARDREQUEST; freed when it runs out (docs/decisions.md).
+    Reservation(u32),
+}
+
+/// A deadline per armed timer; the next wakeup is the earliest.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TimerTable(std::collections::BTreeMap<Timer, Instant>);
+
+impl TimerTable {
+    /// Arms (or re-arms) `timer`.
+    pub(crate) fn set(&mut self, timer: Timer, at: Instant) {
+        self.0.insert(timer, at);
+    }
+
+    /// Disarms `timer`.
+    pub(crate) fn cancel(&mut self, timer: Timer) {
+        self.0.remove(&timer);
+    }
+
+    /// Whether `timer` is armed.
+    pub(crate) fn is_set(&self, timer: Timer) -> bool {
+        self.0.contains_key(&timer)
+    }
+
+    /// The earliest deadline.
+    pub(crate) fn next(&self) -> Option<Instant> {
+        self.0.values().min().copied()
+    }
+
+    /// Removes and returns one timer due at `now`.
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<Timer> {
+        let timer = self.0.iter().find(|(_, at)| **at <= now).map(|(t, _)| *t)?;
+        self.0.remove(&timer);
+        Some(timer)
+    }
+}

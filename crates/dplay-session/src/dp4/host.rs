@@ -1,0 +1,321 @@
+//! The game host's duties: answering enumeration, handing out IDs, forwarding joins and
+//! sending the name table (MC-DPL4CS 3.2.3, 3.2.5.3-3.2.5.6, 3.2.6.1).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use dplay_wire::dp4::enumeration::{
+    EnumSessions, EnumSessionsFlags, EnumSessionsReply, SuperEnumPlayersReply,
+};
+use dplay_wire::dp4::header::Header;
+use dplay_wire::dp4::join::{
+    AddForwardRequest, CreateReserved, DPERR_NONEWPLAYERS, Dword, PlayerInfoMessage, RequestPlayerFlags,
+    RequestPlayerId, RequestPlayerReply,
+};
+use dplay_wire::dp4::message::Dp4Body;
+use dplay_wire::dp4::nametable::SessionDescChanged;
+use dplay_wire::dp4::session::{PlayerFlags, SESSION_DESC_LEN, SecurityDesc, SessionDesc2, SessionFlags};
+use dplay_wire::{Blob, WideString};
+use rand::Rng;
+
+use crate::dp4::config::HostConfig;
+use crate::dp4::event::{CommandError, Dp4Event, DropReason, JoinError, Timer, Via};
+use crate::dp4::ids::IdAllocator;
+use crate::dp4::session::{Dp4Session, PendingJoin, Role};
+use crate::dp4::table::Player;
+
+/// `DPERR_INVALIDPASSWORD`, MAKE_DPHRESULT(340): the ADDFORWARDREPLY `Error` for a wrong
+/// password (MC-DPL4CS 2.2.10; docs/decisions.md).
+pub const DPERR_INVALIDPASSWORD: u32 = 0x8877_0154;
+
+/// Session options not implemented here: SS (secure logon), MS (multicast server), CS
+/// (client/server) and RP (MC-DPL4R). We refuse to host them and leave sessions that have them.
+pub const UNSUPPORTED_SESSION_FLAGS: SessionFlags = SessionFlags::SECURE_SERVER
+    .union(SessionFlags::MULTICAST_SERVER)
+    .union(SessionFlags::CLIENT_SERVER)
+    .union(SessionFlags::DIRECTPLAY_PROTOCOL);
+
+impl Dp4Session {
+    /// Starts hosting (MC-DPL4CS 3.2.3): a new instance GUID and ID key from the seed (unless
+    /// given), our system player as name server, and the Ping timer when KA is set.
+    pub fn host(&mut self, now: Instant, config: HostConfig) -> Result<(), CommandError> {
+        let unsupported = config.flags & UNSUPPORTED_SESSION_FLAGS;
+        if !unsupported.is_empty() {
+            return Err(CommandError::Unsupported(unsupported));
+        }
+        self.restart()?;
+        self.epoch.get_or_insert(now);
+        let identity = config.identity.unwrap_or_else(|| crate::dp4::config::SessionIdentity {
+            instance_guid: uuid::Builder::from_random_bytes(self.rng.r#gen()).into_uuid(),
+            reserved1: self.rng.r#gen(),
+        });
+        let mut ids = IdAllocator::new(identity.reserved1, self.rng.r#gen());
+        let me = ids.allocate().ok_or(CommandError::WrongState)?;
+        self.desc = Some(SessionDesc2 {
+            size: u32::try_from(SESSION_DESC_LEN).unwrap_or_default(),
+            flags: config.flags,
+            instance_guid: identity.instance_guid,
+            application_guid: config.application_guid,
+            max_players: config.max_players,
+            current_player_count: 0,
+            session_name: 0,
+            password: 0,
+            reserved1: identity.reserved1,
+            reserved2: 0,
+            application_defined: config.application_defined,
+        });
+        self.session_name = Some(WideString::new(&config.name));
+        self.password = config.password.as_deref().map(WideString::new);
+        self.ids = Some(ids);
+        self.me = Some(me);
+        self.host_id = Some(me);
+        let flags = PlayerFlags::SYSTEM_PLAYER | PlayerFlags::NAME_SERVER | PlayerFlags::IN_GROUP;
+        let player = self.local_system_player(me, flags);
+        self.players.insert(me, player);
+        self.role = Role::Host;
+        if config.flags.contains(SessionFlags::KEEP_ALIVE) {
+            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+        }
+        Ok(())
+    }
+
+    /// The description with `CurrentPlayerCount` = the application (non-system) players.
+    pub(crate) fn current_desc(&self) -> Option<SessionDesc2> {
+        let count = self.players.values().filter(|p| !p.is_system()).count();
+        self.desc
+            .map(|d| SessionDesc2 { current_player_count: u32::try_from(count).unwrap_or(u32::MAX), ..d })
+    }
+
+    /// Whether no more players fit (`MaxPlayers` 0: no limit).
+    fn full(desc: &SessionDesc2) -> bool {
+        desc.max_players != 0 && desc.current_player_count >= desc.max_players
+    }
+
+    fn password_matches(&self, given: Option<&WideString>) -> bool {
+        self.password.as_ref().is_none_or(|p| p.units().is_empty() || Some(p) == given)
+    }
+
+    /// DPSP_MSG_ENUMSESSIONS: answer over TCP if the session passes the filters
+    /// (MC-DPL4CS 3.2.5.3; F-28; docs/decisions.md).
+    pub(crate) fn on_enum_sessions(&mut self, reply_to: SocketAddr, m: &EnumSessions) {
+        let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
+            return self.drop_msg(DropReason::Unexpected, "ENUMSESSIONS while not hosting");
+        };
+        let guid_ok = m.application_guid.is_nil() || m.application_guid == desc.application_guid;
+        let closed = Self::full(&desc)
+            || desc.flags.intersects(SessionFlags::JOIN_DISABLED | SessionFlags::NEW_PLAYERS_DISABLED);
+        let only_open =
+            m.flags.contains(EnumSessionsFlags::AVAILABLE) && !m.flags.contains(EnumSessionsFlags::ALL);
+        let pw_ok = self.password_matches(m.password.as_ref());
+        let hidden = (desc.flags.contains(SessionFlags::PRIVATE) && !pw_ok)
+            || (desc.flags.contains(SessionFlags::PASSWORD_REQUIRED)
+                && !pw_ok
+                && !m.flags.contains(EnumSessionsFlags::PASSWORD_REQUIRED));
+        if !guid_ok || (only_open && closed) || hidden {
+            tracing::debug!(%reply_to, guid_ok, closed, hidden, "ENUMSESSIONS not answered");
+            return;
+        }
+        let body = Dp4Body::EnumSessionsReply(EnumSessionsReply {
+            session_desc: desc,
+            session_name: self.session_name.clone(),
+        });
+        self.send_body(Via::Tcp, reply_to, body);
+    }
+
+    /// DPSP_MSG_REQUESTPLAYERID: a new ID, or DPERR_NONEWPLAYERS (MC-DPL4CS 3.2.5.4).
+    pub(crate) fn on_request_player_id(&mut self, now: Instant, reply_to: SocketAddr, m: RequestPlayerId) {
+        let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
+            return self.drop_msg(DropReason::Unexpected, "REQUESTPLAYERID while not hosting");
+        };
+        let system = m.flags.contains(RequestPlayerFlags::SYSTEM_PLAYER);
+        if !system && self.instance_at(reply_to).is_none() {
+            return self.drop_msg(DropReason::UnknownPlayer, "REQUESTPLAYERID (player) from no instance");
+        }
+        let closing = if system { SessionFlags::JOIN_DISABLED } else { SessionFlags::NEW_PLAYERS_DISABLED };
+        let id = if Self::full(&desc) || desc.flags.contains(closing) {
+            None
+        } else {
+            self.ids.as_mut().and_then(IdAllocator::allocate)
+        };
+        if let (Some(id), true) = (id, system) {
+            self.reserved.insert(id);
+            let wait = self.config.reliable_api_timeout + self.config.name_table_timeout;
+            self.timers.set(Timer::Reservation(id), now + wait);
+        }
+        let body = Dp4Body::RequestPlayerReply(RequestPlayerReply {
+            id: id.unwrap_or(0),
+            sec_desc: SecurityDesc::default(),
+            result: if id.is_some() { 0 } else { DPERR_NONEWPLAYERS },
+            sspi_provider: None,
+            capi_provider: None,
+        });
+        self.send_body(Via::Tcp, reply_to, body);
+    }
+
+    /// DPSP_MSG_ADDFORWARDREQUEST: check the password, add the system player, ADDFORWARD it
+    /// to every other instance and start the Name Table Population timer (MC-DPL4CS 3.2.5.5,
+    /// 3.2.2.1; INDEX E.6 step 6).
+    pub(crate) fn on_add_forward_request(
+        &mut self,
+        now: Instant,
+        seen: IpAddr,
+        reply_to: SocketAddr,
+        header: &Header,
+        m: &AddForwardRequest,
+    ) {
+        if self.role != Role::Host {
+            return self.drop_msg(DropReason::Unexpected, "ADDFORWARDREQUEST while not hosting");
+        }
+        if !self.reserved.remove(&m.player_id) {
+            return self.drop_msg(DropReason::UnknownPlayer, "ADDFORWARDREQUEST for an ID not handed out");
+        }
+        self.timers.cancel(Timer::Reservation(m.player_id));
+        if !self.password_matches(m.password.as_ref()) {
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(m.player_id);
+            }
+            return self.send_body(
+                Via::Tcp,
+                reply_to,
+                Dp4Body::AddForwardReply(Dword(DPERR_INVALIDPASSWORD)),
+            );
+        }
+        let mut p = Player::from_packed(&m.player_info, seen);
+        p.id = m.player_id;
+        p.system_player_id = m.player_id;
+        p.flags = PlayerFlags::SYSTEM_PLAYER | PlayerFlags::IN_GROUP;
+        p.version = u32::from(header.version);
+        let datagram = p.addrs.map_or(reply_to, |(_, d)| d);
+        p.addrs = Some((reply_to, datagram));
+        let body = Dp4Body::AddForward(PlayerInfoMessage {
+            id_to: 0,
+            player_id: p.id,
+            group_id: 0,
+            password_offset: 0,
+            player_info: p.to_packed(),
+            reserved: None,
+        });
+        self.add_player(p);
+        let awaiting = self.send_to_instances(&body, Some(m.player_id));
+        if awaiting.is_empty() {
+            self.finish_join(m.player_id);
+        } else {
+            self.joins.insert(m.player_id, PendingJoin { awaiting });
+            self.timers.set(Timer::NameTable(m.player_id), now + self.config.name_table_timeout);
+        }
+    }
+
+    /// A reserved system player ID nobody claimed goes back to the pool.
+    pub(crate) fn on_reservation_expired(&mut self, id: u32) {
+        if self.reserved.remove(&id) {
+            tracing::debug!(id, "unclaimed system player ID released");
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(id);
+            }
+        }
+    }
+
+    /// DPSP_MSG_ADDFORWARDACK from one instance (MC-DPL4CS 3.2.5.6).
+    pub(crate) fn on_add_forward_ack(&mut self, reply_to: SocketAddr, id: u32) {
+        let Some(sender) = self.instance_at(reply_to).filter(|_| self.role == Role::Host) else {
+            return self.drop_msg(DropReason::UnknownPlayer, "ADDFORWARDACK from no instance");
+        };
+        let Some(join) = self.joins.get_mut(&id) else {
+            return self.drop_msg(DropReason::Unexpected, "ADDFORWARDACK for no pending join");
+        };
+        join.awaiting.remove(&sender);
+        if join.awaiting.is_empty() {
+            self.finish_join(id);
+        }
+    }
+
+    /// Sends SUPERENUMPLAYERSREPLY to the joiner: on the last ACK or when the Name Table
+    /// Population timer expires (MC-DPL4CS 3.2.5.6, 3.2.6.1).
+    pub(crate) fn finish_join(&mut self, id: u32) {
+        self.timers.cancel(Timer::NameTable(id));
+        self.joins.remove(&id);
+        let (Some(to), Some(desc)) = (self.players.get(&id).and_then(|p| p.addrs), self.current_desc())
+        else {
+            return;
+        };
+        let body = Dp4Body::SuperEnumPlayersReply(SuperEnumPlayersReply {
+            session_desc: desc,
+            session_name: self.session_name.clone(),
+            password: self.password.clone(),
+            players: self.players.values().map(Player::to_super).collect(),
+            groups: Vec::new(),
+            shortcuts: Vec::new(),
+        });
+        self.send_body(Via::Tcp, to.0, body);
+    }
+
+    /// Host side of Create Player: the ID is ours to give (MC-DPL4CS 3.2.4, 3.2.5.4).
+    pub(crate) fn host_create_player(&mut self, now: Instant, name: &str) {
+        let Some(desc) = self.current_desc() else { return };
+        let id = if Self::full(&desc) || desc.flags.contains(SessionFlags::NEW_PLAYERS_DISABLED) {
+            None
+        } else {
+            self.ids.as_mut().and_then(IdAllocator::allocate)
+        };
+        match id {
+            Some(id) => self.create_local_player(now, id, name),
+            None => {
+                self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Refused(DPERR_NONEWPLAYERS)))
+            }
+        }
+    }
+
+    /// Adds our new application player and sends CREATEPLAYER to every other instance
+    /// (MC-DPL4CS 3.1.5.1, 2.2.21).
+    pub(crate) fn create_local_player(&mut self, now: Instant, id: u32, name: &str) {
+        let Some(me) = self.me else { return };
+        let mut p = self.local_system_player(id, PlayerFlags::empty());
+        p.system_player_id = me;
+        p.short_name = Some(WideString::new(name));
+        let body = Dp4Body::CreatePlayer(PlayerInfoMessage {
+            id_to: 0,
+            player_id: id,
+            group_id: 0,
+            password_offset: 0,
+            player_info: p.to_packed(),
+            reserved: Some(CreateReserved::default()),
+        });
+        self.players.insert(id, p);
+        self.recent.insert(id, now);
+        self.send_to_instances(&body, None);
+        self.events.push_back(Dp4Event::PlayerCreated { id });
+    }
+
+    /// Host: changes `MaxPlayers` and the flags, and sends SESSIONDESCCHANGED unless NS is set
+    /// (MC-DPL4CS 2.2.51, 3.1.5.22).
+    pub fn set_session(&mut self, max_players: u32, flags: SessionFlags) -> Result<(), CommandError> {
+        let unsupported = flags & UNSUPPORTED_SESSION_FLAGS;
+        if !unsupported.is_empty() {
+            return Err(CommandError::Unsupported(unsupported));
+        }
+        let Some(desc) = self.desc.as_mut().filter(|_| self.role == Role::Host) else {
+            return Err(CommandError::WrongState);
+        };
+        desc.max_players = max_players;
+        desc.flags = flags;
+        let Some(desc) = self.current_desc() else { return Err(CommandError::WrongState) };
+        if !flags.contains(SessionFlags::NO_SESSION_DESC_MESSAGES) {
+            let body = Dp4Body::SessionDescChanged(SessionDescChanged {
+                id_to: 0,
+                session_desc: desc,
+                session_name: self.session_name.clone(),
+                password: self.password.clone(),
+            });
+            self.send_to_instances(&body, None);
+        }
+        Ok(())
+    }
+
+    /// Our SPData, for IAMNAMESERVER.
+    pub(crate) fn own_sp_data(&self) -> Blob {
+        crate::dp4::table::sp_data(
+            SocketAddr::V4(self.config.stream_addr),
+            SocketAddr::V4(self.config.datagram_addr),
+        )
+    }
+}

@@ -1,0 +1,462 @@
+//! What every joined instance does: the name table's changes, player messages, ping, leave
+//! and host migration (MC-DPL4CS 3.1.4.5, 3.1.4.16, 3.1.5.12-3.1.5.14, 3.1.5.22,
+//! 3.1.5.30-3.1.5.32, 3.1.6.2, 3.1.7.1, 3.2.5.10, 3.2.5.11, 3.2.6.2).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use dplay_dpsp::Reliability;
+use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SIGNATURE, SIGNATURE_OFFSET, SockAddrIn, Token};
+use dplay_wire::dp4::join::{IAmNameServer, PlayerInfoMessage};
+use dplay_wire::dp4::message::{Dp4Body, Empty};
+use dplay_wire::dp4::nametable::{PlayerGroupIds, SessionDescChanged};
+use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
+use dplay_wire::dp4::routing::{Ping, PlayerWrapper};
+use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
+use dplay_wire::{Blob, WideString, Wire, Writer};
+
+use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, Timer, Via};
+use crate::dp4::ids::IdAllocator;
+use crate::dp4::session::{Dp4Session, Role};
+use crate::dp4::table::Player;
+
+/// `DPID_ALLPLAYERS`: the player ID that addresses every player of the session.
+pub const DPID_ALLPLAYERS: u32 = 0;
+
+/// How long a created player is verified to instances that announce theirs (MC-DPL4CS 2.2.22).
+const CREATE_PLAYER_VERIFY_WINDOW: std::time::Duration = std::time::Duration::from_secs(40);
+
+impl Dp4Session {
+    fn joined(&self) -> bool {
+        matches!(self.role, Role::Member | Role::Host)
+    }
+
+    /// DPSP_MSG_CREATEPLAYER / CREATEPLAYERVERIFY: a new application player of a known
+    /// instance (MC-DPL4CS 3.1.5.12, 3.1.5.13). `version` is the CREATEPLAYER header's dialect
+    /// (0 for CREATEPLAYERVERIFY, which is never answered).
+    pub(crate) fn on_create_player(
+        &mut self,
+        now: Instant,
+        seen: IpAddr,
+        reply_to: SocketAddr,
+        version: u16,
+        m: &PlayerInfoMessage,
+    ) {
+        if !self.joined() {
+            return self.drop_msg(DropReason::Unexpected, "CREATEPLAYER while not joined");
+        }
+        if self.players.contains_key(&m.player_id) {
+            return;
+        }
+        let mut p = Player::from_packed(&m.player_info, seen);
+        p.id = m.player_id;
+        if !self.players.get(&p.system_player_id).is_some_and(|s| s.is_system() && !s.local) {
+            return self.drop_msg(DropReason::UnknownPlayer, "CREATEPLAYER of an unknown instance");
+        }
+        let system = p.is_system();
+        self.add_player(p);
+        if self.role == Role::Member && !system && version >= 13 {
+            self.send_create_player_verify(now, reply_to);
+        }
+    }
+
+    /// CREATEPLAYERVERIFY for each local application player created in the last 40 s, to the
+    /// instance whose CREATEPLAYER showed it may not know them (MC-DPL4CS 2.2.22).
+    fn send_create_player_verify(&mut self, now: Instant, to: SocketAddr) {
+        self.recent.retain(|_, at| now.saturating_duration_since(*at) < CREATE_PLAYER_VERIFY_WINDOW);
+        let ids: Vec<u32> = self.recent.keys().copied().collect();
+        for id in ids {
+            let Some(p) = self.players.get(&id).filter(|p| p.local) else { continue };
+            let body = Dp4Body::CreatePlayerVerify(PlayerInfoMessage {
+                id_to: 0,
+                player_id: id,
+                group_id: 0,
+                password_offset: 0,
+                player_info: p.to_packed(),
+                reserved: Some(dplay_wire::dp4::join::CreateReserved::default()),
+            });
+            self.send_body(Via::Tcp, to, body);
+        }
+    }
+
+    /// DPSP_MSG_DELETEPLAYER: remove the player; a system player takes its instance's players
+    /// along, and the host's starts host migration (MC-DPL4CS 3.1.5.14, 3.1.7.1).
+    pub(crate) fn on_delete_player(&mut self, now: Instant, id: u32) {
+        if !self.joined() {
+            return self.drop_msg(DropReason::Unexpected, "DELETEPLAYER while not joined");
+        }
+        match self.players.get(&id) {
+            None => self.drop_msg(DropReason::UnknownPlayer, "DELETEPLAYER of an unknown player"),
+            Some(p) if p.local => self.drop_msg(DropReason::Unexpected, "DELETEPLAYER of one of ours"),
+            Some(_) => self.remove_player(now, id),
+        }
+    }
+
+    /// Removes a player (and, for a system player, its instance).
+    pub(crate) fn remove_player(&mut self, now: Instant, id: u32) {
+        let Some(p) = self.players.get(&id) else { return };
+        let mut gone: Vec<u32> = if p.is_system() {
+            self.players.values().filter(|q| q.system_player_id == id && q.id != id).map(|q| q.id).collect()
+        } else {
+            Vec::new()
+        };
+        gone.push(id);
+        if let Some((_, datagram)) = self.players.get(&id).filter(|p| p.is_system()).and_then(|p| p.addrs) {
+            self.dpsp.forget_peer(now, datagram);
+            self.pump_dpsp(now);
+        }
+        for g in &gone {
+            self.players.remove(g);
+            self.recent.remove(g);
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(*g);
+            }
+            self.events.push_back(Dp4Event::PlayerLeft { id: *g });
+        }
+        if self.role == Role::Host {
+            self.reserved.remove(&id);
+            let finished: Vec<u32> = self
+                .joins
+                .iter_mut()
+                .filter_map(|(j, pending)| {
+                    (pending.awaiting.remove(&id) && pending.awaiting.is_empty()).then_some(*j)
+                })
+                .collect();
+            finished.into_iter().for_each(|j| self.finish_join(j));
+            if self.joins.remove(&id).is_some() {
+                self.timers.cancel(Timer::NameTable(id));
+            }
+        }
+        if self.host_id == Some(id) {
+            self.host_lost(now);
+        }
+    }
+
+    /// The host is gone: migrate if MH allows, else the session is over (MC-DPL4CS 3.1.7.1).
+    fn host_lost(&mut self, now: Instant) {
+        self.host_id = None;
+        let migrate = self.desc.is_some_and(|d| d.flags.contains(SessionFlags::MIGRATE_HOST));
+        if !migrate {
+            return self.end(EndReason::HostLost);
+        }
+        self.check_migration(now);
+    }
+
+    /// With no host: if our system player now has the lowest ID, we become the host and send
+    /// IAMNAMESERVER; otherwise ping everyone until someone does (MC-DPL4CS 3.1.7.1, 3.1.2.5).
+    fn check_migration(&mut self, now: Instant) {
+        let lowest = self.players.values().filter(|p| p.is_system()).map(|p| p.id).min();
+        let Some(me) = self.me else { return };
+        if lowest != Some(me) {
+            return self.timers.set(Timer::Ping, now + self.config.ping_interval);
+        }
+        let Some(desc) = self.desc else { return };
+        self.role = Role::Host;
+        self.host_id = Some(me);
+        self.ids = Some(IdAllocator::from_live(desc.reserved1, self.players.keys().copied()));
+        let flags = PlayerFlags::SYSTEM_PLAYER | PlayerFlags::NAME_SERVER | PlayerFlags::IN_GROUP;
+        if let Some(p) = self.players.get_mut(&me) {
+            p.flags = flags;
+        }
+        let body = Dp4Body::IAmNameServer(IAmNameServer {
+            id_to: 0,
+            id_host: me,
+            flags,
+            sp_data: self.own_sp_data(),
+        });
+        self.send_to_instances(&body, None);
+        self.events.push_back(Dp4Event::HostMigrated { host: me, local: true });
+        if desc.flags.contains(SessionFlags::KEEP_ALIVE) {
+            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+        } else {
+            self.timers.cancel(Timer::Ping);
+        }
+    }
+
+    /// DPSP_MSG_IAMNAMESERVER: the sender is the new host; a host answers YOUAREDEAD
+    /// (MC-DPL4CS 3.1.5.32, 3.1.7.1).
+    pub(crate) fn on_i_am_name_server(&mut self, reply_to: SocketAddr, m: &IAmNameServer) {
+        match self.role {
+            Role::Host => self.send_body(Via::Tcp, reply_to, Dp4Body::YouAreDead(Empty)),
+            Role::Member => {
+                let Some(p) = self.players.get_mut(&m.id_host).filter(|p| p.is_system() && !p.local) else {
+                    return self.drop_msg(DropReason::UnknownPlayer, "IAMNAMESERVER from an unknown player");
+                };
+                p.flags |= PlayerFlags::NAME_SERVER;
+                self.host_id = Some(m.id_host);
+                if !self.desc.is_some_and(|d| d.flags.contains(SessionFlags::KEEP_ALIVE)) {
+                    self.timers.cancel(Timer::Ping);
+                }
+                self.events.push_back(Dp4Event::HostMigrated { host: m.id_host, local: false });
+            }
+            _ => self.drop_msg(DropReason::Unexpected, "IAMNAMESERVER while not joined"),
+        }
+    }
+
+    /// DPSP_MSG_YOUAREDEAD: leave at once (MC-DPL4CS 3.1.5.32).
+    pub(crate) fn on_you_are_dead(&mut self) {
+        if self.role != Role::Member {
+            return self.drop_msg(DropReason::Unexpected, "YOUAREDEAD while not a member");
+        }
+        self.end(EndReason::YouAreDead);
+    }
+
+    /// DPSP_MSG_SESSIONDESCCHANGED (MC-DPL4CS 3.1.5.22).
+    pub(crate) fn on_session_desc_changed(&mut self, m: SessionDescChanged) {
+        if self.role != Role::Member {
+            return self.drop_msg(DropReason::Unexpected, "SESSIONDESCCHANGED while not a member");
+        }
+        self.desc = Some(m.session_desc);
+        self.session_name = m.session_name;
+        self.events.push_back(Dp4Event::SessionDescChanged(m.session_desc));
+    }
+
+    /// DPSP_MSG_PING: answer a known player, bump its ChatterCount; a host answers an unknown
+    /// one with YOUAREDEAD (MC-DPL4CS 3.1.5.30, 3.2.5.10).
+    pub(crate) fn on_ping(&mut self, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
+        let known = self.players.get_mut(&m.id_from).filter(|p| !p.local);
+        match (known, self.me) {
+            (Some(p), Some(me)) => {
+                p.chatter += 1;
+                let to = p.addrs.map_or(from, |(_, d)| d);
+                self.send_body(
+                    Via::Udp,
+                    to,
+                    Dp4Body::PingReply(Ping { id_from: me, tick_count: m.tick_count }),
+                );
+            }
+            _ if self.role == Role::Host => self.send_body(Via::Tcp, reply_to, Dp4Body::YouAreDead(Empty)),
+            _ => self.drop_msg(DropReason::UnknownPlayer, "PING from an unknown player"),
+        }
+    }
+
+    /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11).
+    pub(crate) fn on_ping_reply(&mut self, reply_to: SocketAddr, id_from: u32) {
+        match self.players.get_mut(&id_from).filter(|p| !p.local) {
+            Some(p) => {
+                p.chatter += 1;
+                p.missed_pings = 0;
+            }
+            None if self.role == Role::Host => self.send_body(Via::Tcp, reply_to, Dp4Body::YouAreDead(Empty)),
+            None => self.drop_msg(DropReason::UnknownPlayer, "PINGREPLY from an unknown player"),
+        }
+    }
+
+    /// The Ping timer: PING every silent peer (the host only, unless waiting for
+    /// IAMNAMESERVER); drop one after 8 unanswered PINGs (MC-DPL4CS 3.1.6.2, 3.2.6.2).
+    pub(crate) fn on_ping_timer(&mut self, now: Instant) {
+        let (Some(me), true) = (self.me, self.joined()) else { return };
+        let keep_alive = self.desc.is_some_and(|d| d.flags.contains(SessionFlags::KEEP_ALIVE));
+        let targets: Vec<u32> = match (self.role, self.host_id) {
+            (Role::Member, Some(host)) => vec![host],
+            _ => self.other_instances().into_iter().map(|(id, _)| id).collect(),
+        };
+        let (give_up, tick) = (self.config.ping_give_up, self.tick(now));
+        let mut dead = Vec::new();
+        for id in targets {
+            let Some(p) = self.players.get_mut(&id) else { continue };
+            if p.chatter > 0 {
+                p.missed_pings = 0;
+            } else if p.missed_pings >= give_up {
+                dead.push(id);
+            } else {
+                p.missed_pings += 1;
+                let to = p.addrs.map(|(_, d)| d);
+                if let Some(to) = to {
+                    self.send_body(Via::Udp, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
+                }
+            }
+            if let Some(p) = self.players.get_mut(&id) {
+                p.chatter = 0;
+            }
+        }
+        if keep_alive || (self.role == Role::Member && self.host_id.is_none()) {
+            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+        }
+        for id in dead {
+            tracing::info!(id, "DP4 peer dropped after unanswered PINGs");
+            if self.role == Role::Host {
+                let body =
+                    Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
+                self.remove_player(now, id);
+                self.send_to_instances(&body, None);
+            } else {
+                self.remove_player(now, id);
+                if self.role == Role::Member && self.host_id.is_none() {
+                    self.check_migration(now);
+                }
+            }
+        }
+    }
+
+    /// The runtime could not reach the TCP listener `stream` (connect refused or the connection
+    /// broke): its instance is gone. The host drops it and tells the others with DELETEPLAYER;
+    /// a member that loses the host runs host migration (MC-DPL4CS 3.1.7.1, "leaves the game
+    /// session for any reason").
+    pub fn handle_unreachable(&mut self, now: Instant, stream: SocketAddr) {
+        let Some(id) = self.instance_at(stream).filter(|_| self.joined()) else { return };
+        if self.players.get(&id).is_some_and(|p| p.local) {
+            return;
+        }
+        tracing::info!(%stream, id, "DP4 instance unreachable");
+        self.remove_player(now, id);
+        if self.role == Role::Host {
+            let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
+            self.send_to_instances(&body, None);
+        }
+    }
+
+    /// A player message (or PLAYERWRAPPER's content): from a known remote player to one of
+    /// ours, unless the session has NM (MC-DPL4CS 2.2.45, 3.1.4.16.2).
+    pub(crate) fn on_player_message(&mut self, pm: PlayerMessage) {
+        if !self.joined() {
+            return self.drop_msg(DropReason::Unexpected, "player message while not joined");
+        }
+        let (from, to) = match pm.ids {
+            None => (None, None),
+            Some(ids) => {
+                let sender = self.players.get(&ids.id_from).filter(|p| !p.local).map(|p| p.system_player_id);
+                let to_ours = ids.id_to == DPID_ALLPLAYERS
+                    || self.groups.contains(&ids.id_to)
+                    || self.players.get(&ids.id_to).is_some_and(|p| p.local);
+                let Some(system) = sender.filter(|_| to_ours) else {
+                    return self
+                        .drop_msg(DropReason::UnknownPlayer, "player message between unknown players");
+                };
+                if let Some(s) = self.players.get_mut(&system) {
+                    s.chatter += 1;
+                }
+                (Some(ids.id_from), Some(ids.id_to))
+            }
+        };
+        self.events.push_back(Dp4Event::Message { from, to, data: pm.payload.0 });
+    }
+
+    /// Sends `data` from our player `from` to player `to` ([`DPID_ALLPLAYERS`]: one copy to
+    /// every other instance): over TCP with the size/token and
+    /// SockAddr prefix when `guaranteed`, else as a UDP datagram of IDs and data, fragmented
+    /// with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when its bytes would
+    /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In NM sessions
+    /// `from` is not checked and no IDs are sent.
+    pub fn send(
+        &mut self,
+        now: Instant,
+        from: u32,
+        to: u32,
+        data: &[u8],
+        guaranteed: bool,
+    ) -> Result<(), CommandError> {
+        if !self.joined() {
+            return Err(CommandError::WrongState);
+        }
+        let ids = if self.ids_present() {
+            if !self.players.get(&from).is_some_and(|p| p.local) {
+                return Err(CommandError::UnknownPlayer(from));
+            }
+            Some(PlayerIds { id_from: from, id_to: to })
+        } else {
+            None
+        };
+        let targets: Vec<(SocketAddr, SocketAddr)> = if to == DPID_ALLPLAYERS {
+            self.players.values().filter(|p| p.is_system() && !p.local).filter_map(|p| p.addrs).collect()
+        } else {
+            let target = self
+                .players
+                .get(&to)
+                .filter(|p| !p.local)
+                .and_then(|p| self.players.get(&p.system_player_id))
+                .and_then(|s| s.addrs)
+                .ok_or(CommandError::UnknownPlayer(to))?;
+            vec![target]
+        };
+        let mut bytes = Vec::new();
+        if guaranteed {
+            // The size/token DWORD and the SockAddr, as a stream message carries them (2.2.45).
+            let len = 20 + ids.map_or(0, |_| 8) + data.len();
+            let size = u32::try_from(len)
+                .ok()
+                .filter(|_| len <= MAX_MESSAGE_SIZE)
+                .ok_or(CommandError::Unencodable)?;
+            bytes.extend_from_slice(&(size | u32::from(Token::FROM_REMOTE.0) << 20).to_le_bytes());
+            let mut addr = [0; SockAddrIn::LEN];
+            let mut w = Writer::new(&mut addr, SockAddrIn::LEN).map_err(|_| CommandError::Unencodable)?;
+            SockAddrIn::new(self.config.stream_addr).write(&mut w);
+            bytes.extend_from_slice(&addr);
+        }
+        if let Some(ids) = ids {
+            bytes.extend_from_slice(&ids.id_from.to_le_bytes());
+            bytes.extend_from_slice(&ids.id_to.to_le_bytes());
+        }
+        bytes.extend_from_slice(data);
+        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]) {
+            let body = Dp4Body::PlayerWrapper(PlayerWrapper { player_message: Blob(bytes) });
+            bytes = self.message(body).to_vec().map_err(|_| CommandError::Unencodable)?;
+        }
+        for (stream, datagram) in targets {
+            if guaranteed {
+                self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes: bytes.clone() });
+            } else if bytes.len() <= self.config.mtu {
+                self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: datagram, bytes: bytes.clone() });
+            } else {
+                self.dpsp
+                    .send(now, datagram, &bytes, Reliability::Unreliable)
+                    .map_err(|_| CommandError::Unencodable)?;
+                self.pump_dpsp(now);
+            }
+        }
+        Ok(())
+    }
+
+    /// Leaves: DELETEPLAYER for each of our players, ours last, to every other instance
+    /// (MC-DPL4CS 3.1.4.5, 3.1.5.14). With MH the others then elect a new host.
+    pub fn leave(&mut self) -> Result<(), CommandError> {
+        if self.role == Role::Ended {
+            return Err(CommandError::WrongState);
+        }
+        if self.joined() {
+            let mut ours: Vec<&Player> = self.players.values().filter(|p| p.local).collect();
+            ours.sort_by_key(|p| p.is_system());
+            let ids: Vec<u32> = ours.iter().map(|p| p.id).collect();
+            for id in ids {
+                let body =
+                    Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
+                self.send_to_instances(&body, None);
+            }
+        }
+        self.end(EndReason::Left);
+        Ok(())
+    }
+
+    /// Makes an idle or ended endpoint ready for a new session.
+    pub(crate) fn restart(&mut self) -> Result<(), CommandError> {
+        if !matches!(self.role, Role::Idle | Role::Ended) {
+            return Err(CommandError::WrongState);
+        }
+        self.role = Role::Idle;
+        self.desc = None;
+        self.session_name = None;
+        self.password = None;
+        self.ids = None;
+        self.me = None;
+        self.host_id = None;
+        Ok(())
+    }
+
+    /// The session is over for us.
+    pub(crate) fn end(&mut self, reason: EndReason) {
+        self.role = Role::Ended;
+        self.timers = Default::default();
+        self.players.clear();
+        self.joins.clear();
+        self.reserved.clear();
+        self.recent.clear();
+        self.groups.clear();
+        self.creating = None;
+        self.events.push_back(Dp4Event::Ended(reason));
+    }
+
+    /// The session name.
+    pub fn session_name(&self) -> Option<String> {
+        self.session_name.as_ref().map(WideString::to_string_lossy)
+    }
+}

@@ -1,0 +1,31 @@
+//! DirectPlay 4 sessions (MC-DPL4CS 3.1, 3.2; INDEX A.4, C.3, E.6): hosting and joining, the
+//! Player List, player messages, ping, leave and host migration, sans-IO.
+//!
+//! [`Dp4Session`] is one endpoint, host or client; [`stream::StreamFramer`] splits a TCP stream
+//! into messages. The runtime owns the sockets: a UDP socket on port 47624 (all addresses, so
+//! broadcasts reach a host), a UDP game socket and a TCP listener in 2300-2400, and TCP
+//! connections opened to the addresses of [`Dp4Transmit`]s that go [`Via::Tcp`].
+//! Large non-guaranteed messages are fragmented by dplay-dpsp.
+
+mod changes;
+mod client;
+pub mod config;
+pub mod event;
+mod host;
+pub mod ids;
+mod members;
+mod session;
+pub mod stream;
+pub mod table;
+
+pub use config::{Dp4Config, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
+pub use event::{
+    CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, FoundSession, JoinError, Stats, Via,
+};
+pub use host::{DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
+pub use members::DPID_ALLPLAYERS;
+pub use session::{ConnId, Dp4Session, Role};
+pub use stream::{StreamError, StreamFramer};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,10 @@
+//! Exchanges of typed messages between endpoints wired together in memory.
+
+mod enumeration;
+mod faults;
+mod join;
+mod leave;
+mod messages;
+mod net;
+mod scenario;
+mod windows;

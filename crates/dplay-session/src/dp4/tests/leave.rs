@@ -1,0 +1,188 @@
+//! Leaving, ping and host migration (MC-DPL4CS 3.1.4.5, 3.1.5.14, 3.1.5.30-3.1.5.32, 3.1.6.2,
+//! 3.1.7.1, 3.2.5.10, 3.2.6.2).
+
+use std::time::Duration;
+
+use dplay_wire::dp4::session::SessionFlags;
+
+use super::net::{created, session_of};
+use crate::dp4::{Dp4Event, EndReason, Role};
+
+/// MC-DPL4CS 3.1.4.5, 3.1.5.14: a leaving member sends DELETEPLAYER for its player, then its
+/// system player, to every other instance; they drop both.
+#[test]
+fn member_leaves_with_deleteplayer() {
+    let mut net = session_of(3, |_| {});
+    let bob = created(&mut net, 1, "bob");
+    let b_sys = net.nodes[1].system_player().unwrap();
+    net.take(0);
+    net.take(2);
+    net.log.clear();
+    net.nodes[1].leave().unwrap();
+    net.run();
+    let mut trace = net.trace();
+    trace.sort();
+    assert_eq!(
+        trace,
+        [
+            "1->0 Tcp DPSP_MSG_DELETEPLAYER",
+            "1->0 Tcp DPSP_MSG_DELETEPLAYER",
+            "1->2 Tcp DPSP_MSG_DELETEPLAYER",
+            "1->2 Tcp DPSP_MSG_DELETEPLAYER"
+        ]
+    );
+    for i in [0, 2] {
+        assert_eq!(net.take(i), [Dp4Event::PlayerLeft { id: bob }, Dp4Event::PlayerLeft { id: b_sys }]);
+        assert!(!net.nodes[i].players().contains_key(&b_sys));
+    }
+    assert_eq!(net.take(1), [Dp4Event::Ended(EndReason::Left)]);
+}
+
+/// MC-DPL4CS 3.1.7.1: without MH, the host leaving ends the session for everyone.
+#[test]
+fn host_leaving_without_migration_ends_the_session() {
+    let mut net = session_of(2, |_| {});
+    net.take(1);
+    net.nodes[0].leave().unwrap();
+    net.run();
+    let host = net.nodes[0].system_player().unwrap();
+    assert_eq!(net.take(1), [Dp4Event::PlayerLeft { id: host }, Dp4Event::Ended(EndReason::HostLost)]);
+}
+
+/// MC-DPL4CS 3.1.7.1, 2.2.33: with MH, the system player with the lowest ID becomes host and
+/// sends IAMNAMESERVER; the other instance follows it.
+#[test]
+fn host_migrates_to_the_lowest_system_player() {
+    let mut net = session_of(3, |c| c.flags = SessionFlags::MIGRATE_HOST);
+    net.take(1);
+    net.take(2);
+    net.log.clear();
+    net.nodes[0].leave().unwrap();
+    net.run();
+    let (b, c) = (net.nodes[1].system_player().unwrap(), net.nodes[2].system_player().unwrap());
+    let (new_host, other) = if b < c { (1, 2) } else { (2, 1) };
+    let id = net.nodes[new_host].system_player().unwrap();
+    assert_eq!(net.nodes[new_host].role(), Role::Host);
+    assert!(net.take(new_host).contains(&Dp4Event::HostMigrated { host: id, local: true }));
+    assert!(net.take(other).contains(&Dp4Event::HostMigrated { host: id, local: false }));
+    assert_eq!(net.nodes[other].host_player(), Some(id));
+    assert!(net.trace().contains(&format!("{new_host}->{other} Tcp DPSP_MSG_IAMNAMESERVER")));
+    // The new host hands out IDs: a player created by the other instance gets one.
+    let p = created(&mut net, other, "late");
+    assert!(net.nodes[new_host].players().contains_key(&p));
+}
+
+/// MC-DPL4CS 3.1.2.5, 3.2.5.10, 3.1.5.31: with KA the host pings silent members every 35 s
+/// and they answer.
+#[test]
+fn keep_alive_pings_are_answered() {
+    let mut net = session_of(2, |c| c.flags = SessionFlags::KEEP_ALIVE);
+    net.log.clear();
+    net.advance(Duration::from_secs(35));
+    let names = net.names();
+    assert!(names.contains(&"DPSP_MSG_PING") && names.contains(&"DPSP_MSG_PINGREPLY"), "{names:?}");
+    assert_eq!(net.nodes[0].players().len(), 2);
+}
+
+/// MC-DPL4CS 3.2.6.2, 3.1.6.2: after 8 unanswered PINGs the host drops the member and tells the
+/// others; the member, hearing nothing from the host, ends the session (no MH).
+#[test]
+fn eight_unanswered_pings_drop_the_peer() {
+    let mut net = session_of(2, |c| c.flags = SessionFlags::KEEP_ALIVE);
+    let b = net.nodes[1].system_player().unwrap();
+    net.take(0);
+    net.take(1);
+    net.cut.insert((0, 1));
+    net.cut.insert((1, 0));
+    net.advance(Duration::from_secs(35 * 8));
+    assert!(net.take(0).is_empty());
+    net.advance(Duration::from_secs(35));
+    assert_eq!(net.take(0), [Dp4Event::PlayerLeft { id: b }]);
+    assert!(net.take(1).contains(&Dp4Event::Ended(EndReason::HostLost)));
+}
+
+/// MC-DPL4CS 3.1.5.32: a host that receives IAMNAMESERVER answers YOUAREDEAD, and the member
+/// that gets it leaves.
+#[test]
+fn rival_name_server_is_told_it_is_dead() {
+    use dplay_wire::dp4::header::{SockAddrIn, Token};
+    use dplay_wire::dp4::join::IAmNameServer;
+    use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+    use dplay_wire::dp4::session::PlayerFlags;
+    use dplay_wire::{Blob, Wire};
+
+    let mut net = session_of(2, |_| {});
+    net.take(1);
+    let me = net.nodes[1].system_player().unwrap();
+    let body = Dp4Body::IAmNameServer(IAmNameServer {
+        id_to: 0,
+        id_host: me,
+        flags: PlayerFlags::SYSTEM_PLAYER | PlayerFlags::NAME_SERVER,
+        sp_data: Blob::default(),
+    });
+    let addr = SockAddrIn::new("0.0.0.0:2300".parse().unwrap());
+    let bytes = Dp4Message::new(Token::FROM_REMOTE, addr, 14, body).to_vec().unwrap();
+    let now = net.now;
+    net.nodes[0].handle_tcp(now, 9, "10.0.0.2:40001".parse().unwrap(), &bytes).unwrap();
+    net.run();
+    assert!(net.names().contains(&"DPSP_MSG_YOUAREDEAD"));
+    assert_eq!(net.take(1), [Dp4Event::Ended(EndReason::YouAreDead)]);
+    assert_eq!(net.nodes[1].role(), Role::Ended);
+}
+
+/// MC-DPL4CS 2.2.51, 3.1.5.22: the host's new description reaches the members, unless NS.
+#[test]
+fn session_desc_changes_are_broadcast() {
+    let mut net = session_of(3, |_| {});
+    net.take(1);
+    net.take(2);
+    net.nodes[0].set_session(8, SessionFlags::JOIN_DISABLED).unwrap();
+    net.run();
+    for i in [1, 2] {
+        let events = net.take(i);
+        let [Dp4Event::SessionDescChanged(d)] = events.as_slice() else { panic!("{events:?}") };
+        assert_eq!((d.max_players, d.flags), (8, SessionFlags::JOIN_DISABLED));
+        assert_eq!(net.nodes[i].session_desc().unwrap().max_players, 8);
+    }
+    net.nodes[0].set_session(8, SessionFlags::NO_SESSION_DESC_MESSAGES).unwrap();
+    net.run();
+    assert!(net.take(1).is_empty());
+    assert_eq!(net.nodes[1].set_session(1, SessionFlags::empty()), Err(crate::dp4::CommandError::WrongState));
+}
+
+/// MC-DPL4CS 3.1.4.2: after leaving, the same endpoint can join again as a new instance.
+#[test]
+fn rejoin_after_leaving() {
+    let mut net = session_of(2, |_| {});
+    let first = net.nodes[1].system_player().unwrap();
+    net.nodes[1].leave().unwrap();
+    net.run();
+    net.join(1, None);
+    let second = net.nodes[1].system_player().unwrap();
+    assert_ne!(first, second);
+    assert_eq!(net.nodes[1].role(), Role::Member);
+    assert!(!net.nodes[0].players().contains_key(&first));
+}
+
+/// MC-DPL4CS 3.1.7.1: a host that cannot be reached any more (reported by the runtime) is gone:
+/// with MH the lowest system player takes over; the host drops unreachable members and tells
+/// the others.
+#[test]
+fn unreachable_peers_are_removed() {
+    let mut net = session_of(3, |c| c.flags = SessionFlags::MIGRATE_HOST);
+    let c = net.nodes[2].system_player().unwrap();
+    (0..3).for_each(|i| drop(net.take(i)));
+    let now = net.now;
+    net.nodes[0].handle_unreachable(now, super::net::stream(2));
+    net.run();
+    assert_eq!(net.take(0), [Dp4Event::PlayerLeft { id: c }]);
+    assert_eq!(net.take(1), [Dp4Event::PlayerLeft { id: c }]);
+    let host = net.nodes[0].system_player().unwrap();
+    net.nodes[1].handle_unreachable(now, super::net::stream(0));
+    net.run();
+    let me = net.nodes[1].system_player().unwrap();
+    assert_eq!(
+        net.take(1),
+        [Dp4Event::PlayerLeft { id: host }, Dp4Event::HostMigrated { host: me, local: true }]
+    );
+}
