@@ -19,6 +19,8 @@ fn run_all() -> anyhow::Result<()> {
         "test",
         cargo().args(["test", "--workspace", "--locked"]).env("INSTA_UPDATE", "no").env("CI", "true"),
     )?;
+    // The transport sim sweep: 200 seeds over every link profile.
+    crate::sim::run(200)?;
     step(
         "doc",
         cargo().args(["doc", "--workspace", "--no-deps", "--locked"]).env("RUSTDOCFLAGS", "-D warnings"),

@@ -5,6 +5,7 @@
 
 mod ci;
 mod fuzz;
+mod sim;
 mod tidy;
 mod util;
 
@@ -29,11 +30,18 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         secs: u64,
     },
+    /// Run every transport scenario over N seeds and every link profile (release build).
+    Sim {
+        /// How many seeds per profile.
+        #[arg(long, default_value_t = 200)]
+        seeds: u64,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Ci => ci::run(),
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
+        Command::Sim { seeds } => sim::run(seeds),
     }
 }

@@ -1,0 +1,108 @@
+//! Every tunable of the transport, defaulting to the spec's recommendations (MC-DPL8R 3.1.2).
+
+use std::time::Duration;
+
+/// The protocol version we offer in CONNECT and CONNECTED (MC-DPL8R 1.7; decision F-2).
+pub const PROTOCOL_VERSION: u32 = 0x0001_0006;
+/// The lowest version we talk to: the base features (MC-DPL8R 1.7).
+pub const MIN_PROTOCOL_VERSION: u32 = 0x0001_0000;
+/// Coalescence and the KeepAlive meaning of `bControl` 0x02 start here (MC-DPL8R 1.7, 2.2.2).
+pub const COALESCE_VERSION: u32 = 0x0001_0005;
+
+/// Transport configuration. `Config::default()` holds the values MC-DPL8R recommends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `dwCurrentProtocolVersion` we send (MC-DPL8R 2.2.1.1).
+    pub protocol_version: u32,
+    /// Answer CONNECTs from unknown addresses (listening, MC-DPL8R 3.1.4.1).
+    pub accept_incoming: bool,
+    /// First connect retry interval: 200 ms (MC-DPL8R 3.1.2.1).
+    pub connect_retry_initial: Duration,
+    /// Cap of the doubling connect retry interval: 5 s (MC-DPL8R 3.1.2.1).
+    pub connect_retry_max: Duration,
+    /// Connect retries before the attempt fails: 14 (MC-DPL8R 3.1.2.1).
+    pub connect_retries: u32,
+    /// Delayed acknowledgement: 100 ms (MC-DPL8R 3.1.2.2).
+    pub delayed_ack: Duration,
+    /// Delayed acknowledgement for out-of-order and duplicate frames: 20 ms (MC-DPL8R 3.1.2.2).
+    pub delayed_ack_short: Duration,
+    /// Delayed send mask: 40 ms (MC-DPL8R 3.1.2.3).
+    pub delayed_send_mask: Duration,
+    /// RTT assumed before the first measurement.
+    pub initial_rtt: Duration,
+    /// Cap of the data retry interval: 5 s (MC-DPL8R 3.1.2.5).
+    pub retry_max_interval: Duration,
+    /// Retries of one frame before the connection is lost: 10 (MC-DPL8R 3.1.2.5).
+    pub max_retries: u32,
+    /// Retry timer of the first frame after a SACK reports a gap: 10 ms (MC-DPL8R 3.1.5.2.3).
+    pub sack_gap_retry: Duration,
+    /// Silence before a KeepAlive is sent: 25 s (MC-DPL8R 3.1.2.6).
+    pub keepalive_idle: Duration,
+    /// KeepAlive timer granularity: 4 s (MC-DPL8R 3.1.2.6).
+    pub keepalive_granularity: Duration,
+    /// HARD_DISCONNECT frames sent: 3 (MC-DPL8R 3.1.4.5).
+    pub hard_disconnect_count: u32,
+    /// Lower bound of the hard disconnect interval (RTT/2): 10 ms (MC-DPL8R 3.1.2.4).
+    pub hard_disconnect_min: Duration,
+    /// Upper bound of the hard disconnect interval: 500 ms (MC-DPL8R 3.1.2.4).
+    pub hard_disconnect_max: Duration,
+    /// SACKs sent each time after the peer's END_STREAM arrived: 4 (MS-DPDX 3.1.5.3).
+    pub end_stream_sacks: u32,
+    /// How long a gracefully closed connection keeps acknowledging the peer's retries.
+    pub linger: Duration,
+    /// Congestion window at the start: 2 frames (MC-DPL8R 3.1.4.4).
+    pub initial_window: u8,
+    /// Frames in flight at most: 64, a MUST (MC-DPL8R 3.1.4.4).
+    pub max_window: u8,
+    /// Largest datagram we send; a DFRAME header plus payload stays below it (MC-DPL8R 2.2.2).
+    pub max_datagram: usize,
+    /// Largest message sent or reassembled (MC-DPL8R 3.1.5.2.6 leaves the limit to us).
+    pub max_message_size: usize,
+    /// Bytes queued for sending on one connection before `send` refuses more.
+    pub max_send_queue: usize,
+    /// Coalesce small messages when the peer is at 0x00010005 or later (MC-DPL8R 2.2.3).
+    pub coalesce: bool,
+    /// Seed of the RNG that draws `dwSessID` values.
+    pub rng_seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            protocol_version: PROTOCOL_VERSION,
+            accept_incoming: true,
+            connect_retry_initial: Duration::from_millis(200),
+            connect_retry_max: Duration::from_secs(5),
+            connect_retries: 14,
+            delayed_ack: Duration::from_millis(100),
+            delayed_ack_short: Duration::from_millis(20),
+            delayed_send_mask: Duration::from_millis(40),
+            initial_rtt: Duration::from_millis(200),
+            retry_max_interval: Duration::from_secs(5),
+            max_retries: 10,
+            sack_gap_retry: Duration::from_millis(10),
+            keepalive_idle: Duration::from_secs(25),
+            keepalive_granularity: Duration::from_secs(4),
+            hard_disconnect_count: 3,
+            hard_disconnect_min: Duration::from_millis(10),
+            hard_disconnect_max: Duration::from_millis(500),
+            end_stream_sacks: 4,
+            linger: Duration::from_secs(10),
+            initial_window: 2,
+            max_window: crate::seq::WINDOW,
+            max_datagram: 1472,
+            max_message_size: 1 << 20,
+            max_send_queue: 4 << 20,
+            coalesce: true,
+            rng_seed: 0,
+        }
+    }
+}
+
+impl Config {
+    /// The payload bytes one DFRAME carries: the datagram minus the largest unsigned header
+    /// (4 bytes plus four masks), so a retry with more masks still fits.
+    pub fn max_frame_payload(&self) -> usize {
+        self.max_datagram.saturating_sub(20).max(1)
+    }
+}

@@ -1,0 +1,420 @@
+//! One connection's state machine: the phase, the two window halves, the timer table and the
+//! counters, with the DFRAME and SACK receive paths (MC-DPL8R 3.1.5.2) and frame emission.
+//! The handshake, keepalive and disconnect rules live in their own modules as further
+//! `impl Connection` blocks.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_wire::Wire;
+use dplay_wire::dp8::cframe::{Cframe, Masks, Sack};
+use dplay_wire::dp8::dframe::{DframeCommand, DframeContext, DframeControl, DframeHeader};
+
+use crate::config::{COALESCE_VERSION, Config};
+use crate::endpoint::Transmit;
+use crate::event::{DisconnectReason, Event};
+use crate::handshake::Handshake;
+use crate::receive::{Accept, Frame, Receiver};
+use crate::send_queue::Sender;
+use crate::seq::distance;
+use crate::stats::{DropReason, Stats};
+use crate::timer::{Timer, TimerTable};
+
+/// Where a connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// CONNECT or CONNECTED sent, waiting for the other side (MC-DPL8R 3.1 figure 1).
+    Handshake,
+    /// Both sides have exchanged CONNECTED.
+    Established,
+    /// Closed gracefully; still acknowledging the peer's retries until the linger timer.
+    Lingering,
+    /// Sending the remaining HARD_DISCONNECT frames (MC-DPL8R 3.1.4.5).
+    Aborting {
+        /// HARD_DISCONNECT frames sent so far.
+        sent: u32,
+    },
+    /// Gone: the endpoint removes it.
+    Finished,
+}
+
+/// Where the connection's output goes.
+pub(crate) struct Out<'a> {
+    pub(crate) transmits: &'a mut VecDeque<Transmit>,
+    pub(crate) events: &'a mut VecDeque<Event>,
+}
+
+/// One DirectPlay 8 connection.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(crate) peer: SocketAddr,
+    pub(crate) epoch: Instant,
+    pub(crate) outbound: bool,
+    /// `dwSessID` of the CONNECT that opened it (MC-DPL8R 3.1.1).
+    pub(crate) sess_id: u32,
+    /// The peer's `dwCurrentProtocolVersion`.
+    pub(crate) peer_version: u32,
+    pub(crate) phase: Phase,
+    /// `bMsgID` of our next non-SACK CFRAME.
+    pub(crate) msg_id: u8,
+    pub(crate) handshake: Handshake,
+    pub(crate) sender: Sender,
+    pub(crate) receiver: Receiver,
+    pub(crate) timers: TimerTable,
+    pub(crate) stats: Stats,
+    pub(crate) last_rx: Instant,
+    /// Send a SACK at the next flush unless a DFRAME carries the acknowledgement.
+    pub(crate) ack_now: bool,
+    /// `bRetry` of our next SACK: the last DFRAME received was a retry.
+    pub(crate) last_rx_retry: bool,
+    /// A graceful close is under way; `Some(true)` when we started it.
+    pub(crate) closing: Option<bool>,
+    pub(crate) end_acked: bool,
+    pub(crate) peer_end: bool,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        cfg: &Config,
+        peer: SocketAddr,
+        now: Instant,
+        epoch: Instant,
+        outbound: bool,
+        sess_id: u32,
+    ) -> Self {
+        Self {
+            peer,
+            epoch,
+            outbound,
+            sess_id,
+            peer_version: cfg.protocol_version,
+            phase: Phase::Handshake,
+            msg_id: 0,
+            handshake: Handshake::new(cfg),
+            sender: Sender::new(cfg),
+            receiver: Receiver::new(cfg.max_message_size),
+            timers: TimerTable::default(),
+            stats: Stats::default(),
+            last_rx: now,
+            ack_now: false,
+            last_rx_retry: false,
+            closing: None,
+            end_acked: false,
+            peer_end: false,
+        }
+    }
+
+    /// The version both sides speak: the lower of the two (decision F-2).
+    pub(crate) fn version(&self, cfg: &Config) -> u32 {
+        self.peer_version.min(cfg.protocol_version)
+    }
+
+    /// KeepAlives carry `dwSessID` and coalescing is allowed (MC-DPL8R 1.7, 2.2.2; F-3).
+    pub(crate) fn modern(&self, cfg: &Config) -> bool {
+        self.version(cfg) >= COALESCE_VERSION
+    }
+
+    pub(crate) fn timestamp(&self, now: Instant) -> u32 {
+        #[allow(clippy::cast_possible_truncation)] // tTimestamp is a wrapping millisecond tick
+        let ms = now.saturating_duration_since(self.epoch).as_millis() as u32;
+        ms
+    }
+
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.phase == Phase::Finished
+    }
+
+    pub(crate) fn emit_cframe(&mut self, frame: &Cframe, out: &mut Out<'_>) {
+        // Every value we build is encodable; a failure would be a bug, so nothing is sent.
+        let Ok(contents) = frame.to_vec() else { return };
+        self.stats.sent(contents.len());
+        out.transmits.push_back(Transmit { destination: self.peer, contents });
+    }
+
+    /// Ends the connection for `reason` and tells the caller.
+    pub(crate) fn finish(&mut self, reason: DisconnectReason, out: &mut Out<'_>) {
+        self.report(reason, out);
+        self.phase = Phase::Finished;
+        self.timers.stop_all();
+    }
+
+    pub(crate) fn report(&mut self, reason: DisconnectReason, out: &mut Out<'_>) {
+        self.stats.rtt = self.sender.rtt();
+        out.events.push_back(Event::Disconnected { peer: self.peer, reason, stats: self.stats });
+    }
+
+    /// A dedicated SACK with the current state (MC-DPL8R 2.2.1.5, 3.1.6.2-3).
+    pub(crate) fn send_sack(&mut self, now: Instant, out: &mut Out<'_>) {
+        let n_seq = self.sender.next_seq();
+        let sack = Sack {
+            poll: false,
+            response: true,
+            retry: u8::from(self.last_rx_retry),
+            n_seq,
+            n_rcv: self.receiver.next(),
+            timestamp: self.timestamp(now),
+            masks: Masks::new(self.receiver.sack_mask(), self.sender.send_mask(n_seq)),
+            signature: None,
+        };
+        self.emit_cframe(&Cframe::Sack(sack), out);
+        self.acknowledged();
+    }
+
+    /// Our latest acknowledgement state went out: the delayed ACK and send mask timers stop.
+    fn acknowledged(&mut self) {
+        self.ack_now = false;
+        self.timers.stop(Timer::DelayedAck);
+        self.timers.stop(Timer::DelayedSendMask);
+    }
+
+    /// Emits the frame `seq` from the send window with the latest header (MC-DPL8R 3.1.6.5).
+    pub(crate) fn emit_dframe(&mut self, cfg: &Config, seq: u8, retry: bool, poll: bool, out: &mut Out<'_>) {
+        let modern = self.modern(cfg);
+        let sess_id = self.sess_id;
+        let Some(frame) = self.sender.frame(seq) else { return };
+        let mut command = frame.command;
+        command.set(DframeCommand::POLL, poll || retry);
+        let mut control = frame.control;
+        control.set(DframeControl::RETRY, retry);
+        let keepalive = frame.keepalive && modern;
+        control.set(DframeControl::KEEPALIVE_OR_CORRELATE, keepalive);
+        let header = DframeHeader {
+            command,
+            control,
+            seq,
+            n_rcv: self.receiver.next(),
+            masks: Masks::new(self.receiver.sack_mask(), self.sender.send_mask(seq)),
+            signature: None,
+            sess_id: keepalive.then_some(sess_id),
+        };
+        let mut contents = vec![0; header.len()];
+        if header.emit(&mut contents).is_err() {
+            return;
+        }
+        let stripped = (retry && control.contains(DframeControl::COALESCE))
+            .then(|| crate::coalesce::strip_unreliable(&frame.payload))
+            .flatten();
+        contents.extend_from_slice(stripped.as_deref().unwrap_or(&frame.payload));
+        self.stats.sent(contents.len());
+        if retry {
+            self.stats.retransmissions += 1;
+        }
+        out.transmits.push_back(Transmit { destination: self.peer, contents });
+        self.acknowledged();
+    }
+
+    /// Sends what may be sent now: new frames while the window allows, then a dedicated SACK if
+    /// one is still owed; re-arms the retry timer; completes a graceful close.
+    pub(crate) fn flush(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+        if matches!(self.phase, Phase::Established) {
+            while self.sender.can_send(cfg) {
+                let Some(seq) = self.next_new_frame(now, cfg) else { break };
+                let poll = self.sender.wants_poll(cfg);
+                self.emit_dframe(cfg, seq, false, poll, out);
+            }
+        }
+        if self.ack_now && matches!(self.phase, Phase::Established | Phase::Lingering) {
+            // Once the peer's END_STREAM is in, every SACK goes out several times, as MS-DPDX
+            // 3.1.5.3 does: it is the last word and nothing retries it.
+            let copies = if self.peer_end { cfg.end_stream_sacks.max(1) } else { 1 };
+            for _ in 0..copies {
+                self.send_sack(now, out);
+            }
+        }
+        match self.sender.next_deadline() {
+            Some(at) if self.phase == Phase::Established => self.timers.set(Timer::Retry, at),
+            _ => self.timers.stop(Timer::Retry),
+        }
+        self.check_closed(now, cfg, out);
+    }
+
+    /// Handles a DFRAME from the peer (MC-DPL8R 3.1.5.2).
+    pub(crate) fn handle_dframe(&mut self, now: Instant, cfg: &Config, bytes: &[u8], out: &mut Out<'_>) {
+        if !matches!(self.phase, Phase::Established | Phase::Lingering) {
+            self.stats.drops.add(DropReason::UnknownAddress);
+            return;
+        }
+        let ctx = DframeContext { signed: false, keepalive_sess_id: self.modern(cfg) };
+        let Ok((header, payload)) = DframeHeader::parse(bytes, ctx) else {
+            self.stats.drops.add(DropReason::Malformed);
+            return;
+        };
+        if header.sess_id.is_some_and(|id| id != self.sess_id) {
+            self.stats.drops.add(DropReason::BadSessionId);
+            return;
+        }
+        let coalesced = header.control.contains(DframeControl::COALESCE);
+        let frame = if header.is_keepalive() {
+            if coalesced {
+                self.stats.drops.add(DropReason::Malformed);
+                return;
+            }
+            // MS-DPDX 3.1.5.9: a KeepAlive's payload is ignored.
+            Frame::new(header.command, header.control, Vec::new())
+        } else if coalesced {
+            match crate::coalesce::split(header.command, payload) {
+                Some(subs) => Frame::coalesced(header.command, header.control, subs),
+                None => {
+                    self.stats.drops.add(DropReason::Malformed);
+                    return;
+                }
+            }
+        } else {
+            Frame::new(header.command, header.control, payload.to_vec())
+        };
+        self.stats.received(bytes.len());
+        self.last_rx = now;
+        self.process_ack(now, cfg, header.n_rcv, header.masks.sack());
+        self.last_rx_retry = header.control.contains(DframeControl::RETRY);
+        let poll = header.command.contains(DframeCommand::POLL);
+        let mut early = Vec::new();
+        let accepted = self.receiver.accept(header.seq, frame, &mut early);
+        let prompt = match accepted {
+            Accept::Stored { in_order: true } => None,
+            Accept::Stored { in_order: false } => Some(cfg.delayed_ack_short),
+            Accept::Duplicate => {
+                self.stats.drops.add(DropReason::Duplicate);
+                Some(cfg.delayed_ack_short)
+            }
+            Accept::OutOfWindow => {
+                self.stats.drops.add(DropReason::OutOfWindow);
+                Some(cfg.delayed_ack_short)
+            }
+        };
+        if poll {
+            self.ack_now = true;
+        } else {
+            self.timers.set_earlier(Timer::DelayedAck, now + prompt.unwrap_or(cfg.delayed_ack));
+        }
+        self.receiver.apply_send_mask(header.seq, header.masks.send());
+        self.deliver(early, out);
+        self.drain(now, cfg, out);
+        self.flush(now, cfg, out);
+    }
+
+    /// Handles a SACK from the peer (MC-DPL8R 3.1.5.1.5).
+    pub(crate) fn handle_sack(
+        &mut self,
+        now: Instant,
+        cfg: &Config,
+        sack: &Sack,
+        len: usize,
+        out: &mut Out<'_>,
+    ) {
+        if !matches!(self.phase, Phase::Established | Phase::Lingering) {
+            self.stats.drops.add(DropReason::UnknownAddress);
+            return;
+        }
+        self.stats.received(len);
+        self.last_rx = now;
+        self.process_ack(now, cfg, sack.n_rcv, sack.masks.sack());
+        // bNSeq bounds the send mask: the peer cannot have sent past our window.
+        if distance(self.receiver.next(), sack.n_seq) <= crate::seq::WINDOW {
+            self.receiver.apply_send_mask(sack.n_seq, sack.masks.send());
+        }
+        // A send mask means the peer waits for our bNRcv to pass those frames: answer it, or a
+        // lost acknowledgement would leave it announcing the mask until it gives up.
+        if sack.masks.send() != 0 {
+            self.timers.set_earlier(Timer::DelayedAck, now + cfg.delayed_ack_short);
+        }
+        self.drain(now, cfg, out);
+        self.flush(now, cfg, out);
+    }
+
+    fn process_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64) {
+        let acked = self.sender.on_ack(now, cfg, n_rcv, sack);
+        if acked.end_stream {
+            self.end_acked = true;
+        }
+    }
+
+    fn deliver(&mut self, deliveries: Vec<crate::receive::Delivery>, out: &mut Out<'_>) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        for d in deliveries {
+            self.stats.messages_received += 1;
+            out.events.push_back(Event::Message {
+                peer: self.peer,
+                data: d.data,
+                reliable: d.kind.reliable,
+                sequential: d.kind.sequential,
+                user_1: d.kind.user_1,
+                user_2: d.kind.user_2,
+            });
+        }
+    }
+
+    fn drain(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+        let drained = self.receiver.drain();
+        for _ in 0..drained.orphaned {
+            self.stats.drops.add(DropReason::Orphaned);
+        }
+        self.deliver(drained.deliveries, out);
+        if drained.too_large {
+            self.abort(now, cfg, DisconnectReason::ProtocolViolation, out);
+            return;
+        }
+        if drained.end_stream {
+            self.on_peer_end_stream(out);
+        }
+    }
+
+    /// Handles the timers due at `now`.
+    pub(crate) fn handle_timeout(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+        for timer in self.timers.take_expired(now) {
+            if self.phase == Phase::Finished {
+                return;
+            }
+            match timer {
+                Timer::ConnectRetry => self.on_connect_retry(now, cfg, out),
+                Timer::DelayedAck | Timer::DelayedSendMask => self.ack_now = true,
+                Timer::Retry => self.on_retry(now, cfg, out),
+                Timer::KeepAlive => self.on_keepalive_timer(now, cfg),
+                Timer::HardDisconnect => self.on_hard_disconnect_timer(now, cfg, out),
+                Timer::Linger => self.phase = Phase::Finished,
+            }
+        }
+        if self.phase != Phase::Finished {
+            self.flush(now, cfg, out);
+        }
+    }
+
+    fn on_retry(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        let retried = self.sender.on_retry_timer(now, cfg);
+        if retried.lost {
+            self.sender.clear();
+            self.finish(DisconnectReason::RetriesExhausted, out);
+            return;
+        }
+        self.stats.send_masked += retried.newly_masked;
+        if retried.newly_masked > 0 {
+            self.timers.set_earlier(Timer::DelayedSendMask, now + cfg.delayed_send_mask);
+        }
+        if retried.announce_mask {
+            self.ack_now = true;
+        }
+        for seq in retried.resend {
+            self.emit_dframe(cfg, seq, true, true, out);
+        }
+    }
+}
+
+impl Connection {
+    /// Not ended: in the handshake or established.
+    pub(crate) fn is_open(&self) -> bool {
+        matches!(self.phase, Phase::Handshake | Phase::Established)
+    }
+
+    pub(crate) fn is_lingering(&self) -> bool {
+        self.phase == Phase::Lingering
+    }
+}

@@ -1,0 +1,136 @@
+//! What the endpoint tells its caller, and why commands fail.
+
+use std::net::SocketAddr;
+
+use crate::stats::Stats;
+
+/// How a message is sent and how it was received: the four categories of MS-DPDX 1.3
+/// (`PACKET_COMMAND_RELIABLE`, `PACKET_COMMAND_SEQUENTIAL`) plus the consumer flags
+/// `PACKET_COMMAND_USER_1/2`, passed through unchanged (MC-DPL8R 3.1.4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct MessageKind {
+    /// Retried until acknowledged.
+    pub reliable: bool,
+    /// Delivered in send order relative to the other sequential messages.
+    pub sequential: bool,
+    /// `PACKET_COMMAND_USER_1`: a DirectPlay 8 core (session) message.
+    pub user_1: bool,
+    /// `PACKET_COMMAND_USER_2`: voice.
+    pub user_2: bool,
+}
+
+impl MessageKind {
+    /// Reliable and sequential.
+    pub const RELIABLE_SEQUENTIAL: Self = Self::new(true, true);
+    /// Reliable and non-sequential.
+    pub const RELIABLE: Self = Self::new(true, false);
+    /// Not reliable, sequential.
+    pub const SEQUENTIAL: Self = Self::new(false, true);
+    /// Not reliable, non-sequential.
+    pub const DATAGRAM: Self = Self::new(false, false);
+
+    /// A kind without the user flags.
+    pub const fn new(reliable: bool, sequential: bool) -> Self {
+        Self { reliable, sequential, user_1: false, user_2: false }
+    }
+}
+
+/// Why a connection ended (every connection reports one in [`Event::Disconnected`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum DisconnectReason {
+    /// We closed gracefully and the END_STREAM exchange completed (MC-DPL8R 3.1.4.3).
+    #[error("closed gracefully by us")]
+    Closed,
+    /// The peer closed gracefully and the END_STREAM exchange completed (MC-DPL8R 3.1.4.3).
+    #[error("closed gracefully by the peer")]
+    ClosedByPeer,
+    /// We sent HARD_DISCONNECT (MC-DPL8R 3.1.4.5).
+    #[error("hard disconnect by us")]
+    Aborted,
+    /// The peer sent HARD_DISCONNECT (MC-DPL8R 3.1.5.1.4).
+    #[error("hard disconnect by the peer")]
+    AbortedByPeer,
+    /// CONNECT was retried the maximum number of times unanswered (MC-DPL8R 3.1.6.1).
+    #[error("connect attempt timed out")]
+    ConnectTimeout,
+    /// A frame was retried the maximum number of times unacknowledged (MC-DPL8R 3.1.6.5).
+    #[error("connection lost: retries exhausted")]
+    RetriesExhausted,
+    /// The peer broke a rule that ends the connection: a message over the reassembly limit
+    /// (MC-DPL8R 3.1.5.2.6).
+    #[error("protocol violation by the peer")]
+    ProtocolViolation,
+}
+
+/// Something the caller should know; drain with [`crate::Endpoint::poll_event`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed (MC-DPL8R 3.1.5.1.2).
+    Connected {
+        /// The peer.
+        peer: SocketAddr,
+        /// True when we sent the CONNECT.
+        outbound: bool,
+    },
+    /// A whole message arrived.
+    Message {
+        /// The peer.
+        peer: SocketAddr,
+        /// The message bytes, reassembled and decoalesced.
+        data: Vec<u8>,
+        /// `PACKET_COMMAND_RELIABLE` was set.
+        reliable: bool,
+        /// `PACKET_COMMAND_SEQUENTIAL` was set.
+        sequential: bool,
+        /// `PACKET_COMMAND_USER_1` was set.
+        user_1: bool,
+        /// `PACKET_COMMAND_USER_2` was set.
+        user_2: bool,
+    },
+    /// The connection ended; nothing more comes from it.
+    Disconnected {
+        /// The peer.
+        peer: SocketAddr,
+        /// Why.
+        reason: DisconnectReason,
+        /// The connection's final counters.
+        stats: Stats,
+    },
+    /// A datagram the transport does not own: lead byte 0, DirectPlay 8 enumeration and path
+    /// test (MC-DPL8R 3.1.5; INDEX B.1). The caller answers it with
+    /// [`crate::Endpoint::send_unowned`].
+    Unowned {
+        /// The sender.
+        from: SocketAddr,
+        /// The whole datagram.
+        data: Vec<u8>,
+    },
+}
+
+/// Why `connect` was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// There already is a connection (or attempt) with this address.
+    #[error("already connected or connecting to this address")]
+    AlreadyConnected,
+}
+
+/// Why `send` was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// No established connection with this address.
+    #[error("not connected")]
+    NotConnected,
+    /// The connection is closing; nothing new may be sent (MC-DPL8R 3.1.4.3).
+    #[error("the connection is closing")]
+    Closing,
+    /// Empty messages are refused: on the wire they would look like a KeepAlive.
+    #[error("empty message")]
+    Empty,
+    /// Larger than `Config::max_message_size`.
+    #[error("message larger than the configured maximum")]
+    TooLarge,
+    /// The connection's send queue is full (`Config::max_send_queue`).
+    #[error("send queue full")]
+    QueueFull,
+}

@@ -1,0 +1,252 @@
+//! The receiving half of a connection: the 64-frame receive window with duplicate
+//! suppression, send-mask skips, in-order draining, reassembly of large messages, and the
+//! delivery rules of the four message categories (MS-DPDX 1.3; MC-DPL8R 3.1.5.2.1,
+//! 3.1.5.2.4, 3.1.5.2.6).
+
+use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
+
+use crate::event::MessageKind;
+use crate::seq::{WINDOW, distance, in_window};
+
+/// A message ready for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Delivery {
+    pub(crate) data: Vec<u8>,
+    pub(crate) kind: MessageKind,
+}
+
+/// A received DFRAME, as the window keeps it.
+#[derive(Debug)]
+pub(crate) struct Frame {
+    pub(crate) command: DframeCommand,
+    pub(crate) control: DframeControl,
+    /// A KeepAlive, or any frame without payload: nothing to deliver.
+    pub(crate) empty: bool,
+    /// The messages the frame carries whole: one, or several when coalesced. `None` for a
+    /// piece of a large message (then `piece` holds it).
+    pub(crate) whole: Option<Vec<Delivery>>,
+    pub(crate) piece: Vec<u8>,
+    /// Already handed to the caller on arrival (non-sequential).
+    delivered: bool,
+}
+
+impl Frame {
+    pub(crate) fn new(command: DframeCommand, control: DframeControl, payload: Vec<u8>) -> Self {
+        let empty = payload.is_empty();
+        let mut frame = Self { command, control, empty, whole: None, piece: Vec::new(), delivered: false };
+        if !empty && command.contains(DframeCommand::NEW_MSG | DframeCommand::END_MSG) {
+            frame.whole = Some(vec![Delivery { data: payload, kind: kind_of(command) }]);
+        } else {
+            frame.piece = payload;
+        }
+        frame
+    }
+
+    /// A coalesced frame: its sub-payloads were already split out (MC-DPL8R 3.1.5.2.5).
+    pub(crate) fn coalesced(command: DframeCommand, control: DframeControl, subs: Vec<Delivery>) -> Self {
+        Self {
+            command,
+            control,
+            empty: subs.is_empty(),
+            whole: Some(subs),
+            piece: Vec::new(),
+            delivered: false,
+        }
+    }
+}
+
+/// The category bits of a `bCommand`.
+pub(crate) fn kind_of(command: DframeCommand) -> MessageKind {
+    MessageKind {
+        reliable: command.contains(DframeCommand::RELIABLE),
+        sequential: command.contains(DframeCommand::SEQUENTIAL),
+        user_1: command.contains(DframeCommand::USER_1),
+        user_2: command.contains(DframeCommand::USER_2),
+    }
+}
+
+#[derive(Debug)]
+enum Slot {
+    Frame(Frame),
+    /// Named by a send mask: never coming, count it as received (MC-DPL8R 3.1.5.2.4).
+    Skipped,
+}
+
+/// What `accept` made of a frame's `bSeq` (MC-DPL8R 3.1.5.2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Accept {
+    /// Stored; `in_order` when it was the next expected.
+    Stored { in_order: bool },
+    /// Already received (or behind the window).
+    Duplicate,
+    /// Ahead of the window, or after the peer's END_STREAM.
+    OutOfWindow,
+}
+
+/// What draining the window produced.
+#[derive(Debug, Default)]
+pub(crate) struct Drained {
+    pub(crate) deliveries: Vec<Delivery>,
+    /// The peer's END_STREAM was reached in order (MC-DPL8R 3.1.4.3).
+    pub(crate) end_stream: bool,
+    /// Pieces dropped because an earlier piece of their message never came.
+    pub(crate) orphaned: u64,
+    /// A message grew past the reassembly limit (MC-DPL8R 3.1.5.2.6).
+    pub(crate) too_large: bool,
+}
+
+#[derive(Debug)]
+struct Partial {
+    data: Vec<u8>,
+    kind: MessageKind,
+}
+
+/// The receive window of one connection.
+#[derive(Debug)]
+pub(crate) struct Receiver {
+    /// Next Receive: `bNRcv` (MC-DPL8R 3.1.1).
+    next: u8,
+    slots: Vec<Option<Slot>>,
+    partial: Option<Partial>,
+    /// Next Receive after the peer's END_STREAM: nothing later is accepted.
+    ended: bool,
+    max_message: usize,
+}
+
+impl Receiver {
+    pub(crate) fn new(max_message: usize) -> Self {
+        Self { next: 0, slots: (0..WINDOW).map(|_| None).collect(), partial: None, ended: false, max_message }
+    }
+
+    /// Next Receive.
+    pub(crate) fn next(&self) -> u8 {
+        self.next
+    }
+
+    fn slot(&mut self, seq: u8) -> Option<&mut Option<Slot>> {
+        self.slots.get_mut(usize::from(seq % WINDOW))
+    }
+
+    /// Validates `bSeq` and stores the frame. A non-sequential whole message is delivered at
+    /// once into `early` (MS-DPDX 1.3); everything else waits for its turn.
+    pub(crate) fn accept(&mut self, seq: u8, mut frame: Frame, early: &mut Vec<Delivery>) -> Accept {
+        let ahead = distance(self.next, seq);
+        if ahead >= WINDOW {
+            return if ahead >= 192 { Accept::Duplicate } else { Accept::OutOfWindow };
+        }
+        if self.ended {
+            return Accept::OutOfWindow;
+        }
+        let Some(slot) = self.slot(seq) else { return Accept::OutOfWindow };
+        if slot.is_some() {
+            return Accept::Duplicate;
+        }
+        if !frame.command.contains(DframeCommand::SEQUENTIAL)
+            && let Some(whole) = &frame.whole
+        {
+            early.extend(whole.iter().cloned());
+            frame.delivered = true;
+        }
+        *slot = Some(Slot::Frame(frame));
+        Accept::Stored { in_order: ahead == 0 }
+    }
+
+    /// Applies a send mask based at `base` (MC-DPL8R 3.1.5.2.4; decision F-10): bit i names
+    /// `base - 1 - i`; a missing frame it names is skipped as if received.
+    pub(crate) fn apply_send_mask(&mut self, base: u8, mask: u64) {
+        if mask == 0 || self.ended {
+            return;
+        }
+        for i in 0..64u8 {
+            if mask >> i & 1 == 0 {
+                continue;
+            }
+            let seq = base.wrapping_sub(1).wrapping_sub(i);
+            if !in_window(self.next, seq) || distance(self.next, seq) >= distance(self.next, base) {
+                continue;
+            }
+            if let Some(slot) = self.slot(seq)
+                && slot.is_none()
+            {
+                *slot = Some(Slot::Skipped);
+            }
+        }
+    }
+
+    /// The SACK mask: bit i set when `NRcv + 1 + i` is held out of order (MC-DPL8R 3.1.5.2.3).
+    pub(crate) fn sack_mask(&self) -> u64 {
+        let mut mask = 0u64;
+        for i in 1..WINDOW {
+            let seq = self.next.wrapping_add(i);
+            if matches!(self.slots.get(usize::from(seq % WINDOW)), Some(Some(Slot::Frame(_)))) {
+                mask |= 1 << (i - 1);
+            }
+        }
+        mask
+    }
+
+    /// Processes the frames now in order: advances Next Receive, reassembles and delivers
+    /// (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6).
+    pub(crate) fn drain(&mut self) -> Drained {
+        let mut out = Drained::default();
+        loop {
+            let seq = self.next;
+            let Some(slot) = self.slot(seq).and_then(Option::take) else { break };
+            self.next = seq.wrapping_add(1);
+            match slot {
+                Slot::Skipped => {
+                    if self.partial.take().is_some() {
+                        out.orphaned += 1;
+                    }
+                }
+                Slot::Frame(frame) => {
+                    self.process(frame, &mut out);
+                    if out.end_stream || out.too_large {
+                        self.ended = true;
+                        self.slots.iter_mut().for_each(|s| *s = None);
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn process(&mut self, frame: Frame, out: &mut Drained) {
+        let end_stream = frame.control.contains(DframeControl::END_STREAM);
+        if frame.empty {
+            out.end_stream |= end_stream;
+            return;
+        }
+        let new = frame.command.contains(DframeCommand::NEW_MSG);
+        let end = frame.command.contains(DframeCommand::END_MSG);
+        if let Some(whole) = frame.whole {
+            // A new message interrupts an unfinished one: its pieces cannot all be there.
+            if self.partial.take().is_some() {
+                out.orphaned += 1;
+            }
+            if !frame.delivered {
+                out.deliveries.extend(whole);
+            }
+        } else if new {
+            if self.partial.take().is_some() {
+                out.orphaned += 1;
+            }
+            self.partial = Some(Partial { data: frame.piece, kind: kind_of(frame.command) });
+        } else if let Some(partial) = &mut self.partial {
+            if partial.data.len().saturating_add(frame.piece.len()) > self.max_message {
+                self.partial = None;
+                out.too_large = true;
+                return;
+            }
+            partial.data.extend_from_slice(&frame.piece);
+            if end && let Some(done) = self.partial.take() {
+                out.deliveries.push(Delivery { data: done.data, kind: done.kind });
+            }
+        } else {
+            out.orphaned += 1;
+        }
+        // F-7: a final data frame may carry END_STREAM; deliver it, then close.
+        out.end_stream |= end_stream;
+    }
+}

@@ -1,0 +1,98 @@
+//! Per-connection and per-endpoint counters.
+
+use std::time::Duration;
+
+/// Why a datagram or frame was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// It does not parse (MC-DPL8R 2.2; MS-DPDX 3.1.5.9).
+    Malformed,
+    /// From an address without a connection in the right state (MC-DPL8R 3.1.5.1, 3.1.5.2).
+    UnknownAddress,
+    /// A CFRAME or KeepAlive whose `dwSessID` is not the connection's (MC-DPL8R 3.1.5.2).
+    BadSessionId,
+    /// A major version other than 1, or below the lowest we accept (MC-DPL8R 2.2.1.1).
+    BadVersion,
+    /// The frame breaks a handshake rule: POLL wrong, unexpected in this state
+    /// (MC-DPL8R 3.1.5.1.1-3.1.5.1.2).
+    HandshakeRule,
+    /// `bSeq` outside `[NRcv, NRcv + 63]` (MC-DPL8R 3.1.5.2.1).
+    OutOfWindow,
+    /// A frame already received (MC-DPL8R 3.1.5.2.1).
+    Duplicate,
+    /// CONNECT while not listening (MC-DPL8R 3.1.5.1.1).
+    NotListening,
+    /// CONNECTED_SIGNED: we never sign (decision F-9).
+    Signed,
+    /// A piece of a message whose earlier pieces were dropped (MC-DPL8R 3.1.5.2.6).
+    Orphaned,
+    /// Not a DirectPlay 8 transport frame and not lead byte 0 (MC-DPL8R 3.1.5).
+    NotDirectPlay,
+}
+
+impl DropReason {
+    const COUNT: usize = 11;
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Drops counted by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Drops([u64; DropReason::COUNT]);
+
+impl Drops {
+    /// How many were dropped for `reason`.
+    pub fn get(&self, reason: DropReason) -> u64 {
+        self.0.get(reason.index()).copied().unwrap_or(0)
+    }
+
+    /// All drops.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    pub(crate) fn add(&mut self, reason: DropReason) {
+        if let Some(n) = self.0.get_mut(reason.index()) {
+            *n += 1;
+        }
+    }
+}
+
+/// One connection's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Datagrams sent (CFRAMEs and DFRAMEs, retries included).
+    pub frames_sent: u64,
+    /// Bytes of those datagrams.
+    pub bytes_sent: u64,
+    /// Datagrams received from the peer.
+    pub frames_received: u64,
+    /// Bytes of those datagrams.
+    pub bytes_received: u64,
+    /// DFRAMEs sent again (MC-DPL8R 3.1.6.5).
+    pub retransmissions: u64,
+    /// Unreliable frames given up and announced in a send mask (MC-DPL8R 3.1.6.5).
+    pub send_masked: u64,
+    /// Messages handed to the transport.
+    pub messages_sent: u64,
+    /// Messages delivered to the caller.
+    pub messages_received: u64,
+    /// Dropped input, by reason.
+    pub drops: Drops,
+    /// Smoothed round-trip time, once measured.
+    pub rtt: Option<Duration>,
+}
+
+impl Stats {
+    pub(crate) fn sent(&mut self, bytes: usize) {
+        self.frames_sent += 1;
+        self.bytes_sent += bytes as u64;
+    }
+
+    pub(crate) fn received(&mut self, bytes: usize) {
+        self.frames_received += 1;
+        self.bytes_received += bytes as u64;
+    }
+}

@@ -1,0 +1,217 @@
+//! The handshake (MC-DPL8R 2.2.1.1-2, 3.1.5.1.1-2, 3.1.6.1; INDEX E.1).
+
+use dplay_wire::dp8::cframe::Cframe;
+use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
+
+use super::*;
+use crate::{DisconnectReason, DropReason, PROTOCOL_VERSION};
+
+#[track_caller]
+fn connect_of(sent: &[Sent]) -> ConnectFields {
+    match sent {
+        [Sent::C(Cframe::Connect(f))] => *f,
+        other => panic!("expected one CONNECT, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn connected_of(sent: &[Sent]) -> ConnectFields {
+    match sent {
+        [Sent::C(Cframe::Connected(f))] => *f,
+        other => panic!("expected one CONNECTED, got {other:?}"),
+    }
+}
+
+fn connector() -> (Harness, ConnectFields) {
+    let mut h = Harness::new(Config::default());
+    h.ep.connect(h.now, peer()).unwrap();
+    let f = connect_of(&h.sent());
+    (h, f)
+}
+
+/// MC-DPL8R 2.2.1.1, INDEX E.1 step 1: CONNECT sets POLL, bMsgID 0, bRspId 0, our version,
+/// a non-zero dwSessID.
+#[test]
+fn connect_carries_poll_version_and_session_id() {
+    let (_, f) = connector();
+    assert!(f.poll);
+    assert_eq!((f.msg_id, f.rsp_id), (0, 0));
+    assert_eq!(f.protocol_version, PROTOCOL_VERSION);
+    assert_ne!(f.sess_id, 0);
+}
+
+/// MC-DPL8R 3.1.2.1, 3.1.6.1, 2.2.1.1 (CONNECT lost every time): retries after 200 ms doubling
+/// to 5 s, the same dwSessID with bMsgID + 1; after 14 retries the attempt fails.
+#[test]
+fn connect_lost_retries_doubling_then_times_out() {
+    let (mut h, first) = connector();
+    let mut waits = Vec::new();
+    for retry in 1..=14u8 {
+        waits.push(h.next_timer().as_millis());
+        let f = connect_of(&h.sent());
+        assert_eq!((f.sess_id, f.msg_id), (first.sess_id, retry));
+    }
+    assert_eq!(waits, [200, 400, 800, 1600, 3200, 5000, 5000, 5000, 5000, 5000, 5000, 5000, 5000, 5000]);
+    h.next_timer();
+    assert!(h.sent().is_empty());
+    assert!(matches!(h.events()[..], [Event::Disconnected { reason: DisconnectReason::ConnectTimeout, .. }]));
+    assert_eq!(h.ep.connection_count(), 0);
+}
+
+/// MC-DPL8R 3.1.5.1.2, INDEX E.1 steps 3-5: the connector accepts CONNECTED with POLL set and
+/// its dwSessID, answers CONNECTED without POLL echoing bMsgID in bRspId, and then sends the
+/// KeepAlive `3F 02 00 00 <dwSessID>`.
+#[test]
+fn connector_completes_and_confirms() {
+    let (mut h, f) = connector();
+    h.advance(ms(30));
+    h.feed_c(Cframe::Connected(connect_fields(true, 0, 0, PROTOCOL_VERSION, f.sess_id)));
+    assert!(matches!(h.events()[..], [Event::Connected { outbound: true, .. }]));
+    let sent = h.sent();
+    let Sent::C(Cframe::Connected(confirm)) = sent[0] else { panic!("{sent:?}") };
+    assert!(!confirm.poll);
+    assert_eq!((confirm.msg_id, confirm.rsp_id, confirm.sess_id), (1, 0, f.sess_id));
+    let ka = sent[1].dframe();
+    assert_eq!(ka.header.command.bits(), 0x3F);
+    assert_eq!(ka.header.control(), DframeControl::KEEPALIVE_OR_CORRELATE);
+    assert_eq!(ka.header.sess_id, Some(f.sess_id));
+    assert_eq!(h.ep.stats(peer()).unwrap().rtt, Some(ms(30)));
+}
+
+/// MC-DPL8R 3.1.5.1.2: the connector ignores CONNECTED without POLL, with another dwSessID, or
+/// with a major version other than 1 (MC-DPL8R 2.2.1.1).
+#[test]
+fn connector_ignores_bad_connected() {
+    let (mut h, f) = connector();
+    h.feed_c(Cframe::Connected(connect_fields(false, 0, 0, PROTOCOL_VERSION, f.sess_id)));
+    h.feed_c(Cframe::Connected(connect_fields(true, 0, 0, PROTOCOL_VERSION, f.sess_id ^ 1)));
+    h.feed_c(Cframe::Connected(connect_fields(true, 0, 0, 0x0002_0006, f.sess_id)));
+    assert!(h.sent().is_empty());
+    assert!(h.events().is_empty());
+    let drops = h.ep.stats(peer()).unwrap().drops;
+    assert_eq!(drops.get(DropReason::HandshakeRule), 1);
+    assert_eq!(drops.get(DropReason::BadSessionId), 1);
+    assert_eq!(drops.get(DropReason::BadVersion), 1);
+}
+
+/// MC-DPL8R 3.1.5.1.1, 3.1.6.1 (CONNECTED lost): the listener answers CONNECT with CONNECTED
+/// (POLL set, bRspId = bMsgID) and retries it on the connect retry timer with bMsgID + 1.
+#[test]
+fn connected_lost_listener_retries() {
+    let mut h = Harness::new(Config::default());
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    let f = connected_of(&h.sent());
+    assert!(f.poll);
+    assert_eq!((f.msg_id, f.rsp_id, f.sess_id), (0, 0, SESS));
+    assert_eq!(h.next_timer(), ms(200));
+    let retry = connected_of(&h.sent());
+    assert_eq!((retry.msg_id, retry.rsp_id, retry.poll), (1, 0, true));
+    assert!(h.events().is_empty(), "an inbound attempt is reported only when established");
+}
+
+/// MC-DPL8R 3.1.5.1.1 (CONNECT duplicated, or both frames lost and CONNECT retried): a CONNECT
+/// from a half-open inbound attempt with the same dwSessID gets another CONNECTED at once;
+/// with another dwSessID it is ignored.
+#[test]
+fn duplicate_connect_gets_another_connected() {
+    let mut h = Harness::new(Config::default());
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.sent();
+    h.feed_c(Cframe::Connect(connect_fields(true, 1, 0, PROTOCOL_VERSION, SESS)));
+    let again = connected_of(&h.sent());
+    assert_eq!((again.msg_id, again.rsp_id), (1, 1));
+    h.feed_c(Cframe::Connect(connect_fields(true, 2, 0, PROTOCOL_VERSION, SESS ^ 1)));
+    assert!(h.sent().is_empty());
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::BadSessionId), 1);
+}
+
+/// MC-DPL8R 3.1.5.1.2: the listener needs POLL clear on the confirmation; POLL set is ignored.
+/// Once established, the opening KeepAlive goes out (MC-DPL8R 4.1).
+#[test]
+fn listener_needs_confirmation_without_poll() {
+    let mut h = Harness::new(Config::default());
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.sent();
+    h.feed_c(Cframe::Connected(connect_fields(true, 1, 0, PROTOCOL_VERSION, SESS)));
+    assert!(h.events().is_empty());
+    h.feed_c(Cframe::Connected(connect_fields(false, 1, 0, PROTOCOL_VERSION, SESS)));
+    assert!(matches!(h.events()[..], [Event::Connected { outbound: false, .. }]));
+    assert!(h.sent()[0].dframe().header.is_keepalive());
+}
+
+/// MC-DPL8R 3.1.5.1.2 (crossed: a CONNECT retry crosses the CONNECTED, so two CONNECTEDs come
+/// back): the second reaches an established connector, which repeats its confirmation; the
+/// listener ignores the duplicate confirmation (MC-DPL8R 3.1.5.1.2, last paragraph).
+#[test]
+fn crossed_retry_and_reply() {
+    let (mut c, f) = connector();
+    c.next_timer();
+    c.sent();
+    c.feed_c(Cframe::Connected(connect_fields(true, 0, 0, PROTOCOL_VERSION, f.sess_id)));
+    c.feed_c(Cframe::Connected(connect_fields(true, 1, 1, PROTOCOL_VERSION, f.sess_id)));
+    let sent = c.sent();
+    let confirms: Vec<_> =
+        sent.iter().filter_map(|s| if let Sent::C(Cframe::Connected(f)) = s { Some(*f) } else { None }).collect();
+    assert_eq!(confirms.len(), 2);
+    assert!(confirms.iter().all(|f| !f.poll));
+    assert_eq!(confirms[1].rsp_id, 1);
+    assert_eq!(c.events().len(), 1, "connected once");
+
+    let mut l = established(Config::default(), PROTOCOL_VERSION);
+    l.feed_c(Cframe::Connected(connect_fields(false, 2, 0, PROTOCOL_VERSION, SESS)));
+    assert!(l.sent().is_empty());
+    assert!(l.events().is_empty());
+}
+
+/// MC-DPL8R 3.1.5.1.1: a CONNECT from an established peer or from our own pending outbound
+/// attempt is ignored; so are CONNECTs while not listening or with major version 2.
+#[test]
+fn connect_ignore_rules() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    assert!(h.sent().is_empty());
+
+    let (mut c, f) = connector();
+    c.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, f.sess_id)));
+    assert!(c.sent().is_empty());
+
+    let mut closed = Harness::new(Config { accept_incoming: false, ..Config::default() });
+    closed.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    closed.feed_c(Cframe::Connect(connect_fields(true, 0, 0, 0x0002_0000, SESS)));
+    assert!(closed.sent().is_empty());
+    assert_eq!(closed.ep.connection_count(), 0);
+
+    let mut open = Harness::new(Config::default());
+    open.feed_c(Cframe::Connect(connect_fields(true, 0, 0, 0x0002_0000, SESS)));
+    assert!(open.sent().is_empty());
+    assert_eq!(open.ep.endpoint_stats().drops.get(DropReason::BadVersion), 1);
+    assert_eq!(closed.ep.endpoint_stats().drops.get(DropReason::NotListening), 2);
+}
+
+/// MC-DPL8R 3.1.5.1.2, 3.1.5.1.4, 3.1.5.1.5, 3.1.5.2: CONNECTED, HARD_DISCONNECT, SACK and
+/// DFRAMEs from unknown addresses are dropped and counted.
+#[test]
+fn frames_from_unknown_addresses_are_dropped() {
+    let mut h = Harness::new(Config::default());
+    h.feed_c(Cframe::Connected(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.feed(&[0x80, 0x06, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    h.feed_d(data(REL_SEQ, 0, 0), b"x");
+    assert!(h.sent().is_empty());
+    assert_eq!(h.ep.endpoint_stats().drops.get(DropReason::UnknownAddress), 3);
+}
+
+/// MC-DPL8R 1.7 and 2.2.2 (version negotiation): a peer at 0x00010004 gets KeepAlives without
+/// KEEPALIVE_OR_CORRELATE or dwSessID (a bare reliable DFRAME) and no coalesced frames.
+#[test]
+fn old_peer_gets_base_features_only() {
+    let mut h = established(Config::default(), 0x0001_0004);
+    for i in 0..3u8 {
+        h.ep.send(h.now, peer(), &[i], crate::MessageKind::RELIABLE).unwrap();
+    }
+    h.advance(ms(1));
+    for s in h.sent() {
+        let d = s.dframe();
+        assert!(!d.header.control().contains(DframeControl::COALESCE));
+        assert!(d.header.command.contains(DframeCommand::NEW_MSG | DframeCommand::END_MSG));
+    }
+}

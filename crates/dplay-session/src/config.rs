@@ -1,0 +1,89 @@
+//! Every setting of a session participant, with the defaults the specs give (MS-DPDX 3.1.2;
+//! MC-DPL8CS 3.1.2; INDEX C.2).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use dplay_wire::dp8::session::DNET_VERSION_EX;
+use uuid::Uuid;
+
+/// The two session topologies (MC-DPL8CS 1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Peer-to-peer: every peer connects to every other, one of them is the host.
+    PeerToPeer,
+    /// Client/server: clients connect to the server only (`DPNSESSION_CLIENT_SERVER`).
+    ClientServer,
+}
+
+/// The configuration of one [`crate::Session`]: who the local player is and, when hosting,
+/// what the session is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionConfig {
+    /// Peer-to-peer or client/server.
+    pub mode: Mode,
+    /// `guidApplication`: the application every member runs (MC-DPL8CS 2.2.1.1).
+    pub application_guid: Uuid,
+    /// The address of the local socket, written into the local player's URL (MC-DPL8CS 2.2.8).
+    pub local_addr: SocketAddr,
+    /// The local player's `name`.
+    pub player_name: String,
+    /// The local player's `data`.
+    pub player_data: Vec<u8>,
+    /// The password sent when joining, or required when hosting (`DPNSESSION_REQUIREPASSWORD`).
+    pub password: Option<String>,
+    /// `SessionName`, when hosting.
+    pub session_name: String,
+    /// `dwMaxPlayers`, when hosting: 0 means no limit (MC-DPL8CS 2.2.1.4).
+    pub max_players: u32,
+    /// `DPNSESSION_MIGRATE_HOST`, when hosting: the oldest member takes over when the host
+    /// leaves (MC-DPL8CS 3.2.5.4).
+    pub migrate_host: bool,
+    /// `DPNSESSION_NOENUMS`, when hosting: EnumQuery goes unanswered (MC-DPLHP 3.2.5).
+    pub no_enums: bool,
+    /// `ApplicationData` of our EnumResponse, when hosting (MC-DPLHP 2.2.2).
+    pub enum_reply_data: Vec<u8>,
+    /// `reply` of DN_SEND_CONNECT_INFO, when hosting (MC-DPL8CS 2.2.1.4).
+    pub connect_reply_data: Vec<u8>,
+    /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
+    pub dnet_version: u32,
+    /// EnumQuery retry interval: 1.5 s, as DXDiag (MS-DPDX 3.1.2.2, 3.1.6.2).
+    pub enum_retry: Duration,
+    /// EnumQuery sends before a search stops by itself: left to us (MC-DPLHP 3.1.2).
+    pub enum_count: u32,
+    /// PATH_TEST retry interval: 375 ms (MS-DPDX 3.1.2.5, 3.1.6.5).
+    pub path_test_interval: Duration,
+    /// PATH_TEST sends per existing peer at most: 7 (MS-DPDX 3.1.2.5).
+    pub path_test_tries: u32,
+    /// Seed of the RNG that draws the instance GUID and the EnumPayload values.
+    pub rng_seed: u64,
+    /// The transport's configuration; `rng_seed` and `accept_incoming` are set per role.
+    pub transport: dplay_dframe::Config,
+}
+
+impl SessionConfig {
+    /// A peer-to-peer configuration with the spec defaults.
+    pub fn new(application_guid: Uuid, local_addr: SocketAddr, player_name: &str) -> Self {
+        Self {
+            mode: Mode::PeerToPeer,
+            application_guid,
+            local_addr,
+            player_name: player_name.to_owned(),
+            player_data: Vec::new(),
+            password: None,
+            session_name: String::new(),
+            max_players: 0,
+            migrate_host: true,
+            no_enums: false,
+            enum_reply_data: Vec::new(),
+            connect_reply_data: Vec::new(),
+            dnet_version: DNET_VERSION_EX,
+            enum_retry: Duration::from_millis(1500),
+            enum_count: 10,
+            path_test_interval: Duration::from_millis(375),
+            path_test_tries: 7,
+            rng_seed: 0,
+            transport: dplay_dframe::Config::default(),
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! What a session tells its application, and why commands fail.
+
+use std::net::SocketAddr;
+
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::enumeration::EnumResponse;
+use dplay_wire::dp8::session::{DestroyReason, ResultCode};
+
+/// Something the application should know; drain with [`crate::Session::poll_event`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// An EnumResponse matched one of our EnumQuery messages (MC-DPLHP 3.1.5).
+    HostFound {
+        /// Who answered.
+        from: SocketAddr,
+        /// The session it describes.
+        response: Box<EnumResponse>,
+    },
+    /// We are in the session: as host once it is created, as a joiner once the host's
+    /// DN_INSTRUCT_CONNECT arrived and every older peer identified itself (MC-DPL8CS 3.1.5.2).
+    Joined {
+        /// Our DPNID.
+        local: Dpnid,
+        /// The host's DPNID.
+        host: Dpnid,
+    },
+    /// A player entered the name table.
+    PlayerAdded {
+        /// Its DPNID.
+        dpnid: Dpnid,
+        /// Its name.
+        name: String,
+    },
+    /// A player left the name table.
+    PlayerRemoved {
+        /// Its DPNID.
+        dpnid: Dpnid,
+        /// Why (MC-DPL8CS 2.2.2.2).
+        reason: DestroyReason,
+    },
+    /// The host changed (MC-DPL8CS 3.2.5.4), reported once HOST_MIGRATE_COMPLETE arrives (or,
+    /// on the new host, once it sent it).
+    HostMigrated {
+        /// The new host.
+        new_host: Dpnid,
+    },
+    /// Application data (MC-DPL8CS 2.2.3.1).
+    Message {
+        /// The sender.
+        from: Dpnid,
+        /// The bytes as sent.
+        data: Vec<u8>,
+        /// Sent reliably.
+        reliable: bool,
+        /// Sent sequentially.
+        sequential: bool,
+    },
+    /// A DXDiag chat message, TRANS_USERDATA_SEND_MESSAGE (MS-DPDX 3.1.5.7).
+    Chat {
+        /// The sender.
+        from: Dpnid,
+        /// The text.
+        text: String,
+    },
+    /// We are out of the session; nothing more comes.
+    SessionEnded {
+        /// Why.
+        reason: EndReason,
+    },
+}
+
+/// Why the local participant is no longer in a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum EndReason {
+    /// We left ([`crate::Session::leave`]).
+    #[error("left")]
+    Left,
+    /// The host sent DN_TERMINATE_SESSION (MC-DPL8CS 3.2.5.1-3.2.5.3).
+    #[error("terminated by the host")]
+    Terminated,
+    /// The host refused the join with DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1).
+    #[error("join refused: {0:?}")]
+    Refused(ResultCode),
+    /// An existing peer could not connect to us: DN_CONNECT_ATTEMPT_FAILED (MC-DPL8CS 3.1.5.2).
+    #[error("an existing peer could not connect")]
+    ConnectAttemptFailed,
+    /// The connection to the host failed or ended, and no migration took over.
+    #[error("connection to the host lost")]
+    HostLost,
+}
+
+/// Why a command was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// Not possible in the current state (already hosting or joined, not in a session ...).
+    #[error("not possible in the current state")]
+    WrongState,
+    /// The DPNID is not a connected member we can reach.
+    #[error("unknown or unreachable player")]
+    UnknownPlayer,
+    /// The transport refused the message.
+    #[error("transport: {0}")]
+    Transport(#[from] dplay_dframe::SendError),
+}
+
+/// How application data is sent (MS-DPDX 1.3): the transport's delivery categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SendFlags {
+    /// Retried until acknowledged.
+    pub reliable: bool,
+    /// Delivered in send order.
+    pub sequential: bool,
+}
+
+impl SendFlags {
+    /// Reliable and sequential.
+    pub const RELIABLE_SEQUENTIAL: Self = Self { reliable: true, sequential: true };
+    /// Reliable, any order.
+    pub const RELIABLE: Self = Self { reliable: true, sequential: false };
+    /// Unreliable, any order.
+    pub const DATAGRAM: Self = Self { reliable: false, sequential: false };
+}

@@ -1,0 +1,284 @@
+//! The host's side of joining (MC-DPL8CS 3.1.5.1-3.1.5.2; MS-DPDX 3.1.5.1-3.1.5.2, 4.3):
+//! creating the session, validating PLAYER_CONNECT_INFO, SEND_CONNECT_INFO with the name
+//! table, ADD_PLAYER to the existing peers, INSTRUCT_CONNECT once the joiner acknowledges, and
+//! INSTRUCTED_CONNECT_FAILED. Also the dispatch of every message a host receives.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::{
+    ApplicationDescFlags, ConnectFailed, DestroyReason, NameTableEntry, NameTableEntryFlags, ObjectType,
+    PlayerConnectInfo, ResultCode, SendConnectInfo, SessionMessage,
+};
+use dplay_wire::dp8::url::{AddressingUrl, DirectPlayUrl};
+use dplay_wire::{Blob, WideString};
+use rand::Rng;
+
+use crate::config::Mode;
+use crate::event::{CommandError, Event};
+use crate::name_table::NameTable;
+use crate::session::{AppDesc, Link, LinkState, Phase, Session};
+use crate::stats::Drop;
+
+/// `DPNERR_SESSIONFULL`: the session has `dwMaxPlayers` players. MC-DPL8CS 2.2.1.3 lists no
+/// code for a full session; this value follows the numbering of the codes it lists (decision).
+pub const DPNERR_SESSIONFULL: ResultCode = ResultCode(0x8015_8500);
+
+/// The highest `dwDNETVersion` we know: 8, DirectX 9.0c (MC-DPL8CS 2.2.1.1).
+const MAX_DNET_VERSION: u32 = 8;
+
+/// The URL of a player at `addr` (MC-DPL8CS 2.2.8).
+pub(crate) fn url_of(addr: SocketAddr) -> Option<AddressingUrl> {
+    Some(AddressingUrl::from(&DirectPlayUrl::ip(&addr.ip().to_string(), addr.port())))
+}
+
+impl Session {
+    /// Creates a session with us as its host (peer-to-peer) or server (client/server), from
+    /// the configuration; the instance GUID comes from the seeded RNG. [`Event::Joined`]
+    /// follows at once.
+    pub fn host(&mut self, _now: std::time::Instant) -> Result<(), CommandError> {
+        if self.phase != Phase::Idle {
+            return Err(CommandError::WrongState);
+        }
+        let instance = uuid::Builder::from_random_bytes(self.rng.r#gen()).into_uuid();
+        let mut flags = ApplicationDescFlags::empty();
+        flags.set(ApplicationDescFlags::CLIENT_SERVER, self.cfg.mode == Mode::ClientServer);
+        flags.set(
+            ApplicationDescFlags::MIGRATE_HOST,
+            self.cfg.migrate_host && self.cfg.mode == Mode::PeerToPeer,
+        );
+        flags.set(ApplicationDescFlags::REQUIREPASSWORD, self.cfg.password.is_some());
+        flags.set(ApplicationDescFlags::NOENUMS, self.cfg.no_enums);
+        self.desc = Some(AppDesc {
+            instance,
+            flags,
+            max_players: self.cfg.max_players,
+            session_name: self.cfg.session_name.clone(),
+        });
+        self.table = NameTable::new(instance);
+        let role = match self.cfg.mode {
+            Mode::PeerToPeer => NameTableEntryFlags::PEER,
+            Mode::ClientServer => NameTableEntryFlags::SERVER,
+        };
+        let entry = self.local_entry(role | NameTableEntryFlags::HOST);
+        let add = self.table.allocate(entry);
+        self.local = add.entry.dpnid;
+        self.host = self.local;
+        self.table.set_local(self.local);
+        self.phase = Phase::Host;
+        self.joined = true;
+        self.seeker = None;
+        self.events.push_back(Event::Joined { local: self.local, host: self.host });
+        Ok(())
+    }
+
+    /// Our own entry, before the host gives it a DPNID.
+    pub(crate) fn local_entry(&self, flags: NameTableEntryFlags) -> NameTableEntry {
+        NameTableEntry {
+            dpnid: Dpnid::NONE,
+            dpnid_owner: Dpnid::NONE,
+            flags,
+            version: 0,
+            version_not_used: 0,
+            dnet_version: self.cfg.dnet_version,
+            name: Some(WideString::new(&self.cfg.player_name)),
+            data: Blob::new(&self.cfg.player_data),
+            url: url_of(self.cfg.local_addr),
+        }
+    }
+
+    /// Every session message a host receives.
+    pub(crate) fn host_message(&mut self, now: Instant, peer: SocketAddr, link: Link, msg: SessionMessage) {
+        let from = link.dpnid;
+        match (link.state, msg) {
+            (LinkState::Joining, SessionMessage::PlayerConnectInfo(info)) => {
+                self.on_connect_info(now, peer, &info)
+            }
+            (LinkState::AwaitingAck, SessionMessage::AckConnectInfo) => {
+                self.on_ack_connect_info(now, peer, from)
+            }
+            (LinkState::Member, SessionMessage::InstructedConnectFailed { dpn_id }) => {
+                self.on_instructed_connect_failed(now, from, dpn_id)
+            }
+            (LinkState::Member, SessionMessage::NameTableVersion(v)) => {
+                self.on_nametable_version(now, from, v.version)
+            }
+            (LinkState::Member, SessionMessage::ReqIntegrityCheck(r)) => {
+                self.on_req_integrity_check(now, from, r.dpnid_target)
+            }
+            (LinkState::Member, SessionMessage::IntegrityCheckResponse(r)) => {
+                self.on_integrity_check_response(now, from, r.dpnid_requesting)
+            }
+            (LinkState::Member, SessionMessage::AckNameTableOp(ack)) => {
+                self.on_ack_nametable_op(now, from, &ack)
+            }
+            (LinkState::Joining | LinkState::AwaitingAck | LinkState::Refused | LinkState::Closing, _) => {
+                self.stats.drop(Drop::WrongState)
+            }
+            _ => self.stats.drop(Drop::WrongRole),
+        }
+    }
+
+    /// Checks a join request in the order of MC-DPL8CS 3.1.5.1 step 2.
+    fn validate(&self, info: &PlayerConnectInfo) -> Result<(), ResultCode> {
+        let desc = self.desc.as_ref().ok_or(ResultCode::DPNERR_NOTHOST)?;
+        if self.migration.is_some() {
+            return Err(ResultCode::DPNERR_ALREADYCLOSING);
+        }
+        if !info.guid_instance.is_nil() && info.guid_instance != desc.instance {
+            return Err(ResultCode::DPNERR_INVALIDINSTANCE);
+        }
+        if info.guid_application != self.cfg.application_guid {
+            return Err(ResultCode::DPNERR_INVALIDAPPLICATION);
+        }
+        let wanted = match self.cfg.mode {
+            Mode::PeerToPeer => ObjectType::DN_OBJECT_TYPE_PEER,
+            Mode::ClientServer => ObjectType::DN_OBJECT_TYPE_CLIENT,
+        };
+        if info.flags != wanted {
+            return Err(ResultCode::DPNERR_INVALIDINTERFACE);
+        }
+        if info.dnet_version == 0 || info.dnet_version > MAX_DNET_VERSION {
+            return Err(ResultCode::DPNERR_INVALIDVERSION);
+        }
+        if let Some(required) = &self.cfg.password {
+            let given = info.password.as_ref().map(WideString::to_string_lossy);
+            if given.as_deref() != Some(required.as_str()) {
+                return Err(ResultCode::DPNERR_INVALIDPASSWORD);
+            }
+        }
+        let count = u32::try_from(self.table.len()).unwrap_or(u32::MAX);
+        if desc.max_players != 0 && count >= desc.max_players {
+            return Err(DPNERR_SESSIONFULL);
+        }
+        Ok(())
+    }
+
+    /// PLAYER_CONNECT_INFO from a joiner (MC-DPL8CS 3.1.5.2 steps 1-3; MS-DPDX 4.3 steps 7-8).
+    fn on_connect_info(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo) {
+        if let Err(code) = self.validate(info) {
+            // CONNECT_FAILED, then END_OF_STREAM once it is delivered (MS-DPDX 4.3 step 7).
+            self.stats.joins_refused += 1;
+            let failed = ConnectFailed { result_code: code, reply: Blob::default() };
+            self.send_msg(now, peer, &SessionMessage::ConnectFailed(failed));
+            self.links.insert(peer, Link { dpnid: None, state: LinkState::Refused });
+            self.ep.disconnect(now, peer);
+            return;
+        }
+        let role = match self.cfg.mode {
+            Mode::PeerToPeer => NameTableEntryFlags::PEER,
+            Mode::ClientServer => NameTableEntryFlags::CLIENT,
+        };
+        let entry = NameTableEntry {
+            dpnid: Dpnid::NONE,
+            dpnid_owner: Dpnid::NONE,
+            flags: role,
+            version: 0,
+            version_not_used: 0,
+            dnet_version: info.dnet_version,
+            name: info.name.clone(),
+            data: info.data.clone(),
+            // Where the joiner's datagrams come from, which a NAT may have changed.
+            url: url_of(peer),
+        };
+        let add = self.table.allocate(entry);
+        let joiner = add.entry.dpnid;
+        let name = add.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
+        self.links.insert(peer, Link { dpnid: Some(joiner), state: LinkState::AwaitingAck });
+        let welcome = self.connect_info_for(joiner);
+        self.send_msg(now, peer, &SessionMessage::SendConnectInfo(Box::new(welcome)));
+        if self.cfg.mode == Mode::PeerToPeer {
+            let msg = SessionMessage::AddPlayer(add);
+            for (_, addr) in self.member_routes(Some(joiner)) {
+                self.send_msg(now, addr, &msg);
+            }
+        }
+        self.events.push_back(Event::PlayerAdded { dpnid: joiner, name });
+    }
+
+    /// DN_SEND_CONNECT_INFO for `joiner`: the whole table in peer-to-peer, the server and the
+    /// joiner in client/server (MC-DPL8CS 2.2.1.4).
+    fn connect_info_for(&self, joiner: Dpnid) -> SendConnectInfo {
+        let desc = self.desc.clone().unwrap_or(AppDesc {
+            instance: self.table.instance(),
+            flags: ApplicationDescFlags::empty(),
+            max_players: 0,
+            session_name: String::new(),
+        });
+        let entries = match self.cfg.mode {
+            Mode::PeerToPeer => self.table.wire_entries(),
+            Mode::ClientServer => self
+                .table
+                .wire_entries()
+                .into_iter()
+                .filter(|e| e.dpnid == self.local || e.dpnid == joiner)
+                .collect(),
+        };
+        SendConnectInfo {
+            reply: Blob::new(&self.cfg.connect_reply_data),
+            flags: desc.flags,
+            max_players: desc.max_players,
+            current_players: u32::try_from(self.table.len()).unwrap_or(u32::MAX),
+            session_name: Some(WideString::new(&desc.session_name)),
+            password: self.cfg.password.as_deref().map(WideString::new),
+            reserved_data: Blob::default(),
+            application_reserved_data: Blob::default(),
+            guid_instance: desc.instance,
+            guid_application: self.cfg.application_guid,
+            dpnid: joiner,
+            version: self.table.version(),
+            version_not_used: 0,
+            entries,
+            memberships: Vec::new(),
+            layout: Default::default(),
+        }
+    }
+
+    /// ACK_CONNECT_INFO (MC-DPL8CS 3.1.5.2 step 5; MS-DPDX 4.3 steps 10-12): INSTRUCT_CONNECT
+    /// to every existing peer, then to the joiner.
+    fn on_ack_connect_info(&mut self, now: Instant, peer: SocketAddr, joiner: Option<Dpnid>) {
+        let Some(joiner) = joiner else { return };
+        if let Some(l) = self.links.get_mut(&peer) {
+            l.state = LinkState::Member;
+        }
+        if self.cfg.mode == Mode::ClientServer {
+            return;
+        }
+        let op = self.table.instruct(joiner);
+        let msg = SessionMessage::InstructConnect(op);
+        for (_, addr) in self.member_routes(Some(joiner)) {
+            self.send_msg(now, addr, &msg);
+        }
+        self.send_msg(now, peer, &msg);
+    }
+
+    /// INSTRUCTED_CONNECT_FAILED (MS-DPDX 3.1.5.2; MC-DPL8CS 3.1.5.2 step 8): the joiner hears
+    /// CONNECT_ATTEMPT_FAILED and is removed.
+    fn on_instructed_connect_failed(&mut self, now: Instant, from: Option<Dpnid>, joiner: Dpnid) {
+        let Some(existing) = from else { return };
+        if !self.table.contains(joiner) {
+            self.stats.drop(Drop::UnknownDpnid);
+            return;
+        }
+        self.send_to_player(now, joiner, &SessionMessage::ConnectAttemptFailed { dpn_id: existing });
+        if let Some(addr) = self.route(joiner) {
+            self.close_link(now, addr);
+        }
+        self.destroy_player(now, joiner, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+    }
+
+    /// Host: removes `dpnid` from the table and tells every other member (MC-DPL8CS 2.2.2.2).
+    pub(crate) fn destroy_player(&mut self, now: Instant, dpnid: Dpnid, reason: DestroyReason) {
+        let Some(op) = self.table.destroy(dpnid, reason) else { return };
+        self.reported.remove(&dpnid);
+        self.integrity.remove(&dpnid);
+        if self.cfg.mode == Mode::PeerToPeer {
+            let msg = SessionMessage::DestroyPlayer(op);
+            for (_, addr) in self.member_routes(Some(dpnid)) {
+                self.send_msg(now, addr, &msg);
+            }
+        }
+        self.events.push_back(Event::PlayerRemoved { dpnid, reason });
+    }
+}

@@ -1,0 +1,264 @@
+//! The joiner's and the existing peers' sides of joining (MC-DPL8CS 3.1.5.1-3.1.5.2; MS-DPDX
+//! 4.3 steps 3-17), the name-table operations a member applies, and the dispatch of every
+//! message a member receives.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::{
+    NameTableEntryFlags, NameTableOp, ObjectType, PlayerConnectInfo, SendConnectInfo, SessionMessage,
+    VersionInfo,
+};
+use dplay_wire::{Blob, WideString};
+use uuid::Uuid;
+
+use crate::config::Mode;
+use crate::event::{CommandError, EndReason, Event};
+use crate::join_host::url_of;
+use crate::name_table::{NameTable, OpError};
+use crate::session::{AppDesc, Link, LinkState, Phase, Session};
+use crate::stats::Drop;
+
+impl Session {
+    /// Joins the session hosted at `host`: connects, then sends PLAYER_CONNECT_INFO
+    /// (MC-DPL8CS 3.1.5.1-3.1.5.2). `instance` is the EnumResponse's instance GUID, or `None`
+    /// to send zeros. [`Event::Joined`] or [`Event::SessionEnded`] follows.
+    pub fn join(
+        &mut self,
+        now: Instant,
+        host: SocketAddr,
+        instance: Option<Uuid>,
+    ) -> Result<(), CommandError> {
+        if self.phase != Phase::Idle {
+            return Err(CommandError::WrongState);
+        }
+        self.ep.connect(now, host).map_err(|_| CommandError::WrongState)?;
+        self.table = NameTable::new(instance.unwrap_or_default());
+        self.host_addr = Some(host);
+        self.phase = Phase::Connecting;
+        Ok(())
+    }
+
+    /// The transport connection to the host is up: PLAYER_CONNECT_INFO (MS-DPDX 4.3 step 7).
+    pub(crate) fn send_connect_info(&mut self, now: Instant, host: SocketAddr) {
+        let flags = match self.cfg.mode {
+            Mode::PeerToPeer => ObjectType::DN_OBJECT_TYPE_PEER,
+            Mode::ClientServer => ObjectType::DN_OBJECT_TYPE_CLIENT,
+        };
+        let info = PlayerConnectInfo {
+            flags,
+            dnet_version: self.cfg.dnet_version,
+            name: Some(WideString::new(&self.cfg.player_name)),
+            data: Blob::new(&self.cfg.player_data),
+            password: self.cfg.password.as_deref().map(WideString::new),
+            connect_data: Blob::default(),
+            url: url_of(self.cfg.local_addr),
+            guid_instance: self.table.instance(),
+            guid_application: self.cfg.application_guid,
+            alternate_addresses: Vec::new(),
+            layout: Default::default(),
+        };
+        self.links.insert(host, Link { dpnid: None, state: LinkState::Member });
+        self.phase = Phase::AwaitingInfo;
+        self.seeker = None;
+        self.send_msg(now, host, &SessionMessage::PlayerConnectInfo(info));
+    }
+
+    /// Every session message a member (or joiner) receives.
+    pub(crate) fn member_message(&mut self, now: Instant, peer: SocketAddr, link: Link, msg: SessionMessage) {
+        let from_host = Some(peer) == self.host_addr && link.state == LinkState::Member;
+        match msg {
+            SessionMessage::SendConnectInfo(info) if from_host && self.phase == Phase::AwaitingInfo => {
+                self.on_send_connect_info(now, peer, &info)
+            }
+            SessionMessage::ConnectFailed(f) if from_host && self.phase == Phase::AwaitingInfo => {
+                self.end(now, EndReason::Refused(f.result_code))
+            }
+            _ if self.phase == Phase::AwaitingInfo => self.stats.drop(Drop::WrongState),
+            SessionMessage::SendPlayerDpnid { dpn_id } if link.state == LinkState::Unidentified => {
+                self.on_send_player_dpnid(now, peer, dpn_id)
+            }
+            SessionMessage::HostMigrate(m) if link.state == LinkState::Member => {
+                self.on_host_migrate(now, peer, link, m)
+            }
+            _ if link.state != LinkState::Member => self.stats.drop(Drop::UnknownSender),
+            _ if !from_host => self.stats.drop(Drop::WrongRole),
+            SessionMessage::AddPlayer(a) => self.apply_op(now, NameTableOp::AddPlayer(a)),
+            SessionMessage::DestroyPlayer(d) => self.apply_op(now, NameTableOp::DestroyPlayer(d)),
+            SessionMessage::InstructConnect(i) => self.apply_op(now, NameTableOp::InstructConnect(i)),
+            SessionMessage::ResyncVersion(v) => self.table.free_through(v.version),
+            SessionMessage::ConnectAttemptFailed { .. } if !self.joined => {
+                self.end(now, EndReason::ConnectAttemptFailed)
+            }
+            SessionMessage::TerminateSession(_) => self.end(now, EndReason::Terminated),
+            SessionMessage::IntegrityCheck(c) => {
+                self.send_msg(now, peer, &SessionMessage::IntegrityCheckResponse(c));
+            }
+            SessionMessage::ReqNameTableOp(v) => self.on_req_nametable_op(now, peer, v.version),
+            SessionMessage::HostMigrateComplete => self.on_host_migrate_complete(),
+            _ => self.stats.drop(Drop::WrongRole),
+        }
+    }
+
+    /// SEND_CONNECT_INFO (MC-DPL8CS 3.1.5.2 step 4; MS-DPDX 4.3 steps 8-10): build the table,
+    /// start the path tests, acknowledge.
+    fn on_send_connect_info(&mut self, now: Instant, host: SocketAddr, info: &SendConnectInfo) {
+        let host_entry = info.entries.iter().find(|e| e.flags.contains(NameTableEntryFlags::HOST));
+        let (Some(host_entry), true) = (host_entry, info.entries.iter().any(|e| e.dpnid == info.dpnid))
+        else {
+            self.stats.drop(Drop::UnknownDpnid);
+            return;
+        };
+        let host_dpnid = host_entry.dpnid;
+        if !info.dpnid.is_valid() || host_dpnid == info.dpnid {
+            self.stats.drop(Drop::UnknownDpnid);
+            return;
+        }
+        self.table = NameTable::from_entries(info.guid_instance, info.version, &info.entries);
+        self.local = info.dpnid;
+        self.host = host_dpnid;
+        self.table.set_local(self.local);
+        self.desc = Some(AppDesc {
+            instance: info.guid_instance,
+            flags: info.flags,
+            max_players: info.max_players,
+            session_name: info.session_name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
+        });
+        if let Some(l) = self.links.get_mut(&host) {
+            l.dpnid = Some(host_dpnid);
+        }
+        self.phase = Phase::Member;
+        let others: Vec<(Dpnid, String)> = self
+            .table
+            .players()
+            .filter(|e| e.dpnid != self.local)
+            .map(|e| (e.dpnid, e.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default()))
+            .collect();
+        for (dpnid, name) in others {
+            self.events.push_back(Event::PlayerAdded { dpnid, name });
+        }
+        if self.cfg.mode == Mode::PeerToPeer {
+            self.start_path_tests(now);
+        }
+        self.send_msg(now, host, &SessionMessage::AckConnectInfo);
+        if self.cfg.mode == Mode::ClientServer {
+            self.instructed_self = true;
+        }
+        self.check_joined();
+    }
+
+    /// A name-table operation from the host, applied in version order (MC-DPL8CS 2.2.6).
+    pub(crate) fn apply_op(&mut self, now: Instant, op: NameTableOp) {
+        match self.table.apply(&op) {
+            Ok(()) => {}
+            Err(OpError::Version { .. }) => return self.stats.drop(Drop::BadVersion),
+            Err(OpError::Dpnid(_)) => return self.stats.drop(Drop::UnknownDpnid),
+            Err(OpError::Unsupported) => return self.stats.drop(Drop::WrongRole),
+        }
+        match op {
+            NameTableOp::AddPlayer(a) => {
+                let name = a.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
+                self.events.push_back(Event::PlayerAdded { dpnid: a.entry.dpnid, name });
+            }
+            NameTableOp::DestroyPlayer(d) => {
+                self.lost.remove(&d.dpnid_leaving);
+                self.path_tests.retain(|p| p.target != d.dpnid_leaving);
+                if let Some(addr) =
+                    self.links.iter().find(|(_, l)| l.dpnid == Some(d.dpnid_leaving)).map(|(a, _)| *a)
+                {
+                    self.close_link(now, addr);
+                }
+                self.events
+                    .push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
+                self.check_joined();
+            }
+            NameTableOp::InstructConnect(i) => self.on_instruct_connect(now, i.dpnid),
+            _ => {}
+        }
+        let version = self.table.version();
+        if version.is_multiple_of(4) && self.phase == Phase::Member && self.migration.is_none() {
+            let v = SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 });
+            let host = self.host;
+            self.send_to_player(now, host, &v);
+        }
+    }
+
+    /// INSTRUCT_CONNECT (MS-DPDX 4.3 steps 11-13): the joiner syncs; an older peer connects
+    /// to the joiner it learnt from ADD_PLAYER, at the address its PATH_TEST came from if any.
+    fn on_instruct_connect(&mut self, now: Instant, joiner: Dpnid) {
+        if joiner == self.local {
+            self.instructed_self = true;
+            self.check_joined();
+            return;
+        }
+        let mine = self.table.get(self.local).map(|e| e.version).unwrap_or(u32::MAX);
+        let Some(entry) = self.table.get(joiner) else { return };
+        if entry.version <= mine || self.links.values().any(|l| l.dpnid == Some(joiner)) {
+            // The joiner is older: it connects to us, or already did.
+            return;
+        }
+        let addr = self.path_test_from.get(&joiner).copied().or_else(|| {
+            let url = entry.url.as_ref()?.url().ok()?;
+            let ip = url.hostname()?.parse().ok()?;
+            Some(SocketAddr::new(ip, url.port()?))
+        });
+        match addr.map(|a| (a, self.ep.connect(now, a))) {
+            Some((a, Ok(()))) => {
+                self.links.insert(a, Link { dpnid: Some(joiner), state: LinkState::Instructed });
+            }
+            _ => {
+                let host = self.host;
+                self.send_to_player(now, host, &SessionMessage::InstructedConnectFailed { dpn_id: joiner });
+            }
+        }
+    }
+
+    /// Our instructed connect is up: SEND_PLAYER_DPNID (MS-DPDX 4.3 step 17).
+    pub(crate) fn instructed_connected(&mut self, now: Instant, peer: SocketAddr) {
+        let Some(link) = self.links.get_mut(&peer).filter(|l| l.state == LinkState::Instructed) else {
+            self.stats.drop(Drop::WrongState);
+            return;
+        };
+        link.state = LinkState::Member;
+        let local = self.local;
+        self.send_msg(now, peer, &SessionMessage::SendPlayerDpnid { dpn_id: local });
+    }
+
+    /// SEND_PLAYER_DPNID on an inbound connection: only an older player of our table may
+    /// connect to us; anything else is refused.
+    fn on_send_player_dpnid(&mut self, now: Instant, peer: SocketAddr, dpnid: Dpnid) {
+        let mine = self.table.get(self.local).map(|e| e.version).unwrap_or(0);
+        let known = self.table.get(dpnid).is_some_and(|e| e.version < mine)
+            && dpnid != self.host
+            && !self.links.values().any(|l| l.dpnid == Some(dpnid));
+        if !known {
+            self.stats.drop(Drop::RejectedConnection);
+            self.links.remove(&peer);
+            self.ep.abort(now, peer);
+            return;
+        }
+        self.links.insert(peer, Link { dpnid: Some(dpnid), state: LinkState::Member });
+        self.path_tests.retain(|p| p.target != dpnid);
+        self.check_joined();
+    }
+
+    /// Joined once our INSTRUCT_CONNECT came and every older peer identified itself
+    /// (MC-DPL8CS 3.1.5.2 step 6).
+    pub(crate) fn check_joined(&mut self) {
+        if self.joined || self.phase != Phase::Member || !self.instructed_self {
+            return;
+        }
+        let mine = self.table.get(self.local).map(|e| e.version).unwrap_or(0);
+        let waiting = self.table.players().any(|e| {
+            e.version < mine
+                && e.dpnid != self.host
+                && !self.links.values().any(|l| l.dpnid == Some(e.dpnid) && l.state == LinkState::Member)
+        });
+        if !waiting {
+            self.joined = true;
+            self.path_tests.clear();
+            self.events.push_back(Event::Joined { local: self.local, host: self.host });
+        }
+    }
+}

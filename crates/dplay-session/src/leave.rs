@@ -1,0 +1,172 @@
+//! Leaving (MS-DPDX 3.1.5.3-3.1.5.6; MC-DPL8CS 3.2.5.1-3.2.5.3): a graceful leave, the host's
+//! forced removal and TERMINATE_SESSION, lost connections with the integrity check, and the
+//! host's name-table version bookkeeping (NAMETABLE_VERSION, RESYNC_VERSION).
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_dframe::DisconnectReason;
+use dplay_wire::Blob;
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::{
+    DestroyReason, IntegrityCheck, ReqIntegrityCheck, SessionMessage, TerminateSession, VersionInfo,
+};
+
+use crate::config::Mode;
+use crate::event::{CommandError, EndReason};
+use crate::session::{Link, LinkState, Phase, Session};
+use crate::stats::Drop;
+
+impl Session {
+    /// Leaves the session gracefully: every connection ends with END_STREAM after what is
+    /// queued (MS-DPDX 3.1.5.3). The host leaving lets the oldest peer take over when the
+    /// session allows migration (MS-DPDX 3.1.5.4). [`crate::Event::SessionEnded`] follows.
+    pub fn leave(&mut self, now: Instant) {
+        self.seeker = None;
+        if self.phase == Phase::Idle {
+            self.phase = Phase::Ended;
+            return;
+        }
+        self.end(now, EndReason::Left);
+    }
+
+    /// Host: removes a player (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2): TERMINATE_SESSION to it,
+    /// DESTROY_PLAYER to the others.
+    pub fn remove_player(&mut self, now: Instant, dpnid: Dpnid) -> Result<(), CommandError> {
+        if self.phase != Phase::Host || dpnid == self.local {
+            return Err(CommandError::WrongState);
+        }
+        let addr = self.route(dpnid).ok_or(CommandError::UnknownPlayer)?;
+        let msg = SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::default() });
+        self.send_msg(now, addr, &msg);
+        self.close_link(now, addr);
+        self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER);
+        Ok(())
+    }
+
+    /// Host: ends the session for everyone with TERMINATE_SESSION (MC-DPL8CS 2.2.2.1).
+    pub fn terminate_session(&mut self, now: Instant, terminate_data: &[u8]) -> Result<(), CommandError> {
+        if self.phase != Phase::Host {
+            return Err(CommandError::WrongState);
+        }
+        let msg =
+            SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::new(terminate_data) });
+        for (_, addr) in self.member_routes(None) {
+            self.send_msg(now, addr, &msg);
+        }
+        self.end(now, EndReason::Left);
+        Ok(())
+    }
+
+    /// Host: a connection ended. A member is destroyed (MS-DPDX 3.1.5.3, 3.1.5.6).
+    pub(crate) fn host_link_lost(&mut self, now: Instant, link: Option<Link>, reason: DisconnectReason) {
+        let Some(Link { dpnid: Some(dpnid), state }) = link else { return };
+        if state == LinkState::Refused || !self.table.contains(dpnid) {
+            return;
+        }
+        let why = match reason {
+            DisconnectReason::Closed | DisconnectReason::ClosedByPeer => {
+                DestroyReason::DPNDESTROYPLAYERREASON_NORMAL
+            }
+            _ => DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST,
+        };
+        if let Some(m) = self.migration.as_mut() {
+            m.forget(dpnid);
+        }
+        self.destroy_player(now, dpnid, why);
+        self.migration_progress(now);
+    }
+
+    /// Member: a connection ended. The host's loss starts a migration or ends the session; a
+    /// peer's loss asks the host for an integrity check (MC-DPL8CS 3.2.5.3); a failed
+    /// instructed connect is reported (MS-DPDX 3.1.5.2).
+    pub(crate) fn member_link_lost(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        link: Option<Link>,
+        reason: DisconnectReason,
+    ) {
+        let Some(Link { dpnid: Some(dpnid), state }) = link else { return };
+        if state == LinkState::Closing || !self.table.contains(dpnid) {
+            return;
+        }
+        if state == LinkState::Instructed && reason == DisconnectReason::ConnectTimeout {
+            let host = self.host;
+            self.send_to_player(now, host, &SessionMessage::InstructedConnectFailed { dpn_id: dpnid });
+            return;
+        }
+        self.lost.insert(dpnid);
+        if Some(peer) == self.host_addr || dpnid == self.host {
+            return self.host_lost(now);
+        }
+        if self.migration.is_some() {
+            return self.migration_peer_lost(now);
+        }
+        if self.cfg.mode == Mode::PeerToPeer {
+            let req = ReqIntegrityCheck { req_context: self.next_context(), dpnid_target: dpnid };
+            let host = self.host;
+            self.send_to_player(now, host, &SessionMessage::ReqIntegrityCheck(req));
+        }
+    }
+
+    /// Host: REQ_INTEGRITY_CHECK (MC-DPL8CS 3.2.5.3): ask the target, or destroy it at once
+    /// when we cannot reach it either.
+    pub(crate) fn on_req_integrity_check(&mut self, now: Instant, from: Option<Dpnid>, target: Dpnid) {
+        let Some(requester) = from else { return };
+        if !self.table.contains(target) || target == self.local {
+            return self.stats.drop(Drop::UnknownDpnid);
+        }
+        let check = SessionMessage::IntegrityCheck(IntegrityCheck { dpnid_requesting: requester });
+        if self.send_to_player(now, target, &check) {
+            self.integrity.insert(target, requester);
+        } else if self.migration.is_none() {
+            self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+        }
+    }
+
+    /// Host: INTEGRITY_CHECK_RESPONSE: the target is alive, so the requester goes
+    /// (MC-DPL8CS 3.2.5.3; MS-DPDX 3.1.5.6).
+    pub(crate) fn on_integrity_check_response(
+        &mut self,
+        now: Instant,
+        from: Option<Dpnid>,
+        requester: Dpnid,
+    ) {
+        let Some(target) = from else { return };
+        if self.integrity.get(&target) != Some(&requester) {
+            return self.stats.drop(Drop::WrongState);
+        }
+        self.integrity.remove(&target);
+        if let Some(addr) = self.route(requester) {
+            let msg = SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::default() });
+            self.send_msg(now, addr, &msg);
+            self.close_link(now, addr);
+        }
+        self.destroy_player(now, requester, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+    }
+
+    /// Host: NAMETABLE_VERSION. When the oldest version every member holds advances,
+    /// RESYNC_VERSION lets everyone free older operations (MC-DPL8CS 2.2.6; INDEX F-17).
+    pub(crate) fn on_nametable_version(&mut self, now: Instant, from: Option<Dpnid>, version: u32) {
+        let Some(from) = from else { return };
+        if version > self.table.version() {
+            return self.stats.drop(Drop::BadVersion);
+        }
+        self.reported.insert(from, version);
+        if self.migration.is_some() {
+            return self.migration_progress(now);
+        }
+        let members = self.member_routes(None);
+        let oldest =
+            members.iter().map(|(d, _)| self.reported.get(d).copied().unwrap_or(0)).min().unwrap_or(0);
+        if oldest > self.resync {
+            self.resync = oldest;
+            self.table.free_through(oldest);
+            let msg = SessionMessage::ResyncVersion(VersionInfo { version: oldest, version_not_used: 0 });
+            for (_, addr) in members {
+                self.send_msg(now, addr, &msg);
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The DirectPlay 8 session layer (MC-DPL8CS; MS-DPDX 3.1.5; MC-DPLHP), sans-IO, over the
+//! `dplay-dframe` transport.
+//!
+//! One [`Session`] is one local player. It owns the transport [`dplay_dframe::Endpoint`] of its
+//! socket and speaks the session messages of `dplay_wire::dp8::session` on it: host enumeration
+//! (EnumQuery / EnumResponse), the join sequences of MC-DPL8CS 3.1.5.1-3.1.5.2 and MS-DPDX 4.3
+//! (PLAYER_CONNECT_INFO, SEND_CONNECT_INFO, ADD_PLAYER, PATH_TEST, INSTRUCT_CONNECT,
+//! SEND_PLAYER_DPNID), the versioned name table, disconnects and integrity checks
+//! (MC-DPL8CS 3.2.5.1-3.2.5.3), host migration (MC-DPL8CS 3.2.5.4) and application data.
+//! Roles: host and peer (peer-to-peer), server and client (client/server). Groups, information
+//! updates and signing are not part of it.
+//!
+//! This crate never reads a clock, opens a socket or spawns a thread: time comes in as `now`,
+//! datagrams go out through [`Session::poll_transmit`], and randomness (the instance GUID,
+//! EnumPayload values) comes from a seeded RNG in the [`SessionConfig`].
+//!
+//! # Poll order
+//!
+//! After any `handle_*` call or command, drain [`Session::poll_transmit`] into the socket and
+//! [`Session::poll_event`] into the application, then sleep until [`Session::poll_timeout`]
+//! and call [`Session::handle_timeout`].
+#![warn(clippy::indexing_slicing)]
+
+mod app_data;
+mod config;
+mod enumeration;
+mod event;
+mod join_host;
+mod join_peer;
+mod leave;
+mod migration;
+mod name_table;
+mod path_test;
+#[cfg(test)]
+mod scenarios;
+mod session;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim_check;
+mod stats;
+
+pub use config::{Mode, SessionConfig};
+pub use event::{CommandError, EndReason, Event, SendFlags};
+pub use join_host::DPNERR_SESSIONFULL;
+pub use name_table::{NameTable, OpError};
+pub use session::{Phase, Session};
+pub use stats::Stats;

@@ -1,0 +1,260 @@
+//! Host migration (MC-DPL8CS 3.2.5.4; MS-DPDX 3.1.5.4): the oldest remaining peer takes over,
+//! sends HOST_MIGRATE, collects NAMETABLE_VERSION, fetches what it misses with
+//! REQ_NAMETABLE_OP / ACK_NAMETABLE_OP, brings lagging peers up to date, removes the old host
+//! and ends with RESYNC_VERSION and HOST_MIGRATE_COMPLETE.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_wire::WideString;
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::{
+    AckNameTableOp, ApplicationDescFlags, DestroyReason, HostMigrate, NameTableOp, SessionMessage,
+    VersionInfo,
+};
+
+use crate::config::Mode;
+use crate::event::{EndReason, Event};
+use crate::session::{Link, Phase, Session};
+use crate::stats::Drop;
+
+/// A migration under way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Migration {
+    old_host: Dpnid,
+    /// New host only: each member's reported version, `None` until its NAMETABLE_VERSION.
+    versions: BTreeMap<Dpnid, Option<u32>>,
+    /// New host only: the member asked for the operations we miss.
+    requested: Option<Dpnid>,
+    fetched: bool,
+}
+
+impl Migration {
+    /// A member left during the migration.
+    pub(crate) fn forget(&mut self, dpnid: Dpnid) {
+        self.versions.remove(&dpnid);
+        if self.requested == Some(dpnid) {
+            self.requested = None;
+        }
+    }
+}
+
+/// An operation as the message that carries it.
+fn op_message(op: NameTableOp) -> Option<SessionMessage> {
+    Some(match op {
+        NameTableOp::AddPlayer(a) => SessionMessage::AddPlayer(a),
+        NameTableOp::DestroyPlayer(d) => SessionMessage::DestroyPlayer(d),
+        NameTableOp::InstructConnect(i) => SessionMessage::InstructConnect(i),
+        _ => return None,
+    })
+}
+
+impl Session {
+    /// Member: the host is gone. Migrate when the session allows it, else leave.
+    pub(crate) fn host_lost(&mut self, now: Instant) {
+        let migrate =
+            self.desc.as_ref().is_some_and(|d| d.flags.contains(ApplicationDescFlags::MIGRATE_HOST));
+        if !migrate || !self.joined || self.cfg.mode != Mode::PeerToPeer {
+            return self.end(now, EndReason::HostLost);
+        }
+        match self.migration.as_ref() {
+            // The peer that was taking over is gone too: look for the next one.
+            Some(m) => self.host = m.old_host,
+            None => {
+                self.migration = Some(Migration {
+                    old_host: self.host,
+                    versions: BTreeMap::new(),
+                    requested: None,
+                    fetched: false,
+                })
+            }
+        }
+        self.choose_new_host(now);
+    }
+
+    /// Member during a migration: a peer is gone; it may have been the expected new host.
+    pub(crate) fn migration_peer_lost(&mut self, now: Instant) {
+        self.choose_new_host(now);
+    }
+
+    /// The oldest player still reachable takes over; if that is us, we do.
+    fn choose_new_host(&mut self, now: Instant) {
+        let Some(old) = self.migration.as_ref().map(|m| m.old_host) else { return };
+        if self.host != old || self.phase != Phase::Member {
+            return;
+        }
+        let lost = &self.lost;
+        if self.table.oldest(|d| d == old || lost.contains(&d)) == Some(self.local) {
+            self.become_host(now, old);
+        }
+    }
+
+    fn become_host(&mut self, now: Instant, old: Dpnid) {
+        self.phase = Phase::Host;
+        self.host = self.local;
+        self.host_addr = None;
+        self.table.set_host(self.local);
+        self.reported.clear();
+        let members: Vec<(Dpnid, SocketAddr)> = self
+            .member_routes(None)
+            .into_iter()
+            .filter(|(d, _)| *d != old && self.table.contains(*d))
+            .collect();
+        let msg =
+            SessionMessage::HostMigrate(HostMigrate { dpnid_old_host: old, dpnid_new_host: self.local });
+        for (_, addr) in &members {
+            self.send_msg(now, *addr, &msg);
+        }
+        if let Some(m) = self.migration.as_mut() {
+            m.versions = members.iter().map(|(d, _)| (*d, None)).collect();
+        }
+        self.migration_progress(now);
+    }
+
+    /// New host: moves the migration on once every member reported its version.
+    pub(crate) fn migration_progress(&mut self, now: Instant) {
+        if self.phase != Phase::Host {
+            return;
+        }
+        let Some(m) = self.migration.as_mut() else { return };
+        for (d, v) in m.versions.iter_mut() {
+            if v.is_none() {
+                *v = self.reported.get(d).copied();
+            }
+        }
+        if m.versions.values().any(Option::is_none) || m.requested.is_some() {
+            return;
+        }
+        let ours = self.table.version();
+        let newest = m.versions.iter().filter_map(|(d, v)| v.map(|v| (v, *d))).max();
+        if let Some((v, d)) = newest.filter(|(v, _)| *v > ours && !m.fetched) {
+            let _ = v;
+            m.requested = Some(d);
+            m.fetched = true;
+            let req = SessionMessage::ReqNameTableOp(VersionInfo { version: ours, version_not_used: 0 });
+            self.send_to_player(now, d, &req);
+            return;
+        }
+        let Some(m) = self.migration.take() else { return };
+        self.finish_migration(now, &m);
+    }
+
+    fn finish_migration(&mut self, now: Instant, m: &Migration) {
+        let ours = self.table.version();
+        for (d, v) in &m.versions {
+            let behind = v.unwrap_or(ours);
+            if behind < ours {
+                for msg in self.table.ops_after(behind).into_iter().filter_map(op_message) {
+                    self.send_to_player(now, *d, &msg);
+                }
+            }
+        }
+        let gone: Vec<Dpnid> = self
+            .table
+            .players()
+            .map(|e| e.dpnid)
+            .filter(|d| *d != self.local && self.route(*d).is_none())
+            .collect();
+        for d in gone {
+            self.destroy_player(now, d, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+        }
+        self.lost.clear();
+        let version = self.table.version();
+        let members = self.member_routes(None);
+        let resync = SessionMessage::ResyncVersion(VersionInfo { version, version_not_used: 0 });
+        for (_, addr) in &members {
+            self.send_msg(now, *addr, &resync);
+            self.send_msg(now, *addr, &SessionMessage::HostMigrateComplete);
+        }
+        self.resync = version;
+        self.table.free_through(version);
+        self.events.push_back(Event::HostMigrated { new_host: self.local });
+    }
+
+    /// New host: ACK_NAMETABLE_OP with the operations we missed.
+    pub(crate) fn on_ack_nametable_op(&mut self, now: Instant, from: Option<Dpnid>, ack: &AckNameTableOp) {
+        let expected = self.migration.as_ref().and_then(|m| m.requested);
+        if from.is_none() || expected != from {
+            return self.stats.drop(Drop::WrongState);
+        }
+        for op in &ack.ops {
+            if op_version_le(op, self.table.version()) {
+                continue;
+            }
+            if self.table.apply(op).is_err() {
+                self.stats.drop(Drop::BadVersion);
+                continue;
+            }
+            match op {
+                NameTableOp::AddPlayer(a) => {
+                    let name = a.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
+                    self.events.push_back(Event::PlayerAdded { dpnid: a.entry.dpnid, name });
+                }
+                NameTableOp::DestroyPlayer(d) => {
+                    self.events
+                        .push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
+                }
+                _ => {}
+            }
+        }
+        if let Some(m) = self.migration.as_mut() {
+            m.requested = None;
+        }
+        self.migration_progress(now);
+    }
+
+    /// Member: HOST_MIGRATE from the peer that takes over.
+    pub(crate) fn on_host_migrate(&mut self, now: Instant, peer: SocketAddr, link: Link, m: HostMigrate) {
+        if self.phase != Phase::Member
+            || link.dpnid != Some(m.dpnid_new_host)
+            || !self.table.contains(m.dpnid_new_host)
+        {
+            return self.stats.drop(Drop::WrongRole);
+        }
+        let migrating_from = self.migration.as_ref().map(|m| m.old_host);
+        if m.dpnid_old_host != self.host && Some(m.dpnid_old_host) != migrating_from {
+            return self.stats.drop(Drop::WrongState);
+        }
+        if self.migration.is_none() {
+            self.migration = Some(Migration {
+                old_host: m.dpnid_old_host,
+                versions: BTreeMap::new(),
+                requested: None,
+                fetched: false,
+            });
+        }
+        self.host = m.dpnid_new_host;
+        self.host_addr = Some(peer);
+        self.table.set_host(m.dpnid_new_host);
+        let version = self.table.version();
+        self.send_msg(
+            now,
+            peer,
+            &SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 }),
+        );
+    }
+
+    /// Member: REQ_NAMETABLE_OP from the new host: the operations after its version.
+    pub(crate) fn on_req_nametable_op(&mut self, now: Instant, peer: SocketAddr, version: u32) {
+        let ops = self.table.ops_after(version);
+        self.send_msg(
+            now,
+            peer,
+            &SessionMessage::AckNameTableOp(AckNameTableOp { ops, layout: Default::default() }),
+        );
+    }
+
+    /// Member: HOST_MIGRATE_COMPLETE.
+    pub(crate) fn on_host_migrate_complete(&mut self) {
+        if self.migration.take().is_none() {
+            return self.stats.drop(Drop::WrongState);
+        }
+        self.lost.retain(|d| self.table.contains(*d));
+        self.events.push_back(Event::HostMigrated { new_host: self.host });
+    }
+}
+
+fn op_version_le(op: &NameTableOp, version: u32) -> bool {
+    crate::name_table::op_version(op).is_some_and(|v| v <= version)
+}

@@ -1,0 +1,180 @@
+//! Joins (MC-DPL8CS 3.1.5.1-3.1.5.2): many peers, simultaneous joins, refusals, client/server.
+
+use std::time::Duration;
+
+use dplay_wire::dp8::session::ResultCode;
+use uuid::Uuid;
+
+use super::*;
+use crate::{DPNERR_SESSIONFULL, EndReason, Mode, Phase};
+
+/// The reason node `i`'s session ended, if it did.
+fn ended(mesh: &Mesh, i: usize) -> Option<EndReason> {
+    events(mesh, i).iter().find_map(|e| match e {
+        Event::SessionEnded { reason } => Some(*reason),
+        _ => None,
+    })
+}
+
+#[track_caller]
+fn assert_all_joined(mesh: &mut Mesh, n: usize, limit: Duration) {
+    let all: Vec<usize> = (0..n).collect();
+    assert!(
+        mesh.run_until_joined(&all, limit),
+        "not all joined: {:?}",
+        (0..n).map(|i| session(mesh, i).phase()).collect::<Vec<_>>()
+    );
+    mesh.sim.run_for(Duration::from_secs(2));
+    mesh.tables_agree(&all).expect("identical name tables");
+}
+
+/// MC-DPL8CS 3.1.5.2: 32 peers join one after the other.
+#[test]
+fn thirty_two_peers_join_in_turn() {
+    let mut mesh = Mesh::new(32, 32, link(0.0), |_, _| {});
+    mesh.host(0);
+    for i in 1..32 {
+        mesh.join(i, 0);
+        assert!(mesh.run_until_joined(&[i], Duration::from_secs(10)), "peer {i} did not join");
+    }
+    assert_all_joined(&mut mesh, 32, Duration::from_secs(5));
+    assert_eq!(session(&mesh, 31).name_table().len(), 32);
+}
+
+/// MC-DPL8CS 3.1.5.2: 32 peers join at the same instant, under 5% loss.
+#[test]
+fn thirty_two_peers_join_at_once_with_loss() {
+    let mut mesh = Mesh::new(320, 32, link(0.05), |_, _| {});
+    mesh.host(0);
+    for i in 1..32 {
+        mesh.join(i, 0);
+    }
+    assert_all_joined(&mut mesh, 32, Duration::from_secs(120));
+}
+
+/// Simultaneous joins under 0%, 5% and 20% loss.
+#[test]
+fn simultaneous_joins_under_loss() {
+    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+        let mut mesh = Mesh::new(100 + k as u64, 6, link(loss), |_, _| {});
+        mesh.host(0);
+        for i in 1..6 {
+            mesh.join(i, 0);
+        }
+        assert_all_joined(&mut mesh, 6, Duration::from_secs(120));
+    }
+}
+
+/// Refused joins carry the result code of MC-DPL8CS 3.1.5.1 step 2, and the joiner's
+/// session ends; the host's table is unchanged.
+#[test]
+fn refused_joins_password_full_and_application() {
+    let cases: [(&str, ResultCode); 3] = [
+        ("password", ResultCode::DPNERR_INVALIDPASSWORD),
+        ("full", DPNERR_SESSIONFULL),
+        ("application", ResultCode::DPNERR_INVALIDAPPLICATION),
+    ];
+    for (case, code) in cases {
+        let mut mesh = Mesh::new(7, 3, link(0.0), |i, cfg| match (case, i) {
+            ("password", 0) => cfg.password = Some("secret".into()),
+            ("password", _) => cfg.password = Some("wrong".into()),
+            ("full", 0) => cfg.max_players = 2,
+            ("application", 2) => cfg.application_guid = Uuid::from_u128(7),
+            _ => {}
+        });
+        mesh.host(0);
+        if case != "full" {
+            mesh.with(1, |s, _| s.cfg.password = Some("secret".into()));
+        }
+        mesh.join(1, 0);
+        assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)), "{case}: the first join");
+        mesh.join(2, 0);
+        mesh.sim.run_for(Duration::from_secs(5));
+        assert_eq!(ended(&mesh, 2), Some(EndReason::Refused(code)), "{case}");
+        assert_eq!(session(&mesh, 2).phase(), Phase::Ended);
+        assert_eq!(session(&mesh, 0).name_table().len(), 2, "{case}");
+        assert_eq!(session(&mesh, 0).stats().joins_refused, 1, "{case}");
+        mesh.tables_agree(&[0, 1]).expect("unchanged tables");
+    }
+}
+
+/// MC-DPL8CS 3.1.5.1: a client's table holds the server and itself; the server's all.
+#[test]
+fn client_server_join() {
+    let mut mesh = Mesh::new(11, 4, link(0.05), |_, cfg| cfg.mode = Mode::ClientServer);
+    mesh.host(0);
+    for i in 1..4 {
+        mesh.join(i, 0);
+    }
+    assert!(mesh.run_until_joined(&[1, 2, 3], Duration::from_secs(60)));
+    assert_eq!(session(&mesh, 0).name_table().len(), 4);
+    for i in 1..4 {
+        assert_eq!(session(&mesh, i).name_table().len(), 2, "client {i}");
+    }
+    // Clients never connect to each other.
+    assert_eq!(mesh.sim.stats(mesh.ids[1], mesh.ids[2]).sent, 0);
+}
+
+/// MC-DPLHP 3.1-3.2: the application-GUID filter, and payload matching.
+#[test]
+fn enumeration_filter_and_match() {
+    let mut mesh = Mesh::new(5, 2, link(0.0), |i, cfg| {
+        if i == 0 {
+            cfg.enum_reply_data = b"hello".to_vec();
+        }
+    });
+    mesh.host(0);
+    mesh.with(1, |s, now| s.enum_hosts(now, addr(0), Some(Uuid::from_u128(9)))).expect("idle");
+    mesh.sim.run_for(Duration::from_secs(2));
+    assert!(events(&mesh, 1).is_empty(), "another application's query goes unanswered");
+    assert_eq!(session(&mesh, 0).stats().enum_filtered, 2);
+    mesh.with(1, |s, now| s.enum_hosts(now, addr(0), None)).expect("idle");
+    mesh.sim.run_for(Duration::from_millis(100));
+    let Some(Event::HostFound { response, .. }) = events(&mesh, 1).first() else { panic!("no HostFound") };
+    assert_eq!(response.application_data.as_deref(), Some(&b"hello"[..]));
+    assert_eq!(response.current_players, 1);
+}
+
+/// A member never accepts a connection from a DPNID it was not told about.
+#[test]
+fn unknown_dpnid_connection_is_refused() {
+    let mut mesh = Mesh::new(13, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    // Node 2 is no member: it behaves as an instructed peer and claims a DPNID nobody gave it.
+    mesh.with(2, |s, now| {
+        s.phase = Phase::Member;
+        s.local = dplay_wire::dp8::dpnid::Dpnid(0x1234);
+        s.links.insert(
+            addr(1),
+            crate::session::Link { dpnid: Some(s.local), state: crate::session::LinkState::Instructed },
+        );
+        s.ep.connect(now, addr(1))
+    })
+    .expect("connect");
+    mesh.sim.run_for(Duration::from_secs(1));
+    assert_eq!(session(&mesh, 1).stats().rejected_connections, 1);
+    assert!(!session(&mesh, 1).endpoint().is_connected(addr(2)));
+    assert_eq!(session(&mesh, 1).name_table().len(), 2);
+}
+
+/// MS-DPDX 3.1.5.2 and 3.1.6.5: the existing peer cannot reach the joiner. The joiner sends
+/// PATH_TEST every 375 ms, 7 times; the existing peer's connect times out, it reports
+/// INSTRUCTED_CONNECT_FAILED, the joiner hears CONNECT_ATTEMPT_FAILED and is removed.
+#[test]
+fn instructed_connect_failed() {
+    let mut mesh = Mesh::new(17, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    let (a, b) = (mesh.ids[1], mesh.ids[2]);
+    mesh.sim.partition(a, b);
+    mesh.join(2, 0);
+    mesh.sim.run_for(Duration::from_secs(3));
+    assert_eq!(session(&mesh, 2).stats().path_tests_sent, 7);
+    mesh.sim.run_for(Duration::from_secs(300));
+    assert_eq!(ended(&mesh, 2), Some(EndReason::ConnectAttemptFailed));
+    mesh.tables_agree(&[0, 1]).expect("the joiner is gone");
+    assert_eq!(session(&mesh, 0).name_table().len(), 2);
+}

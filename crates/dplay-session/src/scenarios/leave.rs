@@ -1,0 +1,128 @@
+//! Leaving (MS-DPDX 3.1.5.3, 3.1.5.5, 3.1.5.6; MC-DPL8CS 3.2.5.1-3.2.5.3).
+
+use std::time::Duration;
+
+use dplay_wire::dp8::session::DestroyReason;
+
+use super::*;
+use crate::{EndReason, Phase};
+
+/// A mesh of `n` joined peers under `loss`.
+fn joined_mesh(seed: u64, n: usize, loss: f64) -> Mesh {
+    let mut mesh = Mesh::new(seed, n, link(loss), |_, _| {});
+    mesh.host(0);
+    for i in 1..n {
+        mesh.join(i, 0);
+    }
+    let all: Vec<usize> = (0..n).collect();
+    assert!(mesh.run_until_joined(&all, Duration::from_secs(120)), "seed {seed}: not all joined");
+    mesh
+}
+
+/// The reasons node `i` heard for `dpnid`'s removal.
+fn removals(mesh: &Mesh, i: usize, dpnid: dplay_wire::dp8::dpnid::Dpnid) -> Vec<DestroyReason> {
+    events(mesh, i)
+        .iter()
+        .filter_map(|e| match e {
+            Event::PlayerRemoved { dpnid: d, reason } if *d == dpnid => Some(*reason),
+            _ => None,
+        })
+        .collect()
+}
+
+/// MS-DPDX 3.1.5.3: a peer leaves gracefully; everyone else drops it with reason NORMAL.
+#[test]
+fn graceful_leave_under_loss() {
+    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+        let mut mesh = joined_mesh(200 + k as u64, 5, loss);
+        let leaver = session(&mesh, 3).local_dpnid();
+        mesh.with(3, |s, now| s.leave(now));
+        mesh.sim.run_for(Duration::from_secs(60));
+        assert_eq!(session(&mesh, 3).phase(), Phase::Ended);
+        let live = [0, 1, 2, 4];
+        mesh.tables_agree(&live).unwrap_or_else(|e| panic!("loss {loss}: {e}"));
+        for i in live {
+            assert_eq!(
+                removals(&mesh, i, leaver),
+                [DestroyReason::DPNDESTROYPLAYERREASON_NORMAL],
+                "node {i}"
+            );
+        }
+    }
+}
+
+/// MS-DPDX 3.1.5.5: the host removes a peer: TERMINATE_SESSION to it, DESTROY_PLAYER
+/// (HOSTDESTROYEDPLAYER) to the rest.
+#[test]
+fn forced_removal() {
+    let mut mesh = joined_mesh(210, 4, 0.05);
+    let victim = session(&mesh, 2).local_dpnid();
+    mesh.with(0, |s, now| s.remove_player(now, victim)).expect("host removes");
+    mesh.sim.run_for(Duration::from_secs(60));
+    assert_eq!(events(&mesh, 2).last(), Some(&Event::SessionEnded { reason: EndReason::Terminated }));
+    mesh.tables_agree(&[0, 1, 3]).expect("tables");
+    assert_eq!(removals(&mesh, 1, victim), [DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER]);
+}
+
+/// MS-DPDX 3.1.5.6: a killed peer is found out (connection lost, integrity check) and removed
+/// everywhere, under 0%, 5% and 20% loss.
+#[test]
+fn killed_peer_is_removed_under_loss() {
+    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+        let mut mesh = joined_mesh(220 + k as u64, 5, loss);
+        mesh.kill(2);
+        // Traffic makes the loss visible sooner than keep-alives would.
+        mesh.with(1, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+        mesh.sim.run_for(Duration::from_secs(240));
+        mesh.tables_agree(&[0, 1, 3, 4]).unwrap_or_else(|e| panic!("loss {loss}: {e}"));
+    }
+}
+
+/// MC-DPL8CS 3.2.5.3: the integrity check. A peer that lost only its link to another asks
+/// the host; the other answers INTEGRITY_CHECK_RESPONSE, so the requester is terminated.
+#[test]
+fn integrity_check_terminates_the_requester() {
+    let mut mesh = joined_mesh(230, 4, 0.0);
+    let (a, b) = (mesh.ids[1], mesh.ids[2]);
+    mesh.sim.partition(a, b);
+    mesh.with(1, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+    mesh.sim.run_for(Duration::from_secs(240));
+    let one_ended = [1, 2]
+        .iter()
+        .any(|i| events(&mesh, *i).contains(&Event::SessionEnded { reason: EndReason::Terminated }));
+    assert!(one_ended, "one side of the broken link is terminated");
+    let live = mesh.live(&[]);
+    assert_eq!(live.len(), 3);
+    mesh.tables_agree(&live).expect("tables");
+}
+
+/// MC-DPL8CS 2.2.2.1: the host ends the session for everyone.
+#[test]
+fn terminate_session() {
+    let mut mesh = joined_mesh(240, 3, 0.0);
+    mesh.with(0, |s, now| s.terminate_session(now, b"bye")).expect("host");
+    mesh.sim.run_for(Duration::from_secs(10));
+    for i in 1..3 {
+        assert_eq!(events(&mesh, i).last(), Some(&Event::SessionEnded { reason: EndReason::Terminated }));
+    }
+}
+
+/// Application data (MC-DPL8CS 2.2.3.1) and the DXDiag chat message (MS-DPDX 3.1.5.7).
+#[test]
+fn application_data_and_chat() {
+    let mut mesh = joined_mesh(250, 3, 0.0);
+    let (one, two) = (session(&mesh, 1).local_dpnid(), session(&mesh, 2).local_dpnid());
+    mesh.with(1, |s, now| s.send_to(now, two, b"direct", crate::SendFlags::DATAGRAM)).expect("send_to");
+    mesh.with(1, |s, now| s.send_chat(now, "hello all")).expect("chat");
+    mesh.sim.run_for(Duration::from_secs(1));
+    let got: Vec<&Event> =
+        events(&mesh, 2).iter().filter(|e| matches!(e, Event::Message { .. } | Event::Chat { .. })).collect();
+    assert_eq!(
+        got,
+        [
+            &Event::Message { from: one, data: b"direct".to_vec(), reliable: false, sequential: false },
+            &Event::Chat { from: one, text: "hello all".into() },
+        ]
+    );
+    assert!(events(&mesh, 0).iter().any(|e| *e == Event::Chat { from: one, text: "hello all".into() }));
+}
