@@ -14,6 +14,19 @@ fn run_all() -> anyhow::Result<()> {
         "clippy",
         cargo().args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]),
     )?;
+    // The fuzz crate is outside the workspace; type-check its targets so they never rot.
+    // Without default features libFuzzer's C++ is not built, which keeps this step short.
+    step(
+        "fuzz check",
+        cargo().args([
+            "check",
+            "--manifest-path",
+            "fuzz/Cargo.toml",
+            "--all-targets",
+            "--no-default-features",
+            "--locked",
+        ]),
+    )?;
     // insta runs in check mode under CI=true; force it so a local run never writes snapshots.
     step(
         "test",

@@ -6,16 +6,25 @@ use anyhow::Context;
 
 use crate::util::{self, cargo, have, root};
 
+/// The targets in `fuzz/fuzz_targets/`, sorted.
+fn targets(fuzz_dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let mut names: Vec<_> = std::fs::read_dir(fuzz_dir.join("fuzz_targets"))
+        .context("reading fuzz/fuzz_targets")?
+        .filter_map(|e| e.ok()?.path().file_stem()?.to_str().map(String::from))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 pub(crate) fn run(target: &str, secs: u64) -> anyhow::Result<()> {
     let fuzz_dir = root().join("fuzz");
+    let names = targets(&fuzz_dir)?;
     if target == "list" {
-        let mut names: Vec<_> = std::fs::read_dir(fuzz_dir.join("fuzz_targets"))
-            .context("reading fuzz/fuzz_targets")?
-            .filter_map(|e| e.ok()?.path().file_stem()?.to_str().map(String::from))
-            .collect();
-        names.sort();
         println!("{}", names.join("\n"));
         return Ok(());
+    }
+    if !names.iter().any(|n| n == target) {
+        anyhow::bail!("no fuzz target {target:?}; the targets are: {}", names.join(", "));
     }
     if !have("cargo-fuzz") {
         self::run_install()?;

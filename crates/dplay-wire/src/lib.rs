@@ -13,6 +13,7 @@
 #![warn(clippy::indexing_slicing)]
 
 pub mod codec;
+pub mod datagram;
 pub mod dp4;
 pub mod dp8;
 mod error;
@@ -25,6 +26,7 @@ pub mod text;
 mod testutil;
 
 pub use codec::{Reader, Wire, Writer};
+pub use datagram::{Datagram, Family, parse_datagram};
 pub use error::WireError;
 pub use text::{Blob, WideString};
 pub use uuid::Uuid;

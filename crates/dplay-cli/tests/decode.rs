@@ -1,0 +1,203 @@
+//! `dplay decode`, run as a user runs it: hex, pcap, pcapng, JSON, malformed input, bad arguments.
+#![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use dplay_tests::pcap::{Packet, write_pcap, write_pcapng};
+use serde_json::Value;
+
+/// MC-DPL8R 4.1: the CONNECT of the handshake example.
+const CONNECT: &str = "88 01 00 00 06 00 01 00 C6 AE C9 79 9D 36 67 23";
+/// MC-DPL8R 4.2: the SACK example.
+const SACK: &str = "80 06 01 00 03 06 00 00 07 5D 11 00";
+/// A CFRAME with the undefined bExtOpCode 0x09.
+const BAD_CFRAME: &str = "88 09 00 00 06 00 01 00 C6 AE C9 79";
+
+fn dplay(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dplay")).args(args).output().expect("run dplay")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    dplay_wire::hexdump::parse_hex(s).unwrap()
+}
+
+/// MC-DPL4CS 2.2.6: a DPSP_MSG_ENUMSESSIONS of `len` bytes (the header, then zeros).
+fn enum_sessions(len: u8) -> Vec<u8> {
+    let mut msg = hex("00 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
+    msg[0] = len;
+    msg.resize(usize::from(len), 0);
+    msg
+}
+
+fn temp(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+#[test]
+fn hex_prints_a_tree() {
+    let out = dplay(&["decode", "--hex", CONNECT]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.starts_with("DirectPlay 8 CONNECT  (MS-DPDX: TRANS_COMMAND_CONNECT)\n"), "{text}");
+    for line in ["  poll: true", "  protocol_version: 65542 (0x10006)", "  sess_id: 2043260614 (0x79C9AEC6)"]
+    {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+}
+
+#[test]
+fn hex_json_has_family_message_and_fields() {
+    let out = dplay(&["decode", "--json", "--hex", SACK, "--hex", "3F 02 00 00 C6 AE C9 79"]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["family"], "DirectPlay 8");
+    assert_eq!(lines[0]["message"], "SACK");
+    assert_eq!(lines[0]["alias"], "TRANS_COMMAND_SACK");
+    assert_eq!(lines[0]["fields"]["n_rcv"], 6);
+    assert_eq!(lines[1]["message"], "KEEPALIVE");
+    assert_eq!(lines[1]["fields"]["header"]["sess_id"], 0x79C9_AEC6u32);
+}
+
+#[test]
+fn malformed_is_reported_and_decoding_goes_on() {
+    let out = dplay(&["decode", "--hex", BAD_CFRAME, "--hex", CONNECT]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("DirectPlay 8 MALFORMED: unknown CFRAME bExtOpCode 0x9"), "{text}");
+    assert!(text.contains("DirectPlay 8 CONNECT"), "{text}");
+
+    let out = dplay(&["decode", "--json", "--hex", "88 01 00"]);
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["message"], Value::Null);
+    assert!(lines[0]["error"].as_str().unwrap().contains("lead byte"), "{lines:?}");
+    assert_eq!(lines[0]["bytes"], "88 01 00");
+}
+
+/// A capture with DirectPlay 8 on UDP, other UDP traffic, a malformed CFRAME, and DirectPlay 4
+/// over TCP: two messages in one segment, then one split across two segments.
+fn capture() -> Vec<Packet> {
+    let two = [enum_sessions(70), enum_sessions(29)].concat();
+    let split = enum_sessions(40);
+    vec![
+        Packet::udp("10.0.0.1:2302", "10.0.0.2:6073", &hex(CONNECT)),
+        Packet::udp("10.0.0.1:5353", "10.0.0.2:53", &hex("3F 02 00 00 C6 AE C9 79")),
+        Packet::udp("10.0.0.2:6073", "10.0.0.1:2302", &hex(BAD_CFRAME)),
+        Packet::tcp("10.0.0.1:2300", "10.0.0.2:2300", 1, &two),
+        Packet::tcp("10.0.0.1:2300", "10.0.0.2:2300", 100, &split[..30]),
+        Packet::tcp("10.0.0.1:2300", "10.0.0.2:2300", 130, &split[30..]),
+        Packet::udp("10.0.0.2:6073", "10.0.0.1:2302", &hex(SACK)),
+    ]
+}
+
+#[track_caller]
+fn check_capture(lines: &[Value]) {
+    let summary: Vec<_> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["frame"].as_u64().unwrap(),
+                l["transport"].as_str().unwrap(),
+                l["message"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (1, "udp", "CONNECT"),
+            (3, "udp", "-"),
+            (4, "tcp", "DPSP_MSG_ENUMSESSIONS"),
+            (4, "tcp", "DPSP_MSG_ENUMSESSIONS"),
+            (6, "tcp", "DPSP_MSG_ENUMSESSIONS"),
+            (7, "udp", "SACK"),
+        ]
+    );
+    assert_eq!(lines[0]["src"], "10.0.0.1:2302");
+    assert_eq!(lines[0]["dst"], "10.0.0.2:6073");
+    assert_eq!(lines[0]["time"], 0.0);
+    assert_eq!(lines[0]["family_short"], "dp8");
+    assert_eq!(lines[5]["time"], 0.006);
+    assert_eq!(lines[1]["family"], "DirectPlay 8");
+    assert!(lines[1]["error"].as_str().unwrap().contains("bExtOpCode"));
+    assert_eq!(lines[2]["family"], "DirectPlay 4");
+    assert_eq!(lines[2]["length"], 70);
+    assert_eq!(lines[3]["length"], 29);
+    assert_eq!(lines[4]["length"], 40);
+    assert_eq!(lines[4]["fields"]["header"]["sock_addr"]["addr"], "0.0.0.0:2300");
+}
+
+#[test]
+fn pcap_json_finds_every_message() {
+    let path = temp("decode.pcap");
+    write_pcap(&path, &capture());
+    let out = dplay(&["decode", "--json", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "one frame is malformed: {out:?}");
+    check_capture(&json_lines(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("7 frames, 6 DirectPlay messages, 1 other frames skipped, 1 malformed"), "{err}");
+}
+
+#[test]
+fn pcapng_json_finds_every_message() {
+    let path = temp("decode.pcapng");
+    write_pcapng(&path, &capture());
+    let out = dplay(&["decode", "--json", path.to_str().unwrap()]);
+    check_capture(&json_lines(&out));
+}
+
+#[test]
+fn pcap_tree_shows_origin() {
+    let path = temp("tree.pcap");
+    write_pcap(&path, &capture()[..1]);
+    let out = dplay(&["decode", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(
+            "frame 1  0.000000 s  10.0.0.1:2302 -> 10.0.0.2:6073  udp  16 bytes\nDirectPlay 8 CONNECT"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn any_port_finds_dp8_elsewhere() {
+    let path = temp("ports.pcap");
+    write_pcap(&path, &[Packet::udp("10.0.0.1:5000", "10.0.0.2:5001", &hex(CONNECT))]);
+    let out = dplay(&["decode", "--json", path.to_str().unwrap()]);
+    assert!(json_lines(&out).is_empty());
+    let out = dplay(&["decode", "--json", "--any-port", path.to_str().unwrap()]);
+    assert_eq!(json_lines(&out)[0]["message"], "CONNECT");
+}
+
+#[test]
+fn bad_arguments_fail_clearly() {
+    let cases: [(&[&str], i32, &str); 5] = [
+        (&["decode"], 2, "required"),
+        (&["decode", "--hex", "88 0"], 2, "odd number of hex digits"),
+        (&["decode", "--hex", "zz"], 2, "not a hex byte"),
+        (&["frobnicate"], 2, "unrecognized subcommand"),
+        (&["decode", "/nonexistent/x.pcap"], 1, "cannot read /nonexistent/x.pcap"),
+    ];
+    for (args, code, message) in cases {
+        let out = dplay(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    let not_pcap = temp("not.pcap");
+    std::fs::write(&not_pcap, b"hello").unwrap();
+    let out = dplay(&["decode", not_pcap.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a pcap or pcapng file"));
+}

@@ -1,0 +1,332 @@
+//! One entry point for any DirectPlay datagram: tell its family and kind apart, then parse it.
+//!
+//! [`classify`] looks only at the lead bytes and the length, following the DirectPlay 8 demux
+//! table (MC-DPL8R 3.1.5; MC-DPLHP 2.2; INDEX B.1) and the DirectPlay 4 signature test
+//! (MC-DPL4CS 3.1.4.16.2, 2.2.6; decision F-21). [`parse_datagram`] then parses the whole
+//! datagram into a [`Datagram`], including the payload of a DFRAME when it is a complete
+//! session message. This is what `dplay decode` and the fuzz targets use; the transport parses
+//! with its connection's [`DframeContext`] instead.
+//!
+//! A DirectPlay 4 message is recognised first, by `play` at offset 20: its first byte is the low
+//! byte of a size, which may be odd and would otherwise look like a DFRAME.
+
+use crate::WireError;
+use crate::codec::{Reader, Wire};
+use crate::dp4::header::{HEADER_LEN, Header, SIGNATURE, SIGNATURE_OFFSET};
+use crate::dp8::cframe::{CFRAME_MIN_LEN, Cframe, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL};
+use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand, DframeContext, DframeControl, DframeHeader};
+use crate::text::Blob;
+
+/// The protocol a datagram belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Family {
+    /// DirectPlay 8 (MC-DPL8R, MC-DPL8CS, MC-DPLHP; MS-DPDX).
+    Dp8,
+    /// DirectPlay 4 (MC-DPL4CS, MC-DPL4R).
+    Dp4,
+}
+
+impl Family {
+    /// `DirectPlay 8` or `DirectPlay 4`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Dp8 => "DirectPlay 8",
+            Self::Dp4 => "DirectPlay 4",
+        }
+    }
+
+    /// `dp8` or `dp4`.
+    pub fn short(self) -> &'static str {
+        match self {
+            Self::Dp8 => "dp8",
+            Self::Dp4 => "dp4",
+        }
+    }
+}
+
+/// What the lead bytes and length of a datagram say it is (INDEX B.1; decision F-21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Lead byte 0x00: a DirectPlay 8 "session packet" (EnumQuery, EnumResponse, PATH_TEST,
+    /// NAT resolver), told apart by the command byte that follows (MC-DPLHP 2.2; MS-DPDX 2.2.4-6).
+    Dp8SessionPacket {
+        /// `CommandByte` (offset 1).
+        command: u8,
+    },
+    /// 0x80 or 0x88 and at least 12 bytes: a CFRAME (MC-DPL8R 2.2.1, 3.1.5).
+    Dp8Cframe,
+    /// Bit 0 set and at least 4 bytes: a DFRAME (MC-DPL8R 2.2.2, 3.1.5).
+    Dp8Dframe,
+    /// `play` at offset 20: a DirectPlay 4 message with its full DPSP_MSG_HEADER (MC-DPL4CS 2.2.6).
+    Dp4Message,
+    /// Nothing DirectPlay knows; a receiver ignores it (MC-DPL8R 3.1.5).
+    Unknown,
+}
+
+impl Kind {
+    /// The family, or `None` for [`Kind::Unknown`].
+    pub fn family(self) -> Option<Family> {
+        match self {
+            Self::Dp8SessionPacket { .. } | Self::Dp8Cframe | Self::Dp8Dframe => Some(Family::Dp8),
+            Self::Dp4Message => Some(Family::Dp4),
+            Self::Unknown => None,
+        }
+    }
+}
+
+/// Tells a datagram's family and kind apart without parsing it (INDEX B.1; decision F-21).
+pub fn classify(bytes: &[u8]) -> Kind {
+    if bytes.len() >= HEADER_LEN && bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..])
+    {
+        return Kind::Dp4Message;
+    }
+    match bytes.first().copied() {
+        Some(0) if bytes.len() >= 2 => Kind::Dp8SessionPacket { command: bytes.get(1).copied().unwrap_or(0) },
+        Some(lead) if lead & DframeCommand::DATA.bits() != 0 && bytes.len() >= DFRAME_MIN_LEN => {
+            Kind::Dp8Dframe
+        }
+        Some(lead)
+            if (lead == PACKET_COMMAND_CFRAME || lead == PACKET_COMMAND_CFRAME | PACKET_COMMAND_POLL)
+                && bytes.len() >= CFRAME_MIN_LEN =>
+        {
+            Kind::Dp8Cframe
+        }
+        _ => Kind::Unknown,
+    }
+}
+
+/// Parses any DirectPlay datagram (one UDP payload, or one message cut from a DP4 stream).
+///
+/// Fails with [`WireError::Unknown`] when [`classify`] recognises nothing, and with the
+/// message's own error when a recognised datagram is malformed.
+pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
+    match classify(bytes) {
+        Kind::Dp8Cframe => Cframe::parse(bytes).map(Datagram::Cframe),
+        Kind::Dp8Dframe => DframeDatagram::parse(bytes).map(Datagram::Dframe),
+        Kind::Dp4Message => Dp4Datagram::parse(bytes).map(Datagram::Dp4),
+        Kind::Dp8SessionPacket { command } => {
+            Err(WireError::Unknown { what: "DirectPlay 8 session packet CommandByte", value: command.into() })
+        }
+        Kind::Unknown => Err(WireError::Unknown {
+            what: "datagram lead byte",
+            value: bytes.first().copied().unwrap_or(0).into(),
+        }),
+    }
+}
+
+/// Any DirectPlay datagram, parsed (see [`parse_datagram`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Datagram {
+    /// A DirectPlay 8 CFRAME (MC-DPL8R 2.2.1).
+    Cframe(Cframe),
+    /// A DirectPlay 8 DFRAME (MC-DPL8R 2.2.2).
+    Dframe(DframeDatagram),
+    /// A DirectPlay 4 message (MC-DPL4CS 2.2).
+    Dp4(Dp4Datagram),
+}
+
+impl Datagram {
+    /// The protocol family.
+    pub fn family(&self) -> Family {
+        match self {
+            Self::Cframe(_) | Self::Dframe(_) => Family::Dp8,
+            Self::Dp4(_) => Family::Dp4,
+        }
+    }
+
+    /// The message name as its spec spells it: `CONNECT`, `SACK`, `KEEPALIVE`,
+    /// `DPSP_MSG_ENUMSESSIONS`, ...
+    pub fn message_name(&self) -> &'static str {
+        match self {
+            Self::Cframe(c) => c.name(),
+            Self::Dframe(d) => d.message_name(),
+            Self::Dp4(m) => m.message_name(),
+        }
+    }
+
+    /// The MS-DPDX name of the same message, where MS-DPDX gives it another one (decision F-1).
+    pub fn alias(&self) -> Option<&'static str> {
+        match self.message_name() {
+            "CONNECT" => Some("TRANS_COMMAND_CONNECT"),
+            "CONNECTED" => Some("TRANS_COMMAND_CONNECT_ACCEPT"),
+            "SACK" => Some("TRANS_COMMAND_SACK"),
+            "KEEPALIVE" => Some("TRANS_USERDATA_KEEPALIVE"),
+            "END_OF_STREAM" => Some("TRANS_USERDATA_END_OF_STREAM"),
+            "DFRAME" => Some("TRANS_USERDATA_HEADER"),
+            _ => None,
+        }
+    }
+}
+
+impl Wire for Datagram {
+    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
+        parse_datagram(bytes)
+    }
+
+    fn encoded_len(&self) -> usize {
+        match self {
+            Self::Cframe(c) => c.encoded_len(),
+            Self::Dframe(d) => d.encoded_len(),
+            Self::Dp4(m) => m.encoded_len(),
+        }
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        match self {
+            Self::Cframe(c) => c.emit(buf),
+            Self::Dframe(d) => d.emit(buf),
+            Self::Dp4(m) => m.emit(buf),
+        }
+    }
+}
+
+/// What follows a DFRAME header, as far as a context-free decoder can tell (MC-DPL8R 2.2.2;
+/// MS-DPDX 3.1.5.8-9).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum DframePayload {
+    /// No payload: a KeepAlive, or END_STREAM alone.
+    Empty,
+    /// Bytes this layer does not interpret: application data, voice (USER_2), a piece of a
+    /// multi-frame message, or the coalesced format.
+    Data(Blob),
+}
+
+impl DframePayload {
+    fn encoded_len(&self) -> usize {
+        match self {
+            Self::Empty => 0,
+            Self::Data(b) => b.len(),
+        }
+    }
+}
+
+/// A DFRAME datagram: its header, parsed with the default [`DframeContext`], and its payload.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DframeDatagram {
+    /// The header (MC-DPL8R 2.2.2).
+    pub header: DframeHeader,
+    /// The payload.
+    pub payload: DframePayload,
+}
+
+impl DframeDatagram {
+    /// `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), or `DFRAME`.
+    pub fn message_name(&self) -> &'static str {
+        if self.header.is_keepalive() {
+            "KEEPALIVE"
+        } else if self.header.control.contains(DframeControl::END_STREAM) {
+            "END_OF_STREAM"
+        } else {
+            "DFRAME"
+        }
+    }
+}
+
+impl Wire for DframeDatagram {
+    /// Parses with the default [`DframeContext`] (unsigned, version 0x00010005 or later).
+    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
+        let (header, rest) = DframeHeader::parse(bytes, DframeContext::default())?;
+        let payload =
+            if rest.is_empty() { DframePayload::Empty } else { DframePayload::Data(Blob::new(rest)) };
+        Ok(Self { header, payload })
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.header.len() + self.payload.encoded_len()
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        let len = self.encoded_len();
+        let got = buf.len();
+        let out = buf.get_mut(..len).ok_or(WireError::BufferTooSmall { needed: len, got })?;
+        let (head, body) = out.split_at_mut(self.header.len());
+        self.header.emit(head)?;
+        match &self.payload {
+            DframePayload::Empty => {}
+            DframePayload::Data(b) => body.copy_from_slice(b),
+        }
+        Ok(len)
+    }
+}
+
+/// A DirectPlay 4 message: DPSP_MSG_HEADER and the body its Command selects (MC-DPL4CS 2.2.6).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Dp4Datagram {
+    /// The full header; its size field is the message length.
+    pub header: Header,
+    /// Everything after the 28-byte header.
+    pub body: Blob,
+}
+
+impl Dp4Datagram {
+    /// The Command's name, `DPSP_MSG_*` (MC-DPL4CS 2.2), or `DPSP_MSG_HEADER` for an unknown one.
+    pub fn message_name(&self) -> &'static str {
+        self.header.command.name().unwrap_or("DPSP_MSG_HEADER")
+    }
+}
+
+impl Wire for Dp4Datagram {
+    /// Parses one message that fills `bytes` exactly (its size field must equal the length).
+    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
+        let (header, size) = Header::parse(bytes)?;
+        let mut r = Reader::new(bytes);
+        r.bytes("DPSP_MSG_HEADER", HEADER_LEN)?;
+        let body = Blob::new(r.bytes("body", size.saturating_sub(HEADER_LEN))?);
+        r.finish("dwSize")?;
+        Ok(Self { header, body })
+    }
+
+    fn encoded_len(&self) -> usize {
+        HEADER_LEN + self.body.len()
+    }
+
+    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        let len = self.encoded_len();
+        let mut w = crate::Writer::new(buf, len)?;
+        self.header.write(&mut w, len)?;
+        w.bytes(&self.body);
+        w.finish()
+    }
+}
+
+/// Cuts a DirectPlay 4 TCP stream into messages by their size fields (MC-DPL4CS 2.1, 2.2.6).
+///
+/// Yields each complete message; a message whose header is not valid, or whose size runs past
+/// the end of `stream`, ends the iteration with an error (the rest of the stream cannot be
+/// framed).
+pub fn dp4_stream_messages(stream: &[u8]) -> Dp4Stream<'_> {
+    Dp4Stream { rest: stream, failed: false }
+}
+
+/// The iterator of [`dp4_stream_messages`].
+#[derive(Debug, Clone)]
+pub struct Dp4Stream<'a> {
+    rest: &'a [u8],
+    failed: bool,
+}
+
+impl<'a> Iterator for Dp4Stream<'a> {
+    type Item = Result<&'a [u8], WireError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() || self.failed {
+            return None;
+        }
+        let framed = Header::parse(self.rest).and_then(|(_, size)| {
+            let (msg, rest) = self.rest.split_at_checked(size).ok_or(WireError::Truncated {
+                field: "dwSize",
+                offset: 0,
+                needed: size,
+                got: self.rest.len(),
+            })?;
+            self.rest = rest;
+            Ok(msg)
+        });
+        self.failed = framed.is_err();
+        Some(framed)
+    }
+}
+
+#[cfg(test)]
+mod tests;
