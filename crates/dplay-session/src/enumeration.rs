@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_wire::dp8::enumeration::{
-    ENUM_QUERY_COMMAND, ENUM_RESPONSE_COMMAND, EnumMessage, EnumQuery, EnumResponse, SessionFlags,
+    ENUM_QUERY_COMMAND, ENUM_RESPONSE_COMMAND, EnumMessage, EnumQuery, EnumResponse,
 };
 use dplay_wire::dp8::path_test::{PATH_TEST_DATA_KIND, PathTest};
 use dplay_wire::dp8::session::ApplicationDescFlags;
@@ -113,7 +113,7 @@ impl Session {
         let reply = &self.cfg.enum_reply_data;
         let response = EnumResponse {
             enum_payload: q.enum_payload,
-            application_desc_flags: SessionFlags::from_bits_retain(desc.flags.bits()),
+            application_desc_flags: desc.flags,
             max_players: desc.max_players,
             current_players: u32::try_from(self.table.len()).unwrap_or(u32::MAX),
             session_name: Some(WideString::new(&desc.session_name)),
