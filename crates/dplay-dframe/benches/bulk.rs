@@ -28,10 +28,12 @@ fn transfer(size: usize) {
     let data = vec![0x5a; size];
     for _ in 0..MESSAGES {
         let t = sim.now();
-        sim.node_mut::<Peer>(na).with(t, |ep| ep.send(t, b, &data, MessageKind::RELIABLE_SEQUENTIAL).unwrap());
+        sim.node_mut::<Peer>(na)
+            .with(t, |ep| ep.send(t, b, &data, MessageKind::RELIABLE_SEQUENTIAL).unwrap());
     }
     let delivered = |sim: &Sim| {
-        sim.node::<Peer>(nb).events.iter().filter(|(_, e)| matches!(e, Event::Message { .. })).count() == MESSAGES
+        sim.node::<Peer>(nb).events.iter().filter(|(_, e)| matches!(e, Event::Message { .. })).count()
+            == MESSAGES
     };
     let deadline = sim.now() + Duration::from_secs(3600);
     assert!(sim.run_until_with(deadline, delivered));

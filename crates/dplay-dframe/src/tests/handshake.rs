@@ -150,8 +150,10 @@ fn crossed_retry_and_reply() {
     c.feed_c(Cframe::Connected(connect_fields(true, 0, 0, PROTOCOL_VERSION, f.sess_id)));
     c.feed_c(Cframe::Connected(connect_fields(true, 1, 1, PROTOCOL_VERSION, f.sess_id)));
     let sent = c.sent();
-    let confirms: Vec<_> =
-        sent.iter().filter_map(|s| if let Sent::C(Cframe::Connected(f)) = s { Some(*f) } else { None }).collect();
+    let confirms: Vec<_> = sent
+        .iter()
+        .filter_map(|s| if let Sent::C(Cframe::Connected(f)) = s { Some(*f) } else { None })
+        .collect();
     assert_eq!(confirms.len(), 2);
     assert!(confirms.iter().all(|f| !f.poll));
     assert_eq!(confirms[1].rsp_id, 1);

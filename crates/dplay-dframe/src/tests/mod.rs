@@ -129,7 +129,13 @@ impl Harness {
     }
 }
 
-pub(crate) fn connect_fields(poll: bool, msg_id: u8, rsp_id: u8, version: u32, sess_id: u32) -> ConnectFields {
+pub(crate) fn connect_fields(
+    poll: bool,
+    msg_id: u8,
+    rsp_id: u8,
+    version: u32,
+    sess_id: u32,
+) -> ConnectFields {
     ConnectFields { poll, msg_id, rsp_id, protocol_version: version, sess_id, timestamp: 0 }
 }
 

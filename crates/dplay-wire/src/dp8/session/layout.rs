@@ -13,7 +13,6 @@
 //! Emission writes the fixed part, then the blobs back to back in the recorded order, or in
 //! the canonical order (the spec diagram's) when none is recorded.
 
-
 use super::name_table::NameTableOp;
 use crate::WireError;
 use crate::codec::{Writer, len_u32, located};
