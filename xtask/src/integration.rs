@@ -204,10 +204,12 @@ fn sixteen_peers(s: &Suite) -> anyhow::Result<()> {
 
 fn host_killed(s: &Suite) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let mut host = host(s, &addr, &[])?;
+    // Short keepalives so the silence is noticed in seconds rather than a minute.
+    let mut host = host(s, &addr, &["--keepalive", "1"])?;
     let mut peers = Vec::new();
     for name in ["older", "newer"] {
-        let p = s.start(name, &["join", &addr, "--json", "--name", name, "--duration", "60"])?;
+        let args = ["join", &addr, "--json", "--name", name, "--duration", "60", "--keepalive", "1"];
+        let p = s.start(name, &args)?;
         s.expect(&p, "the name table", WAIT, is("name_table"))?;
         peers.push(p);
     }
