@@ -24,10 +24,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
-    let cases: [(&str, fn(&Suite) -> anyhow::Result<()>); 4] = [
+    let cases: [(&str, fn(&Suite) -> anyhow::Result<()>); 5] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a 16-peer session", sixteen_peers),
+        ("an add-on session: a player and an observer", addon_session),
         ("the host killed with SIGKILL: the others migrate", host_killed),
     ];
     for (name, case) in cases {
@@ -223,5 +224,32 @@ fn host_killed(s: &Suite) -> anyhow::Result<()> {
         let migrated = s.expect(p, "host_migrated", Duration::from_secs(60), is("host_migrated"))?;
         ensure!(migrated["name"] == "older", "{} saw {migrated}", p.name);
     }
+    Ok(())
+}
+
+fn addon_session(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = s.start("fs host", &["fs", "host", "--json", "--bind", &addr, "--duration", "60"])?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    let observer = s.start(
+        "observer",
+        &["fs", "join", &addr, "--observer", "--name", "tower", "--json", "--duration", "60"],
+    )?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "Observer"))?;
+    let player = s.start(
+        "player",
+        &["fs", "join", &addr, "--player", "--name", "pilot", "--json", "--duration", "60"],
+    )?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
+    // Four updates a second: at least four within a few seconds, all from the pilot.
+    s.expect(&observer, "a position", WAIT, is("position"))?;
+    std::thread::sleep(Duration::from_secs(2));
+    let positions =
+        observer.lines.lock().map(|l| l.iter().filter(|v| v["event"] == "position").count()).unwrap_or(0);
+    ensure!(positions >= 4, "only {positions} positions in two seconds");
+    let position = s.expect(&observer, "a position", WAIT, is("position"))?;
+    ensure!(position["name"] == "pilot", "{position}");
+    ensure!(position["alt_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
     Ok(())
 }

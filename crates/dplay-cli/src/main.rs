@@ -8,6 +8,7 @@
 mod capture;
 mod decode;
 mod enumerate;
+mod fs;
 mod host;
 mod join;
 mod live;
@@ -44,6 +45,9 @@ enum Command {
     Enum(enumerate::EnumArgs),
     /// Join a DirectPlay 8 session; print the name table and events.
     Join(join::JoinArgs),
+    /// The Flight Simulator add-on protocol over DirectPlay 8.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
 }
 
 #[derive(Args)]
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
         Command::Host(args) => host::run(args),
         Command::Enum(args) => enumerate::run(args),
         Command::Join(args) => join::run(args),
+        Command::Fs(command) => fs::run(command),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

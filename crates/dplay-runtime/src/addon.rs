@@ -8,17 +8,33 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dplay_addon::packet::ZString;
 use dplay_addon::{
     Client, ClientConfig, Endpoint, Host, HostConfig, Outgoing, PlayerId, Position, Target, Velocity,
 };
-use dplay_session::{Event, SendFlags, SessionConfig};
+use dplay_session::{CommandError, Event, SendFlags, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 
 use crate::Protocol;
 use crate::dp8::{Dp8Command, Dp8Event, Dp8Protocol};
+
+/// How long a message to a player we cannot reach yet is kept: a player enters the name table
+/// (and the add-on's roster) before our connection to it is up (MC-DPL8CS 3.1.5.2), and the
+/// add-on answers newcomers at once.
+const UNROUTED_KEEP: Duration = Duration::from_secs(5);
+/// How often those messages are tried again.
+const UNROUTED_RETRY: Duration = Duration::from_millis(50);
+
+/// A message to one player not reachable yet.
+#[derive(Debug)]
+struct Unrouted {
+    since: Instant,
+    to: Dpnid,
+    data: Vec<u8>,
+    flags: SendFlags,
+}
 
 /// Which side of the add-on protocol we run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +115,10 @@ pub struct AddonProtocol {
     players: BTreeSet<PlayerId>,
     /// A position set before the add-on started.
     position: Option<(Position, Option<Velocity>)>,
+    /// Messages to players whose connection is not up yet, oldest first.
+    unrouted: VecDeque<Unrouted>,
+    /// When the unrouted messages are tried next.
+    retry_at: Option<Instant>,
     events: VecDeque<AddonEvent>,
 }
 
@@ -111,6 +131,8 @@ impl AddonProtocol {
             app: None,
             players: BTreeSet::new(),
             position: None,
+            unrouted: VecDeque::new(),
+            retry_at: None,
             events: VecDeque::new(),
         }
     }
@@ -210,11 +232,35 @@ impl AddonProtocol {
 
     fn send(&mut self, now: Instant, o: Outgoing) {
         let flags = if o.guaranteed { SendFlags::RELIABLE_SEQUENTIAL } else { SendFlags::DATAGRAM };
-        let command = match o.to {
-            Target::All => Dp8Command::SendAll { data: o.bytes, flags },
-            Target::One(id) => Dp8Command::SendTo { to: Dpnid(id.0), data: o.bytes, flags },
-        };
-        self.inner.handle_command(now, command);
+        match o.to {
+            Target::All => self.inner.handle_command(now, Dp8Command::SendAll { data: o.bytes, flags }),
+            Target::One(id) => {
+                let to = Dpnid(id.0);
+                match self.inner.try_send_to(now, to, &o.bytes, flags) {
+                    Err(CommandError::UnknownPlayer) if self.players.contains(&id) => {
+                        self.unrouted.push_back(Unrouted { since: now, to, data: o.bytes, flags });
+                        self.retry_at.get_or_insert(now + UNROUTED_RETRY);
+                    }
+                    Err(e) => tracing::debug!("add-on message to {to} not sent: {e}"),
+                    Ok(()) => {}
+                }
+            }
+        }
+    }
+
+    /// Tries the unrouted messages again; drops those too old or to players gone.
+    fn retry_unrouted(&mut self, now: Instant) {
+        for u in std::mem::take(&mut self.unrouted) {
+            let present = self.players.contains(&PlayerId(u.to.0));
+            if !present || now.saturating_duration_since(u.since) > UNROUTED_KEEP {
+                tracing::debug!("add-on message to {} dropped: no connection", u.to);
+                continue;
+            }
+            if let Err(CommandError::UnknownPlayer) = self.inner.try_send_to(now, u.to, &u.data, u.flags) {
+                self.unrouted.push_back(u);
+            }
+        }
+        self.retry_at = (!self.unrouted.is_empty()).then(|| now + UNROUTED_RETRY);
     }
 
     fn addon_event(&mut self, now: Instant, event: dplay_addon::Event) {
@@ -274,6 +320,9 @@ impl Protocol for AddonProtocol {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        if self.retry_at.is_some_and(|t| t <= now) {
+            self.retry_unrouted(now);
+        }
         if self.inner.poll_timeout().is_some_and(|t| t <= now) {
             self.inner.handle_timeout(now);
         }
@@ -295,7 +344,7 @@ impl Protocol for AddonProtocol {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let app = self.app.as_ref().and_then(|a| a.endpoint_ref().poll_timeout());
-        self.inner.poll_timeout().into_iter().chain(app).min()
+        self.inner.poll_timeout().into_iter().chain(app).chain(self.retry_at).min()
     }
 
     fn is_finished(&self) -> bool {

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_session::{Event, SendFlags, Session, SessionConfig};
+use dplay_session::{CommandError, Event, SendFlags, Session, SessionConfig};
 use dplay_wire::WideString;
 use dplay_wire::dp8::dpnid::Dpnid;
 use uuid::Uuid;
@@ -102,6 +102,19 @@ impl Dp8Protocol {
     /// The session (read-only: commands go through [`Dp8Command`]).
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// Sends to one player, reporting failure to the caller instead of as an event.
+    pub(crate) fn try_send_to(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+    ) -> Result<(), CommandError> {
+        let result = self.session.send_to(now, to, data, flags);
+        self.drain();
+        result
     }
 
     /// The name table as [`Player`] rows.
