@@ -1,6 +1,8 @@
 //! `cargo xtask integration`: separate `dplay` processes on loopback, checked through their
 //! `--json` output. Every process started is killed when the suite ends (also on failure), and
 //! the whole suite has a time limit.
+// serde_json's `value["key"]` gives Null for a missing key; it never panics.
+#![allow(clippy::indexing_slicing)]
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
@@ -24,7 +26,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
-    let cases: [(&str, fn(&Suite) -> anyhow::Result<()>); 5] = [
+    let cases: [(&str, Case); 5] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a 16-peer session", sixteen_peers),
@@ -39,6 +41,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// One integration case.
+type Case = fn(&Suite) -> anyhow::Result<()>;
 
 struct Suite {
     bin: PathBuf,
