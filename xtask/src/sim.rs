@@ -1,25 +1,86 @@
-//! `cargo xtask sim --seeds N`: the transport scenarios over N seeds and every link profile,
-//! in release mode (crates/dplay-dframe/examples/sim_sweep.rs). Its last line is
-//! `sim: <runs> runs, <messages> messages, <violations> violations`; any violation fails.
+//! `cargo xtask sim --seeds N`: every simulated-network sweep over N seeds, in release mode.
+//!
+//! * the transport scenarios over every link profile (crates/dplay-dframe/examples/sim_sweep.rs);
+//! * the session layer's name-table property (crates/dplay-session/examples/sim_sweep.rs).
+//!
+//! Its last line is `sim: <runs> runs, <messages> messages, <violations> violations`, counting
+//! both sweeps (a session run that fails counts as a violation); any violation fails.
 
-use crate::util::{cargo, step};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+use crate::util::cargo;
+
+/// Counts parsed from a sweep's last line.
+#[derive(Default)]
+struct Tally {
+    runs: u64,
+    messages: u64,
+    violations: u64,
+}
 
 pub(crate) fn run(seeds: u64) -> anyhow::Result<()> {
     let seeds = seeds.to_string();
-    step(
-        "sim",
-        cargo().args([
-            "run",
-            "--release",
-            "--quiet",
-            "--locked",
-            "-p",
-            "dplay-dframe",
-            "--example",
-            "sim_sweep",
-            "--",
-            "--seeds",
-            &seeds,
-        ]),
-    )
+    let transport = sweep(cargo().args(example("dplay-dframe", &[], &seeds)), "sim:", "transport")?;
+    let session = sweep(
+        cargo().args(example("dplay-session", &["--features", "sim"], &seeds)),
+        "session-sim:",
+        "session",
+    )?;
+    let runs = transport.runs + session.runs;
+    let violations = transport.violations + session.violations;
+    println!("sim: {runs} runs, {} messages, {violations} violations", transport.messages);
+    if violations > 0 {
+        bail!("{violations} violations: replay one with the DPLAY_SIM_SEED printed above");
+    }
+    Ok(())
+}
+
+fn example<'a>(package: &'a str, features: &[&'a str], seeds: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["run", "--release", "--quiet", "--locked", "-p", package];
+    args.extend_from_slice(features);
+    args.extend_from_slice(&["--example", "sim_sweep", "--", "--seeds", seeds]);
+    args
+}
+
+/// Runs one sweep, echoing its report (its summary line labelled `label`), and reads the counts
+/// from its line starting `prefix`.
+fn sweep(cmd: &mut Command, prefix: &str, label: &str) -> anyhow::Result<Tally> {
+    println!("==> {cmd:?}");
+    let out = cmd.stderr(Stdio::inherit()).output().with_context(|| format!("starting {cmd:?}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut tally = None;
+    for line in stdout.lines() {
+        match line.strip_prefix(prefix) {
+            Some(counts) => {
+                println!("  {label} sweep:{counts}");
+                tally = Some(parse_counts(counts));
+            }
+            None => println!("  {line}"),
+        }
+    }
+    let tally = tally.with_context(|| format!("{cmd:?} printed no `{prefix}` line"))?;
+    if !out.status.success() && tally.violations == 0 {
+        bail!("{cmd:?} failed ({})", out.status);
+    }
+    Ok(tally)
+}
+
+/// Reads "<n> runs, <n> messages, <n> violations" (or "<n> failures"), in any order.
+fn parse_counts(counts: &str) -> Tally {
+    let mut tally = Tally::default();
+    for part in counts.split(',') {
+        let mut words = part.split_whitespace();
+        let (Some(n), Some(what)) = (words.next().and_then(|n| n.parse().ok()), words.next()) else {
+            continue;
+        };
+        match what {
+            "runs" => tally.runs = n,
+            "messages" => tally.messages = n,
+            "violations" | "failures" => tally.violations = n,
+            _ => {}
+        }
+    }
+    tally
 }

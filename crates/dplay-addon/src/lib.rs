@@ -12,6 +12,8 @@
 //! * [`session_iface`]: the small interface to a session layer (DirectPlay 8 or 4): players
 //!   joined and left, messages in from an id, [`Outgoing`] messages to one or all, guaranteed or
 //!   not, and [`Event`]s.
+//! * [`over_dp8`]: [`AddonOverDp8`], the add-on over a DirectPlay 8 session
+//!   (`dplay-session`), driven like the session itself.
 //!
 //! This crate never reads a clock, opens a socket or spawns a thread: `now` is a parameter and
 //! every output is queued for the caller. Hostile input is counted and dropped, never a panic.
@@ -19,6 +21,7 @@
 
 pub mod client;
 pub mod host;
+pub mod over_dp8;
 pub mod packet;
 pub mod session_iface;
 pub mod tracking;
@@ -29,6 +32,7 @@ mod testutil;
 
 pub use client::{Client, ClientConfig, ClientState, CommandError, PositionFormat};
 pub use host::{Host, HostConfig, HostPolicy};
+pub use over_dp8::{AddonOverDp8, OverDp8Event, OverDp8Stats};
 pub use packet::{Dialect, Packet, PacketId};
 pub use session_iface::{DisconnectReason, Endpoint, Event, Outgoing, PlayerId, Role, Stats, Target};
 pub use tracking::{Position, Tracker, Velocity};

@@ -72,6 +72,8 @@ pub(crate) struct Connection {
     pub(crate) closing: Option<bool>,
     pub(crate) end_acked: bool,
     pub(crate) peer_end: bool,
+    /// The peer's END_STREAM just arrived: SACKs are owed even if a DFRAME carries the ACK.
+    pub(crate) end_sacks_owed: bool,
 }
 
 impl Connection {
@@ -102,6 +104,7 @@ impl Connection {
             closing: None,
             end_acked: false,
             peer_end: false,
+            end_sacks_owed: false,
         }
     }
 
@@ -218,7 +221,10 @@ impl Connection {
                 self.emit_dframe(cfg, seq, false, poll, out);
             }
         }
-        if self.ack_now && matches!(self.phase, Phase::Established | Phase::Lingering) {
+        if (self.ack_now || self.end_sacks_owed)
+            && matches!(self.phase, Phase::Established | Phase::Lingering)
+        {
+            self.end_sacks_owed = false;
             // Once the peer's END_STREAM is in, every SACK goes out several times, as MS-DPDX
             // 3.1.5.3 does: it is the last word and nothing retries it.
             let copies = if self.peer_end { cfg.end_stream_sacks.max(1) } else { 1 };
@@ -271,7 +277,9 @@ impl Connection {
         self.last_rx = now;
         self.process_ack(now, cfg, header.n_rcv, header.masks.sack());
         self.last_rx_retry = header.control.contains(DframeControl::RETRY);
-        let poll = header.command.contains(DframeCommand::POLL);
+        // Below 0x00010005, bControl 0x02 asks for a dedicated acknowledgement (MC-DPL8R 2.2.2).
+        let correlate = !self.modern(cfg) && header.control.contains(DframeControl::KEEPALIVE_OR_CORRELATE);
+        let poll = header.command.contains(DframeCommand::POLL) || correlate;
         let mut early = Vec::new();
         let accepted = self.receiver.accept(header.seq, frame, &mut early);
         let prompt = match accepted {
@@ -291,7 +299,11 @@ impl Connection {
         } else {
             self.timers.set_earlier(Timer::DelayedAck, now + prompt.unwrap_or(cfg.delayed_ack));
         }
-        self.receiver.apply_send_mask(header.seq, header.masks.send());
+        // A frame ahead of the window cannot be from an honest sender: its send mask is not
+        // trusted to skip frames.
+        if accepted != Accept::OutOfWindow {
+            self.receiver.apply_send_mask(header.seq, header.masks.send());
+        }
         self.deliver(early, out);
         self.drain(now, cfg, out);
         self.flush(now, cfg, out);

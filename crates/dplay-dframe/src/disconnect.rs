@@ -35,7 +35,7 @@ impl Connection {
     /// own END_STREAM after what is queued (MC-DPL8R 3.1.4.3).
     pub(crate) fn on_peer_end_stream(&mut self, _out: &mut Out<'_>) {
         self.peer_end = true;
-        self.ack_now = true;
+        self.end_sacks_owed = true;
         if self.closing.is_none() && self.phase == Phase::Established {
             self.closing = Some(false);
             self.sender.push(OutMessage::new(Vec::new(), MessageKind::RELIABLE_SEQUENTIAL, Body::EndStream));
@@ -46,7 +46,11 @@ impl Connection {
     /// received and acknowledged (MC-DPL8R 3.1.4.3). The connection then lingers, answering
     /// the peer's retries, so a lost final SACK does not leave the peer retrying into silence.
     pub(crate) fn check_closed(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
-        if self.phase != Phase::Established || !(self.end_acked && self.peer_end) || self.ack_now {
+        if self.phase != Phase::Established
+            || !(self.end_acked && self.peer_end)
+            || self.ack_now
+            || self.end_sacks_owed
+        {
             return;
         }
         let reason = if self.closing == Some(true) {

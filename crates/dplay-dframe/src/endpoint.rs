@@ -127,13 +127,13 @@ impl Endpoint {
     /// Closes the connection with `peer` gracefully: queued messages go first, then
     /// END_STREAM (MC-DPL8R 3.1.4.3). [`Event::Disconnected`] follows when the exchange ends.
     pub fn disconnect(&mut self, now: Instant, peer: SocketAddr) {
-        self.with_conn(now, peer, |conn, cfg, out| conn.close(now, cfg, out));
+        self.with_conn(peer, |conn, cfg, out| conn.close(now, cfg, out));
     }
 
     /// Ends the connection with `peer` at once with HARD_DISCONNECT (MC-DPL8R 3.1.4.5);
     /// [`Event::Disconnected`] with [`DisconnectReason::Aborted`] is reported now.
     pub fn abort(&mut self, now: Instant, peer: SocketAddr) {
-        self.with_conn(now, peer, |conn, cfg, out| conn.abort(now, cfg, DisconnectReason::Aborted, out));
+        self.with_conn(peer, |conn, cfg, out| conn.abort(now, cfg, DisconnectReason::Aborted, out));
     }
 
     /// Sends a datagram the transport does not own (an enumeration answer) through the same
@@ -166,12 +166,8 @@ impl Endpoint {
         self.connections.len()
     }
 
-    fn with_conn(
-        &mut self,
-        now: Instant,
-        peer: SocketAddr,
-        f: impl FnOnce(&mut Connection, &Config, &mut Out<'_>),
-    ) {
+    /// Runs `f` on the connection with `peer`, if any, and removes it once finished.
+    fn with_conn(&mut self, peer: SocketAddr, f: impl FnOnce(&mut Connection, &Config, &mut Out<'_>)) {
         if let Some(conn) = self.connections.get_mut(&peer) {
             let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
             f(conn, &self.config, &mut out);
@@ -179,7 +175,6 @@ impl Endpoint {
                 self.connections.remove(&peer);
             }
         }
-        let _ = now;
     }
 
     /// A datagram arrived from `from` (MC-DPL8R 3.1.5): a DFRAME (low bit set, at least 4
@@ -195,7 +190,7 @@ impl Endpoint {
                 self.stats.drops.add(DropReason::UnknownAddress);
                 return;
             }
-            self.with_conn(now, from, |conn, cfg, out| conn.handle_dframe(now, cfg, data, out));
+            self.with_conn(from, |conn, cfg, out| conn.handle_dframe(now, cfg, data, out));
         } else if (lead == PACKET_COMMAND_CFRAME || lead == PACKET_COMMAND_CFRAME | PACKET_COMMAND_POLL)
             && data.len() >= CFRAME_MIN_LEN
         {
@@ -226,7 +221,7 @@ impl Endpoint {
             self.stats.drops.add(DropReason::UnknownAddress);
             return;
         }
-        self.with_conn(now, from, |conn, cfg, out| match &frame {
+        self.with_conn(from, |conn, cfg, out| match &frame {
             Cframe::Connect(f) => conn.handle_connect(now, cfg, f, out),
             Cframe::Connected(f) => conn.handle_connected(now, cfg, f, out),
             Cframe::ConnectedSigned(_) => conn.stats.drops.add(DropReason::Signed),
@@ -266,7 +261,7 @@ impl Endpoint {
             .collect();
         due.sort_unstable();
         for peer in due {
-            self.with_conn(now, peer, |conn, cfg, out| conn.handle_timeout(now, cfg, out));
+            self.with_conn(peer, |conn, cfg, out| conn.handle_timeout(now, cfg, out));
         }
     }
 

@@ -89,8 +89,6 @@ impl InFlight {
 /// What an acknowledgement did.
 #[derive(Debug, Default)]
 pub(crate) struct Acked {
-    /// `bNRcv` did not fall between the oldest frame in flight and Next Send: ignored.
-    pub(crate) bogus: bool,
     /// Our END_STREAM frame is acknowledged.
     pub(crate) end_stream: bool,
 }
@@ -275,13 +273,10 @@ impl Sender {
     /// Processes `bNRcv` and the SACK mask (MC-DPL8R 3.1.5.2.2-3).
     pub(crate) fn on_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64) -> Acked {
         let mut result = Acked::default();
-        let Some(oldest) = self.inflight.front().map(|f| f.seq) else {
-            result.bogus = n_rcv != self.next_seq;
-            return result;
-        };
+        let Some(oldest) = self.inflight.front().map(|f| f.seq) else { return result };
+        // A bNRcv outside [oldest in flight, Next Send] is stale or forged: ignored.
         let count = usize::from(distance(oldest, n_rcv));
         if count > self.inflight.len() {
-            result.bogus = true;
             return result;
         }
         let mut sample = None;

@@ -30,5 +30,18 @@ fn every_profile_a_few_seeds() {
 fn trace_of_a_transfer_over_20_percent_loss() {
     let (outcome, sim) = scenario::run(7, Profile::Loss20, 6, true);
     assert!(outcome.violations.is_empty(), "{:#?}", outcome.violations);
-    insta::assert_snapshot!("transfer_loss_20", sim.trace());
+    let mut lines = Vec::new();
+    for (side, id) in ["A->B", "B->A"].into_iter().zip(sim.node_ids()) {
+        for (t, line) in sim.node::<scenario::Peer>(id).sent_log.iter().flatten() {
+            lines.push((*t, side, line.clone()));
+        }
+    }
+    lines.sort_by_key(|(t, side, _)| (*t, *side));
+    let mut text: String = lines
+        .iter()
+        .map(|(t, side, line)| format!("t={:.3}ms {side} {line}\n", t.as_secs_f64() * 1e3))
+        .collect();
+    text.push_str("\n--- what the links did ---\n");
+    text.push_str(sim.trace());
+    insta::assert_snapshot!("transfer_loss_20", text);
 }

@@ -12,7 +12,7 @@ use dplay_wire::dp8::session::{CHAT_MESSAGE_LEN, ChatMessage};
 
 use crate::event::{CommandError, Event, SendFlags};
 use crate::session::{LinkState, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 impl Session {
     /// Sends `data` to the player `to` (in client/server a client reaches only the server).
@@ -53,7 +53,7 @@ impl Session {
     pub(crate) fn on_app_data(&mut self, peer: SocketAddr, data: Vec<u8>, reliable: bool, sequential: bool) {
         let from = self.links.get(&peer).filter(|l| l.state == LinkState::Member).and_then(|l| l.dpnid);
         let Some(from) = from.filter(|_| self.is_joined() || self.phase == crate::Phase::Host) else {
-            return self.stats.drop(Drop::UnknownSender);
+            return self.stats.drop(DropReason::UnknownSender);
         };
         self.stats.app_received += 1;
         if data.len() == CHAT_MESSAGE_LEN

@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::event::{CommandError, Event};
 use crate::session::{Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 /// How many EnumPayload values a search remembers; older ones no longer match.
 const PAYLOADS_KEPT: usize = 16;
@@ -84,36 +84,35 @@ impl Session {
     }
 
     /// A datagram led by a zero byte: enumeration or path test (MC-DPL8R 3.1.5; INDEX B.1).
-    pub(crate) fn on_unowned(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
-        let _ = now;
+    pub(crate) fn on_unowned(&mut self, from: SocketAddr, data: &[u8]) {
         match data.get(1).copied() {
             Some(ENUM_QUERY_COMMAND | ENUM_RESPONSE_COMMAND) => match EnumMessage::parse(data) {
                 Ok(EnumMessage::Query(q)) => self.on_enum_query(from, &q),
                 Ok(EnumMessage::Response(r)) => self.on_enum_response(from, r),
-                Err(_) => self.stats.drop(Drop::Malformed),
+                Err(_) => self.stats.drop(DropReason::Malformed),
             },
             Some(PATH_TEST_DATA_KIND) => match PathTest::parse(data) {
                 Ok(t) if self.phase == Phase::Member => self.on_path_test(from, t),
-                Ok(_) => self.stats.drop(Drop::WrongState),
-                Err(_) => self.stats.drop(Drop::Malformed),
+                Ok(_) => self.stats.drop(DropReason::WrongState),
+                Err(_) => self.stats.drop(DropReason::Malformed),
             },
-            _ => self.stats.drop(Drop::Malformed),
+            _ => self.stats.drop(DropReason::Malformed),
         }
     }
 
     /// EnumQuery: answered by the host when the application matches (MC-DPLHP 3.2.5).
     fn on_enum_query(&mut self, from: SocketAddr, q: &EnumQuery) {
         let Some(desc) = self.desc.as_ref().filter(|_| self.phase == Phase::Host) else {
-            return self.stats.drop(Drop::EnumFiltered);
+            return self.stats.drop(DropReason::EnumFiltered);
         };
         let other_app = q.application_guid.is_some_and(|g| g != self.cfg.application_guid);
         if other_app || desc.flags.contains(ApplicationDescFlags::NOENUMS) {
-            return self.stats.drop(Drop::EnumFiltered);
+            return self.stats.drop(DropReason::EnumFiltered);
         }
         let reply = &self.cfg.enum_reply_data;
         let response = EnumResponse {
             enum_payload: q.enum_payload,
-            application_desc_flags: desc.flags,
+            application_desc_flags: ApplicationDescFlags::from_bits_retain(desc.flags.bits()),
             max_players: desc.max_players,
             current_players: u32::try_from(self.table.len()).unwrap_or(u32::MAX),
             session_name: Some(WideString::new(&desc.session_name)),
@@ -136,7 +135,7 @@ impl Session {
             s.payloads.contains(&r.enum_payload) && s.application_guid.is_none_or(|g| g == r.application_guid)
         });
         if !matches {
-            return self.stats.drop(Drop::EnumUnmatched);
+            return self.stats.drop(DropReason::EnumUnmatched);
         }
         self.events.push_back(Event::HostFound { from, response: Box::new(r) });
     }

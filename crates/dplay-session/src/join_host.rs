@@ -19,7 +19,7 @@ use crate::config::Mode;
 use crate::event::{CommandError, Event};
 use crate::name_table::NameTable;
 use crate::session::{AppDesc, Link, LinkState, Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 /// `DPNERR_SESSIONFULL`: the session has `dwMaxPlayers` players. MC-DPL8CS 2.2.1.3 lists no
 /// code for a full session; this value follows the numbering of the codes it lists (decision).
@@ -114,9 +114,9 @@ impl Session {
                 self.on_ack_nametable_op(now, from, &ack)
             }
             (LinkState::Joining | LinkState::AwaitingAck | LinkState::Refused | LinkState::Closing, _) => {
-                self.stats.drop(Drop::WrongState)
+                self.stats.drop(DropReason::WrongState)
             }
-            _ => self.stats.drop(Drop::WrongRole),
+            _ => self.stats.drop(DropReason::WrongRole),
         }
     }
 
@@ -258,7 +258,7 @@ impl Session {
     fn on_instructed_connect_failed(&mut self, now: Instant, from: Option<Dpnid>, joiner: Dpnid) {
         let Some(existing) = from else { return };
         if !self.table.contains(joiner) {
-            self.stats.drop(Drop::UnknownDpnid);
+            self.stats.drop(DropReason::UnknownDpnid);
             return;
         }
         self.send_to_player(now, joiner, &SessionMessage::ConnectAttemptFailed { dpn_id: existing });
@@ -273,6 +273,9 @@ impl Session {
         let Some(op) = self.table.destroy(dpnid, reason) else { return };
         self.reported.remove(&dpnid);
         self.integrity.remove(&dpnid);
+        if let Some(m) = self.migration.as_mut() {
+            m.forget(dpnid);
+        }
         if self.cfg.mode == Mode::PeerToPeer {
             let msg = SessionMessage::DestroyPlayer(op);
             for (_, addr) in self.member_routes(Some(dpnid)) {
@@ -280,5 +283,7 @@ impl Session {
             }
         }
         self.events.push_back(Event::PlayerRemoved { dpnid, reason });
+        // A migration may have been waiting for this player's version.
+        self.migration_progress(now);
     }
 }

@@ -18,7 +18,7 @@ use crate::event::{CommandError, EndReason, Event};
 use crate::join_host::url_of;
 use crate::name_table::{NameTable, OpError};
 use crate::session::{AppDesc, Link, LinkState, Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 impl Session {
     /// Joins the session hosted at `host`: connects, then sends PLAYER_CONNECT_INFO
@@ -75,15 +75,15 @@ impl Session {
             SessionMessage::ConnectFailed(f) if from_host && self.phase == Phase::AwaitingInfo => {
                 self.end(now, EndReason::Refused(f.result_code))
             }
-            _ if self.phase == Phase::AwaitingInfo => self.stats.drop(Drop::WrongState),
+            _ if self.phase == Phase::AwaitingInfo => self.stats.drop(DropReason::WrongState),
             SessionMessage::SendPlayerDpnid { dpn_id } if link.state == LinkState::Unidentified => {
                 self.on_send_player_dpnid(now, peer, dpn_id)
             }
             SessionMessage::HostMigrate(m) if link.state == LinkState::Member => {
                 self.on_host_migrate(now, peer, link, m)
             }
-            _ if link.state != LinkState::Member => self.stats.drop(Drop::UnknownSender),
-            _ if !from_host => self.stats.drop(Drop::WrongRole),
+            _ if link.state != LinkState::Member => self.stats.drop(DropReason::UnknownSender),
+            _ if !from_host => self.stats.drop(DropReason::WrongRole),
             SessionMessage::AddPlayer(a) => self.apply_op(now, NameTableOp::AddPlayer(a)),
             SessionMessage::DestroyPlayer(d) => self.apply_op(now, NameTableOp::DestroyPlayer(d)),
             SessionMessage::InstructConnect(i) => self.apply_op(now, NameTableOp::InstructConnect(i)),
@@ -97,7 +97,7 @@ impl Session {
             }
             SessionMessage::ReqNameTableOp(v) => self.on_req_nametable_op(now, peer, v.version),
             SessionMessage::HostMigrateComplete => self.on_host_migrate_complete(),
-            _ => self.stats.drop(Drop::WrongRole),
+            _ => self.stats.drop(DropReason::WrongRole),
         }
     }
 
@@ -107,12 +107,12 @@ impl Session {
         let host_entry = info.entries.iter().find(|e| e.flags.contains(NameTableEntryFlags::HOST));
         let (Some(host_entry), true) = (host_entry, info.entries.iter().any(|e| e.dpnid == info.dpnid))
         else {
-            self.stats.drop(Drop::UnknownDpnid);
+            self.stats.drop(DropReason::UnknownDpnid);
             return;
         };
         let host_dpnid = host_entry.dpnid;
         if !info.dpnid.is_valid() || host_dpnid == info.dpnid {
-            self.stats.drop(Drop::UnknownDpnid);
+            self.stats.drop(DropReason::UnknownDpnid);
             return;
         }
         self.table = NameTable::from_entries(info.guid_instance, info.version, &info.entries);
@@ -152,9 +152,9 @@ impl Session {
     pub(crate) fn apply_op(&mut self, now: Instant, op: NameTableOp) {
         match self.table.apply(&op) {
             Ok(()) => {}
-            Err(OpError::Version { .. }) => return self.stats.drop(Drop::BadVersion),
-            Err(OpError::Dpnid(_)) => return self.stats.drop(Drop::UnknownDpnid),
-            Err(OpError::Unsupported) => return self.stats.drop(Drop::WrongRole),
+            Err(OpError::Version { .. }) => return self.stats.drop(DropReason::BadVersion),
+            Err(OpError::Dpnid(_)) => return self.stats.drop(DropReason::UnknownDpnid),
+            Err(OpError::Unsupported) => return self.stats.drop(DropReason::WrongRole),
         }
         match op {
             NameTableOp::AddPlayer(a) => {
@@ -217,7 +217,7 @@ impl Session {
     /// Our instructed connect is up: SEND_PLAYER_DPNID (MS-DPDX 4.3 step 17).
     pub(crate) fn instructed_connected(&mut self, now: Instant, peer: SocketAddr) {
         let Some(link) = self.links.get_mut(&peer).filter(|l| l.state == LinkState::Instructed) else {
-            self.stats.drop(Drop::WrongState);
+            self.stats.drop(DropReason::WrongState);
             return;
         };
         link.state = LinkState::Member;
@@ -233,7 +233,7 @@ impl Session {
             && dpnid != self.host
             && !self.links.values().any(|l| l.dpnid == Some(dpnid));
         if !known {
-            self.stats.drop(Drop::RejectedConnection);
+            self.stats.drop(DropReason::RejectedConnection);
             self.links.remove(&peer);
             self.ep.abort(now, peer);
             return;

@@ -15,7 +15,7 @@ use dplay_wire::dp8::session::{
 use crate::config::Mode;
 use crate::event::{CommandError, EndReason};
 use crate::session::{Link, LinkState, Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 impl Session {
     /// Leaves the session gracefully: every connection ends with END_STREAM after what is
@@ -70,11 +70,7 @@ impl Session {
             }
             _ => DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST,
         };
-        if let Some(m) = self.migration.as_mut() {
-            m.forget(dpnid);
-        }
         self.destroy_player(now, dpnid, why);
-        self.migration_progress(now);
     }
 
     /// Member: a connection ended. The host's loss starts a migration or ends the session; a
@@ -115,7 +111,7 @@ impl Session {
     pub(crate) fn on_req_integrity_check(&mut self, now: Instant, from: Option<Dpnid>, target: Dpnid) {
         let Some(requester) = from else { return };
         if !self.table.contains(target) || target == self.local {
-            return self.stats.drop(Drop::UnknownDpnid);
+            return self.stats.drop(DropReason::UnknownDpnid);
         }
         let check = SessionMessage::IntegrityCheck(IntegrityCheck { dpnid_requesting: requester });
         if self.send_to_player(now, target, &check) {
@@ -135,7 +131,7 @@ impl Session {
     ) {
         let Some(target) = from else { return };
         if self.integrity.get(&target) != Some(&requester) {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         self.integrity.remove(&target);
         if let Some(addr) = self.route(requester) {
@@ -150,12 +146,23 @@ impl Session {
     /// RESYNC_VERSION lets everyone free older operations (MC-DPL8CS 2.2.6; INDEX F-17).
     pub(crate) fn on_nametable_version(&mut self, now: Instant, from: Option<Dpnid>, version: u32) {
         let Some(from) = from else { return };
+        if self.migration.is_some() {
+            // During a migration a member may be ahead of us (MC-DPL8CS 3.2.5.4).
+            self.reported.insert(from, version);
+            return self.migration_progress(now);
+        }
         if version > self.table.version() {
-            return self.stats.drop(Drop::BadVersion);
+            return self.stats.drop(DropReason::BadVersion);
         }
         self.reported.insert(from, version);
-        if self.migration.is_some() {
-            return self.migration_progress(now);
+        // A member still behind the version at which we took over missed our migration (it
+        // followed another claimant first): it gets the operations it misses (MC-DPL8CS 3.2.5.4).
+        if version < self.host_since {
+            let ops = self.table.ops_after(version);
+            let contiguous = ops.first().and_then(crate::name_table::op_version) == Some(version + 1);
+            for msg in ops.into_iter().filter(|_| contiguous).filter_map(crate::migration::op_message) {
+                self.send_to_player(now, from, &msg);
+            }
         }
         let members = self.member_routes(None);
         let oldest =

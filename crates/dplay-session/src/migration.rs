@@ -17,7 +17,7 @@ use dplay_wire::dp8::session::{
 use crate::config::Mode;
 use crate::event::{EndReason, Event};
 use crate::session::{Link, Phase, Session};
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 /// A migration under way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +28,8 @@ pub(crate) struct Migration {
     /// New host only: the member asked for the operations we miss.
     requested: Option<Dpnid>,
     fetched: bool,
+    /// Member only: the peers whose HOST_MIGRATE we accepted, and where they are.
+    claims: BTreeMap<Dpnid, SocketAddr>,
 }
 
 impl Migration {
@@ -41,7 +43,7 @@ impl Migration {
 }
 
 /// An operation as the message that carries it.
-fn op_message(op: NameTableOp) -> Option<SessionMessage> {
+pub(crate) fn op_message(op: NameTableOp) -> Option<SessionMessage> {
     Some(match op {
         NameTableOp::AddPlayer(a) => SessionMessage::AddPlayer(a),
         NameTableOp::DestroyPlayer(d) => SessionMessage::DestroyPlayer(d),
@@ -58,15 +60,34 @@ impl Session {
         if !migrate || !self.joined || self.cfg.mode != Mode::PeerToPeer {
             return self.end(now, EndReason::HostLost);
         }
-        match self.migration.as_ref() {
-            // The peer that was taking over is gone too: look for the next one.
-            Some(m) => self.host = m.old_host,
+        let lost_host = self.host;
+        match self.migration.as_mut() {
+            // The peer that was taking over is gone too: another that claimed the host
+            // (HOST_MIGRATE) takes its place, else we look for the next one.
+            Some(m) => {
+                m.claims.remove(&lost_host);
+                let oldest = m.claims.iter().map(|(d, a)| (*d, *a)).min_by_key(|(d, _)| {
+                    self.table.get(*d).map(|e| (e.version, *d)).unwrap_or((u32::MAX, *d))
+                });
+                let old = m.old_host;
+                if let Some((claimant, addr)) = oldest {
+                    self.host = claimant;
+                    self.host_addr = Some(addr);
+                    self.table.set_host(claimant);
+                    let version = self.table.version();
+                    let v = SessionMessage::NameTableVersion(VersionInfo { version, version_not_used: 0 });
+                    self.send_msg(now, addr, &v);
+                    return;
+                }
+                self.host = old;
+            }
             None => {
                 self.migration = Some(Migration {
                     old_host: self.host,
                     versions: BTreeMap::new(),
                     requested: None,
                     fetched: false,
+                    claims: BTreeMap::new(),
                 })
             }
         }
@@ -128,8 +149,7 @@ impl Session {
         }
         let ours = self.table.version();
         let newest = m.versions.iter().filter_map(|(d, v)| v.map(|v| (v, *d))).max();
-        if let Some((v, d)) = newest.filter(|(v, _)| *v > ours && !m.fetched) {
-            let _ = v;
+        if let Some((_, d)) = newest.filter(|(v, _)| *v > ours && !m.fetched) {
             m.requested = Some(d);
             m.fetched = true;
             let req = SessionMessage::ReqNameTableOp(VersionInfo { version: ours, version_not_used: 0 });
@@ -142,6 +162,17 @@ impl Session {
 
     fn finish_migration(&mut self, now: Instant, m: &Migration) {
         let ours = self.table.version();
+        // A member that became reachable during the migration hears HOST_MIGRATE now; its
+        // NAMETABLE_VERSION then brings it up to date (`on_nametable_version`).
+        let late: Vec<(Dpnid, SocketAddr)> =
+            self.member_routes(None).into_iter().filter(|(d, _)| !m.versions.contains_key(d)).collect();
+        let migrate = SessionMessage::HostMigrate(HostMigrate {
+            dpnid_old_host: m.old_host,
+            dpnid_new_host: self.local,
+        });
+        for (_, addr) in late {
+            self.send_msg(now, addr, &migrate);
+        }
         for (d, v) in &m.versions {
             let behind = v.unwrap_or(ours);
             if behind < ours {
@@ -167,8 +198,7 @@ impl Session {
             self.send_msg(now, *addr, &resync);
             self.send_msg(now, *addr, &SessionMessage::HostMigrateComplete);
         }
-        self.resync = version;
-        self.table.free_through(version);
+        self.host_since = version;
         self.events.push_back(Event::HostMigrated { new_host: self.local });
     }
 
@@ -176,14 +206,14 @@ impl Session {
     pub(crate) fn on_ack_nametable_op(&mut self, now: Instant, from: Option<Dpnid>, ack: &AckNameTableOp) {
         let expected = self.migration.as_ref().and_then(|m| m.requested);
         if from.is_none() || expected != from {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         for op in &ack.ops {
             if op_version_le(op, self.table.version()) {
                 continue;
             }
             if self.table.apply(op).is_err() {
-                self.stats.drop(Drop::BadVersion);
+                self.stats.drop(DropReason::BadVersion);
                 continue;
             }
             match op {
@@ -210,11 +240,16 @@ impl Session {
             || link.dpnid != Some(m.dpnid_new_host)
             || !self.table.contains(m.dpnid_new_host)
         {
-            return self.stats.drop(Drop::WrongRole);
+            return self.stats.drop(DropReason::WrongRole);
         }
+        // The old host must be one we know is gone or going: ours, the one our migration
+        // started from, or one whose link we lost (a migration may restart when the peer
+        // taking over goes too).
+        let old = m.dpnid_old_host;
         let migrating_from = self.migration.as_ref().map(|m| m.old_host);
-        if m.dpnid_old_host != self.host && Some(m.dpnid_old_host) != migrating_from {
-            return self.stats.drop(Drop::WrongState);
+        let gone = self.lost.contains(&old) || !self.table.contains(old);
+        if old != self.host && Some(old) != migrating_from && !gone {
+            return self.stats.drop(DropReason::WrongState);
         }
         if self.migration.is_none() {
             self.migration = Some(Migration {
@@ -222,7 +257,11 @@ impl Session {
                 versions: BTreeMap::new(),
                 requested: None,
                 fetched: false,
+                claims: BTreeMap::new(),
             });
+        }
+        if let Some(mig) = self.migration.as_mut() {
+            mig.claims.insert(m.dpnid_new_host, peer);
         }
         self.host = m.dpnid_new_host;
         self.host_addr = Some(peer);
@@ -248,7 +287,7 @@ impl Session {
     /// Member: HOST_MIGRATE_COMPLETE.
     pub(crate) fn on_host_migrate_complete(&mut self) {
         if self.migration.take().is_none() {
-            return self.stats.drop(Drop::WrongState);
+            return self.stats.drop(DropReason::WrongState);
         }
         self.lost.retain(|d| self.table.contains(*d));
         self.events.push_back(Event::HostMigrated { new_host: self.host });

@@ -10,7 +10,7 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::path_test::{PathTest, path_test_key};
 
 use crate::session::Session;
-use crate::stats::Drop;
+use crate::stats::DropReason;
 
 /// The path-test retry timer towards one existing peer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl Session {
                 self.stats.path_tests_matched += 1;
                 self.path_test_from.insert(d, from);
             }
-            None => self.stats.drop(Drop::PathTestUnmatched),
+            None => self.stats.drop(DropReason::PathTestUnmatched),
         }
     }
 }

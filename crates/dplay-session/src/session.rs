@@ -19,7 +19,7 @@ use crate::event::{EndReason, Event};
 use crate::migration::Migration;
 use crate::name_table::NameTable;
 use crate::path_test::PathTester;
-use crate::stats::{Drop, Stats};
+use crate::stats::{DropReason, Stats};
 
 /// Where the local participant stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,6 +101,8 @@ pub struct Session {
     /// Host: integrity checks under way, target to requester (MC-DPL8CS 3.2.5.3).
     pub(crate) integrity: BTreeMap<Dpnid, Dpnid>,
     pub(crate) migration: Option<Migration>,
+    /// New host: the table version when our migration ended.
+    pub(crate) host_since: u32,
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
     pub(crate) integrity_context: u32,
@@ -134,6 +136,7 @@ impl Session {
             resync: 0,
             integrity: BTreeMap::new(),
             migration: None,
+            host_since: 0,
             events: VecDeque::new(),
             stats: Stats::default(),
             integrity_context: 0,
@@ -227,7 +230,7 @@ impl Session {
                 dplay_dframe::Event::Disconnected { peer, reason, .. } => {
                     self.on_disconnected(now, peer, reason)
                 }
-                dplay_dframe::Event::Unowned { from, data } => self.on_unowned(now, from, &data),
+                dplay_dframe::Event::Unowned { from, data } => self.on_unowned(from, &data),
             }
         }
     }
@@ -244,7 +247,7 @@ impl Session {
             }
             _ => {
                 // Nobody may connect to us in this state (a client, or out of a session).
-                self.stats.drop(Drop::RejectedConnection);
+                self.stats.drop(DropReason::RejectedConnection);
                 self.ep.abort(now, peer);
             }
         }
@@ -264,23 +267,23 @@ impl Session {
 
     fn on_session_bytes(&mut self, now: Instant, peer: SocketAddr, data: &[u8]) {
         let Ok(msg) = SessionMessage::parse(data) else {
-            self.stats.drop(Drop::Malformed);
+            self.stats.drop(DropReason::Malformed);
             return;
         };
         let Some(link) = self.links.get(&peer).copied() else {
             // A connection we closed or never took in.
-            self.stats.drop(Drop::UnknownSender);
+            self.stats.drop(DropReason::UnknownSender);
             return;
         };
         self.stats.messages_received += 1;
         match self.phase {
             Phase::Host => self.host_message(now, peer, link, msg),
             Phase::AwaitingInfo | Phase::Member => self.member_message(now, peer, link, msg),
-            _ => self.stats.drop(Drop::WrongState),
+            _ => self.stats.drop(DropReason::WrongState),
         }
     }
 
-    /// The DPNID of an identified member connection.
+    /// The address of the identified member `dpnid`, when we have a connection with it.
     pub(crate) fn route(&self, dpnid: Dpnid) -> Option<SocketAddr> {
         self.links
             .iter()

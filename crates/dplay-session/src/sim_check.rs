@@ -3,7 +3,9 @@
 //! `cargo xtask sim` runs through [`run`].
 //!
 //! The property: whatever joins, leaves, kills and host migrations a seed draws, under 0%, 5%
-//! or 20% loss, every live member that is joined ends with the same name table.
+//! or 20% loss, every survivor is joined and holds the same name table as every other member
+//! of its session (a session may split when a host goes, MC-DPL8CS 3.2.5.4; a member the
+//! integrity check terminated is out, MC-DPL8CS 3.2.5.3).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
@@ -162,8 +164,8 @@ impl Mesh {
 pub const LOSSES: [f64; 3] = [0.0, 0.05, 0.2];
 
 /// One run of the name-table property for `seed`: 3 to 8 peers join (some at once), then
-/// members leave, are killed, or the host leaves; after the dust settles every live joined
-/// survivor must be joined and hold the same table.
+/// members leave, are killed or removed by the host, or the host leaves or is killed. Afterwards every survivor must be joined,
+/// and the survivors that name the same host must hold the same table.
 pub fn name_table_property(seed: u64) -> Result<(), String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA11C_E5ED);
     let n = rng.gen_range(3..=8);
@@ -182,44 +184,72 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
     }
     let all: Vec<usize> = (0..n).collect();
     mesh.run_until_joined(&all, Duration::from_secs(120));
-    let mut dead = Vec::new();
+    let (mut dead, mut killed) = (Vec::new(), Vec::new());
     for _ in 0..rng.gen_range(0..=2) {
         let live = mesh.live(&dead);
         let Some(&victim) = live.get(rng.gen_range(0..live.len().max(1))) else { break };
-        if rng.gen_bool(0.5) {
-            mesh.with(victim, |s, now| s.leave(now));
-        } else {
-            mesh.kill(victim);
+        match rng.gen_range(0..3) {
+            0 => mesh.with(victim, |s, now| s.leave(now)),
+            1 => {
+                mesh.kill(victim);
+                killed.push(victim);
+            }
+            _ => {
+                // The host removes the victim (MS-DPDX 3.1.5.5); a host victim leaves instead.
+                let dpnid = mesh.node(victim).session.local_dpnid();
+                let host = live.iter().copied().find(|i| mesh.node(*i).session.phase() == Phase::Host);
+                match host.filter(|h| *h != victim) {
+                    Some(h) => drop(mesh.with(h, |s, now| s.remove_player(now, dpnid))),
+                    None => mesh.with(victim, |s, now| s.leave(now)),
+                }
+            }
         }
         dead.push(victim);
         mesh.sim.run_for(Duration::from_millis(rng.gen_range(0..3000)));
     }
     mesh.sim.run_for(Duration::from_secs(240));
-    // A survivor whose link to another broke (20% loss can exhaust the transport's retries)
-    // may be terminated by the integrity check, as MC-DPL8CS 3.2.5.3 says: it is out too.
-    let terminated: Vec<usize> = (0..n)
-        .filter(|i| !dead.contains(i))
-        .filter(|i| {
-            mesh.node(*i).events.contains(&Event::SessionEnded { reason: crate::EndReason::Terminated })
+    // Out of the session: the killed, and whoever's session ended as a victim, or by the
+    // integrity check (a link that 20% loss broke, MC-DPL8CS 3.2.5.3). Anyone else must be in.
+    let mut survivors = Vec::new();
+    let mut check = Ok(());
+    for i in (0..n).filter(|i| !killed.contains(i)) {
+        let ended = mesh.node(i).events.iter().find_map(|e| match e {
+            Event::SessionEnded { reason } => Some(*reason),
+            _ => None,
+        });
+        match ended {
+            None if mesh.node(i).session.is_joined() => survivors.push(i),
+            None => check = Err(format!("node {i} is not joined")),
+            Some(_) if dead.contains(&i) => {}
+            Some(crate::EndReason::Terminated) => {}
+            Some(reason) => check = Err(format!("node {i} ended: {reason:?}")),
+        }
+    }
+    let check = check.and_then(|()| {
+        // Lost links while the host goes may split the session, which MC-DPL8CS 3.2.5.4
+        // allows ("this can be split out to more than one host"): each part must agree.
+        let mut hosts: Vec<_> = survivors.iter().map(|i| mesh.node(*i).session.host_dpnid()).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts.iter().try_for_each(|h| {
+            let part: Vec<usize> =
+                survivors.iter().copied().filter(|i| mesh.node(*i).session.host_dpnid() == *h).collect();
+            mesh.tables_agree(&part)
         })
-        .collect();
-    dead.extend(&terminated);
-    let live = mesh.live(&dead);
-    let expected = n - dead.len();
-    let check = if live.len() == expected {
-        mesh.tables_agree(&live)
-    } else {
-        Err(format!("{} of {expected} survivors are joined", live.len()))
-    };
+    });
     check.map_err(|e| {
         let states: Vec<String> = (0..n)
             .map(|i| {
                 let s = &mesh.node(i).session;
                 format!(
-                    "node {i}: {:?} local {} host {} events {:?}",
+                    "node {i}: {:?} local {} host {} v{} migration {:?} links {:?} stats {:?} events {:?}",
                     s.phase(),
                     s.local_dpnid(),
                     s.host_dpnid(),
+                    s.table.version(),
+                    s.migration,
+                    s.links,
+                    s.stats(),
                     mesh.node(i).events
                 )
             })

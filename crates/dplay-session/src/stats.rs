@@ -3,7 +3,7 @@
 /// Why an input was dropped instead of acted on. Hostile or broken input never panics and
 /// never ends the session: it is counted here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Drop {
+pub(crate) enum DropReason {
     /// It did not parse.
     Malformed,
     /// A message the sender's role may not send to ours (a host-only message from a peer ...).
@@ -69,18 +69,18 @@ pub struct Stats {
 
 impl Stats {
     /// Counts one dropped input.
-    pub(crate) fn drop(&mut self, why: Drop) {
+    pub(crate) fn drop(&mut self, why: DropReason) {
         let counter = match why {
-            Drop::Malformed => &mut self.malformed,
-            Drop::WrongRole => &mut self.wrong_role,
-            Drop::WrongState => &mut self.wrong_state,
-            Drop::UnknownDpnid => &mut self.unknown_dpnid,
-            Drop::BadVersion => &mut self.bad_version,
-            Drop::UnknownSender => &mut self.unknown_sender,
-            Drop::RejectedConnection => &mut self.rejected_connections,
-            Drop::EnumFiltered => &mut self.enum_filtered,
-            Drop::EnumUnmatched => &mut self.enum_unmatched,
-            Drop::PathTestUnmatched => &mut self.path_test_unmatched,
+            DropReason::Malformed => &mut self.malformed,
+            DropReason::WrongRole => &mut self.wrong_role,
+            DropReason::WrongState => &mut self.wrong_state,
+            DropReason::UnknownDpnid => &mut self.unknown_dpnid,
+            DropReason::BadVersion => &mut self.bad_version,
+            DropReason::UnknownSender => &mut self.unknown_sender,
+            DropReason::RejectedConnection => &mut self.rejected_connections,
+            DropReason::EnumFiltered => &mut self.enum_filtered,
+            DropReason::EnumUnmatched => &mut self.enum_unmatched,
+            DropReason::PathTestUnmatched => &mut self.path_test_unmatched,
         };
         *counter += 1;
     }

@@ -1,1 +1,360 @@
 //! Data: windows, masks, delivery categories, reassembly, coalescing (MC-DPL8R 3.1.5.2).
+
+use dplay_wire::dp8::cframe::{Cframe, Masks, Sack};
+use dplay_wire::dp8::coalesce::{SubPayloadRef, coalesced_len, emit_coalesced};
+use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
+use proptest::prelude::*;
+
+use super::*;
+use crate::send_queue::{Body, OutMessage, Sender};
+use crate::{DisconnectReason, DropReason, MessageKind, PROTOCOL_VERSION};
+
+const A: &str = "198.51.100.1:2302";
+
+/// Two endpoints joined by a perfect zero-latency wire; `log` keeps every datagram A sent.
+struct Pair {
+    a: Endpoint,
+    b: Endpoint,
+    now: Instant,
+    a_events: Vec<Event>,
+    b_events: Vec<Event>,
+    log: Vec<Vec<u8>>,
+}
+
+impl Pair {
+    fn new(config: Config) -> Self {
+        let now = origin();
+        let mut p = Self {
+            a: Endpoint::new(config.clone(), now),
+            b: Endpoint::new(Config { rng_seed: 1, ..config }, now),
+            now,
+            a_events: Vec::new(),
+            b_events: Vec::new(),
+            log: Vec::new(),
+        };
+        p.a.connect(now, peer()).unwrap();
+        p.run(ms(100));
+        p
+    }
+
+    fn run(&mut self, d: Duration) {
+        let a: SocketAddr = A.parse().unwrap();
+        let target = self.now + d;
+        loop {
+            let mut moved = false;
+            while let Some(t) = self.a.poll_transmit() {
+                self.log.push(t.contents.clone());
+                self.b.handle_datagram(self.now, a, &t.contents);
+                moved = true;
+            }
+            while let Some(t) = self.b.poll_transmit() {
+                self.a.handle_datagram(self.now, peer(), &t.contents);
+                moved = true;
+            }
+            self.a_events.extend(std::iter::from_fn(|| self.a.poll_event()));
+            self.b_events.extend(std::iter::from_fn(|| self.b.poll_event()));
+            if moved {
+                continue;
+            }
+            let next = [self.a.poll_timeout(), self.b.poll_timeout()].into_iter().flatten().min();
+            match next.filter(|&at| at <= target) {
+                Some(at) => {
+                    self.now = at.max(self.now);
+                    self.a.handle_timeout(self.now);
+                    self.b.handle_timeout(self.now);
+                }
+                None => break,
+            }
+        }
+        self.now = target;
+    }
+
+    fn messages(&self) -> Vec<Vec<u8>> {
+        self.b_events
+            .iter()
+            .filter_map(|e| if let Event::Message { data, .. } = e { Some(data.clone()) } else { None })
+            .collect()
+    }
+
+    fn data_frames(&self) -> Vec<DframeHeader> {
+        self.log
+            .iter()
+            .filter(|d| d.first().is_some_and(|b| b & 1 == 1))
+            .map(|d| DframeHeader::parse(d, DframeContext::default()).unwrap().0)
+            .collect()
+    }
+}
+
+/// MC-DPL8R 3.1.5.2.1: sequence numbers wrap past 255 and delivery stays in order.
+#[test]
+fn sequence_wraps_past_255() {
+    let mut p = Pair::new(Config { coalesce: false, ..Config::default() });
+    let sent: Vec<Vec<u8>> = (0..300u16).map(|i| i.to_le_bytes().to_vec()).collect();
+    for m in &sent {
+        p.a.send(p.now, peer(), m, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+    }
+    p.run(Duration::from_secs(10));
+    assert_eq!(p.messages(), sent);
+    let seqs: Vec<u8> = p.data_frames().iter().map(|h| h.seq).collect();
+    assert!(seqs.windows(2).any(|w| w == [255, 0]), "wrapped");
+}
+
+/// MC-DPL8R 3.1.5.2.1: a frame already received, or outside [NRcv, NRcv+63], is dropped,
+/// counted, and answered with a SACK after the short 20 ms delay, or at once with POLL.
+#[test]
+fn duplicates_and_out_of_window_frames() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_d(data(REL_SEQ, 1, 1), b"a");
+    assert_eq!(h.events().len(), 1);
+    h.feed_d(data(REL_SEQ, 1, 1), b"a");
+    assert!(h.events().is_empty());
+    assert_eq!(h.next_timer(), ms(20));
+    assert_eq!(h.sent()[0].sack().n_rcv, 2);
+    h.feed_d(data(REL_SEQ | DframeCommand::POLL, 2 + 64, 1), b"z");
+    assert_eq!(h.sent()[0].sack().n_rcv, 2);
+    let drops = h.ep.stats(peer()).unwrap().drops;
+    assert_eq!((drops.get(DropReason::Duplicate), drops.get(DropReason::OutOfWindow)), (1, 1));
+}
+
+/// MC-DPL8R 3.1.2.2: an in-order frame is acknowledged after 100 ms; with POLL at once.
+#[test]
+fn delayed_ack_and_poll() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_d(data(REL_SEQ, 1, 1), b"a");
+    assert!(h.sent().is_empty());
+    assert_eq!(h.next_timer(), ms(100));
+    assert_eq!(h.sent()[0].sack().n_rcv, 2);
+    h.feed_d(data(REL_SEQ | DframeCommand::POLL, 2, 1), b"b");
+    assert_eq!(h.sent()[0].sack().n_rcv, 3);
+}
+
+/// MC-DPL8R 3.1.5.2.3, decision F-10: SACK mask bit i is NRcv + 1 + i; the edges are bit 0
+/// (NRcv + 1) and bit 62 (NRcv + 63, the last seq in the window).
+#[test]
+fn sack_mask_edge_bits() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_d(data(REL_SEQ, 2, 1), b"x");
+    h.feed_d(data(REL_SEQ, 64, 1), b"y");
+    h.advance(ms(20));
+    let sack = *h.sent()[0].sack();
+    assert_eq!(sack.n_rcv, 1);
+    assert_eq!(sack.masks.sack(), 1 | 1 << 62);
+    assert_eq!((sack.masks.sack1, sack.masks.sack2), (Some(1), Some(1 << 30)));
+}
+
+/// MC-DPL8R 3.1.5.2.3 (sender side): bNRcv acknowledges everything before it, SACK bits mark
+/// frames not to retry, and the first frame of the window is retried after 10 ms.
+#[test]
+fn sender_applies_sack_bits() {
+    let cfg = Config { initial_window: 64, ..Config::default() };
+    let now = origin();
+    let mut s = Sender::new(&cfg);
+    for i in 0..64u8 {
+        s.push(OutMessage::new(vec![i], MessageKind::RELIABLE, Body::Data));
+        s.next_frame(now, &cfg);
+    }
+    s.on_ack(now, &cfg, 0, 1 | 1 << 62);
+    let retried = s.on_retry_timer(now + ms(10), &cfg);
+    assert_eq!(retried.resend, [0]);
+    let later = s.on_retry_timer(now + Duration::from_secs(1), &cfg);
+    assert!(!later.resend.contains(&1) && !later.resend.contains(&63));
+    assert!(later.resend.contains(&2) && later.resend.contains(&62));
+}
+
+/// MC-DPL8R 3.1.5.2.4, decision F-10: send mask bit i names bSeq - 1 - i (bNSeq - 1 - i in a
+/// SACK); a missing frame it names is skipped as if received. Edges: bit 0 of a DFRAME, bit 63
+/// of a SACK whose bNSeq is NRcv + 64.
+#[test]
+fn send_mask_edge_bits() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    let mut d = data(WHOLE | DframeCommand::SEQUENTIAL, 2, 1);
+    d.masks = Masks::new(0, 1);
+    h.feed_d(d, b"second");
+    assert!(matches!(&h.events()[..], [Event::Message { data, .. }] if data == b"second"));
+    h.feed_c(Cframe::Sack(Sack {
+        poll: false,
+        response: true,
+        retry: 0,
+        n_seq: 3 + 64,
+        n_rcv: 1,
+        timestamp: 0,
+        masks: Masks::new(0, 1 << 63),
+        signature: None,
+    }));
+    h.feed_d(data(REL_SEQ | DframeCommand::POLL, 4, 1), b"after");
+    assert!(matches!(&h.events()[..], [Event::Message { data, .. }] if data == b"after"));
+    assert_eq!(h.sent().last().unwrap().sack().n_rcv, 5);
+}
+
+/// MS-DPDX 1.3: non-sequential messages are delivered on arrival, sequential ones wait for the
+/// gap; an unreliable sequential message is held too, and never delivered out of order.
+#[test]
+fn four_delivery_categories() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_d(data(WHOLE | DframeCommand::RELIABLE, 2, 1), b"b");
+    h.feed_d(data(REL_SEQ, 3, 1), b"c");
+    h.feed_d(data(WHOLE | DframeCommand::SEQUENTIAL, 4, 1), b"d");
+    h.feed_d(data(WHOLE, 5, 1), b"e");
+    h.feed_d(data(REL_SEQ, 1, 1), b"a");
+    let got: Vec<(Vec<u8>, bool, bool)> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Message { data, reliable, sequential, .. } => Some((data, reliable, sequential)),
+            _ => None,
+        })
+        .collect();
+    let expect = [
+        (b"b", true, false),
+        (b"e", false, false),
+        (b"a", true, true),
+        (b"c", true, true),
+        (b"d", false, true),
+    ];
+    assert_eq!(got, expect.map(|(d, r, s)| (d.to_vec(), r, s)));
+}
+
+/// MC-DPL8R 2.2.2, 3.1.4.4, 3.1.5.2.6: a message larger than a frame goes out as NEW_MSG,
+/// middle and END_MSG frames and is delivered whole.
+#[test]
+fn large_message_split_and_reassembled() {
+    let mut p = Pair::new(Config::default());
+    let big: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    p.a.send(p.now, peer(), &big, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+    p.run(Duration::from_secs(2));
+    assert_eq!(p.messages(), [big]);
+    let flags: Vec<DframeCommand> = p
+        .data_frames()
+        .iter()
+        .filter(|h| !h.is_keepalive())
+        .map(|h| h.command & (DframeCommand::NEW_MSG | DframeCommand::END_MSG))
+        .collect();
+    assert_eq!(
+        flags,
+        [DframeCommand::NEW_MSG, DframeCommand::empty(), DframeCommand::empty(), DframeCommand::END_MSG]
+    );
+}
+
+/// MC-DPL8R 3.1.5.2.6: a message past the reassembly limit ends the connection.
+#[test]
+fn reassembly_limit_ends_the_connection() {
+    let mut h = established(Config { max_message_size: 100, ..Config::default() }, PROTOCOL_VERSION);
+    let rel = DframeCommand::RELIABLE | DframeCommand::SEQUENTIAL;
+    h.feed_d(data(rel | DframeCommand::NEW_MSG, 1, 1), &[0; 60]);
+    h.feed_d(data(rel, 2, 1), &[0; 60]);
+    assert!(matches!(
+        h.events()[..],
+        [Event::Disconnected { reason: DisconnectReason::ProtocolViolation, .. }]
+    ));
+    assert!(matches!(h.sent()[..], [Sent::C(Cframe::HardDisconnect(_))]));
+}
+
+/// MC-DPL8R 3.1.5.2.4, 3.1.5.2.6: when a send mask skips a piece of an unreliable large
+/// message, the rest of it is dropped, never delivered as a message.
+#[test]
+fn pieces_after_a_skipped_piece_are_dropped() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_d(data(DframeCommand::SEQUENTIAL | DframeCommand::NEW_MSG, 1, 1), b"head");
+    let mut tail = data(DframeCommand::SEQUENTIAL | DframeCommand::END_MSG, 3, 1);
+    tail.masks = Masks::new(0, 1);
+    h.feed_d(tail, b"tail");
+    h.feed_d(data(REL_SEQ, 4, 1), b"next");
+    assert!(matches!(&h.events()[..], [Event::Message { data, .. }] if data == b"next"));
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::Orphaned), 2);
+}
+
+/// MC-DPL8R 2.2.3, 3.1.4.4: small messages queued together go out coalesced when the peer is
+/// at 0x00010005 or later, and each is delivered on its own, in order (3.1.5.2.5).
+#[test]
+fn small_messages_are_coalesced_and_split() {
+    let mut p = Pair::new(Config::default());
+    let sent: Vec<Vec<u8>> = (1..=6u8).map(|i| vec![i; usize::from(i)]).collect();
+    for m in &sent {
+        p.a.send(p.now, peer(), m, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+    }
+    p.run(Duration::from_secs(1));
+    assert_eq!(p.messages(), sent);
+    assert!(p.data_frames().iter().any(|h| h.control().contains(DframeControl::COALESCE)));
+}
+
+/// MC-DPL8R 3.1.5.2.5: a coalesced frame from the peer is split, sub-payload categories kept.
+#[test]
+fn coalesced_frame_is_delivered_in_parts() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    let parts = [
+        SubPayloadRef { reliable: true, sequential: true, user_1: true, user_2: false, data: b"one" },
+        SubPayloadRef { reliable: false, sequential: true, user_1: false, user_2: false, data: b"three" },
+    ];
+    let mut payload = vec![0; coalesced_len(parts.iter().map(|p| p.data.len()))];
+    emit_coalesced(&parts, &mut payload).unwrap();
+    let mut d = data(REL_SEQ, 1, 1);
+    d.control = DframeControl::COALESCE;
+    h.feed_d(d, &payload);
+    let got: Vec<(Vec<u8>, bool, bool)> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Message { data, reliable, user_1, .. } => Some((data, reliable, user_1)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, [(b"one".to_vec(), true, true), (b"three".to_vec(), false, false)]);
+}
+
+/// MC-DPL8R 3.1.5, INDEX B.1: lead byte 0 goes to the caller; other non-DP8 bytes are dropped.
+#[test]
+fn datagrams_we_do_not_own() {
+    let mut h = Harness::new(Config::default());
+    h.feed(&[0x00, 0x02, 0x01, 0x00]);
+    h.feed(&[0x42, 0x00, 0x00, 0x00]);
+    h.feed(&[0x80, 0x06]);
+    assert_eq!(h.events(), [Event::Unowned { from: peer(), data: vec![0x00, 0x02, 0x01, 0x00] }]);
+    assert_eq!(h.ep.endpoint_stats().drops.get(DropReason::NotDirectPlay), 2);
+}
+
+/// MS-DPDX 3.1.5.9: a mask bit without its DWORD makes the frame invalid: dropped, counted.
+#[test]
+fn truncated_masks_are_malformed() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed(&[0x3F, 0x10, 0x01, 0x01, 0xAA]);
+    h.feed(&[0x80, 0x06, 0x02, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]);
+    assert!(h.events().is_empty());
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::Malformed), 2);
+}
+
+proptest! {
+    /// Bad input is dropped and counted, never a panic (MC-DPL8R 3.1.5), including frames
+    /// with forged session ids and hostile masks.
+    #[test]
+    fn arbitrary_datagrams_never_panic(datagrams in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 1..20)) {
+        let mut h = established(Config::default(), PROTOCOL_VERSION);
+        for d in &datagrams {
+            h.feed(d);
+            h.advance(ms(7));
+        }
+        h.sent();
+        h.events();
+    }
+}
+
+/// MC-DPL8R 3.1.4.4: two frames on the network at first, more as ACKs arrive, never more than
+/// 64 whatever the configuration.
+#[test]
+fn congestion_window_and_the_64_frame_limit() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    for _ in 0..10 {
+        h.ep.send(h.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
+    }
+    // 2 at first, +1 for the opening KeepAlive, acknowledged without loss.
+    assert_eq!(h.sent().len(), 3);
+    // Acknowledging all three opens the window to 6.
+    h.feed_d(data(REL_SEQ, 1, 4), b"ack");
+    assert_eq!(h.sent().iter().filter(|s| matches!(s, Sent::D(_))).count(), 6);
+
+    let mut wide =
+        established(Config { initial_window: 200, max_window: 200, ..Config::default() }, PROTOCOL_VERSION);
+    for _ in 0..100 {
+        wide.ep.send(wide.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
+    }
+    assert_eq!(wide.sent().len(), 64);
+}

@@ -217,3 +217,31 @@ fn old_peer_gets_base_features_only() {
         assert!(d.header.command.contains(DframeCommand::NEW_MSG | DframeCommand::END_MSG));
     }
 }
+
+/// MC-DPL8R 2.2.2: from a peer below 0x00010005, `bControl` 0x02 is CORRELATE, a request for
+/// a dedicated acknowledgement, not a KeepAlive.
+#[test]
+fn old_peer_correlate_gets_an_immediate_ack() {
+    let mut h = established(Config::default(), 0x0001_0004);
+    let mut d = data(REL_SEQ, 1, 1);
+    d.control = DframeControl::KEEPALIVE_OR_CORRELATE;
+    h.feed_d(d, b"hello");
+    assert!(matches!(&h.events()[..], [Event::Message { data, .. }] if data == b"hello"));
+    assert_eq!(h.sent()[0].sack().n_rcv, 2);
+}
+
+/// MC-DPL8R 3.1.6.1 (CONNECT and CONNECTED both lost): the connector's retry (bMsgID 1) is
+/// answered; the answer's bRspId names that retry, so the RTT sample is from the retry, not
+/// from the first CONNECT.
+#[test]
+fn both_lost_then_answered_retry_measures_rtt() {
+    let (mut h, f) = connector();
+    assert_eq!(h.next_timer(), ms(200));
+    assert_eq!(connect_of(&h.sent()).msg_id, 1);
+    h.advance(ms(30));
+    h.feed_c(Cframe::Connected(connect_fields(true, 1, 1, PROTOCOL_VERSION, f.sess_id)));
+    assert!(matches!(h.events()[..], [Event::Connected { outbound: true, .. }]));
+    assert_eq!(h.ep.stats(peer()).unwrap().rtt, Some(ms(30)));
+    let Sent::C(Cframe::Connected(confirm)) = h.sent()[0] else { panic!() };
+    assert_eq!((confirm.msg_id, confirm.rsp_id), (2, 1));
+}

@@ -20,9 +20,9 @@ pub(crate) fn peer() -> SocketAddr {
     PEER.parse().unwrap()
 }
 
-#[allow(clippy::disallowed_methods, reason = "tests need one real Instant as the origin")]
+/// A time origin: the sim's virtual clock base, so this crate never reads a clock itself.
 pub(crate) fn origin() -> Instant {
-    Instant::now()
+    dplay_sim::Sim::new(0).now()
 }
 
 pub(crate) fn ms(n: u64) -> Duration {

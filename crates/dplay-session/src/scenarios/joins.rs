@@ -178,3 +178,49 @@ fn instructed_connect_failed() {
     mesh.tables_agree(&[0, 1]).expect("the joiner is gone");
     assert_eq!(session(&mesh, 0).name_table().len(), 2);
 }
+
+/// MC-DPLHP 3.1.5: an EnumResponse that echoes none of our EnumPayload values is dropped.
+#[test]
+fn unmatched_enum_response_is_dropped() {
+    let mut mesh = Mesh::new(19, 2, link(0.0), |_, _| {});
+    mesh.with(1, |s, now| s.enum_hosts(now, addr(0), None)).expect("idle");
+    let response = dplay_wire::dp8::enumeration::EnumResponse {
+        enum_payload: 0,
+        application_desc_flags: dplay_wire::dp8::session::ApplicationDescFlags::empty(),
+        max_players: 0,
+        current_players: 1,
+        session_name: None,
+        password: None,
+        reserved_data: None,
+        application_reserved_data: None,
+        application_instance_guid: Uuid::from_u128(1),
+        application_guid: crate::sim_check::SIM_APPLICATION,
+        application_data: None,
+    };
+    let bytes = dplay_wire::dp8::enumeration::EnumMessage::Response(response).to_vec().expect("emit");
+    let now = mesh.sim.now();
+    mesh.sim.inject(now, addr(0), mesh.ids[1], bytes);
+    mesh.sim.run_for(Duration::from_millis(100));
+    let unmatched = session(&mesh, 1).stats().enum_unmatched;
+    let found = events(&mesh, 1).iter().filter(|e| matches!(e, Event::HostFound { .. })).count();
+    // The payload is random: it may, rarely, be 0.
+    assert_eq!(unmatched + found as u64, 1);
+}
+
+/// MC-DPL8CS 2.2.6 (INDEX F-17): a peer reports NAMETABLE_VERSION at version 4 (its own
+/// INSTRUCT_CONNECT), the host answers RESYNC_VERSION 4, and both free the operations up to it.
+#[test]
+fn nametable_version_and_resync_version() {
+    let mut mesh = Mesh::new(23, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    mesh.join(2, 0);
+    assert!(mesh.run_until_joined(&[2], Duration::from_secs(5)));
+    mesh.sim.run_for(Duration::from_secs(1));
+    // Versions: 2 host, 3 ADD_PLAYER 1, 4 INSTRUCT_CONNECT 1, 5 ADD_PLAYER 2, 6 INSTRUCT_CONNECT 2.
+    assert_eq!(session(&mesh, 0).name_table().version(), 6);
+    assert_eq!(session(&mesh, 0).resync, 4);
+    let logged = |i| session(&mesh, i).name_table().ops_after(0).len();
+    assert_eq!((logged(0), logged(1), logged(2)), (2, 2, 1));
+}

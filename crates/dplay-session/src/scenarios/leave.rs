@@ -126,3 +126,23 @@ fn application_data_and_chat() {
     );
     assert!(events(&mesh, 0).iter().any(|e| *e == Event::Chat { from: one, text: "hello all".into() }));
 }
+
+/// MC-DPL8CS 3.2.5.1: a client leaves (the server drops it); then the server leaves and the
+/// clients' sessions end (no migration in client/server).
+#[test]
+fn client_server_leaves() {
+    let mut mesh = Mesh::new(260, 3, link(0.05), |_, cfg| cfg.mode = crate::Mode::ClientServer);
+    mesh.host(0);
+    mesh.join(1, 0);
+    mesh.join(2, 0);
+    assert!(mesh.run_until_joined(&[1, 2], Duration::from_secs(60)));
+    let leaver = session(&mesh, 1).local_dpnid();
+    mesh.with(1, |s, now| s.leave(now));
+    mesh.sim.run_for(Duration::from_secs(30));
+    assert_eq!(removals(&mesh, 0, leaver), [DestroyReason::DPNDESTROYPLAYERREASON_NORMAL]);
+    assert_eq!(session(&mesh, 0).name_table().len(), 2);
+    assert!(removals(&mesh, 2, leaver).is_empty(), "clients do not see each other");
+    mesh.with(0, |s, now| s.leave(now));
+    mesh.sim.run_for(Duration::from_secs(30));
+    assert_eq!(events(&mesh, 2).last(), Some(&Event::SessionEnded { reason: EndReason::HostLost }));
+}

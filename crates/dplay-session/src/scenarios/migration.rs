@@ -83,3 +83,56 @@ fn join_after_migration() {
     mesh.sim.run_for(Duration::from_secs(5));
     mesh.tables_agree(&[1, 2, 3, 4]).expect("tables");
 }
+
+/// MC-DPL8CS 3.2.5.4: the new host misses an operation another peer holds. The host removes
+/// node 4 while its link to node 1 (the oldest peer) is cut, then dies: node 1 takes over,
+/// learns from NAMETABLE_VERSION that node 2 is ahead, fetches the DESTROY_PLAYER with
+/// REQ_NAMETABLE_OP / ACK_NAMETABLE_OP, and everyone agrees.
+#[test]
+fn new_host_fetches_missing_operations() {
+    let mut mesh = joined_mesh(340, 5, 0.0, true);
+    let (host, oldest) = (mesh.ids[0], mesh.ids[1]);
+    mesh.sim.partition(host, oldest);
+    let victim = session(&mesh, 4).local_dpnid();
+    mesh.with(0, |s, now| s.remove_player(now, victim)).expect("host removes");
+    mesh.sim.run_for(Duration::from_millis(300));
+    assert!(session(&mesh, 1).name_table().contains(victim), "node 1 missed the DESTROY_PLAYER");
+    mesh.kill(0);
+    mesh.with(2, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+    mesh.sim.run_for(Duration::from_secs(300));
+    assert_migrated(&mesh, &[1, 2, 3], 1);
+    let removed = events(&mesh, 1).iter().any(|e| {
+        *e == Event::PlayerRemoved {
+            dpnid: victim,
+            reason: dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER,
+        }
+    });
+    assert!(removed, "node 1 applied the fetched DESTROY_PLAYER: {:?}", events(&mesh, 1));
+}
+
+/// MS-DPDX 3.1.5.4 as a trace: the host leaves a session of three peers; HOST_MIGRATE,
+/// NAMETABLE_VERSION, DESTROY_PLAYER, RESYNC_VERSION and HOST_MIGRATE_COMPLETE follow.
+#[test]
+fn host_migration_trace() {
+    let mut mesh = joined_mesh(350, 4, 0.0, true);
+    mesh.sim.run_for(Duration::from_secs(1));
+    mesh.sim.enable_trace_with(describe);
+    mesh.sim.note("the host leaves");
+    mesh.with(0, |s, now| s.leave(now));
+    mesh.sim.run_for(Duration::from_secs(5));
+    assert_migrated(&mesh, &[1, 2, 3], 1);
+    let trace = mesh.sim.trace().to_owned();
+    let mut rest = trace.as_str();
+    for step in [
+        "TRANS_USERDATA_END_OF_STREAM",
+        "TRANS_USERDATA_HOST_MIGRATE",
+        "TRANS_USERDATA_NAMETABLE_VERSION",
+        "TRANS_USERDATA_DESTROY_PLAYER",
+        "TRANS_USERDATA_RESYNC_VERSION",
+        "TRANS_USERDATA_HOST_MIGRATE_COMPLETE",
+    ] {
+        let at = rest.find(step).unwrap_or_else(|| panic!("{step} missing in order in:\n{trace}"));
+        rest = rest.get(at + step.len()..).unwrap_or_default();
+    }
+    insta::assert_snapshot!("ms_dpdx_3_1_5_4_host_migration_trace", trace);
+}

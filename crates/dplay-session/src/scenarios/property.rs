@@ -4,10 +4,10 @@
 
 use crate::sim_check::{name_table_property, run};
 
-/// `DPLAY_SIM_SEEDS` (default 40) seeds, or the one in `DPLAY_SIM_SEED`.
+/// `DPLAY_SIM_SEEDS` (default 100) seeds, or the one in `DPLAY_SIM_SEED`.
 #[test]
 fn name_tables_agree_over_many_seeds() {
-    dplay_sim::run_seeds(40, |seed| {
+    dplay_sim::run_seeds(100, |seed| {
         if let Err(e) = name_table_property(seed) {
             panic!("{e}");
         }

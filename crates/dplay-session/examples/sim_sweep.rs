@@ -1,0 +1,31 @@
+//! The session layer's sweep for `cargo xtask sim`: the name-table property
+//! ([`dplay_session::sim_check::name_table_property`]) over `--seeds N` seeds starting at
+//! `--first S`. Its last line is `session-sim: <runs> runs, <failures> failures`; any failure
+//! exits with status 1 and prints `DPLAY_SIM_SEED=<seed>` to replay it.
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command-line report")]
+
+use dplay_session::sim_check::run;
+
+fn main() {
+    let (mut seeds, mut first) = (200u64, 0u64);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let value = args.next().and_then(|v| v.parse().ok());
+        match (arg.as_str(), value) {
+            ("--seeds", Some(v)) => seeds = v,
+            ("--first", Some(v)) => first = v,
+            _ => {
+                eprintln!("usage: sim_sweep [--seeds N] [--first SEED]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let summary = run(first..first.saturating_add(seeds));
+    for (seed, why) in &summary.failures {
+        eprintln!("failure: DPLAY_SIM_SEED={seed}: {why}");
+    }
+    println!("session-sim: {} runs, {} failures", summary.runs, summary.failures.len());
+    if !summary.failures.is_empty() {
+        std::process::exit(1);
+    }
+}
