@@ -24,6 +24,13 @@ pub fn available(test: &str) -> bool {
     ok
 }
 
+/// A GUID as tshark 4.0 shows it where it reads the 16 bytes as if big-endian (every GUID of
+/// `dplay`, the ApplicationGUID of a `dpnet` EnumQuery), while the wire holds the Windows layout
+/// (INDEX §0; docs/decisions.md, tools): the GUID whose big-endian bytes are our wire bytes.
+pub fn guid(g: &dplay_wire::Uuid) -> String {
+    dplay_wire::Uuid::from_bytes(g.to_bytes_le()).to_string()
+}
+
 /// One frame as tshark dissected it: every field, flattened, in tshark's order.
 #[derive(Debug, Clone)]
 pub struct Frame {

@@ -13,6 +13,10 @@ use dplay_wire::dp8::cframe::{
     Cframe, ConnectFields, ConnectedSigned, HardDisconnect, Masks, Sack, SackFlags, SigningOpts,
 };
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl, DframeHeader};
+use dplay_wire::dp8::enumeration::{DXDIAG_APPLICATION_GUID, EnumMessage, EnumQuery, EnumResponse};
+use dplay_wire::dp8::path_test::{NatMessage, PathTest};
+use dplay_wire::dp8::session::ApplicationDescFlags;
+use dplay_wire::{Blob, Datagram, Uuid, WideString, parse_datagram};
 
 /// Client and server of every capture: the server on DirectPlay 8's enumeration port.
 const CLIENT: &str = "192.168.1.10:2302";
@@ -256,5 +260,192 @@ fn dframes_match_tshark() {
         for (field, bit) in bits {
             assert_eq!(f.num(field), u64::from(h.command.contains(bit)), "{field} of {h:?}");
         }
+    }
+}
+
+fn enum_messages() -> Vec<EnumMessage> {
+    vec![
+        EnumMessage::Query(EnumQuery {
+            enum_payload: 0x1234,
+            application_guid: Some(DXDIAG_APPLICATION_GUID),
+            application_payload: Blob::default(),
+        }),
+        EnumMessage::Query(EnumQuery {
+            enum_payload: 0xBEEF,
+            application_guid: None,
+            application_payload: Blob::new(b"hello"),
+        }),
+        EnumMessage::Response(EnumResponse {
+            enum_payload: 0x1234,
+            application_desc_flags: ApplicationDescFlags::MIGRATE_HOST,
+            max_players: 16,
+            current_players: 3,
+            session_name: Some(WideString::new("Test Session")),
+            password: None,
+            reserved_data: None,
+            application_reserved_data: Some(Blob::new(&[1, 2, 3, 4])),
+            application_instance_guid: Uuid::from_u128(0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF),
+            application_guid: DXDIAG_APPLICATION_GUID,
+            application_data: Some(Blob::new(&[0; 6])),
+        }),
+    ]
+}
+
+/// MC-DPLHP 2.2.1-2.2.2 and MC-DPLNAT 2.2.2: EnumQuery, EnumResponse and PATH_TEST on 6073.
+#[test]
+fn enumeration_matches_tshark() {
+    if !tshark::available("enumeration_matches_tshark") {
+        return;
+    }
+    let msgs = enum_messages();
+    let path_test = NatMessage::PathTest(PathTest { msg_id: 0xD0C1, key: 0xF9AF_E99C_92DD_82B8 });
+    let mut packets: Vec<_> =
+        msgs.iter().map(|m| Packet::udp(CLIENT, SERVER, &m.to_vec().expect("emit"))).collect();
+    packets.push(Packet::udp(CLIENT, SERVER, &path_test.to_vec().expect("emit")));
+    let dissected = tshark::dissect("enumeration", &packets);
+    for (f, m) in dissected.iter().zip(&msgs) {
+        f.assert_clean(m.name());
+        assert_eq!(f.num("dpnet.lead"), 0);
+        match m {
+            EnumMessage::Query(q) => {
+                assert_eq!(f.num("dpnet.command"), 0x02);
+                assert_eq!(f.num("dpnet.payload"), u64::from(q.enum_payload));
+                assert_eq!(f.num("dpnet.type"), u64::from(q.query_type().0));
+                match q.application_guid {
+                    // tshark 4.0 reads an EnumQuery's GUID as if big-endian.
+                    Some(g) => assert_eq!(f.str("dpnet.application"), tshark::guid(&g)),
+                    None => assert!(!f.has("dpnet.application")),
+                }
+                if !q.application_payload.is_empty() {
+                    assert_eq!(f.str("dpnet.data"), colon_hex(&q.application_payload));
+                }
+            }
+            EnumMessage::Response(r) => {
+                let bytes = m.to_vec().unwrap();
+                let dword = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
+                assert_eq!(f.num("dpnet.command"), 0x03);
+                assert_eq!(f.num("dpnet.payload"), u64::from(r.enum_payload));
+                assert_eq!(f.num("dpnet.reply_offset"), dword(4));
+                assert_eq!(f.num("dpnet.response_size"), dword(8));
+                assert_eq!(f.num("dpnet.desc_size"), 0x50);
+                assert_eq!(f.num("dpnet.desc_flags"), u64::from(r.application_desc_flags.bits()));
+                assert_eq!(f.num("dpnet.max_players"), u64::from(r.max_players));
+                assert_eq!(f.num("dpnet.current_players"), u64::from(r.current_players));
+                assert_eq!(f.num("dpnet.session_offset"), dword(28));
+                assert_eq!(f.num("dpnet.session_size"), dword(32));
+                assert_eq!(f.num("dpnet.password_offset"), 0);
+                assert_eq!(f.num("dpnet.password_size"), 0);
+                assert_eq!(f.num("dpnet.reserved_offset"), 0);
+                assert_eq!(f.num("dpnet.reserved_size"), 0);
+                assert_eq!(f.num("dpnet.application_offset"), dword(52));
+                assert_eq!(f.num("dpnet.application_size"), dword(56));
+                // In an EnumResponse tshark reads both GUIDs in the Windows layout, as we do.
+                assert_eq!(f.str("dpnet.instance"), r.application_instance_guid.to_string());
+                assert_eq!(f.str("dpnet.application"), r.application_guid.to_string());
+                assert_eq!(f.str("dpnet.session_name"), r.session_name.as_ref().unwrap().to_string());
+            }
+        }
+    }
+    let f = &dissected[msgs.len()];
+    f.assert_clean("PATH_TEST");
+    assert_eq!(f.num("dpnet.lead"), 0);
+    assert_eq!(f.num("dpnet.command"), 0x05);
+    assert_eq!(f.num("dpnet.payload"), 0xD0C1, "wMsgID");
+}
+
+fn colon_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+/// MC-DPL8CS 4: the three frames of the spec's example exchange (UDP payloads).
+const MC_DPL8CS_4: [&str; 3] = [
+    "
+    7F 00 01 00 C1 00 00 00 04 00 00 00 08 00 00 00
+    60 00 00 00 14 00 00 00 00 00 00 00 00 00 00 00
+    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+    00 00 00 00 00 00 00 00 23 81 BE 94 AB A1 FB 48
+    A2 E7 23 85 9E 65 89 36 DA 80 EF 61 1B 69 47 42
+    9A DD 1C 7B ED 2B C1 3E 58 00 00 00 08 00 00 00
+    07 02 08 FE 41 34 EF 3D 54 00 65 00 73 00 74 00
+    20 00 55 00 73 00 65 00 72 00 00 00",
+    "
+    7F 00 01 02 C2 00 00 00 00 00 00 00 00 00 00 00
+    50 00 00 00 04 00 00 00 00 00 00 00 02 00 00 00
+    56 01 00 00 1A 00 00 00 00 00 00 00 00 00 00 00
+    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+    23 81 BE 94 AB A1 FB 48 A2 E7 23 85 9E 65 89 36
+    DA 80 EF 61 1B 69 47 42 9A DD 1C 7B ED 2B C1 3E
+    20 81 8E 94 03 00 00 00 00 00 00 00 02 00 00 00
+    00 00 00 00 21 81 9E 94 00 00 00 00 02 01 00 00
+    02 00 00 00 00 00 00 00 07 00 00 00 42 01 00 00
+    14 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+    00 00 00 00 20 81 8E 94 00 00 00 00 00 01 00 00
+    03 00 00 00 00 00 00 00 08 00 00 00 2E 01 00 00
+    14 00 00 00 00 00 00 00 00 00 00 00 CC 00 00 00
+    62 00 00 00 78 2D 64 69 72 65 63 74 70 6C 61 79
+    3A 2F 70 72 6F 76 69 64 65 72 3D 25 37 42 45 42
+    46 45 37 42 41 30 2D 36 32 38 44 2D 31 31 44 32
+    2D 41 45 30 46 2D 30 30 36 30 39 37 42 30 31 34
+    31 31 25 37 44 3B 68 6F 73 74 6E 61 6D 65 3D 36
+    35 2E 35 32 2E 32 33 39 2E 36 31 3B 70 6F 72 74
+    3D 32 33 30 32 00 54 00 65 00 73 00 74 00 20 00
+    55 00 73 00 65 00 72 00 00 00 54 00 65 00 73 00
+    74 00 20 00 55 00 73 00 65 00 72 00 00 00 54 00
+    65 00 73 00 74 00 20 00 53 00 65 00 73 00 73 00
+    69 00 6F 00 6E 00 00 00",
+    "
+    3D 00 05 03 01 00 48 00 49 00 20 00 54 00 48 00
+    45 00 52 00 45 00 00 00 4E 1C 3F 77 64 00 83 00
+    00 00 00 00 FC 84 41 7E A4 85 41 7E 22 06 2B 00
+    A6 88 41 7E BF 3D 3F 77 48 EF CF 00 D1 88 41 7E
+    A8 1B 60 00 00 00 00 00 DA 88 41 7E A6 88 41 7E
+    BF 3D 3F 77 00 00 00 00 24 EF CF 00 01 00 00 00
+    FC EF CF 00 87 D3 00 00 78 EF CF 00 90 49 3F 77
+    20 3E 01 05 C2 00 00 00 00 00 00 00 18 5E 69 4F
+    BF 3D 3F 77 BF 3D 3F 77 00 00 00 00 0D 00 00 00
+    00 01 00 00 58 5E A8 06 BF 3D 3F 77 01 00 00 00
+    A4 EF CF 00 34 87 41 7E 22 06 2B 00 C2 00 00 00
+    00 00 00 00 18 5E 69 4F BF 3D 3F 77 CD AB BA DC
+    00 00 00 00 E0 EF CF 00 BF 3D 3F 77 0C F0 CF 00
+    16 88 41 7E 00 90 FD 7F 0C F0 CF 00 5A 88 41 7E
+    CC EF CF 00 2A 88 41 7E C2 00 00 00 A8 1B 60 00
+    BC 1B 60 00 14 00 00 00 01 00 00 00 00 00 00 00
+    00 00 00 00 10 00 00 00 00 00 00 00 30 88 41 7E
+    00 00 00 00 00 00 00 00 01 00 00 00 C0 EF CF 00
+    BF 3D 3F 77 5C F2 CF 00 57 04 44 7E C0 F1 CF 00
+    08 00 00 00 C0 F1 CF 00 C0 F1 CF 00 C0 F1 CF 00
+    30 F0 CF 00 85 38 6A 4F 09 00 00 00 C0 F1 CF 00
+    08 00 00 00 58 5E A8 06 48 F0 CF 00 2E 3B 6A 4F
+    58 5E A8 06 08 00 00 00 08 00 00 00 C0 F1 CF 00
+    64 F0 CF 00 A6 3F 6A 4F 58 5E A8 06 08 00 00 00
+    CE 3D 42 7E 8E 13 00 00 BA B8 41 7E 74 F0 CF 00
+    BE 7A 6A 4F 00 00",
+];
+
+/// MC-DPL8CS 4: session messages and DXDiag chat in DFRAMEs, parsed and re-emitted by us;
+/// tshark 4.0's dpnet shows only bCommand of a DFRAME, and must find nothing malformed.
+#[test]
+fn session_frames_match_tshark() {
+    if !tshark::available("session_frames_match_tshark") {
+        return;
+    }
+    let names =
+        ["DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO_EX", "DN_SEND_CONNECT_INFO", "TRANS_USERDATA_SEND_MESSAGE"];
+    let datagrams: Vec<Datagram> = MC_DPL8CS_4
+        .iter()
+        .map(|h| parse_datagram(&dplay_wire::hexdump::parse_hex(h).unwrap()).expect("spec example parses"))
+        .collect();
+    let packets: Vec<_> =
+        datagrams.iter().map(|d| Packet::udp(CLIENT, SERVER, &d.to_vec().unwrap())).collect();
+    let dissected = tshark::dissect("session", &packets);
+    for ((f, d), name) in dissected.iter().zip(&datagrams).zip(names) {
+        assert_eq!(d.message_name(), name);
+        f.assert_clean(name);
+        let Datagram::Dframe(frame) = d else { panic!("{name} is not a DFRAME") };
+        assert_eq!(f.num("dpnet.command"), u64::from(frame.header.command.bits()), "{name}");
+        assert_eq!(
+            f.num("dpnet.control.user1"),
+            u64::from(frame.header.command.contains(DframeCommand::USER_1))
+        );
     }
 }

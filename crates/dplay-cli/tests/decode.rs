@@ -30,11 +30,18 @@ fn hex(s: &str) -> Vec<u8> {
     dplay_wire::hexdump::parse_hex(s).unwrap()
 }
 
-/// MC-DPL4CS 2.2.6: a DPSP_MSG_ENUMSESSIONS of `len` bytes (the header, then zeros).
-fn enum_sessions(len: u8) -> Vec<u8> {
-    let mut msg = hex("00 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
+/// MC-DPL4CS 2.2.29: a 52-byte DPSP_MSG_ENUMSESSIONS without password.
+fn enum_sessions() -> Vec<u8> {
+    let mut msg = hex("34 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
+    msg.resize(52, 0);
+    msg
+}
+
+/// A DP4 message of `len` bytes with the unassigned Command 0x14 (its body is any bytes).
+fn unassigned(len: u8) -> Vec<u8> {
+    let mut msg = hex("00 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 14 00 0E 00");
     msg[0] = len;
-    msg.resize(usize::from(len), 0);
+    msg.resize(usize::from(len), 0xAA);
     msg
 }
 
@@ -86,8 +93,8 @@ fn malformed_is_reported_and_decoding_goes_on() {
 /// A capture with DirectPlay 8 on UDP, other UDP traffic, a malformed CFRAME, and DirectPlay 4
 /// over TCP: two messages in one segment, then one split across two segments.
 fn capture() -> Vec<Packet> {
-    let two = [enum_sessions(70), enum_sessions(29)].concat();
-    let split = enum_sessions(40);
+    let two = [enum_sessions(), unassigned(29)].concat();
+    let split = unassigned(40);
     vec![
         Packet::udp("10.0.0.1:2302", "10.0.0.2:6073", &hex(CONNECT)),
         Packet::udp("10.0.0.1:5353", "10.0.0.2:53", &hex("3F 02 00 00 C6 AE C9 79")),
@@ -117,8 +124,8 @@ fn check_capture(lines: &[Value]) {
             (1, "udp", "CONNECT"),
             (3, "udp", "-"),
             (4, "tcp", "DPSP_MSG_ENUMSESSIONS"),
-            (4, "tcp", "DPSP_MSG_ENUMSESSIONS"),
-            (6, "tcp", "DPSP_MSG_ENUMSESSIONS"),
+            (4, "tcp", "DPSP_MSG_UNKNOWN"),
+            (6, "tcp", "DPSP_MSG_UNKNOWN"),
             (7, "udp", "SACK"),
         ]
     );
@@ -130,7 +137,7 @@ fn check_capture(lines: &[Value]) {
     assert_eq!(lines[1]["family"], "DirectPlay 8");
     assert!(lines[1]["error"].as_str().unwrap().contains("bExtOpCode"));
     assert_eq!(lines[2]["family"], "DirectPlay 4");
-    assert_eq!(lines[2]["length"], 70);
+    assert_eq!(lines[2]["length"], 52);
     assert_eq!(lines[3]["length"], 29);
     assert_eq!(lines[4]["length"], 40);
     assert_eq!(lines[4]["fields"]["header"]["sock_addr"]["addr"], "0.0.0.0:2300");

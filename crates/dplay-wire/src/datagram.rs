@@ -5,17 +5,21 @@
 //! (MC-DPL4CS 3.1.4.16.2, 2.2.6; decision F-21). [`parse_datagram`] then parses the whole
 //! datagram into a [`Datagram`], including the payload of a DFRAME when it is a complete
 //! session message. This is what `dplay decode` and the fuzz targets use; the transport parses
-//! with its connection's [`DframeContext`] instead.
+//! with its connection's [`DframeContext`](crate::dp8::dframe::DframeContext) instead.
 //!
 //! A DirectPlay 4 message is recognised first, by `play` at offset 20: its first byte is the low
 //! byte of a size, which may be odd and would otherwise look like a DFRAME.
 
 use crate::WireError;
-use crate::codec::{Reader, Wire};
+use crate::codec::Wire;
 use crate::dp4::header::{HEADER_LEN, Header, SIGNATURE, SIGNATURE_OFFSET};
+use crate::dp4::message::Dp4Message;
 use crate::dp8::cframe::{CFRAME_MIN_LEN, Cframe, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL};
-use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand, DframeContext, DframeControl, DframeHeader};
-use crate::text::Blob;
+use crate::dp8::dframe::{DFRAME_MIN_LEN, DframeCommand};
+use crate::dp8::enumeration::{ENUM_QUERY_COMMAND, ENUM_RESPONSE_COMMAND, EnumMessage};
+use crate::dp8::path_test::{
+    NAT_RESOLVER_QUERY_DATA_KIND, NAT_RESOLVER_RESPONSE_DATA_KIND, NatMessage, PATH_TEST_DATA_KIND,
+};
 
 /// The protocol a datagram belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -103,7 +107,13 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
     match classify(bytes) {
         Kind::Dp8Cframe => Cframe::parse(bytes).map(Datagram::Cframe),
         Kind::Dp8Dframe => DframeDatagram::parse(bytes).map(Datagram::Dframe),
-        Kind::Dp4Message => Dp4Datagram::parse(bytes).map(Datagram::Dp4),
+        Kind::Dp4Message => Dp4Message::parse(bytes).map(Datagram::Dp4),
+        Kind::Dp8SessionPacket { command: ENUM_QUERY_COMMAND | ENUM_RESPONSE_COMMAND } => {
+            EnumMessage::parse(bytes).map(Datagram::Enum)
+        }
+        Kind::Dp8SessionPacket {
+            command: PATH_TEST_DATA_KIND | NAT_RESOLVER_QUERY_DATA_KIND | NAT_RESOLVER_RESPONSE_DATA_KIND,
+        } => NatMessage::parse(bytes).map(Datagram::Nat),
         Kind::Dp8SessionPacket { command } => {
             Err(WireError::Unknown { what: "DirectPlay 8 session packet CommandByte", value: command.into() })
         }
@@ -118,35 +128,46 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]
 pub enum Datagram {
+    /// A DirectPlay 8 EnumQuery or EnumResponse (MC-DPLHP 2.2; MS-DPDX 2.2.4-2.2.5).
+    Enum(EnumMessage),
+    /// A DirectPlay 8 PATH_TEST or NAT resolver message (MC-DPLNAT 2.2; MS-DPDX 2.2.6).
+    Nat(NatMessage),
     /// A DirectPlay 8 CFRAME (MC-DPL8R 2.2.1).
     Cframe(Cframe),
     /// A DirectPlay 8 DFRAME (MC-DPL8R 2.2.2).
     Dframe(DframeDatagram),
-    /// A DirectPlay 4 message (MC-DPL4CS 2.2).
-    Dp4(Dp4Datagram),
+    /// A DirectPlay 4 system message with its full header (MC-DPL4CS 2.2).
+    Dp4(Dp4Message),
 }
 
 impl Datagram {
     /// The protocol family.
     pub fn family(&self) -> Family {
         match self {
-            Self::Cframe(_) | Self::Dframe(_) => Family::Dp8,
+            Self::Enum(_) | Self::Nat(_) | Self::Cframe(_) | Self::Dframe(_) => Family::Dp8,
             Self::Dp4(_) => Family::Dp4,
         }
     }
 
     /// The message name as its spec spells it: `CONNECT`, `SACK`, `KEEPALIVE`,
-    /// `DPSP_MSG_ENUMSESSIONS`, ...
+    /// `EnumQuery`, `PATH_TEST`, `DPSP_MSG_ENUMSESSIONS`, ...
     pub fn message_name(&self) -> &'static str {
         match self {
+            Self::Enum(m) => m.name(),
+            Self::Nat(m) => m.name(),
             Self::Cframe(c) => c.name(),
             Self::Dframe(d) => d.message_name(),
-            Self::Dp4(m) => m.message_name(),
+            Self::Dp4(m) => m.name(),
         }
     }
 
     /// The MS-DPDX name of the same message, where MS-DPDX gives it another one (decision F-1).
     pub fn alias(&self) -> Option<&'static str> {
+        if let Self::Dframe(d) = self
+            && let Some(alias) = d.session_alias()
+        {
+            return Some(alias);
+        }
         match self.message_name() {
             "CONNECT" => Some("TRANS_COMMAND_CONNECT"),
             "CONNECTED" => Some("TRANS_COMMAND_CONNECT_ACCEPT"),
@@ -154,6 +175,7 @@ impl Datagram {
             "KEEPALIVE" => Some("TRANS_USERDATA_KEEPALIVE"),
             "END_OF_STREAM" => Some("TRANS_USERDATA_END_OF_STREAM"),
             "DFRAME" => Some("TRANS_USERDATA_HEADER"),
+            "PATH_TEST" => Some("SESS_PATH_TEST"),
             _ => None,
         }
     }
@@ -166,6 +188,8 @@ impl Wire for Datagram {
 
     fn encoded_len(&self) -> usize {
         match self {
+            Self::Enum(m) => m.encoded_len(),
+            Self::Nat(m) => m.encoded_len(),
             Self::Cframe(c) => c.encoded_len(),
             Self::Dframe(d) => d.encoded_len(),
             Self::Dp4(m) => m.encoded_len(),
@@ -174,119 +198,12 @@ impl Wire for Datagram {
 
     fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         match self {
+            Self::Enum(m) => m.emit(buf),
+            Self::Nat(m) => m.emit(buf),
             Self::Cframe(c) => c.emit(buf),
             Self::Dframe(d) => d.emit(buf),
             Self::Dp4(m) => m.emit(buf),
         }
-    }
-}
-
-/// What follows a DFRAME header, as far as a context-free decoder can tell (MC-DPL8R 2.2.2;
-/// MS-DPDX 3.1.5.8-9).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub enum DframePayload {
-    /// No payload: a KeepAlive, or END_STREAM alone.
-    Empty,
-    /// Bytes this layer does not interpret: application data, voice (USER_2), a piece of a
-    /// multi-frame message, or the coalesced format.
-    Data(Blob),
-}
-
-impl DframePayload {
-    fn encoded_len(&self) -> usize {
-        match self {
-            Self::Empty => 0,
-            Self::Data(b) => b.len(),
-        }
-    }
-}
-
-/// A DFRAME datagram: its header, parsed with the default [`DframeContext`], and its payload.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DframeDatagram {
-    /// The header (MC-DPL8R 2.2.2).
-    pub header: DframeHeader,
-    /// The payload.
-    pub payload: DframePayload,
-}
-
-impl DframeDatagram {
-    /// `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), or `DFRAME`.
-    pub fn message_name(&self) -> &'static str {
-        if self.header.is_keepalive() {
-            "KEEPALIVE"
-        } else if self.header.control.contains(DframeControl::END_STREAM) {
-            "END_OF_STREAM"
-        } else {
-            "DFRAME"
-        }
-    }
-}
-
-impl Wire for DframeDatagram {
-    /// Parses with the default [`DframeContext`] (unsigned, version 0x00010005 or later).
-    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let (header, rest) = DframeHeader::parse(bytes, DframeContext::default())?;
-        let payload =
-            if rest.is_empty() { DframePayload::Empty } else { DframePayload::Data(Blob::new(rest)) };
-        Ok(Self { header, payload })
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.header.len() + self.payload.encoded_len()
-    }
-
-    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let len = self.encoded_len();
-        let got = buf.len();
-        let out = buf.get_mut(..len).ok_or(WireError::BufferTooSmall { needed: len, got })?;
-        let (head, body) = out.split_at_mut(self.header.len());
-        self.header.emit(head)?;
-        match &self.payload {
-            DframePayload::Empty => {}
-            DframePayload::Data(b) => body.copy_from_slice(b),
-        }
-        Ok(len)
-    }
-}
-
-/// A DirectPlay 4 message: DPSP_MSG_HEADER and the body its Command selects (MC-DPL4CS 2.2.6).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Dp4Datagram {
-    /// The full header; its size field is the message length.
-    pub header: Header,
-    /// Everything after the 28-byte header.
-    pub body: Blob,
-}
-
-impl Dp4Datagram {
-    /// The Command's name, `DPSP_MSG_*` (MC-DPL4CS 2.2), or `DPSP_MSG_HEADER` for an unknown one.
-    pub fn message_name(&self) -> &'static str {
-        self.header.command.name().unwrap_or("DPSP_MSG_HEADER")
-    }
-}
-
-impl Wire for Dp4Datagram {
-    /// Parses one message that fills `bytes` exactly (its size field must equal the length).
-    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let (header, size) = Header::parse(bytes)?;
-        let mut r = Reader::new(bytes);
-        r.bytes("DPSP_MSG_HEADER", HEADER_LEN)?;
-        let body = Blob::new(r.bytes("body", size.saturating_sub(HEADER_LEN))?);
-        r.finish("dwSize")?;
-        Ok(Self { header, body })
-    }
-
-    fn encoded_len(&self) -> usize {
-        HEADER_LEN + self.body.len()
-    }
-
-    fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let len = self.encoded_len();
-        let mut w = crate::Writer::new(buf, len)?;
-        self.header.write(&mut w, len)?;
-        w.bytes(&self.body);
-        w.finish()
     }
 }
 
@@ -328,5 +245,8 @@ impl<'a> Iterator for Dp4Stream<'a> {
     }
 }
 
+mod dframe;
 #[cfg(test)]
 mod tests;
+
+pub use dframe::{CoalescedPart, DframeDatagram, DframePayload, PartBody};

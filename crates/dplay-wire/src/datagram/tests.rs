@@ -2,13 +2,15 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::dp4::header::Command;
+use crate::dp8::session::SessionMessage;
 use crate::testutil::{assert_reemits, bytes};
+use crate::text::Blob;
 
-/// MC-DPL4CS 2.2.6 / 4.1: a 70-byte DPSP_MSG_ENUMSESSIONS from a remote machine.
+/// MC-DPL4CS 2.2.29: a 52-byte DPSP_MSG_ENUMSESSIONS (no password) from a remote machine.
 fn enum_sessions() -> Vec<u8> {
     let mut msg =
-        bytes("46 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
-    msg.resize(70, 0);
+        bytes("34 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 02 00 0E 00");
+    msg.resize(52, 0);
     msg
 }
 
@@ -25,6 +27,10 @@ fn check(frame: &[u8], family: Family, name: &str) -> Datagram {
 #[test]
 fn demux_table() {
     assert_eq!(classify(&bytes("00 02 AA BB 02")), Kind::Dp8SessionPacket { command: 2 });
+    assert_eq!(
+        classify(&bytes("00 05 C1 D0 B8 82 DD 92 9C E9 AF F9")),
+        Kind::Dp8SessionPacket { command: 5 }
+    );
     assert_eq!(classify(&bytes("3F 02 00 00")), Kind::Dp8Dframe);
     assert_eq!(classify(&bytes("88 01 00 00 06 00 01 00 C6 AE C9 79")), Kind::Dp8Cframe);
     assert_eq!(classify(&bytes("80 06 01 00 03 06 00 00 07 5D 11")), Kind::Unknown, "CFRAME under 12 bytes");
@@ -81,13 +87,11 @@ fn dp4_message() {
     let d = check(&enum_sessions(), Family::Dp4, "DPSP_MSG_ENUMSESSIONS");
     let Datagram::Dp4(m) = &d else { panic!("not DP4: {d:?}") };
     assert_eq!(m.header.command, Command::DPSP_MSG_ENUMSESSIONS);
-    assert_eq!(m.body.len(), 42);
 
-    let mut odd = enum_sessions();
-    odd.truncate(69);
-    odd[0] = 69;
+    // An unassigned Command (0x14) with one byte of body: 29 bytes, lead byte 0x1D.
+    let odd = bytes("1D 00 B0 FA 02 00 08 FC 00 00 00 00 00 00 00 00 00 00 00 00 70 6C 61 79 14 00 0E 00 AA");
     assert_eq!(classify(&odd), Kind::Dp4Message);
-    check(&odd, Family::Dp4, "DPSP_MSG_ENUMSESSIONS");
+    check(&odd, Family::Dp4, "DPSP_MSG_UNKNOWN");
 }
 
 /// A datagram holds exactly one DP4 message: a size short of the datagram is an error.
@@ -96,6 +100,59 @@ fn dp4_size_must_cover_the_datagram() {
     let mut msg = enum_sessions();
     msg.push(0);
     assert!(matches!(parse_datagram(&msg), Err(WireError::InvalidValue { field: "dwSize", .. })));
+}
+
+/// MS-DPDX 2.2.4: DXDiag's EnumQuery, with its application GUID.
+#[test]
+fn enum_query() {
+    check(&bytes("00 02 01 00 01 DA 80 EF 61 1B 69 47 42 9A DD 1C 7B ED 2B C1 3E"), Family::Dp8, "EnumQuery");
+    check(&bytes("00 02 05 00 02 AB CD"), Family::Dp8, "EnumQuery");
+}
+
+/// MC-DPLNAT 4.2: PATH_TEST, which MS-DPDX calls SESS_PATH_TEST.
+#[test]
+fn path_test() {
+    let d = check(&bytes("00 05 C1 D0 B8 82 DD 92 9C E9 AF F9"), Family::Dp8, "PATH_TEST");
+    assert_eq!(d.alias(), Some("SESS_PATH_TEST"));
+}
+
+/// MC-DPL8R 2.2.3: a COALESCE frame is decoalesced, and each USER_1 sub-payload is a session
+/// message (MS-DPDX 2.2.17.1); a bad coalesced payload is an error.
+#[test]
+fn coalesced() {
+    let d = check(&bytes("3F 04 01 00 04 40 02 01 C3 00 00 00 BB CC"), Family::Dp8, "COALESCED");
+    let Datagram::Dframe(f) = d else { panic!("not a DFRAME: {d:?}") };
+    let DframePayload::Coalesced(parts) = f.payload else { panic!("not coalesced: {f:?}") };
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0].body, PartBody::Session(SessionMessage::AckConnectInfo));
+    assert_eq!(parts[1].body, PartBody::Data(Blob::new(&bytes("BB CC"))));
+    assert!(parse_datagram(&bytes("3F 04 01 00 01 40 02")).is_err());
+    assert!(
+        parse_datagram(&bytes("3F 04 01 00 01 41 00 00 7A")).is_err(),
+        "USER_1 part not a session message"
+    );
+}
+
+/// MC-DPL8CS 2.1.1: USER_1 with NEW_MSG and END_MSG carries one session message, named as
+/// MC-DPL8CS names it, with its MS-DPDX alias (F-1).
+#[test]
+fn session_message() {
+    let d = check(&bytes("7F 00 01 00 C3 00 00 00"), Family::Dp8, "DN_ACK_CONNECT_INFO");
+    assert_eq!(d.alias(), Some("TRANS_USERDATA_ACK_SESSION_INFO"));
+    assert!(parse_datagram(&bytes("7F 00 01 00 C3 00 00")).is_err());
+    // Without END_MSG it is a piece of a larger message: bytes.
+    let d = check(&bytes("5F 00 01 00 C3 00 00"), Family::Dp8, "DFRAME");
+    assert!(matches!(d, Datagram::Dframe(DframeDatagram { payload: DframePayload::Data(_), .. })));
+}
+
+/// MS-DPDX 2.2.31: DXDiag's chat message travels as application data.
+#[test]
+fn chat_message() {
+    let mut frame = bytes("3D 00 05 03 01 00 48 00 69 00");
+    frame.resize(4 + 402, 0);
+    check(&frame, Family::Dp8, "TRANS_USERDATA_SEND_MESSAGE");
+    frame.pop();
+    check(&frame, Family::Dp8, "DFRAME");
 }
 
 #[test]
@@ -139,7 +196,8 @@ proptest! {
     fn dp4_lead_bytes_reparse(size in 28u32..60, token in 0u32..0x1000, tail in proptest::collection::vec(any::<u8>(), 40)) {
         let mut msg = (size | token << 20).to_le_bytes().to_vec();
         msg.extend_from_slice(&[2, 0, 8, 0xFC, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
-        msg.extend_from_slice(b"play");
+        // An unassigned Command (0x14), whose body is any bytes.
+        msg.extend_from_slice(b"play\x14\x00\x0E\x00");
         msg.extend_from_slice(&tail);
         msg.truncate(size as usize);
         let d = parse_datagram(&msg).expect("parse");
