@@ -177,7 +177,7 @@ fn drive(
 
 /// The scripted circuit: a 2 km circle north of Seattle–Tacoma at 1000 m, one lap in two
 /// minutes, flown clockwise.
-fn circuit(t: Duration) -> (Position, Velocity) {
+pub(crate) fn circuit(t: Duration) -> (Position, Velocity) {
     const CENTRE: (f64, f64) = (47.449, -122.309);
     const RADIUS_M: f64 = 2000.0;
     const LAP_S: f64 = 120.0;

@@ -42,7 +42,7 @@ impl NetArgs {
 }
 
 /// Session options shared by `host`, `join` and `fs`.
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Default)]
 pub(crate) struct SessionArgs {
     /// The application GUID (default: DXDiag's, 61EF80DA-691B-4247-9ADD-1C7BED2BC13E).
     #[arg(long, value_name = "GUID", value_parser = parse_guid)]

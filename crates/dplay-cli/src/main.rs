@@ -7,6 +7,7 @@
 
 mod capture;
 mod decode;
+mod demo;
 mod enumerate;
 mod fs;
 mod host;
@@ -48,6 +49,8 @@ enum Command {
     /// The Flight Simulator add-on protocol over DirectPlay 8.
     #[command(subcommand)]
     Fs(fs::FsCommand),
+    /// A host, two clients and an add-on flight on loopback, with a timeline of every message.
+    Demo(demo::DemoArgs),
 }
 
 #[derive(Args)]
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Enum(args) => enumerate::run(args),
         Command::Join(args) => join::run(args),
         Command::Fs(command) => fs::run(command),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
