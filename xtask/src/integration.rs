@@ -26,11 +26,12 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
-    let cases: [(&str, Case); 5] = [
+    let cases: [(&str, Case); 6] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a 16-peer session", sixteen_peers),
         ("an add-on session: a player and an observer", addon_session),
+        ("dplay demo: every step happens", demo),
         ("the host killed with SIGKILL: the others migrate", host_killed),
     ];
     for (name, case) in cases {
@@ -256,5 +257,11 @@ fn addon_session(s: &Suite) -> anyhow::Result<()> {
     let position = s.expect(&observer, "a position", WAIT, is("position"))?;
     ensure!(position["name"] == "pilot", "{position}");
     ensure!(position["alt_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
+    Ok(())
+}
+
+fn demo(s: &Suite) -> anyhow::Result<()> {
+    let mut demo = s.start("demo", &["demo", "--fly", "2"])?;
+    ensure!(s.exit_code(&mut demo, Duration::from_secs(60))? == Some(0), "dplay demo did not exit 0");
     Ok(())
 }
