@@ -26,9 +26,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
-    let cases: [(&str, Case); 6] = [
+    let cases: [(&str, Case); 7] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
+        ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
         ("a 16-peer session", sixteen_peers),
         ("an add-on session: a player and an observer", addon_session),
         ("dplay demo: every step happens", demo),
@@ -263,5 +264,43 @@ fn addon_session(s: &Suite) -> anyhow::Result<()> {
 fn demo(s: &Suite) -> anyhow::Result<()> {
     let mut demo = s.start("demo", &["demo", "--fly", "2"])?;
     ensure!(s.exit_code(&mut demo, Duration::from_secs(60))? == Some(0), "dplay demo did not exit 0");
+    Ok(())
+}
+
+fn join_through_proxy(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = host(s, &addr, &[])?;
+    let faults = crate::proxy::Faults { loss: 10, duplicate: 10, reorder: 10 };
+    let proxy = crate::proxy::Proxy::start(addr.parse()?, faults, 0x5eed)?;
+    let front = proxy.addr().to_string();
+    let mut alice = s.start(
+        "alice",
+        &[
+            "join",
+            &front,
+            "--json",
+            "--name",
+            "alice",
+            "--send",
+            "through the proxy",
+            "--duration",
+            "4",
+            "--timeout",
+            "20",
+        ],
+    )?;
+    s.expect(&alice, "the name table", Duration::from_secs(25), is("name_table"))?;
+    s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
+    s.expect(&host, "alice's message", WAIT, event_with("message", "text", "through the proxy"))?;
+    ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join did not exit 0");
+    let c = &proxy.counts;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "    proxy: {} forwarded, {} lost, {} duplicated, {} reordered",
+        load(&c.forwarded),
+        load(&c.lost),
+        load(&c.duplicated),
+        load(&c.reordered)
+    );
     Ok(())
 }

@@ -6,6 +6,7 @@
 mod ci;
 mod fuzz;
 mod integration;
+mod proxy;
 mod sim;
 mod tidy;
 mod util;
