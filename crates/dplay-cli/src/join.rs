@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
-use dplay_session::{EndReason, Event};
+use dplay_session::{EndReason, Event, Mode, SessionConfig};
+use dplay_wire::dp8::session::ApplicationDescFlags;
 use serde_json::json;
+use uuid::Uuid;
 
 use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
 
@@ -41,8 +43,18 @@ pub(crate) fn run(args: JoinArgs) -> anyhow::Result<bool> {
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
+    let session = probe(args.host, bind, args.session_args.app_guid);
+    if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::REQUIREPASSWORD))
+        && args.session_args.password.is_none()
+    {
+        anyhow::bail!("the session at {} needs a password: give it with --password", args.host);
+    }
     let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
-        Dp8Protocol::new(live::session_config(local, &args.name, &args.session_args), start)
+        let mut c = live::session_config(local, &args.name, &args.session_args);
+        if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::CLIENT_SERVER)) {
+            c.mode = Mode::ClientServer;
+        }
+        Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
     out.emit(
@@ -50,7 +62,7 @@ pub(crate) fn run(args: JoinArgs) -> anyhow::Result<bool> {
         json!({"host": args.host.to_string(), "addr": runtime.local_addr().to_string(), "name": args.name}),
         format!("joining {} from {} as {}", args.host, runtime.local_addr(), args.name),
     );
-    runtime.command(Dp8Command::Join { host: args.host, instance: None })?;
+    runtime.command(Dp8Command::Join { host: args.host, instance: session.map(|(i, _)| i) })?;
 
     let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
     let mut ended = None;
@@ -78,6 +90,32 @@ pub(crate) fn run(args: JoinArgs) -> anyhow::Result<bool> {
     live::finish(runtime);
     out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
     Ok(true)
+}
+
+/// Asks `host` for its session first (from another port), for the instance GUID and whether it
+/// is client/server (the joiner must say so in PLAYER_CONNECT_INFO, MC-DPL8CS 2.2.1.2) or needs
+/// a password. `None` when nothing answers within two seconds: the join then tries anyway.
+fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid, ApplicationDescFlags)> {
+    #[allow(clippy::disallowed_methods)] // the probe's own clock
+    let start = Instant::now();
+    let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
+        let mut c = SessionConfig::new(Uuid::nil(), local, "probe");
+        c.rng_seed = live::fresh_seed();
+        c.enum_retry = Duration::from_millis(300);
+        Dp8Protocol::new(c, start)
+    })
+    .ok()?;
+    runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).ok()?;
+    let never = crossbeam_channel::never();
+    let mut found = None;
+    live::wait(runtime.events(), &never, Some(start + Duration::from_secs(2)), |e| match e {
+        Dp8Event::Session(Event::HostFound { response, .. }) => {
+            found = Some((response.application_instance_guid, response.application_desc_flags));
+            false
+        }
+        _ => true,
+    });
+    found
 }
 
 /// One line saying why the join failed and what to do.
