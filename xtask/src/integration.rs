@@ -26,6 +26,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
+    // Every wait below ends at the deadline; this catches a wait that does not (a deadlock).
+    // Children started with --duration end by themselves within a minute.
+    std::thread::spawn(|| {
+        std::thread::sleep(SUITE_LIMIT + Duration::from_secs(30));
+        eprintln!("integration: over the time limit; giving up");
+        std::process::exit(1);
+    });
     let cases: [(&str, Case); 7] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
