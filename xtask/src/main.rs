@@ -6,6 +6,8 @@
 mod bench;
 mod ci;
 mod fuzz;
+mod integration;
+mod proxy;
 mod sim;
 mod tidy;
 mod util;
@@ -37,6 +39,8 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         secs: u64,
     },
+    /// Run `dplay` processes on loopback and check their JSON output.
+    Integration,
     /// Run every transport scenario over N seeds and every link profile (release build).
     Sim {
         /// How many seeds per profile.
@@ -51,5 +55,6 @@ fn main() -> anyhow::Result<()> {
         Command::Ci => ci::run(),
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
         Command::Sim { seeds } => sim::run(seeds),
+        Command::Integration => integration::run(),
     }
 }

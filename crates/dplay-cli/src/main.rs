@@ -7,7 +7,14 @@
 
 mod capture;
 mod decode;
+mod demo;
+mod enumerate;
+mod fs;
+mod host;
+mod join;
+mod live;
 mod net;
+mod pcap_tap;
 mod render;
 
 use std::io::Write;
@@ -33,6 +40,17 @@ enum Command {
     /// Exit status: 0 when every message decoded, 1 when some were malformed (each is reported
     /// and decoding goes on) or the input could not be read, 2 for bad arguments.
     Decode(DecodeArgs),
+    /// Host a DirectPlay 8 session; log players joining and leaving and every message.
+    Host(host::HostArgs),
+    /// List the DirectPlay 8 sessions answering at an address (exit 0 when one answers).
+    Enum(enumerate::EnumArgs),
+    /// Join a DirectPlay 8 session; print the name table and events.
+    Join(join::JoinArgs),
+    /// The Flight Simulator add-on protocol over DirectPlay 8.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
+    /// A host, two clients and an add-on flight on loopback, with a timeline of every message.
+    Demo(demo::DemoArgs),
 }
 
 #[derive(Args)]
@@ -59,8 +77,16 @@ fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
 }
 
 fn main() -> ExitCode {
-    let Command::Decode(args) = Cli::parse().command;
-    match run_decode(args) {
+    live::init_logging();
+    let result = match Cli::parse().command {
+        Command::Decode(args) => run_decode(args),
+        Command::Host(args) => host::run(args),
+        Command::Enum(args) => enumerate::run(args),
+        Command::Join(args) => join::run(args),
+        Command::Fs(command) => fs::run(command),
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {

@@ -48,8 +48,18 @@ pub struct Runtime<P: Protocol> {
 impl<P: Protocol> Runtime<P> {
     /// Binds the socket (errors come back here, before any thread starts) and starts the loop.
     pub fn spawn(config: RuntimeConfig, protocol: P) -> Result<Self, RuntimeError> {
+        Self::spawn_with(config, |_| protocol)
+    }
+
+    /// As [`Runtime::spawn`], making the protocol once the socket is bound: `make` gets the
+    /// bound address (a session writes it into its player URL).
+    pub fn spawn_with(
+        config: RuntimeConfig,
+        make: impl FnOnce(SocketAddr) -> P,
+    ) -> Result<Self, RuntimeError> {
         let mut socket = UdpSocket::bind(config.bind).map_err(|e| RuntimeError::bind(config.bind, e))?;
         let local_addr = socket.local_addr()?;
+        let protocol = make(local_addr);
         let poll = Poll::new()?;
         poll.registry().register(&mut socket, SOCKET, Interest::READABLE)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);

@@ -10,12 +10,18 @@
 //! [`Runtime::shutdown`] or when dropped.
 //!
 //! It contains no protocol logic: everything it knows about DirectPlay is in the crates it drives.
+//! Two drivers come with it: [`Dp8Protocol`] (a DirectPlay 8 session) and [`AddonProtocol`] (the
+//! Flight Simulator add-on over a DirectPlay 8 session).
 #![allow(clippy::disallowed_methods)] // this crate is where the clock is read (clippy.toml)
 
+mod addon;
+mod dp8;
 mod error;
 mod event_loop;
 mod protocol;
 
+pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
+pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, Player};
 pub use error::RuntimeError;
 pub use event_loop::{Runtime, RuntimeConfig};
 pub use protocol::{Direction, Protocol, Tap};

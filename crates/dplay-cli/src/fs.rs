@@ -1,0 +1,263 @@
+//! `dplay fs host` and `dplay fs join`: the Flight Simulator add-on protocol (seed 004) over
+//! DirectPlay 8. A player flies a scripted circuit, its position sent four times a second; an
+//! observer (and the host) print every aircraft's position as it arrives.
+
+use std::f64::consts::TAU;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use crossbeam_channel::select;
+use dplay_addon::units::Attitude;
+use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, PlayerId, Position, Role, Velocity};
+use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Runtime};
+use dplay_wire::dp8::dpnid::Dpnid;
+use serde_json::json;
+
+use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
+
+/// `dplay fs` subcommands.
+#[derive(Subcommand)]
+pub(crate) enum FsCommand {
+    /// Host an add-on session (as an observer that accepts every player and observer).
+    Host(FsHostArgs),
+    /// Join an add-on session as a player or an observer.
+    Join(FsJoinArgs),
+}
+
+/// `dplay fs host` options.
+#[derive(Args)]
+pub(crate) struct FsHostArgs {
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr,
+          default_value_t = SocketAddr::from((Ipv4Addr::UNSPECIFIED, DPLAY8_PORT)))]
+    bind: SocketAddr,
+    /// The session name.
+    #[arg(long, default_value = "dplay fs")]
+    session: String,
+    /// The host's player name.
+    #[arg(long, default_value = "fs-host")]
+    name: String,
+    /// At most this many players besides the host (no limit when absent).
+    #[arg(long)]
+    max_players: Option<usize>,
+    #[command(flatten)]
+    session_args: SessionArgs,
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// `dplay fs join` options.
+#[derive(Args)]
+#[command(group = clap::ArgGroup::new("role").required(true).args(["player", "observer"]))]
+pub(crate) struct FsJoinArgs {
+    /// The host's address.
+    #[arg(value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    host: SocketAddr,
+    /// Join as a player flying a scripted circuit.
+    #[arg(long)]
+    player: bool,
+    /// Join as an observer printing every aircraft's position.
+    #[arg(long)]
+    observer: bool,
+    /// Our player name.
+    #[arg(long, default_value = "pilot")]
+    name: String,
+    /// The local address (default: loopback for a loopback host, else any, port 0).
+    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    bind: Option<SocketAddr>,
+    #[command(flatten)]
+    session_args: SessionArgs,
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// Runs `dplay fs ...`.
+pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
+    match command {
+        FsCommand::Host(a) => {
+            let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
+            let role = AddonRole::Host(HostConfig { own_role: Role::Observer, policy });
+            let setup = Setup { bind: a.bind, name: &a.name, session_args: &a.session_args, net: &a.net };
+            let (runtime, out, start) = setup.spawn(role, |c| c.session_name = a.session.clone())?;
+            out.emit(
+                "hosting",
+                json!({"addr": runtime.local_addr().to_string(), "session": a.session}),
+                format!("hosting add-on session \"{}\" on {}", a.session, runtime.local_addr()),
+            );
+            runtime.command(AddonCommand::Session(Dp8Command::Host))?;
+            drive(runtime, out, start, &a.net, None)
+        }
+        FsCommand::Join(a) => {
+            let role = if a.player { Role::Player } else { Role::Observer };
+            let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
+            let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
+            let (runtime, out, start) = setup.spawn(AddonRole::Client(ClientConfig::new(role)), |_| {})?;
+            out.emit(
+                "joining",
+                json!({"host": a.host.to_string(), "name": a.name, "role": format!("{role:?}").to_lowercase()}),
+                format!("joining {} as {} ({role:?})", a.host, a.name),
+            );
+            runtime.command(AddonCommand::Session(Dp8Command::Join { host: a.host, instance: None }))?;
+            drive(runtime, out, start, &a.net, (role == Role::Player).then_some(start))
+        }
+    }
+}
+
+struct Setup<'a> {
+    bind: SocketAddr,
+    name: &'a str,
+    session_args: &'a SessionArgs,
+    net: &'a NetArgs,
+}
+
+impl Setup<'_> {
+    fn spawn(
+        self,
+        role: AddonRole,
+        tune: impl FnOnce(&mut dplay_session::SessionConfig),
+    ) -> anyhow::Result<(Runtime<AddonProtocol>, Output, Instant)> {
+        #[allow(clippy::disallowed_methods)] // the command's start
+        let start = Instant::now();
+        let runtime = live::spawn(self.bind, self.net.pcap.as_ref(), |local| {
+            let mut c = live::session_config(local, self.name, self.session_args);
+            tune(&mut c);
+            AddonProtocol::new(c, role, start)
+        })?;
+        Ok((runtime, Output::new(self.net.json, start), start))
+    }
+}
+
+/// Prints events until the duration passes, Ctrl-C or the session ends; a player's position
+/// is updated four times a second from `flying` (the circuit's start).
+fn drive(
+    runtime: Runtime<AddonProtocol>,
+    mut out: Output,
+    start: Instant,
+    net: &NetArgs,
+    flying: Option<Instant>,
+) -> anyhow::Result<bool> {
+    let interrupt = live::ctrl_c()?;
+    let tick = crossbeam_channel::tick(Duration::from_millis(250));
+    let deadline = net.deadline(start);
+    let never = crossbeam_channel::never();
+    if let Some(t0) = flying {
+        let (p, v) = circuit(Duration::ZERO);
+        runtime.command(AddonCommand::SetPosition(p, Some(v)))?;
+        tracing::debug!("circuit starts at {t0:?}");
+    }
+    let stop = loop {
+        #[allow(clippy::disallowed_methods)] // the command's run time
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            break Stop::Deadline;
+        }
+        let timeout = crossbeam_channel::after(left.unwrap_or(Duration::from_secs(3600)));
+        let ticks = if flying.is_some() { &tick } else { &never };
+        select! {
+            recv(runtime.events()) -> e => match e {
+                Ok(e) => if print(&mut out, &e) { break Stop::Done },
+                Err(_) => break Stop::Closed,
+            },
+            recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
+                let (p, v) = circuit(now.saturating_duration_since(t0));
+                runtime.command(AddonCommand::SetPosition(p, Some(v)))?;
+            },
+            recv(interrupt) -> _ => break Stop::Interrupted,
+            recv(timeout) -> _ => {}
+        }
+    };
+    if stop != Stop::Closed && stop != Stop::Done {
+        let _ = runtime.command(AddonCommand::Session(Dp8Command::Leave));
+    }
+    live::finish(runtime);
+    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    Ok(true)
+}
+
+/// The scripted circuit: a 2 km circle north of Seattle–Tacoma at 1000 m, one lap in two
+/// minutes, flown clockwise.
+pub(crate) fn circuit(t: Duration) -> (Position, Velocity) {
+    const CENTRE: (f64, f64) = (47.449, -122.309);
+    const RADIUS_M: f64 = 2000.0;
+    const LAP_S: f64 = 120.0;
+    const M_PER_DEG: f64 = 111_120.0;
+    const FT_PER_M: f64 = 3.280_84;
+    let angle = TAU * t.as_secs_f64() / LAP_S;
+    let (sin, cos) = angle.sin_cos();
+    let lat_scale = CENTRE.0.to_radians().cos();
+    let position = Position {
+        latitude_deg: CENTRE.0 + RADIUS_M * cos / M_PER_DEG,
+        longitude_deg: CENTRE.1 + RADIUS_M * sin / (M_PER_DEG * lat_scale),
+        altitude_m: 1000.0,
+        attitude: Attitude {
+            pitch_deg: 0.0,
+            bank_deg: 15.0,
+            heading_deg: (angle.to_degrees() + 90.0) % 360.0,
+        },
+        on_ground: false,
+    };
+    let speed = TAU * RADIUS_M / LAP_S;
+    let velocity = Velocity {
+        north_ft_s: -speed * sin * FT_PER_M,
+        east_ft_s: speed * cos * FT_PER_M,
+        up_ft_s: 0.0,
+        ground_ft_s: speed * FT_PER_M,
+    };
+    (position, velocity)
+}
+
+/// Prints one event; true when the session ended.
+fn print(out: &mut Output, event: &AddonEvent) -> bool {
+    let name = |out: &Output, id: PlayerId| out.name(Dpnid(id.0));
+    match event {
+        AddonEvent::Session(e) => return out.dp8(e),
+        AddonEvent::Position { id, position: p, .. } => {
+            let who = name(out, *id);
+            out.emit(
+                "position",
+                json!({
+                    "id": Dpnid(id.0).to_string(), "name": who,
+                    "lat": p.latitude_deg, "lon": p.longitude_deg, "alt_m": p.altitude_m,
+                    "heading": p.attitude.heading_deg, "pitch": p.attitude.pitch_deg, "bank": p.attitude.bank_deg,
+                }),
+                format!(
+                    "position {who}: {:.5} {:.5} {:.0} m heading {:.0}",
+                    p.latitude_deg, p.longitude_deg, p.altitude_m, p.attitude.heading_deg
+                ),
+            );
+        }
+        AddonEvent::Addon(e) => {
+            let (kind, fields, text) = match e {
+                Event::Joined { role } => {
+                    ("addon_joined", json!({"role": role}), format!("joined as {role:?}"))
+                }
+                Event::Refused { role } => {
+                    ("addon_refused", json!({"role": role}), format!("refused as {role:?}"))
+                }
+                Event::PlayerType { id, role } => {
+                    let who = name(out, *id);
+                    ("player_type", json!({"name": who, "role": role}), format!("{who}: {role:?}"))
+                }
+                Event::Accepted { id, role } => {
+                    let who = name(out, *id);
+                    ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role:?}"))
+                }
+                Event::Denied { id, role } => {
+                    let who = name(out, *id);
+                    ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role:?}"))
+                }
+                Event::Chat { from, text } => {
+                    let who = name(out, *from);
+                    let text = text.to_string_lossy();
+                    ("message", json!({"name": who, "text": text}), format!("chat from {who}: {text}"))
+                }
+                // The session layer already reported it.
+                Event::PlayerLeft { .. } => return false,
+                other => ("addon", json!({"detail": format!("{other:?}")}), format!("{other:?}")),
+            };
+            out.emit(kind, fields, text);
+        }
+    }
+    false
+}

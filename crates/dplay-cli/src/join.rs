@@ -1,0 +1,136 @@
+//! `dplay join`: joins a DirectPlay 8 session, prints the name table and every event, and
+//! optionally sends a chat message to all.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
+use dplay_session::{EndReason, Event, Mode, SessionConfig};
+use dplay_wire::dp8::session::ApplicationDescFlags;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
+
+/// `dplay join` options.
+#[derive(Args)]
+pub(crate) struct JoinArgs {
+    /// The host's address.
+    #[arg(value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    host: SocketAddr,
+    /// The local address (default: loopback for a loopback host, else any, port 0).
+    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    bind: Option<SocketAddr>,
+    /// Our player name.
+    #[arg(long, default_value = "player")]
+    name: String,
+    /// Send this text as a chat message to everyone once joined.
+    #[arg(long)]
+    send: Option<String>,
+    /// Give up joining after this many seconds.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    #[command(flatten)]
+    session_args: SessionArgs,
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// Runs `dplay join`; an error when the join fails.
+pub(crate) fn run(args: JoinArgs) -> anyhow::Result<bool> {
+    #[allow(clippy::disallowed_methods)] // the command's start
+    let start = Instant::now();
+    let interrupt = live::ctrl_c()?;
+    let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
+    let session = probe(args.host, bind, args.session_args.app_guid);
+    if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::REQUIREPASSWORD))
+        && args.session_args.password.is_none()
+    {
+        anyhow::bail!("the session at {} needs a password: give it with --password", args.host);
+    }
+    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
+        let mut c = live::session_config(local, &args.name, &args.session_args);
+        if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::CLIENT_SERVER)) {
+            c.mode = Mode::ClientServer;
+        }
+        Dp8Protocol::new(c, start)
+    })?;
+    let mut out = Output::new(args.net.json, start);
+    out.emit(
+        "joining",
+        json!({"host": args.host.to_string(), "addr": runtime.local_addr().to_string(), "name": args.name}),
+        format!("joining {} from {} as {}", args.host, runtime.local_addr(), args.name),
+    );
+    runtime.command(Dp8Command::Join { host: args.host, instance: session.map(|(i, _)| i) })?;
+
+    let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let mut ended = None;
+    let mut joined = false;
+    let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
+        if let Dp8Event::Session(Event::SessionEnded { reason }) = &e {
+            ended = Some(*reason);
+        }
+        out.dp8(&e);
+        joined |= matches!(e, Dp8Event::NameTable(_));
+        !joined && ended.is_none()
+    });
+    if !joined {
+        drop(runtime);
+        return Err(join_error(args.host, ended, stop, args.timeout));
+    }
+    if let Some(text) = &args.send {
+        runtime.command(Dp8Command::Chat(text.clone()))?;
+        out.emit("sent", json!({"text": text}), format!("sent: {text}"));
+    }
+    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
+    if stop != Stop::Closed && stop != Stop::Done {
+        let _ = runtime.command(Dp8Command::Leave);
+    }
+    live::finish(runtime);
+    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    Ok(true)
+}
+
+/// Asks `host` for its session first (from another port), for the instance GUID and whether it
+/// is client/server (the joiner must say so in PLAYER_CONNECT_INFO, MC-DPL8CS 2.2.1.2) or needs
+/// a password. `None` when nothing answers within two seconds: the join then tries anyway.
+fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid, ApplicationDescFlags)> {
+    #[allow(clippy::disallowed_methods)] // the probe's own clock
+    let start = Instant::now();
+    let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
+        let mut c = SessionConfig::new(Uuid::nil(), local, "probe");
+        c.rng_seed = live::fresh_seed();
+        c.enum_retry = Duration::from_millis(300);
+        Dp8Protocol::new(c, start)
+    })
+    .ok()?;
+    runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).ok()?;
+    let never = crossbeam_channel::never();
+    let mut found = None;
+    live::wait(runtime.events(), &never, Some(start + Duration::from_secs(2)), |e| match e {
+        Dp8Event::Session(Event::HostFound { response, .. }) => {
+            found = Some((response.application_instance_guid, response.application_desc_flags));
+            false
+        }
+        _ => true,
+    });
+    found
+}
+
+/// One line saying why the join failed and what to do.
+fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: f64) -> anyhow::Error {
+    match (ended, stop) {
+        (Some(EndReason::Refused(code)), _) => anyhow::anyhow!(
+            "{host} refused the join ({}): check --password and --app-guid, or whether the session is full",
+            code.name().unwrap_or("unknown result code")
+        ),
+        (Some(reason), _) => anyhow::anyhow!(
+            "could not join {host}: {reason}; check that a host runs there (dplay enum {host})"
+        ),
+        (None, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
+        _ => anyhow::anyhow!(
+            "no answer from {host} within {timeout} s: check that a host runs there and the address and port are right (dplay enum {host})"
+        ),
+    }
+}

@@ -1,0 +1,332 @@
+//! What `dplay host`, `join`, `enum` and `fs` share: address parsing, starting a runtime
+//! (with `--pcap`), Ctrl-C, logging, and printing events as text or JSON lines.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use crossbeam_channel::{Receiver, select};
+use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig};
+use dplay_session::{Event, Mode, SessionConfig};
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
+pub(crate) const DPLAY8_PORT: u16 = 6073;
+
+/// Options every networked subcommand takes.
+#[derive(Args, Clone)]
+pub(crate) struct NetArgs {
+    /// Print events as JSON lines (each has an "event" field) instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Record every datagram sent and received in this pcap file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pcap: Option<PathBuf>,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) duration: Option<f64>,
+}
+
+impl NetArgs {
+    /// The instant to stop at, if any.
+    pub(crate) fn deadline(&self, start: Instant) -> Option<Instant> {
+        self.duration.map(|s| start + Duration::from_secs_f64(s.max(0.0)))
+    }
+}
+
+/// Session options shared by `host`, `join` and `fs`.
+#[derive(Args, Clone, Default)]
+pub(crate) struct SessionArgs {
+    /// The application GUID (default: DXDiag's, 61EF80DA-691B-4247-9ADD-1C7BED2BC13E).
+    #[arg(long, value_name = "GUID", value_parser = parse_guid)]
+    pub(crate) app_guid: Option<Uuid>,
+    /// The password (required to join when the host sets one).
+    #[arg(long)]
+    pub(crate) password: Option<String>,
+    /// Seconds of silence before a KeepAlive is sent (spec default 25; lower finds a dead
+    /// player sooner).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) keepalive: Option<f64>,
+}
+
+/// Parses `ip:port` with a message saying what is expected.
+pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not an address: give ip:port, such as 127.0.0.1:{DPLAY8_PORT}"))
+}
+
+fn parse_guid(text: &str) -> Result<Uuid, String> {
+    Uuid::parse_str(text.trim_matches(['{', '}']))
+        .map_err(|_| format!("`{text}` is not a GUID: give one such as {DXDIAG_APPLICATION_GUID}"))
+}
+
+/// The address to bind when joining `target`: loopback for a loopback target, else any.
+pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
+    let ip = if target.ip().is_loopback() {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    SocketAddr::new(ip, 0)
+}
+
+/// A session configuration for `name` at `local` from the shared options.
+pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) -> SessionConfig {
+    let mut c = SessionConfig::new(args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID), local, name);
+    c.password = args.password.clone();
+    c.rng_seed = fresh_seed();
+    c.mode = Mode::PeerToPeer;
+    if let Some(secs) = args.keepalive {
+        c.transport.keepalive_idle = Duration::from_secs_f64(secs.max(0.1));
+    }
+    c
+}
+
+/// A seed that differs between runs, so every session gets its own instance GUID.
+pub(crate) fn fresh_seed() -> u64 {
+    #[allow(clippy::disallowed_methods)] // a seed for the session's RNG, nothing protocol-timed
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(nanos.as_nanos() & u128::from(u64::MAX)).unwrap_or(0)
+        ^ (u64::from(std::process::id()) << 32)
+}
+
+/// Binds `bind` (with a pcap tap when asked) and starts the protocol `make` builds.
+pub(crate) fn spawn<P: Protocol>(
+    bind: SocketAddr,
+    pcap: Option<&PathBuf>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
+    let mut config = RuntimeConfig::new(bind);
+    if let Some(path) = pcap {
+        config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
+    }
+    Ok(Runtime::spawn_with(config, make)?)
+}
+
+/// Logs to stderr through `tracing`, filtered by RUST_LOG (default: warnings).
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// A channel that receives once per Ctrl-C (SIGINT or SIGTERM).
+pub(crate) fn ctrl_c() -> anyhow::Result<Receiver<()>> {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    ctrlc::set_handler(move || {
+        let _ = tx.try_send(());
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    Ok(rx)
+}
+
+/// Why [`wait`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The deadline passed.
+    Deadline,
+    /// Ctrl-C.
+    Interrupted,
+    /// The handler asked to stop.
+    Done,
+    /// The runtime stopped by itself.
+    Closed,
+}
+
+/// Hands events to `handle` until it returns false, the deadline passes, Ctrl-C, or the
+/// runtime's event channel closes.
+pub(crate) fn wait<E>(
+    events: &Receiver<E>,
+    interrupt: &Receiver<()>,
+    deadline: Option<Instant>,
+    mut handle: impl FnMut(E) -> bool,
+) -> Stop {
+    loop {
+        #[allow(clippy::disallowed_methods)] // the command's own run time
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return Stop::Deadline;
+        }
+        let timeout = crossbeam_channel::after(left.unwrap_or(Duration::from_secs(3600)));
+        select! {
+            recv(events) -> e => match e {
+                Ok(e) => if !handle(e) { return Stop::Done },
+                Err(_) => return Stop::Closed,
+            },
+            recv(interrupt) -> _ => return Stop::Interrupted,
+            recv(timeout) -> _ => {}
+        }
+    }
+}
+
+/// Waits up to one second for a leaving runtime to close its connections, then stops it.
+pub(crate) fn finish<P: Protocol>(runtime: Runtime<P>) {
+    #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
+    let until = Instant::now() + Duration::from_secs(1);
+    #[allow(clippy::disallowed_methods)]
+    while runtime.is_running() && Instant::now() < until {
+        while runtime.events().try_recv().is_ok() {}
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Err(e) = runtime.shutdown() {
+        tracing::warn!("{e}");
+    }
+}
+
+/// Prints events, with the time since the command started.
+pub(crate) struct Output {
+    json: bool,
+    start: Instant,
+    /// Names of the players seen, for messages that carry only a DPNID.
+    pub(crate) names: BTreeMap<Dpnid, String>,
+}
+
+impl Output {
+    /// Text or JSON lines, timed from `start`.
+    pub(crate) fn new(json: bool, start: Instant) -> Self {
+        Self { json, start, names: BTreeMap::new() }
+    }
+
+    /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`.
+    pub(crate) fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display) {
+        #[allow(clippy::disallowed_methods)] // the event's time, for the reader
+        let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
+        let mut out = std::io::stdout().lock();
+        let _ = if self.json {
+            let mut object = serde_json::Map::new();
+            object.insert("event".into(), json!(event));
+            object.insert("t".into(), json!((t * 1000.0).round() / 1000.0));
+            if let Value::Object(map) = fields {
+                object.extend(map);
+            }
+            writeln!(out, "{}", Value::Object(object))
+        } else {
+            writeln!(out, "[{t:8.3}s] {text}")
+        };
+        let _ = out.flush();
+    }
+
+    /// The name of `dpnid`, or its number.
+    pub(crate) fn name(&self, dpnid: Dpnid) -> String {
+        self.names.get(&dpnid).cloned().unwrap_or_else(|| dpnid.to_string())
+    }
+
+    /// Prints a DirectPlay 8 event (and remembers names). Returns whether the session ended.
+    pub(crate) fn dp8(&mut self, event: &Dp8Event) -> bool {
+        match event {
+            Dp8Event::Session(e) => return self.session(e),
+            Dp8Event::NameTable(players) => self.name_table(players),
+            Dp8Event::CommandFailed { command, error } => self.emit(
+                "error",
+                json!({"command": command, "error": error}),
+                format!("{command} failed: {error}"),
+            ),
+        }
+        false
+    }
+
+    fn name_table(&mut self, players: &[Player]) {
+        for p in players {
+            self.names.insert(p.dpnid, p.name.clone());
+        }
+        let rows: Vec<Value> = players
+            .iter()
+            .map(|p| json!({"dpnid": p.dpnid.to_string(), "name": p.name, "host": p.is_host, "local": p.is_local}))
+            .collect();
+        let text: Vec<String> = players
+            .iter()
+            .map(|p| {
+                let mut tags = Vec::new();
+                if p.is_host {
+                    tags.push("host");
+                }
+                if p.is_local {
+                    tags.push("me");
+                }
+                let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
+                format!("\n    {} {}{tags}", p.dpnid, p.name)
+            })
+            .collect();
+        self.emit("name_table", json!({"players": rows}), format!("name table:{}", text.concat()));
+    }
+
+    fn session(&mut self, event: &Event) -> bool {
+        match event {
+            Event::HostFound { from, .. } => self.emit("host_found", json!({"from": from.to_string()}), from),
+            Event::Joined { local, host } => self.emit(
+                "joined",
+                json!({"dpnid": local.to_string(), "host": host.to_string()}),
+                format!("in the session as {local}, host {host}"),
+            ),
+            Event::PlayerAdded { dpnid, name } => {
+                self.names.insert(*dpnid, name.clone());
+                self.emit(
+                    "player_joined",
+                    json!({"dpnid": dpnid.to_string(), "name": name}),
+                    format!("player joined: {name} ({dpnid})"),
+                );
+            }
+            Event::PlayerRemoved { dpnid, reason } => {
+                let name = self.name(*dpnid);
+                let why = reason.name().unwrap_or("unknown reason");
+                self.emit(
+                    "player_left",
+                    json!({"dpnid": dpnid.to_string(), "name": name, "reason": why}),
+                    format!("player left: {name} ({dpnid}), {why}"),
+                );
+            }
+            Event::HostMigrated { new_host } => {
+                let name = self.name(*new_host);
+                self.emit(
+                    "host_migrated",
+                    json!({"new_host": new_host.to_string(), "name": name}),
+                    format!("host migrated to {name} ({new_host})"),
+                );
+            }
+            Event::Message { from, data, reliable, .. } => {
+                let name = self.name(*from);
+                let (key, value) = printable(data);
+                self.emit(
+                    "message",
+                    json!({"from": from.to_string(), "name": name, key: value, "reliable": reliable}),
+                    format!("message from {name}: {value}"),
+                );
+            }
+            Event::Chat { from, text } => {
+                let name = self.name(*from);
+                self.emit(
+                    "message",
+                    json!({"from": from.to_string(), "name": name, "text": text, "chat": true}),
+                    format!("chat from {name}: {text}"),
+                );
+            }
+            Event::SessionEnded { reason } => {
+                self.emit(
+                    "session_ended",
+                    json!({"reason": reason.to_string()}),
+                    format!("session ended: {reason}"),
+                );
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// `("text", ...)` when the bytes are printable UTF-8 (a trailing NUL dropped), else `("hex", ...)`.
+pub(crate) fn printable(data: &[u8]) -> (&'static str, String) {
+    let trimmed = data.strip_suffix(&[0]).unwrap_or(data);
+    match std::str::from_utf8(trimmed) {
+        Ok(s) if !s.is_empty() && s.chars().all(|c| !c.is_control() || c == '\n' || c == '\t') => {
+            ("text", s.to_owned())
+        }
+        _ => ("hex", dplay_wire::hexdump::hex(data)),
+    }
+}

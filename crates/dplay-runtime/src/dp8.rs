@@ -1,0 +1,212 @@
+//! [`Dp8Protocol`]: a DirectPlay 8 [`Session`] driven by the runtime, with commands for what an
+//! application asks of it (host, enumerate, join, send, leave) and the session's events.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_session::{CommandError, Event, SendFlags, Session, SessionConfig};
+use dplay_wire::WideString;
+use dplay_wire::dp8::dpnid::Dpnid;
+use uuid::Uuid;
+
+use crate::Protocol;
+
+/// What an application asks of a DirectPlay 8 session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dp8Command {
+    /// Create the session described by the configuration, with us as host (or server).
+    Host,
+    /// Join the session hosted at `host`; `instance` is the EnumResponse's instance GUID.
+    Join {
+        /// The host's address.
+        host: SocketAddr,
+        /// The session instance, if known from an enumeration.
+        instance: Option<Uuid>,
+    },
+    /// Look for sessions at `target`, optionally of one application only.
+    EnumHosts {
+        /// A host or broadcast address.
+        target: SocketAddr,
+        /// Only sessions of this application answer.
+        application_guid: Option<Uuid>,
+    },
+    /// Application data to every player we are connected to.
+    SendAll {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Delivery category.
+        flags: SendFlags,
+    },
+    /// Application data to one player.
+    SendTo {
+        /// The receiver.
+        to: Dpnid,
+        /// The bytes.
+        data: Vec<u8>,
+        /// Delivery category.
+        flags: SendFlags,
+    },
+    /// A DXDiag chat message to everyone.
+    Chat(String),
+    /// Leave gracefully.
+    Leave,
+    /// Host: end the session for everyone.
+    Terminate,
+}
+
+/// One row of the name table, as [`Dp8Event::NameTable`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Player {
+    /// The player's DPNID.
+    pub dpnid: Dpnid,
+    /// Its name.
+    pub name: String,
+    /// It is the host.
+    pub is_host: bool,
+    /// It is us.
+    pub is_local: bool,
+}
+
+/// What the session tells the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dp8Event {
+    /// An event of the session layer, as it reported it.
+    Session(Event),
+    /// The whole name table, reported right after [`Event::Joined`] and [`Event::HostMigrated`].
+    NameTable(Vec<Player>),
+    /// A command could not be carried out, and why.
+    CommandFailed {
+        /// The command, briefly.
+        command: &'static str,
+        /// Why.
+        error: String,
+    },
+}
+
+/// A DirectPlay 8 session as a runtime [`Protocol`].
+#[derive(Debug)]
+pub struct Dp8Protocol {
+    session: Session,
+    events: VecDeque<Dp8Event>,
+    /// Set once [`Event::SessionEnded`] was reported.
+    ended: bool,
+}
+
+impl Dp8Protocol {
+    /// A participant in no session; `now` is the transport's time origin.
+    pub fn new(config: SessionConfig, now: Instant) -> Self {
+        Self { session: Session::new(config, now), events: VecDeque::new(), ended: false }
+    }
+
+    /// The session (read-only: commands go through [`Dp8Command`]).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Sends to one player, reporting failure to the caller instead of as an event.
+    pub(crate) fn try_send_to(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+    ) -> Result<(), CommandError> {
+        let result = self.session.send_to(now, to, data, flags);
+        self.drain();
+        result
+    }
+
+    /// The name table as [`Player`] rows.
+    pub fn players(&self) -> Vec<Player> {
+        let host = self.session.host_dpnid();
+        let local = self.session.local_dpnid();
+        self.session
+            .name_table()
+            .players()
+            .map(|e| Player {
+                dpnid: e.dpnid,
+                name: e.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
+                is_host: e.dpnid == host,
+                is_local: e.dpnid == local,
+            })
+            .collect()
+    }
+
+    /// Moves the session's events into our queue, adding a name-table snapshot where useful.
+    fn drain(&mut self) {
+        while let Some(event) = self.session.poll_event() {
+            let snapshot = matches!(event, Event::Joined { .. } | Event::HostMigrated { .. });
+            if matches!(event, Event::SessionEnded { .. }) {
+                self.ended = true;
+            }
+            self.events.push_back(Dp8Event::Session(event));
+            if snapshot {
+                self.events.push_back(Dp8Event::NameTable(self.players()));
+            }
+        }
+    }
+
+    fn fail(&mut self, command: &'static str, error: impl ToString) {
+        self.events.push_back(Dp8Event::CommandFailed { command, error: error.to_string() });
+    }
+}
+
+impl Protocol for Dp8Protocol {
+    type Command = Dp8Command;
+    type Event = Dp8Event;
+
+    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.session.handle_datagram(now, from, data);
+        self.drain();
+    }
+
+    fn handle_command(&mut self, now: Instant, command: Dp8Command) {
+        let s = &mut self.session;
+        let result = match command {
+            Dp8Command::Host => s.host(now).map_err(|e| ("host", e)),
+            Dp8Command::Join { host, instance } => s.join(now, host, instance).map_err(|e| ("join", e)),
+            Dp8Command::EnumHosts { target, application_guid } => {
+                s.enum_hosts(now, target, application_guid).map_err(|e| ("enum", e))
+            }
+            Dp8Command::SendAll { data, flags } => s.send_all(now, &data, flags).map_err(|e| ("send", e)),
+            Dp8Command::SendTo { to, data, flags } => {
+                s.send_to(now, to, &data, flags).map_err(|e| ("send", e))
+            }
+            Dp8Command::Chat(text) => s.send_chat(now, &text).map_err(|e| ("chat", e)),
+            Dp8Command::Leave => {
+                s.leave(now);
+                Ok(())
+            }
+            Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
+        };
+        if let Err((command, error)) = result {
+            self.fail(command, error);
+        }
+        self.drain();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.session.handle_timeout(now);
+        self.drain();
+    }
+
+    fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let transmit = self.session.poll_transmit()?;
+        buf.extend_from_slice(&transmit.contents);
+        Some(transmit.destination)
+    }
+
+    fn poll_event(&mut self) -> Option<Dp8Event> {
+        self.events.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    /// Out of the session with every connection closed: the loop may end.
+    fn is_finished(&self) -> bool {
+        self.ended && self.session.endpoint().connection_count() == 0
+    }
+}

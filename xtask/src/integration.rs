@@ -1,0 +1,313 @@
+//! `cargo xtask integration`: separate `dplay` processes on loopback, checked through their
+//! `--json` output. Every process started is killed when the suite ends (also on failure), and
+//! the whole suite has a time limit.
+// serde_json's `value["key"]` gives Null for a missing key; it never panics.
+#![allow(clippy::indexing_slicing)]
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use serde_json::Value;
+
+use crate::util::{cargo, root, step};
+
+/// The whole suite must finish within this.
+const SUITE_LIMIT: Duration = Duration::from_secs(180);
+
+/// Builds `dplay` once and runs every case.
+#[allow(clippy::disallowed_methods)] // the suite's own clock: deadlines for real processes
+pub(crate) fn run() -> anyhow::Result<()> {
+    step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
+    // Every wait below ends at the deadline; this catches a wait that does not (a deadlock).
+    // Children started with --duration end by themselves within a minute.
+    std::thread::spawn(|| {
+        std::thread::sleep(SUITE_LIMIT + Duration::from_secs(30));
+        eprintln!("integration: over the time limit; giving up");
+        std::process::exit(1);
+    });
+    let cases: [(&str, Case); 7] = [
+        ("enum and join across processes", enum_and_join),
+        ("a join that fails says what to do", join_failure),
+        ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
+        ("a 16-peer session", sixteen_peers),
+        ("an add-on session: a player and an observer", addon_session),
+        ("dplay demo: every step happens", demo),
+        ("the host killed with SIGKILL: the others migrate", host_killed),
+    ];
+    for (name, case) in cases {
+        println!("==> integration: {name}");
+        let started = Instant::now();
+        case(&suite).with_context(|| format!("integration case failed: {name}"))?;
+        println!("    ok ({:.1} s)", started.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+/// One integration case.
+type Case = fn(&Suite) -> anyhow::Result<()>;
+
+struct Suite {
+    bin: PathBuf,
+    deadline: Instant,
+}
+
+/// One `dplay` process; killed when dropped. Its stdout lines are parsed as JSON as they come.
+struct Proc {
+    name: String,
+    child: Child,
+    lines: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Suite {
+    /// Starts `dplay args...` with `--json` output collected.
+    fn start(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
+        let mut child = Command::new(&self.bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.bin.display()))?;
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let stdout = child.stdout.take().context("no stdout")?;
+        let sink = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && let Ok(mut l) = sink.lock()
+                {
+                    l.push(v);
+                }
+            }
+        });
+        Ok(Proc { name: name.to_owned(), child, lines })
+    }
+
+    /// Waits until `p` printed an event that `want` accepts.
+    #[allow(clippy::disallowed_methods)]
+    fn expect(
+        &self,
+        p: &Proc,
+        what: &str,
+        limit: Duration,
+        want: impl Fn(&Value) -> bool,
+    ) -> anyhow::Result<Value> {
+        let until = (Instant::now() + limit).min(self.deadline);
+        loop {
+            if let Some(v) = p.lines.lock().ok().and_then(|l| l.iter().find(|v| want(v)).cloned()) {
+                return Ok(v);
+            }
+            if Instant::now() >= until {
+                let seen = p.lines.lock().map(|l| l.len()).unwrap_or(0);
+                bail!("{} never printed {what} ({seen} events seen)", p.name);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for `p` to exit; its status code.
+    #[allow(clippy::disallowed_methods)]
+    fn exit_code(&self, p: &mut Proc, limit: Duration) -> anyhow::Result<Option<i32>> {
+        let until = (Instant::now() + limit).min(self.deadline);
+        loop {
+            if let Some(status) = p.child.try_wait()? {
+                return Ok(status.code());
+            }
+            if Instant::now() >= until {
+                bail!("{} did not exit in time", p.name);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free UDP port on 127.0.0.1.
+fn free_addr() -> anyhow::Result<String> {
+    let socket = UdpSocket::bind("127.0.0.1:0")?;
+    let addr: SocketAddr = socket.local_addr()?;
+    Ok(addr.to_string())
+}
+
+fn is(event: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| v["event"] == event
+}
+
+fn event_with<'a>(event: &'a str, key: &'a str, value: &'a str) -> impl Fn(&Value) -> bool + 'a {
+    move |v| v["event"] == event && v[key] == value
+}
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn host<'a>(s: &Suite, addr: &'a str, extra: &[&'a str]) -> anyhow::Result<Proc> {
+    let mut args = vec!["host", "--json", "--bind", addr, "--session", "integration", "--duration", "60"];
+    args.extend_from_slice(extra);
+    let p = s.start("host", &args)?;
+    s.expect(&p, "joined", WAIT, is("joined"))?;
+    Ok(p)
+}
+
+fn enum_and_join(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = host(s, &addr, &[])?;
+    let mut en = s.start("enum", &["enum", &addr, "--json", "--timeout", "2"])?;
+    let found = s.expect(&en, "a session", WAIT, is("session"))?;
+    ensure!(found["name"] == "integration", "enum reported {found}");
+    ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "enum did not exit 0");
+
+    let mut alice = s.start(
+        "alice",
+        &["join", &addr, "--json", "--name", "alice", "--send", "hello from alice", "--duration", "2"],
+    )?;
+    let table = s.expect(&alice, "the name table", WAIT, is("name_table"))?;
+    let names: Vec<&str> =
+        table["players"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    ensure!(names.contains(&"host") && names.contains(&"alice"), "name table {table}");
+    s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
+    s.expect(&host, "alice's message", WAIT, event_with("message", "text", "hello from alice"))?;
+    s.expect(&host, "alice leaving", WAIT, event_with("player_left", "name", "alice"))?;
+    ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join did not exit 0");
+    Ok(())
+}
+
+fn join_failure(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let mut en = s.start("enum", &["enum", &addr, "--json", "--timeout", "1"])?;
+    ensure!(s.exit_code(&mut en, WAIT)? == Some(1), "enum of nothing did not exit 1");
+    let mut join = s.start("join", &["join", &addr, "--json", "--timeout", "1"])?;
+    ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "a join with no host did not exit 1");
+    Ok(())
+}
+
+fn sixteen_peers(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = host(s, &addr, &[])?;
+    let names: Vec<String> = (1..16).map(|i| format!("peer{i:02}")).collect();
+    let mut peers = Vec::new();
+    for name in &names {
+        let p =
+            s.start(name, &["join", &addr, "--json", "--name", name, "--duration", "60", "--timeout", "20"])?;
+        // One at a time, as DirectPlay hosts take joins (MS-DPDX 4.3).
+        s.expect(&p, "the name table", WAIT, is("name_table"))?;
+        peers.push(p);
+    }
+    for name in &names {
+        s.expect(&host, "every peer joining", WAIT, event_with("player_joined", "name", name))?;
+    }
+    // The first peer hears of every later one.
+    if let Some(first) = peers.first() {
+        for name in names.iter().skip(1) {
+            s.expect(first, "every later peer", WAIT, event_with("player_joined", "name", name))?;
+        }
+    }
+    Ok(())
+}
+
+fn host_killed(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    // Short keepalives so the silence is noticed in seconds rather than a minute.
+    let mut host = host(s, &addr, &["--keepalive", "1"])?;
+    let mut peers = Vec::new();
+    for name in ["older", "newer"] {
+        let args = ["join", &addr, "--json", "--name", name, "--duration", "60", "--keepalive", "1"];
+        let p = s.start(name, &args)?;
+        s.expect(&p, "the name table", WAIT, is("name_table"))?;
+        peers.push(p);
+    }
+    if let Some(newer) = peers.get(1) {
+        s.expect(newer, "the older peer", WAIT, event_with("player_joined", "name", "older"))?;
+    }
+    // SIGKILL: no goodbye, the others find out from silence.
+    host.child.kill()?;
+    let _ = host.child.wait();
+    for p in &peers {
+        let migrated = s.expect(p, "host_migrated", Duration::from_secs(60), is("host_migrated"))?;
+        ensure!(migrated["name"] == "older", "{} saw {migrated}", p.name);
+    }
+    Ok(())
+}
+
+fn addon_session(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = s.start("fs host", &["fs", "host", "--json", "--bind", &addr, "--duration", "60"])?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    let observer = s.start(
+        "observer",
+        &["fs", "join", &addr, "--observer", "--name", "tower", "--json", "--duration", "60"],
+    )?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "Observer"))?;
+    let player = s.start(
+        "player",
+        &["fs", "join", &addr, "--player", "--name", "pilot", "--json", "--duration", "60"],
+    )?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
+    // Four updates a second: at least four within a few seconds, all from the pilot.
+    s.expect(&observer, "a position", WAIT, is("position"))?;
+    std::thread::sleep(Duration::from_secs(2));
+    let positions =
+        observer.lines.lock().map(|l| l.iter().filter(|v| v["event"] == "position").count()).unwrap_or(0);
+    ensure!(positions >= 4, "only {positions} positions in two seconds");
+    let position = s.expect(&observer, "a position", WAIT, is("position"))?;
+    ensure!(position["name"] == "pilot", "{position}");
+    ensure!(position["alt_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
+    Ok(())
+}
+
+fn demo(s: &Suite) -> anyhow::Result<()> {
+    let mut demo = s.start("demo", &["demo", "--fly", "2"])?;
+    ensure!(s.exit_code(&mut demo, Duration::from_secs(60))? == Some(0), "dplay demo did not exit 0");
+    Ok(())
+}
+
+fn join_through_proxy(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = host(s, &addr, &[])?;
+    let faults = crate::proxy::Faults { loss: 10, duplicate: 10, reorder: 10 };
+    let proxy = crate::proxy::Proxy::start(addr.parse()?, faults, 0x5eed)?;
+    let front = proxy.addr().to_string();
+    let mut alice = s.start(
+        "alice",
+        &[
+            "join",
+            &front,
+            "--json",
+            "--name",
+            "alice",
+            "--send",
+            "through the proxy",
+            "--duration",
+            "4",
+            "--timeout",
+            "20",
+        ],
+    )?;
+    s.expect(&alice, "the name table", Duration::from_secs(25), is("name_table"))?;
+    s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
+    s.expect(&host, "alice's message", WAIT, event_with("message", "text", "through the proxy"))?;
+    ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join did not exit 0");
+    let c = &proxy.counts;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "    proxy: {} forwarded, {} lost, {} duplicated, {} reordered",
+        load(&c.forwarded),
+        load(&c.lost),
+        load(&c.duplicated),
+        load(&c.reordered)
+    );
+    Ok(())
+}
