@@ -19,6 +19,7 @@ mod dp8;
 mod error;
 mod event_loop;
 mod protocol;
+mod socket;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
 pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, Player};
