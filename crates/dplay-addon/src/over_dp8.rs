@@ -13,7 +13,11 @@
 //!   ([`Target::All`]): guaranteed as reliable and sequential, not guaranteed as an unreliable,
 //!   non-sequential datagram (the `packet_index` rule orders positions);
 //! * [`AddonEvent::Disconnect`] becomes [`Session::leave`] (or, for a host ending the session,
-//!   [`Session::terminate_session`]).
+//!   [`Session::terminate_session`]);
+//! * a message to one player the session knows but cannot reach yet (a newer peer is in the name
+//!   table before our connection to it is up, MC-DPL8CS 3.1.5.2) is held and tried again every
+//!   [`HELD_RETRY`] for up to [`HELD_KEEP`], so the add-on's answers to a newcomer
+//!   (QUERY_PLAYER_TYPE) do not wait for its 30 s retransmit.
 //!
 //! # Poll order
 //!
@@ -27,7 +31,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dplay_dframe::Transmit;
 use dplay_session::{CommandError as SessionError, Event as SessionEvent, SendFlags, Session};
@@ -38,6 +42,21 @@ use crate::client::{Client, CommandError};
 use crate::host::{Host, HostConfig};
 use crate::session_iface::{DisconnectReason, Endpoint, Event as AddonEvent, Outgoing, PlayerId, Target};
 use crate::tracking::Tracker;
+
+/// How long a message to a player we cannot reach yet is held before it is dropped.
+pub const HELD_KEEP: Duration = Duration::from_secs(5);
+/// How often held messages are tried again. The session reports no event when a connection to
+/// a member comes up, so the bridge polls; 50 ms is short next to a join's round trips.
+pub const HELD_RETRY: Duration = Duration::from_millis(50);
+
+/// A message to one player that the session could not route yet.
+#[derive(Debug)]
+struct Held {
+    since: Instant,
+    to: Dpnid,
+    bytes: Vec<u8>,
+    flags: SendFlags,
+}
 
 /// The add-on side of the bridge.
 #[derive(Debug)]
@@ -65,10 +84,13 @@ pub enum OverDp8Event {
 pub struct OverDp8Stats {
     /// Add-on messages the session accepted (a send to all counts once).
     pub sent: u64,
-    /// Add-on messages the session refused: a player it cannot route to yet (a newer peer whose
-    /// connection is still being made) or a session not joined. The add-on's own retransmits
-    /// (QUERY_PLAYER_TYPE, RETRANSMIT_JOIN_*) cover the handshake messages lost this way.
+    /// Add-on messages dropped: the session refused them (not joined, player unknown), or they
+    /// were held for [`HELD_KEEP`] without the player becoming reachable, or it left meanwhile.
+    /// The add-on's own retransmits (QUERY_PLAYER_TYPE, RETRANSMIT_JOIN_*) cover the handshake
+    /// messages lost this way.
     pub send_failed: u64,
+    /// Add-on messages held because their player was in the name table but not reachable yet.
+    pub held: u64,
 }
 
 /// The Flight Simulator add-on over one DirectPlay 8 [`Session`], sans-IO, with the session's
@@ -79,6 +101,10 @@ pub struct AddonOverDp8 {
     side: Side,
     events: VecDeque<OverDp8Event>,
     stats: OverDp8Stats,
+    /// Messages to players not reachable yet, oldest first.
+    held: VecDeque<Held>,
+    /// When the held messages are tried next.
+    held_retry: Option<Instant>,
     /// The session ended: the add-on is no longer driven.
     ended: bool,
 }
@@ -96,7 +122,15 @@ impl AddonOverDp8 {
     }
 
     fn with_side(session: Session, side: Side) -> Self {
-        Self { session, side, events: VecDeque::new(), stats: OverDp8Stats::default(), ended: false }
+        Self {
+            session,
+            side,
+            events: VecDeque::new(),
+            stats: OverDp8Stats::default(),
+            held: VecDeque::new(),
+            held_retry: None,
+            ended: false,
+        }
     }
 
     /// Joins the session hosted at `host` ([`Session::join`]); the add-on starts once joined.
@@ -147,9 +181,17 @@ impl AddonOverDp8 {
 
     /// The session, for its own commands (enumeration, chat ...). Call
     /// [`AddonOverDp8::handle_timeout`] with the same `now` afterwards so that its events reach
-    /// the add-on.
+    /// the add-on, or use [`AddonOverDp8::with_session`].
     pub fn session_mut(&mut self) -> &mut Session {
         &mut self.session
+    }
+
+    /// Runs `f` on the session (a command such as [`Session::enum_hosts`], [`Session::send_all`]
+    /// or [`Session::leave`]), then pumps its events into the add-on.
+    pub fn with_session<T>(&mut self, now: Instant, f: impl FnOnce(&mut Session, Instant) -> T) -> T {
+        let r = f(&mut self.session, now);
+        self.pump(now);
+        r
     }
 
     /// The add-on client, if this is one.
@@ -199,6 +241,9 @@ impl AddonOverDp8 {
 
     /// Call at (or after) the deadline from [`AddonOverDp8::poll_timeout`].
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.held_retry.is_some_and(|t| now >= t) {
+            self.retry_held(now);
+        }
         if self.session.poll_timeout().is_some_and(|t| now >= t) {
             self.session.handle_timeout(now);
         }
@@ -217,7 +262,7 @@ impl AddonOverDp8 {
     /// The earliest deadline of the session and the add-on (absolute).
     pub fn poll_timeout(&self) -> Option<Instant> {
         let addon = self.endpoint().and_then(|e| e.poll_timeout());
-        self.session.poll_timeout().into_iter().chain(addon).min()
+        self.session.poll_timeout().into_iter().chain(addon).chain(self.held_retry).min()
     }
 
     /// The next event.
@@ -289,7 +334,12 @@ impl AddonOverDp8 {
                 }
                 return;
             }
-            SessionEvent::SessionEnded { .. } => self.ended = true,
+            SessionEvent::SessionEnded { .. } => {
+                self.ended = true;
+                self.stats.send_failed += self.held.len() as u64;
+                self.held.clear();
+                self.held_retry = None;
+            }
             SessionEvent::HostFound { .. }
             | SessionEvent::HostMigrated { .. }
             | SessionEvent::Chat { .. } => {}
@@ -311,13 +361,46 @@ impl AddonOverDp8 {
     fn send(&mut self, now: Instant, out: &Outgoing) {
         let flags = if out.guaranteed { SendFlags::RELIABLE_SEQUENTIAL } else { SendFlags::DATAGRAM };
         let r = match out.to {
+            // Behind messages still held for the same player, to keep the order they were sent.
+            Target::One(id) if self.held.iter().any(|h| h.to.0 == id.0) => Err(SessionError::UnknownPlayer),
             Target::One(id) => self.session.send_to(now, Dpnid(id.0), &out.bytes, flags),
             Target::All => self.session.send_all(now, &out.bytes, flags),
         };
-        match r {
-            Ok(()) => self.stats.sent += 1,
-            Err(_) => self.stats.send_failed += 1,
+        match (r, out.to) {
+            (Ok(()), _) => self.stats.sent += 1,
+            (Err(SessionError::UnknownPlayer), Target::One(id))
+                if self.session.name_table().contains(Dpnid(id.0)) =>
+            {
+                self.stats.held += 1;
+                let to = Dpnid(id.0);
+                self.held.push_back(Held { since: now, to, bytes: out.bytes.clone(), flags });
+                self.held_retry.get_or_insert(now + HELD_RETRY);
+            }
+            (Err(_), _) => self.stats.send_failed += 1,
         }
+    }
+
+    /// Tries the held messages again, in the order they were sent; drops those held too long
+    /// or to players gone from the name table.
+    fn retry_held(&mut self, now: Instant) {
+        for h in std::mem::take(&mut self.held) {
+            let gone = !self.session.name_table().contains(h.to);
+            if gone || now.saturating_duration_since(h.since) > HELD_KEEP {
+                self.stats.send_failed += 1;
+                continue;
+            }
+            // A later message to the same player must not overtake an earlier one still held.
+            if self.held.iter().any(|e| e.to == h.to) {
+                self.held.push_back(h);
+                continue;
+            }
+            match self.session.send_to(now, h.to, &h.bytes, h.flags) {
+                Ok(()) => self.stats.sent += 1,
+                Err(SessionError::UnknownPlayer) => self.held.push_back(h),
+                Err(_) => self.stats.send_failed += 1,
+            }
+        }
+        self.held_retry = (!self.held.is_empty()).then(|| now + HELD_RETRY);
     }
 
     /// The add-on asked to close: a host ending the session terminates it for everyone

@@ -1,40 +1,21 @@
-//! [`AddonProtocol`]: the Flight Simulator add-on ([`dplay_addon`]) over a DirectPlay 8 session.
-//!
-//! The bridge the add-on's [`Endpoint`] interface asks for (`dplay_addon::session_iface`):
-//! session roster changes become `player_joined` / `player_left` (every player already present
-//! once the session is joined), application messages become `handle_message`, and each
-//! [`Outgoing`] becomes a session send, guaranteed ones reliable and sequential, the others
-//! unreliable datagrams. [`dplay_addon::Event::Disconnect`] leaves the session.
+//! [`AddonProtocol`]: the Flight Simulator add-on over a DirectPlay 8 session, a thin driver of
+//! [`dplay_addon::AddonOverDp8`], the one bridge between the add-on and a session (its module
+//! documentation gives the mapping). This driver only turns commands into calls on the bridge
+//! and the bridge's events into [`AddonEvent`]s, adding what an application wants to print: a
+//! name-table snapshot after joining and the position each accepted update carried.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use dplay_addon::packet::ZString;
 use dplay_addon::{
-    Client, ClientConfig, Endpoint, Host, HostConfig, Outgoing, PlayerId, Position, Target, Velocity,
+    AddonOverDp8, Client, ClientConfig, HostConfig, OverDp8Event, PlayerId, Position, Velocity,
 };
-use dplay_session::{CommandError, Event, SendFlags, SessionConfig};
-use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_session::{CommandError, Event, Session, SessionConfig};
 
 use crate::Protocol;
-use crate::dp8::{Dp8Command, Dp8Event, Dp8Protocol};
-
-/// How long a message to a player we cannot reach yet is kept: a player enters the name table
-/// (and the add-on's roster) before our connection to it is up (MC-DPL8CS 3.1.5.2), and the
-/// add-on answers newcomers at once.
-const UNROUTED_KEEP: Duration = Duration::from_secs(5);
-/// How often those messages are tried again.
-const UNROUTED_RETRY: Duration = Duration::from_millis(50);
-
-/// A message to one player not reachable yet.
-#[derive(Debug)]
-struct Unrouted {
-    since: Instant,
-    to: Dpnid,
-    data: Vec<u8>,
-    flags: SendFlags,
-}
+use crate::dp8::{Dp8Command, Dp8Event, players};
 
 /// Which side of the add-on protocol we run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,207 +55,104 @@ pub enum AddonEvent {
     },
 }
 
-/// The add-on's state machine, once we know our own id.
-#[derive(Debug)]
-enum App {
-    Client(Box<Client>),
-    Host(Box<Host>),
-}
-
-impl App {
-    fn endpoint(&mut self) -> &mut dyn Endpoint {
-        match self {
-            Self::Client(c) => c.as_mut(),
-            Self::Host(h) => h.as_mut(),
-        }
-    }
-
-    fn endpoint_ref(&self) -> &dyn Endpoint {
-        match self {
-            Self::Client(c) => c.as_ref(),
-            Self::Host(h) => h.as_ref(),
-        }
-    }
-
-    fn position(&self, id: PlayerId) -> Option<(Position, Option<Velocity>)> {
-        let tracker = match self {
-            Self::Client(c) => c.tracker(),
-            Self::Host(h) => h.tracker(),
-        };
-        tracker.get(id)?.fix.as_ref().map(|f| (f.position, f.velocity))
-    }
-}
-
 /// The add-on over a DirectPlay 8 session, as a runtime [`Protocol`].
 #[derive(Debug)]
 pub struct AddonProtocol {
-    inner: Dp8Protocol,
-    role: AddonRole,
-    app: Option<App>,
-    /// Other players in the session, as the session reported them.
-    players: BTreeSet<PlayerId>,
-    /// A position set before the add-on started.
-    position: Option<(Position, Option<Velocity>)>,
-    /// Messages to players whose connection is not up yet, oldest first.
-    unrouted: VecDeque<Unrouted>,
-    /// When the unrouted messages are tried next.
-    retry_at: Option<Instant>,
+    bridge: AddonOverDp8,
     events: VecDeque<AddonEvent>,
+    /// Set once the session reported its end.
+    ended: bool,
 }
 
 impl AddonProtocol {
     /// An add-on in no session yet; send [`Dp8Command::Host`] or [`Dp8Command::Join`].
     pub fn new(config: SessionConfig, role: AddonRole, now: Instant) -> Self {
-        Self {
-            inner: Dp8Protocol::new(config, now),
-            role,
-            app: None,
-            players: BTreeSet::new(),
-            position: None,
-            unrouted: VecDeque::new(),
-            retry_at: None,
-            events: VecDeque::new(),
-        }
-    }
-
-    /// The DirectPlay 8 driver underneath.
-    pub fn dp8(&self) -> &Dp8Protocol {
-        &self.inner
-    }
-
-    /// Hands session events to the add-on and the add-on's output to the session, until both
-    /// are quiet.
-    fn pump(&mut self, now: Instant) {
-        loop {
-            let mut busy = false;
-            while let Some(event) = self.inner.poll_event() {
-                busy = true;
-                self.session_event(now, event);
-            }
-            let Some(app) = self.app.as_mut() else { return };
-            let mut outgoing = Vec::new();
-            let mut app_events = Vec::new();
-            {
-                let ep = app.endpoint();
-                while let Some(o) = ep.poll_outgoing() {
-                    outgoing.push(o);
-                }
-                while let Some(e) = ep.poll_event() {
-                    app_events.push(e);
-                }
-            }
-            busy |= !outgoing.is_empty() || !app_events.is_empty();
-            for o in outgoing {
-                self.send(now, o);
-            }
-            for e in app_events {
-                self.addon_event(now, e);
-            }
-            if !busy {
-                return;
-            }
-        }
-    }
-
-    fn session_event(&mut self, now: Instant, event: Dp8Event) {
-        if let Dp8Event::Session(e) = &event {
-            match e {
-                Event::Joined { local, .. } => self.start(now, *local),
-                Event::PlayerAdded { dpnid, .. } => {
-                    let id = PlayerId(dpnid.0);
-                    if self.players.insert(id)
-                        && let Some(app) = self.app.as_mut()
-                    {
-                        app.endpoint().player_joined(now, id);
-                    }
-                }
-                Event::PlayerRemoved { dpnid, .. } => {
-                    let id = PlayerId(dpnid.0);
-                    if self.players.remove(&id)
-                        && let Some(app) = self.app.as_mut()
-                    {
-                        app.endpoint().player_left(now, id);
-                    }
-                }
-                Event::Message { from, data, .. } => {
-                    if let Some(app) = self.app.as_mut() {
-                        app.endpoint().handle_message(now, PlayerId(from.0), data);
-                    }
-                    return;
-                }
-                _ => {}
-            }
-        }
-        self.events.push_back(AddonEvent::Session(event));
-    }
-
-    /// We are in the session as `local`: the add-on starts and hears of every other player.
-    fn start(&mut self, now: Instant, local: Dpnid) {
-        let own = PlayerId(local.0);
-        self.players.remove(&own);
-        let mut app = match &self.role {
-            AddonRole::Host(config) => App::Host(Box::new(Host::new(*config, own))),
-            AddonRole::Client(config) => {
-                let mut client = Client::new(config.clone());
-                // Only fails when already started, and this client is new.
-                let _ = client.start(now, own);
-                if let Some((p, v)) = self.position {
-                    client.set_position(now, p, v);
-                }
-                App::Client(Box::new(client))
-            }
+        let session = Session::new(config, now);
+        let bridge = match role {
+            AddonRole::Host(config) => AddonOverDp8::host(session, config),
+            AddonRole::Client(config) => AddonOverDp8::client(session, Client::new(config)),
         };
-        for id in &self.players {
-            app.endpoint().player_joined(now, *id);
-        }
-        self.app = Some(app);
+        Self { bridge, events: VecDeque::new(), ended: false }
     }
 
-    fn send(&mut self, now: Instant, o: Outgoing) {
-        let flags = if o.guaranteed { SendFlags::RELIABLE_SEQUENTIAL } else { SendFlags::DATAGRAM };
-        match o.to {
-            Target::All => self.inner.handle_command(now, Dp8Command::SendAll { data: o.bytes, flags }),
-            Target::One(id) => {
-                let to = Dpnid(id.0);
-                match self.inner.try_send_to(now, to, &o.bytes, flags) {
-                    Err(CommandError::UnknownPlayer) if self.players.contains(&id) => {
-                        self.unrouted.push_back(Unrouted { since: now, to, data: o.bytes, flags });
-                        self.retry_at.get_or_insert(now + UNROUTED_RETRY);
+    /// The bridge underneath.
+    pub fn bridge(&self) -> &AddonOverDp8 {
+        &self.bridge
+    }
+
+    /// Moves the bridge's events into ours.
+    fn drain(&mut self) {
+        while let Some(event) = self.bridge.poll_event() {
+            match event {
+                OverDp8Event::Session(e) => {
+                    let snapshot = matches!(e, Event::Joined { .. } | Event::HostMigrated { .. });
+                    self.ended |= matches!(e, Event::SessionEnded { .. });
+                    self.events.push_back(AddonEvent::Session(Dp8Event::Session(e)));
+                    if snapshot {
+                        let table = players(self.bridge.session());
+                        self.events.push_back(AddonEvent::Session(Dp8Event::NameTable(table)));
                     }
-                    Err(e) => tracing::debug!("add-on message to {to} not sent: {e}"),
-                    Ok(()) => {}
                 }
+                OverDp8Event::Addon(dplay_addon::Event::PositionUpdated { id }) => {
+                    let fix = self.bridge.tracker().and_then(|t| t.get(id)?.fix.as_ref());
+                    if let Some(f) = fix {
+                        let (position, velocity) = (f.position, f.velocity);
+                        self.events.push_back(AddonEvent::Position { id, position, velocity });
+                    }
+                }
+                OverDp8Event::Addon(e) => self.events.push_back(AddonEvent::Addon(e)),
             }
         }
     }
 
-    /// Tries the unrouted messages again; drops those too old or to players gone.
-    fn retry_unrouted(&mut self, now: Instant) {
-        for u in std::mem::take(&mut self.unrouted) {
-            let present = self.players.contains(&PlayerId(u.to.0));
-            if !present || now.saturating_duration_since(u.since) > UNROUTED_KEEP {
-                tracing::debug!("add-on message to {} dropped: no connection", u.to);
-                continue;
-            }
-            if let Err(CommandError::UnknownPlayer) = self.inner.try_send_to(now, u.to, &u.data, u.flags) {
-                self.unrouted.push_back(u);
-            }
-        }
-        self.retry_at = (!self.unrouted.is_empty()).then(|| now + UNROUTED_RETRY);
+    fn fail(&mut self, command: &'static str, error: impl ToString) {
+        let error = error.to_string();
+        self.events.push_back(AddonEvent::Session(Dp8Event::CommandFailed { command, error }));
     }
 
-    fn addon_event(&mut self, now: Instant, event: dplay_addon::Event) {
-        match &event {
-            dplay_addon::Event::PositionUpdated { id } => {
-                if let Some((position, velocity)) = self.app.as_ref().and_then(|a| a.position(*id)) {
-                    self.events.push_back(AddonEvent::Position { id: *id, position, velocity });
-                }
-                return;
+    fn session_command(
+        &mut self,
+        now: Instant,
+        command: Dp8Command,
+    ) -> Result<(), (&'static str, CommandError)> {
+        let b = &mut self.bridge;
+        match command {
+            Dp8Command::Host => b.host_session(now).map_err(|e| ("host", e)),
+            Dp8Command::Join { host, instance } => b.join(now, host, instance).map_err(|e| ("join", e)),
+            Dp8Command::EnumHosts { target, application_guid } => b
+                .with_session(now, |s, now| s.enum_hosts(now, target, application_guid))
+                .map_err(|e| ("enum", e)),
+            Dp8Command::SendAll { data, flags } => {
+                b.with_session(now, |s, now| s.send_all(now, &data, flags)).map_err(|e| ("send", e))
             }
-            dplay_addon::Event::Disconnect(_) => self.inner.handle_command(now, Dp8Command::Leave),
-            _ => {}
+            Dp8Command::SendTo { to, data, flags } => {
+                b.with_session(now, |s, now| s.send_to(now, to, &data, flags)).map_err(|e| ("send", e))
+            }
+            Dp8Command::Chat(text) => {
+                b.with_session(now, |s, now| s.send_chat(now, &text)).map_err(|e| ("chat", e))
+            }
+            Dp8Command::Leave => {
+                b.with_session(now, Session::leave);
+                Ok(())
+            }
+            Dp8Command::Terminate => {
+                b.with_session(now, |s, now| s.terminate_session(now, &[])).map_err(|e| ("terminate", e))
+            }
         }
-        self.events.push_back(AddonEvent::Addon(event));
+    }
+
+    fn chat(&mut self, now: Instant, text: &str) {
+        let text = ZString::from_ascii_lossy(text);
+        let client = self.bridge.with_client(now, |c, now| c.send_chat(now, text.clone()));
+        match client {
+            Some(Ok(())) => {}
+            Some(Err(e)) => self.fail("chat", e),
+            None => {
+                if self.bridge.with_host(now, |h, now| h.send_chat(now, text)).is_none() {
+                    self.fail("chat", "not in a session yet");
+                }
+            }
+        }
     }
 }
 
@@ -283,59 +161,38 @@ impl Protocol for AddonProtocol {
     type Event = AddonEvent;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
-        self.inner.handle_datagram(now, from, data);
-        self.pump(now);
+        self.bridge.handle_datagram(now, from, data);
+        self.drain();
     }
 
     fn handle_command(&mut self, now: Instant, command: AddonCommand) {
         match command {
-            AddonCommand::Session(c) => self.inner.handle_command(now, c),
+            AddonCommand::Session(c) => {
+                if let Err((command, error)) = self.session_command(now, c) {
+                    self.fail(command, error);
+                }
+            }
             AddonCommand::SetPosition(p, v) => {
-                self.position = Some((p, v));
-                if let Some(App::Client(c)) = self.app.as_mut() {
+                // A host has no position of its own; a client keeps it until it starts.
+                let _ = self.bridge.with_client(now, |c, now| {
                     c.set_position(now, p, v);
-                }
+                    Ok(())
+                });
             }
-            AddonCommand::Chat(text) => {
-                let text = ZString::from_ascii_lossy(&text);
-                match self.app.as_mut() {
-                    Some(App::Client(c)) => {
-                        if let Err(e) = c.send_chat(now, text) {
-                            let error = e.to_string();
-                            self.events.push_back(AddonEvent::Session(Dp8Event::CommandFailed {
-                                command: "chat",
-                                error,
-                            }));
-                        }
-                    }
-                    Some(App::Host(h)) => h.send_chat(now, text),
-                    None => self.events.push_back(AddonEvent::Session(Dp8Event::CommandFailed {
-                        command: "chat",
-                        error: "not in a session yet".into(),
-                    })),
-                }
-            }
+            AddonCommand::Chat(text) => self.chat(now, &text),
         }
-        self.pump(now);
+        self.drain();
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.retry_at.is_some_and(|t| t <= now) {
-            self.retry_unrouted(now);
-        }
-        if self.inner.poll_timeout().is_some_and(|t| t <= now) {
-            self.inner.handle_timeout(now);
-        }
-        if let Some(app) = self.app.as_mut()
-            && app.endpoint_ref().poll_timeout().is_some_and(|t| t <= now)
-        {
-            app.endpoint().handle_timeout(now);
-        }
-        self.pump(now);
+        self.bridge.handle_timeout(now);
+        self.drain();
     }
 
-    fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        self.inner.poll_transmit(now, buf)
+    fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let transmit = self.bridge.poll_transmit()?;
+        buf.extend_from_slice(&transmit.contents);
+        Some(transmit.destination)
     }
 
     fn poll_event(&mut self) -> Option<AddonEvent> {
@@ -343,11 +200,11 @@ impl Protocol for AddonProtocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let app = self.app.as_ref().and_then(|a| a.endpoint_ref().poll_timeout());
-        self.inner.poll_timeout().into_iter().chain(app).chain(self.retry_at).min()
+        self.bridge.poll_timeout()
     }
 
+    /// Out of the session with every connection closed: the loop may end.
     fn is_finished(&self) -> bool {
-        self.inner.is_finished()
+        self.ended && self.bridge.session().endpoint().connection_count() == 0
     }
 }

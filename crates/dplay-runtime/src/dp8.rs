@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_session::{CommandError, Event, SendFlags, Session, SessionConfig};
+use dplay_session::{Event, SendFlags, Session, SessionConfig};
 use dplay_wire::WideString;
 use dplay_wire::dp8::dpnid::Dpnid;
 use uuid::Uuid;
@@ -104,33 +104,9 @@ impl Dp8Protocol {
         &self.session
     }
 
-    /// Sends to one player, reporting failure to the caller instead of as an event.
-    pub(crate) fn try_send_to(
-        &mut self,
-        now: Instant,
-        to: Dpnid,
-        data: &[u8],
-        flags: SendFlags,
-    ) -> Result<(), CommandError> {
-        let result = self.session.send_to(now, to, data, flags);
-        self.drain();
-        result
-    }
-
     /// The name table as [`Player`] rows.
     pub fn players(&self) -> Vec<Player> {
-        let host = self.session.host_dpnid();
-        let local = self.session.local_dpnid();
-        self.session
-            .name_table()
-            .players()
-            .map(|e| Player {
-                dpnid: e.dpnid,
-                name: e.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
-                is_host: e.dpnid == host,
-                is_local: e.dpnid == local,
-            })
-            .collect()
+        players(&self.session)
     }
 
     /// Moves the session's events into our queue, adding a name-table snapshot where useful.
@@ -209,4 +185,20 @@ impl Protocol for Dp8Protocol {
     fn is_finished(&self) -> bool {
         self.ended && self.session.endpoint().connection_count() == 0
     }
+}
+
+/// The session's name table as [`Player`] rows.
+pub(crate) fn players(session: &Session) -> Vec<Player> {
+    let host = session.host_dpnid();
+    let local = session.local_dpnid();
+    session
+        .name_table()
+        .players()
+        .map(|e| Player {
+            dpnid: e.dpnid,
+            name: e.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
+            is_host: e.dpnid == host,
+            is_local: e.dpnid == local,
+        })
+        .collect()
 }

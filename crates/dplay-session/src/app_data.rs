@@ -11,7 +11,7 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{CHAT_MESSAGE_LEN, ChatMessage};
 
 use crate::event::{CommandError, Event, SendFlags};
-use crate::session::{LinkState, Session};
+use crate::session::{LinkState, Phase, Session};
 use crate::stats::DropReason;
 
 impl Session {
@@ -48,19 +48,70 @@ impl Session {
         self.send_all(now, &bytes, SendFlags::RELIABLE_SEQUENTIAL)
     }
 
-    /// Application data from `peer`: delivered with its DPNID, or dropped when the sender has
-    /// not identified itself. A 402-byte chat message is reported as [`Event::Chat`].
+    /// Application data from `peer`: delivered with its DPNID, held when it comes from an
+    /// identified member before we are joined (delivered right after [`Event::Joined`]), or
+    /// dropped when the sender has not identified itself. A 402-byte chat message is reported as
+    /// [`Event::Chat`].
     pub(crate) fn on_app_data(&mut self, peer: SocketAddr, data: Vec<u8>, reliable: bool, sequential: bool) {
         let from = self.links.get(&peer).filter(|l| l.state == LinkState::Member).and_then(|l| l.dpnid);
-        let Some(from) = from.filter(|_| self.is_joined() || self.phase == crate::Phase::Host) else {
+        let Some(from) =
+            from.filter(|_| self.is_joined() || matches!(self.phase, Phase::Host | Phase::Member))
+        else {
             return self.stats.drop(DropReason::UnknownSender);
         };
-        self.stats.app_received += 1;
-        if data.len() == CHAT_MESSAGE_LEN
+        let event = if data.len() == CHAT_MESSAGE_LEN
             && let Ok(chat) = ChatMessage::parse(&data)
         {
-            return self.events.push_back(Event::Chat { from, text: chat.text() });
+            Event::Chat { from, text: chat.text() }
+        } else {
+            Event::Message { from, data, reliable, sequential }
+        };
+        if self.is_joined() || self.phase == Phase::Host {
+            self.stats.app_received += 1;
+            return self.events.push_back(event);
         }
-        self.events.push_back(Event::Message { from, data, reliable, sequential });
+        self.hold_early(event);
+    }
+
+    /// A member's message before we are joined: MC-DPL8CS 3.1.5.2 gives a nascent peer its name
+    /// table with DN_SEND_CONNECT_INFO, and the host and every established peer may send to it
+    /// from the moment their connection is up, before its last DN_SEND_PLAYER_DPNID; the
+    /// message is kept (up to [`EARLY_DATA_MESSAGES`] / [`EARLY_DATA_BYTES`]) rather than lost.
+    fn hold_early(&mut self, event: Event) {
+        let len = match &event {
+            Event::Message { data, .. } => data.len(),
+            _ => CHAT_MESSAGE_LEN,
+        };
+        if self.early.len() >= EARLY_DATA_MESSAGES || self.early_bytes + len > EARLY_DATA_BYTES {
+            return self.stats.drop(DropReason::EarlyDataOverflow);
+        }
+        self.stats.early_data_held += 1;
+        self.early_bytes += len;
+        self.early.push_back(event);
+    }
+
+    /// Delivers the held messages, in arrival order, right after [`Event::Joined`]; those from a
+    /// player destroyed meanwhile are dropped (its DESTROY_PLAYER was reported first).
+    pub(crate) fn release_early(&mut self) {
+        self.early_bytes = 0;
+        for event in std::mem::take(&mut self.early) {
+            let from = match &event {
+                Event::Message { from, .. } | Event::Chat { from, .. } => *from,
+                _ => continue,
+            };
+            if self.table.contains(from) {
+                self.stats.app_received += 1;
+                self.events.push_back(event);
+            } else {
+                self.stats.drop(DropReason::UnknownSender);
+            }
+        }
     }
 }
+
+/// At most this many application messages are held for a nascent member (see
+/// `Session::hold_early`): a join takes a few round trips, and a member sends a handful of
+/// messages in that time.
+pub const EARLY_DATA_MESSAGES: usize = 256;
+/// At most this many bytes of application messages are held for a nascent member.
+pub const EARLY_DATA_BYTES: usize = 256 * 1024;

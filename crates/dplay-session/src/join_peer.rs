@@ -259,6 +259,7 @@ impl Session {
             self.joined = true;
             self.path_tests.clear();
             self.events.push_back(Event::Joined { local: self.local, host: self.host });
+            self.release_early();
         }
     }
 }

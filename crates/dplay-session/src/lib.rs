@@ -42,6 +42,7 @@ mod session;
 pub mod sim_check;
 mod stats;
 
+pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
 pub use config::{Mode, SessionConfig};
 pub use event::{CommandError, EndReason, Event, SendFlags};
 pub use join_host::DPNERR_SESSIONFULL;

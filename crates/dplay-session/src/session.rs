@@ -104,6 +104,10 @@ pub struct Session {
     /// New host: the table version when our migration ended.
     pub(crate) host_since: u32,
     pub(crate) events: VecDeque<Event>,
+    /// Application data from members before we were joined, delivered right after
+    /// [`Event::Joined`] (`app_data`), and its size in bytes.
+    pub(crate) early: VecDeque<Event>,
+    pub(crate) early_bytes: usize,
     pub(crate) stats: Stats,
     pub(crate) integrity_context: u32,
 }
@@ -138,6 +142,8 @@ impl Session {
             migration: None,
             host_since: 0,
             events: VecDeque::new(),
+            early: VecDeque::new(),
+            early_bytes: 0,
             stats: Stats::default(),
             integrity_context: 0,
         }
@@ -340,6 +346,8 @@ impl Session {
         self.joined = false;
         self.path_tests.clear();
         self.migration = None;
+        self.early.clear();
+        self.early_bytes = 0;
         let peers: Vec<SocketAddr> = self.links.keys().copied().collect();
         for peer in peers {
             self.close_link(now, peer);

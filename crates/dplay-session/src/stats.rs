@@ -24,6 +24,8 @@ pub(crate) enum DropReason {
     EnumUnmatched,
     /// A PATH_TEST whose key matches no expected joiner.
     PathTestUnmatched,
+    /// Application data from a member before we were joined, past the bound on what is held.
+    EarlyDataOverflow,
 }
 
 /// Session counters; read with [`crate::Session::stats`].
@@ -65,6 +67,11 @@ pub struct Stats {
     pub enum_unmatched: u64,
     /// PATH_TEST messages that matched nothing.
     pub path_test_unmatched: u64,
+    /// Application messages that arrived before we were joined and were held until
+    /// [`crate::Event::Joined`].
+    pub early_data_held: u64,
+    /// Application messages that arrived before we were joined, dropped because the hold was full.
+    pub early_data_overflow: u64,
 }
 
 impl Stats {
@@ -81,6 +88,7 @@ impl Stats {
             DropReason::EnumFiltered => &mut self.enum_filtered,
             DropReason::EnumUnmatched => &mut self.enum_unmatched,
             DropReason::PathTestUnmatched => &mut self.path_test_unmatched,
+            DropReason::EarlyDataOverflow => &mut self.early_data_overflow,
         };
         *counter += 1;
     }
@@ -97,5 +105,6 @@ impl Stats {
             + self.enum_filtered
             + self.enum_unmatched
             + self.path_test_unmatched
+            + self.early_data_overflow
     }
 }
