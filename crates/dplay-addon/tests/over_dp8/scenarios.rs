@@ -137,9 +137,7 @@ fn a_player_becomes_an_observer() {
         let mut net = Net::new(seed, link(0.05), &kinds);
         net.start();
         assert!(net.run_until_addon_joined(&[PLAYER_A, PLAYER_B], Duration::from_secs(30)), "seed {seed}");
-        // Past the 30 s QUERY_PLAYER_TYPE retry: a CHANGE_TO_PLAYER that reached a peer before
-        // its session reported Joined was dropped there (docs/decisions.md).
-        net.sim.run_for(Duration::from_secs(35));
+        net.sim.run_for(Duration::from_secs(5));
         assert_tracks(&net, PLAYER_B, PLAYER_A);
 
         net.with(PLAYER_A, |n, now| {
@@ -165,5 +163,35 @@ fn a_player_becomes_an_observer() {
         let after = assert_increasing(&net, PLAYER_B).get(&a).copied();
         assert_eq!(before, after, "seed {seed}: the new observer still sends positions");
         assert_tracks(&net, PLAYER_A, PLAYER_B);
+    });
+}
+
+/// MC-DPL8CS 3.1.5.2: an existing player hears of a newcomer (DN_ADD_PLAYER) before its
+/// connection to it is up, and its add-on asks the newcomer's type at once (seed 004 row
+/// QUERY_PLAYER_TYPE): the bridge holds the message until the connection is up instead of
+/// dropping it, so nothing waits for the 30 s retransmit.
+#[test]
+fn a_message_to_a_newcomer_is_held_until_it_is_reachable() {
+    run_seeds(20, |seed| {
+        let kinds = [
+            Kind::Host(Role::Observer, HostPolicy::default()),
+            Kind::Client(Role::Player),
+            Kind::Client(Role::Player),
+        ];
+        let mut net = Net::new(seed, link(0.0), &kinds);
+        net.with(HOST, |n, now| n.bridge.host_session(now)).expect("host");
+        net.with(PLAYER_A, |n, now| n.bridge.join(now, crate::support::addr(HOST), None)).expect("join");
+        assert!(net.run_until_addon_joined(&[PLAYER_A], Duration::from_secs(30)), "seed {seed}");
+        net.with(PLAYER_B, |n, now| n.bridge.join(now, crate::support::addr(HOST), None)).expect("join");
+        assert!(net.run_until_addon_joined(&[PLAYER_B], Duration::from_secs(10)), "seed {seed}");
+        net.sim.run_for(Duration::from_secs(2));
+
+        let a = net.node(PLAYER_A).bridge.stats();
+        assert!(a.held >= 1, "seed {seed}: nothing was held: {a:?}");
+        assert_eq!(a.send_failed, 0, "seed {seed}: a held message was dropped");
+        let b = net.node(PLAYER_B).id();
+        assert_eq!(net.node(PLAYER_A).tracker().get(b).and_then(|r| r.role), Some(Role::Player));
+        let a_id = net.node(PLAYER_A).id();
+        assert_eq!(net.node(PLAYER_B).tracker().get(a_id).and_then(|r| r.role), Some(Role::Player));
     });
 }
