@@ -1,10 +1,11 @@
 //! `dplay demo`: in one process, on loopback, with no setup. A host, an existing client and a
 //! new client join one DirectPlay 8 session over real sockets (the three parties of seed 003);
 //! then an add-on session: an observer and a player who flies for a few seconds. Prints the
-//! timeline of every datagram (time, from, to, the spec's message name) and a summary of the
+//! timeline of every datagram (the time it was received, from, to, the spec's message name),
+//! in an order where every message follows what caused it, and a summary of the
 //! checks; exits 0 only when every one passed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
@@ -29,30 +30,72 @@ pub(crate) struct DemoArgs {
     fly: f64,
 }
 
-/// One datagram sent, for the timeline.
-struct Sent {
+/// One datagram as one runtime's tap saw it.
+struct Seen {
     at: Instant,
+    direction: Direction,
+    local: SocketAddr,
+    remote: SocketAddr,
+    bytes: Vec<u8>,
+}
+
+/// One datagram of the timeline: when it was sent and, when it arrived, when it was received.
+struct Datagram {
+    sent: Instant,
+    received: Option<Instant>,
     from: SocketAddr,
     to: SocketAddr,
     bytes: Vec<u8>,
 }
 
-/// Records every datagram a runtime sends (each is then seen once, from its sender).
-struct TimelineTap(Sender<Sent>);
+impl Datagram {
+    /// Where it goes in the timeline: when it was received (else sent). A reply is sent after
+    /// its request was received, so it is received after it too: every message comes after
+    /// what caused it, which send times alone do not give (the threads' sends interleave).
+    fn order(&self) -> Instant {
+        self.received.unwrap_or(self.sent)
+    }
+}
+
+/// Pairs each datagram received with its send (first unpaired send with the same sender,
+/// receiver and bytes), and orders them by [`Datagram::order`].
+fn timeline(seen: Vec<Seen>) -> Vec<Datagram> {
+    let (sent, received): (Vec<Seen>, Vec<Seen>) =
+        seen.into_iter().partition(|s| s.direction == Direction::Sent);
+    let mut datagrams: Vec<Datagram> = Vec::with_capacity(sent.len());
+    let mut unpaired: HashMap<(SocketAddr, SocketAddr, Vec<u8>), VecDeque<usize>> = HashMap::new();
+    let mut sent = sent;
+    sent.sort_by_key(|s| s.at);
+    for s in sent {
+        unpaired.entry((s.local, s.remote, s.bytes.clone())).or_default().push_back(datagrams.len());
+        datagrams.push(Datagram { sent: s.at, received: None, from: s.local, to: s.remote, bytes: s.bytes });
+    }
+    let mut received = received;
+    received.sort_by_key(|r| r.at);
+    for r in received {
+        let index = unpaired.get_mut(&(r.remote, r.local, r.bytes)).and_then(VecDeque::pop_front);
+        if let Some(d) = index.and_then(|i| datagrams.get_mut(i)) {
+            d.received = Some(r.at);
+        }
+    }
+    datagrams.sort_by_key(Datagram::order);
+    datagrams
+}
+
+/// Records every datagram a runtime sends and receives, with the instant its tap saw it.
+struct TimelineTap(Sender<Seen>);
 
 impl Tap for TimelineTap {
     fn datagram(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
-        if direction == Direction::Sent {
-            #[allow(clippy::disallowed_methods)] // the timeline's clock
-            let at = Instant::now();
-            let _ = self.0.send(Sent { at, from: local, to: remote, bytes: data.to_vec() });
-        }
+        #[allow(clippy::disallowed_methods)] // the timeline's clock
+        let at = Instant::now();
+        let _ = self.0.send(Seen { at, direction, local, remote, bytes: data.to_vec() });
     }
 }
 
 struct Demo {
     start: Instant,
-    tap: Sender<Sent>,
+    tap: Sender<Seen>,
     names: BTreeMap<SocketAddr, &'static str>,
     /// When the new client started (seed 003's step 1); earlier datagrams have no step.
     new_from: Option<Instant>,
@@ -160,7 +203,7 @@ fn added(name: &'static str) -> impl FnMut(&Dp8Event) -> bool {
 pub(crate) fn run(args: DemoArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the demo's start
     let start = Instant::now();
-    let (tap, timeline) = crossbeam_channel::unbounded();
+    let (tap, tapped) = crossbeam_channel::unbounded();
     let mut d = Demo { start, tap, names: BTreeMap::new(), new_from: None, checks: Vec::new() };
 
     // Seed 003's parties: a host, a client already in the session, a new client.
@@ -231,36 +274,54 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<bool> {
     for r in [&new, &existing] {
         r.command(Dp8Command::Leave)?;
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // The goodbyes (END_OF_STREAM and its acknowledgements) take a few round trips on loopback:
+    // wait until the wire is quiet, no longer.
+    let mut seen = Vec::new();
+    let give_up = crossbeam_channel::after(GOODBYE_LIMIT);
+    loop {
+        crossbeam_channel::select! {
+            recv(tapped) -> s => match s {
+                Ok(s) => seen.push(s),
+                Err(_) => break,
+            },
+            recv(give_up) -> _ => break,
+            default(QUIET) => break,
+        }
+    }
     drop((player, observer, fs_host, new, existing, host));
-    print(&d, &timeline, positions)
+    seen.extend(tapped.try_iter());
+    print(&d, seen, positions)
 }
 
+/// The wire is quiet once no datagram went for this long.
+const QUIET: Duration = Duration::from_millis(50);
+/// At most this long is spent waiting for the goodbyes.
+const GOODBYE_LIMIT: Duration = Duration::from_millis(500);
+
 /// Prints the timeline and the summary.
-fn print(d: &Demo, timeline: &Receiver<Sent>, positions: u64) -> anyhow::Result<bool> {
+fn print(d: &Demo, seen: Vec<Seen>, positions: u64) -> anyhow::Result<bool> {
     let mut out = std::io::stdout().lock();
     let name = |a: &SocketAddr| d.names.get(a).copied().unwrap_or("?");
-    let mut sent: Vec<Sent> = timeline.try_iter().collect();
-    // Several threads sent these: their send instants give the one order.
-    sent.sort_by_key(|s| s.at);
+    let datagrams = timeline(seen);
     let mut steps = std::collections::BTreeSet::new();
     writeln!(out, "    time  from      -> to        message (seed 003 step)")?;
-    for s in &sent {
+    for s in &datagrams {
         let message = match dplay_wire::parse_datagram(&s.bytes) {
             Ok(m) => m.message_name().to_owned(),
             Err(e) => format!("(undecoded: {e})"),
         };
         let (from, to) = (name(&s.from), name(&s.to));
-        let step = d.new_from.filter(|f| s.at >= *f).and_then(|_| seed_003_step(from, to, &message));
+        let step = d.new_from.filter(|f| s.sent >= *f).and_then(|_| seed_003_step(from, to, &message));
         let step = step.map(|n| {
             steps.insert(n);
             format!("  [step {n}]")
         });
-        let t = s.at.saturating_duration_since(d.start).as_secs_f64();
-        writeln!(out, "{t:8.3}s  {from:<9} -> {to:<9} {message}{}", step.unwrap_or_default())?;
+        let lost = if s.received.is_none() { "  (not received)" } else { "" };
+        let t = s.order().saturating_duration_since(d.start).as_secs_f64();
+        writeln!(out, "{t:8.4}s  {from:<9} -> {to:<9} {message}{}{lost}", step.unwrap_or_default())?;
     }
     let missing: Vec<u8> = (1..=18).filter(|n| !steps.contains(n)).collect();
-    writeln!(out, "\n{} datagrams; {positions} positions seen by the observer", sent.len())?;
+    writeln!(out, "\n{} datagrams; {positions} positions seen by the observer", datagrams.len())?;
     let mut checks = d.checks.clone();
     checks.push(("every step of seed 003 (1-18) was seen on the wire", missing.is_empty()));
     if !missing.is_empty() {
