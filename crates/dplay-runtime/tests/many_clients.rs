@@ -1,0 +1,218 @@
+//! "One runtime serves thousands of connections" (issue 7): one server runtime (client/server
+//! [`Dp8Protocol`], MC-DPL8CS 3.1.5.1) accepts [`CLIENTS`] clients joining at once over loopback,
+//! and every client exchanges a message with it. The clients are sans-IO [`Session`]s, each on
+//! its own socket, multiplexed by this test on one mio poll. Prints the time to join them all
+//! and the CPU time of the server's thread (run with `--nocapture` to see it).
+#![allow(clippy::disallowed_methods)] // real sockets, real clock
+
+use std::collections::BTreeSet;
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig};
+use dplay_session::{Event, Mode, SendFlags, Session, SessionConfig};
+use dplay_wire::dp8::dpnid::Dpnid;
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use uuid::Uuid;
+
+const APP: Uuid = Uuid::from_u128(0x0bad_cafe_0000_4000_8000_0000_0000_1000);
+const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+/// How many clients join.
+const CLIENTS: usize = 1000;
+/// The whole exchange must be over by then.
+const LIMIT: Duration = Duration::from_secs(60);
+const SERVER_THREAD: &str = "load-server";
+
+fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
+    let mut c = SessionConfig::new(APP, local, name);
+    c.mode = Mode::ClientServer;
+    c.session_name = "load".into();
+    c.rng_seed = seed;
+    c
+}
+
+/// Many client sessions, each on its own non-blocking socket, driven from one poll.
+struct Clients {
+    poll: Poll,
+    sockets: Vec<UdpSocket>,
+    sessions: Vec<Session>,
+    /// Per client: the server's answer arrived.
+    answered: Vec<bool>,
+    buf: Vec<u8>,
+}
+
+impl Clients {
+    fn new(n: usize, now: Instant) -> Self {
+        let poll = Poll::new().unwrap();
+        let mut sockets = Vec::with_capacity(n);
+        let mut sessions = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut socket = UdpSocket::bind(LOOPBACK).unwrap();
+            poll.registry().register(&mut socket, Token(i), Interest::READABLE).unwrap();
+            let local = socket.local_addr().unwrap();
+            sessions.push(Session::new(config(local, &format!("client{i}"), 1000 + i as u64), now));
+            sockets.push(socket);
+        }
+        Self { poll, sockets, sessions, answered: vec![false; n], buf: vec![0; 65_535] }
+    }
+
+    /// Writes client `i`'s datagrams; one the socket refuses is lost, as on a network.
+    fn flush(&mut self, i: usize) {
+        let (Some(session), Some(socket)) = (self.sessions.get_mut(i), self.sockets.get(i)) else { return };
+        while let Some(t) = session.poll_transmit() {
+            let _ = socket.send_to(&t.contents, t.destination);
+        }
+        while let Some(e) = session.poll_event() {
+            if let Event::Message { data, .. } = e {
+                assert_eq!(data, format!("pong {i}").as_bytes());
+                self.answered[i] = true;
+            }
+        }
+    }
+
+    /// One turn: waits for datagrams (at most until the earliest timer, at most 10 ms), reads
+    /// them, runs the timers that are due, writes what the sessions queued.
+    fn turn(&mut self, events: &mut Events) {
+        let now = Instant::now();
+        let next = self.sessions.iter().filter_map(Session::poll_timeout).min();
+        let wait = next.map_or(Duration::from_millis(10), |t| t.saturating_duration_since(now));
+        self.poll.poll(events, Some(wait.min(Duration::from_millis(10)))).unwrap();
+        for event in events.iter() {
+            let i = event.token().0;
+            loop {
+                let Some(socket) = self.sockets.get(i) else { break };
+                match socket.recv_from(&mut self.buf) {
+                    Ok((len, from)) => {
+                        let data = &self.buf[..len];
+                        self.sessions[i].handle_datagram(Instant::now(), from, data);
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("client {i}: {e}"),
+                }
+            }
+            self.flush(i);
+        }
+        let now = Instant::now();
+        for i in 0..self.sessions.len() {
+            if self.sessions[i].poll_timeout().is_some_and(|t| t <= now) {
+                self.sessions[i].handle_timeout(now);
+                self.flush(i);
+            }
+        }
+    }
+
+    fn joined(&self) -> usize {
+        self.sessions.iter().filter(|s| s.is_joined()).count()
+    }
+}
+
+/// CPU time (user + system) of this process's thread named `name`, from /proc (Linux).
+fn thread_cpu(name: &str) -> Option<Duration> {
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path();
+        if std::fs::read_to_string(path.join("comm")).ok()?.trim() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+        // Fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        // The kernel's USER_HZ is 100 on every Linux this runs on.
+        return Some(Duration::from_millis(ticks * 10));
+    }
+    None
+}
+
+/// MC-DPL8CS 3.1.5.1: a thousand clients join one server at once and each exchanges a message
+/// with it; every join completes and every message is delivered, both ways.
+#[test]
+fn one_server_runtime_serves_a_thousand_clients() {
+    let start = Instant::now();
+    let mut runtime_config = RuntimeConfig::new(LOOPBACK);
+    runtime_config.thread_name = SERVER_THREAD.into();
+    let server = Runtime::spawn_with(runtime_config, |local| {
+        Dp8Protocol::new(config(local, "server", 1), Instant::now())
+    })
+    .unwrap();
+    server.command(Dp8Command::Host).unwrap();
+    let server_addr = server.local_addr();
+
+    let mut clients = Clients::new(CLIENTS, Instant::now());
+    let joining = Instant::now();
+    for i in 0..CLIENTS {
+        clients.sessions[i].join(Instant::now(), server_addr, None).unwrap();
+        clients.flush(i);
+    }
+
+    let mut events = Events::with_capacity(1024);
+    let mut added = BTreeSet::new();
+    let mut pinged = BTreeSet::new();
+    let mut sent = vec![false; CLIENTS];
+    let mut all_joined = None;
+    while clients.answered.iter().any(|a| !a) {
+        assert!(
+            joining.elapsed() < LIMIT,
+            "after {LIMIT:?}: {} joined, {} added by the server, {} pinged it, {} answered",
+            clients.joined(),
+            added.len(),
+            pinged.len(),
+            clients.answered.iter().filter(|a| **a).count()
+        );
+        clients.turn(&mut events);
+        let now = Instant::now();
+        for i in 0..CLIENTS {
+            if !sent[i] && clients.sessions[i].is_joined() {
+                let server_id = clients.sessions[i].host_dpnid();
+                let ping = format!("ping {i}");
+                clients.sessions[i]
+                    .send_to(now, server_id, ping.as_bytes(), SendFlags::RELIABLE_SEQUENTIAL)
+                    .unwrap();
+                clients.flush(i);
+                sent[i] = true;
+            }
+        }
+        if all_joined.is_none() && sent.iter().all(|s| *s) {
+            all_joined = Some(joining.elapsed());
+        }
+        while let Ok(e) = server.events().try_recv() {
+            match e {
+                Dp8Event::Session(Event::PlayerAdded { dpnid, .. }) => assert!(added.insert(dpnid)),
+                Dp8Event::Session(Event::Message { from, data, .. }) => {
+                    let text = String::from_utf8(data).unwrap();
+                    let i = text.strip_prefix("ping ").unwrap();
+                    assert!(pinged.insert(from), "two pings from {from}");
+                    let pong = format!("pong {i}").into_bytes();
+                    let flags = SendFlags::RELIABLE_SEQUENTIAL;
+                    server.command(Dp8Command::SendTo { to: from, data: pong, flags }).unwrap();
+                }
+                Dp8Event::CommandFailed { command, error } => panic!("server: {command} failed: {error}"),
+                _ => {}
+            }
+        }
+    }
+    let done = joining.elapsed();
+    let server_cpu = thread_cpu(SERVER_THREAD);
+
+    assert_eq!(clients.joined(), CLIENTS);
+    assert_eq!(added.len(), CLIENTS, "the server added every client");
+    assert_eq!(pinged.len(), CLIENTS, "every client's message reached the server");
+    let ids: BTreeSet<Dpnid> = clients.sessions.iter().map(Session::local_dpnid).collect();
+    assert_eq!(ids, added, "the server's players are the clients");
+    let retried: u64 = clients
+        .sessions
+        .iter()
+        .filter_map(|s| s.endpoint().stats(server_addr))
+        .map(|s| s.retransmissions)
+        .sum();
+    println!(
+        "{CLIENTS} clients: all joined after {:.2} s, all messages exchanged after {:.2} s; \
+         server thread CPU {}; client retransmissions {retried}; whole test {:.2} s",
+        all_joined.unwrap_or(done).as_secs_f64(),
+        done.as_secs_f64(),
+        server_cpu.map_or("unknown".into(), |c| format!("{:.2} s", c.as_secs_f64())),
+        start.elapsed().as_secs_f64(),
+    );
+    server.shutdown().unwrap();
+}
