@@ -219,11 +219,16 @@ fn sixteen_peers(s: &Suite) -> anyhow::Result<()> {
 
 fn host_killed(s: &Suite) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    // Short keepalives so the silence is noticed in seconds rather than a minute.
-    let mut host = host(s, &addr, &["--keepalive", "1"])?;
+    // With the spec's recommended timers a silent dead host is noticed after about a minute
+    // (25 s to a KeepAlive, then 10 retries capped at 5 s); DirectPlay lets an application
+    // shorten them (DPN_CAPS_EX), as here: a KeepAlive after 1-2 s of silence, then 5 retries
+    // at most 0.5 s apart (docs/decisions.md).
+    let fast = ["--keepalive", "1", "--send-retries", "5", "--max-retry-interval", "0.5"];
+    let mut host = host(s, &addr, &fast)?;
     let mut peers = Vec::new();
     for name in ["older", "newer"] {
-        let args = ["join", &addr, "--json", "--name", name, "--duration", "60", "--keepalive", "1"];
+        let mut args = vec!["join", &addr, "--json", "--name", name, "--duration", "60"];
+        args.extend(fast);
         let p = s.start(name, &args)?;
         s.expect(&p, "the name table", WAIT, is("name_table"))?;
         peers.push(p);
@@ -235,7 +240,7 @@ fn host_killed(s: &Suite) -> anyhow::Result<()> {
     host.child.kill()?;
     let _ = host.child.wait();
     for p in &peers {
-        let migrated = s.expect(p, "host_migrated", Duration::from_secs(60), is("host_migrated"))?;
+        let migrated = s.expect(p, "host_migrated", Duration::from_secs(15), is("host_migrated"))?;
         ensure!(migrated["name"] == "older", "{} saw {migrated}", p.name);
     }
     Ok(())

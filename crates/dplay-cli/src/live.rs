@@ -50,10 +50,20 @@ pub(crate) struct SessionArgs {
     /// The password (required to join when the host sets one).
     #[arg(long)]
     pub(crate) password: Option<String>,
-    /// Seconds of silence before a KeepAlive is sent (spec default 25; lower finds a dead
-    /// player sooner).
+    /// Seconds of silence before a KeepAlive is sent, which DirectPlay sends between once and
+    /// twice that (MC-DPL8R 3.1.2.6 recommends 25; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
+    /// finds a silent dead player sooner.
     #[arg(long, value_name = "SECS")]
     pub(crate) keepalive: Option<f64>,
+    /// Retries of a reliable frame before its peer is declared lost (MC-DPL8R 3.1.2.5
+    /// recommends 10; DPN_CAPS_EX dwNumSendRetries). Fewer finds a dead player sooner, and
+    /// gives up sooner on a lossy link.
+    #[arg(long, value_name = "N")]
+    pub(crate) send_retries: Option<u32>,
+    /// The longest wait between two retries, in seconds (MC-DPL8R 3.1.2.5 recommends 5;
+    /// DPN_CAPS_EX dwMaxSendRetryInterval).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) max_retry_interval: Option<f64>,
 }
 
 /// Parses `ip:port` with a message saying what is expected.
@@ -83,8 +93,18 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
     c.password = args.password.clone();
     c.rng_seed = fresh_seed();
     c.mode = Mode::PeerToPeer;
+    let t = &mut c.transport;
     if let Some(secs) = args.keepalive {
-        c.transport.keepalive_idle = Duration::from_secs_f64(secs.max(0.1));
+        t.keepalive_idle = Duration::from_secs_f64(secs.max(0.1));
+        // The timer checks the silence once per granularity: at most the idle time, so a
+        // KeepAlive goes between once and twice the idle time, as DPN_CAPS documents.
+        t.keepalive_granularity = t.keepalive_granularity.min(t.keepalive_idle);
+    }
+    if let Some(n) = args.send_retries {
+        t.max_retries = n.max(1);
+    }
+    if let Some(secs) = args.max_retry_interval {
+        t.retry_max_interval = Duration::from_secs_f64(secs.max(0.01));
     }
     c
 }

@@ -166,6 +166,12 @@ impl Endpoint {
         self.connections.len()
     }
 
+    /// Number of connections not yet closed: lingering ones (closed gracefully, only answering
+    /// the peer's retries) are not counted.
+    pub fn active_connection_count(&self) -> usize {
+        self.connections.values().filter(|c| !c.is_lingering()).count()
+    }
+
     /// Runs `f` on the connection with `peer`, if any, and removes it once finished.
     fn with_conn(&mut self, peer: SocketAddr, f: impl FnOnce(&mut Connection, &Config, &mut Out<'_>)) {
         if let Some(conn) = self.connections.get_mut(&peer) {

@@ -181,9 +181,11 @@ impl Protocol for Dp8Protocol {
         self.session.poll_timeout()
     }
 
-    /// Out of the session with every connection closed: the loop may end.
+    /// Out of the session with every connection closed (a closed connection's linger, which
+    /// only answers the peer's retries, is not waited for; the peer got four SACKs,
+    /// MS-DPDX 3.1.5.3): the loop may end.
     fn is_finished(&self) -> bool {
-        self.ended && self.session.endpoint().connection_count() == 0
+        self.ended && self.session.endpoint().active_connection_count() == 0
     }
 }
 
