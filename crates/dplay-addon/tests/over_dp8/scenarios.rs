@@ -195,3 +195,31 @@ fn a_message_to_a_newcomer_is_held_until_it_is_reachable() {
         assert_eq!(net.node(PLAYER_B).tracker().get(a_id).and_then(|r| r.role), Some(Role::Player));
     });
 }
+
+/// A held message waits at most `HELD_KEEP` for its player: with the link between the two
+/// players cut, the older one's instructed connect to the newcomer never completes
+/// (MC-DPL8CS 3.1.5.2), and its QUERY_PLAYER_TYPE is dropped and counted.
+#[test]
+fn a_held_message_expires() {
+    run_seeds(5, |seed| {
+        let kinds = [
+            Kind::Host(Role::Observer, HostPolicy::default()),
+            Kind::Client(Role::Player),
+            Kind::Client(Role::Player),
+        ];
+        let mut net = Net::new(seed, link(0.0), &kinds);
+        net.with(HOST, |n, now| n.bridge.host_session(now)).expect("host");
+        net.with(PLAYER_A, |n, now| n.bridge.join(now, crate::support::addr(HOST), None)).expect("join");
+        assert!(net.run_until_addon_joined(&[PLAYER_A], Duration::from_secs(30)), "seed {seed}");
+        net.partition(PLAYER_A, PLAYER_B);
+        net.with(PLAYER_B, |n, now| n.bridge.join(now, crate::support::addr(HOST), None)).expect("join");
+        net.sim.run_for(Duration::from_secs(1));
+        let a = net.node(PLAYER_A).bridge.stats();
+        assert!(a.held >= 1 && a.send_failed == 0, "seed {seed}: {a:?}");
+
+        net.sim.run_for(dplay_addon::over_dp8::HELD_KEEP + Duration::from_secs(1));
+        let a = net.node(PLAYER_A).bridge.stats();
+        assert_eq!(a.send_failed, a.held, "seed {seed}: every held message expired: {a:?}");
+        assert!(!net.node(PLAYER_B).bridge.session().is_joined(), "seed {seed}");
+    });
+}

@@ -200,6 +200,12 @@ impl Net {
         self.ids.get(i).copied().expect("a node of this net")
     }
 
+    /// Cuts the link between nodes `a` and `b`.
+    pub(crate) fn partition(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.id(a), self.id(b));
+        self.sim.partition(a, b);
+    }
+
     /// Node 0 hosts; every other node joins it.
     pub(crate) fn start(&mut self) {
         self.with(0, |n, now| n.bridge.host_session(now)).expect("host");
