@@ -44,7 +44,9 @@ pub enum Event {
         /// The new host.
         new_host: Dpnid,
     },
-    /// Application data (MC-DPL8CS 2.2.3.1).
+    /// Application data (MC-DPL8CS 2.2.3.1). Data a member sent us before we were joined is
+    /// reported right after [`Event::Joined`], in arrival order (MC-DPL8CS 3.1.5.2; bounded by
+    /// [`crate::EARLY_DATA_MESSAGES`] and [`crate::EARLY_DATA_BYTES`]).
     Message {
         /// The sender.
         from: Dpnid,
