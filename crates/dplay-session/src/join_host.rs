@@ -208,11 +208,12 @@ impl Session {
         });
         let entries = match self.cfg.mode {
             Mode::PeerToPeer => self.table.wire_entries(),
+            // Only the two entries are copied: a server may hold thousands.
             Mode::ClientServer => self
                 .table
-                .wire_entries()
-                .into_iter()
+                .players()
                 .filter(|e| e.dpnid == self.local || e.dpnid == joiner)
+                .map(crate::name_table::wire_entry)
                 .collect(),
         };
         SendConnectInfo {

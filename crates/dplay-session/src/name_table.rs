@@ -238,7 +238,8 @@ pub(crate) fn op_version(op: &NameTableOp) -> Option<u32> {
     }
 }
 
-fn wire_entry(e: &NameTableEntry) -> NameTableEntry {
+/// `e` as sent: without our LOCAL flag.
+pub(crate) fn wire_entry(e: &NameTableEntry) -> NameTableEntry {
     let mut e = e.clone();
     e.flags.remove(NameTableEntryFlags::LOCAL);
     e
