@@ -335,3 +335,46 @@ fn print(d: &Demo, seen: Vec<Seen>, positions: u64) -> anyhow::Result<bool> {
     writeln!(out, "{}", if all { "demo: every step happened" } else { "demo: some steps did not happen" })?;
     Ok(all)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(at: Instant, direction: Direction, local: &str, remote: &str, bytes: &[u8]) -> Seen {
+        let (local, remote) = (local.parse().expect("addr"), remote.parse().expect("addr"));
+        Seen { at, direction, local, remote, bytes: bytes.to_vec() }
+    }
+
+    /// The reply's send was stamped before the request's (the sending thread was slow to
+    /// stamp), but it was received after: the timeline puts the request first, and pairs
+    /// identical datagrams in order.
+    #[test]
+    fn a_reply_follows_its_request() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let (a, b) = ("127.0.0.1:1000", "127.0.0.1:2000");
+        let taps = vec![
+            seen(ms(5), Direction::Sent, a, b, b"request"),
+            seen(ms(3), Direction::Received, b, a, b"request"),
+            seen(ms(4), Direction::Sent, b, a, b"reply"),
+            seen(ms(6), Direction::Received, a, b, b"reply"),
+            seen(ms(7), Direction::Sent, a, b, b"same"),
+            seen(ms(8), Direction::Sent, a, b, b"same"),
+            seen(ms(9), Direction::Received, b, a, b"same"),
+        ];
+        let datagrams = timeline(taps);
+        let lines: Vec<(&[u8], Option<Instant>)> =
+            datagrams.iter().map(|d| (d.bytes.as_slice(), d.received)).collect();
+        // The 3 ms receive is paired with the request sent "at 5 ms": its tap stamped late. The
+        // first "same" received pairs with the first sent; the second is not received.
+        assert_eq!(
+            lines,
+            [
+                (b"request".as_slice(), Some(ms(3))),
+                (b"reply", Some(ms(6))),
+                (b"same", None),
+                (b"same", Some(ms(9))),
+            ]
+        );
+    }
+}
