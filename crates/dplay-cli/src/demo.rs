@@ -350,6 +350,7 @@ mod tests {
     /// identical datagrams in order.
     #[test]
     fn a_reply_follows_its_request() {
+        #[allow(clippy::disallowed_methods)] // any instant will do as the origin
         let t0 = Instant::now();
         let ms = |n: u64| t0 + Duration::from_millis(n);
         let (a, b) = ("127.0.0.1:1000", "127.0.0.1:2000");
