@@ -10,7 +10,7 @@
 //! transmit goes on the connection the runtime keeps to its destination (a TCP listener).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use dplay_session::dp4::config::{ENUM_PORT, GAME_PORT_FIRST, GAME_PORT_LAST};
@@ -215,16 +215,6 @@ impl Dp4Protocol {
     /// The session (read-only: commands go through [`Dp4Command`]).
     pub fn session(&self) -> &Dp4Session {
         &self.session
-    }
-
-    /// Our TCP listener and UDP game socket, as peers are told them.
-    pub fn addrs(&self) -> (SocketAddrV4, SocketAddrV4) {
-        let players = self.session.players();
-        let me = self.session.system_player().and_then(|id| players.get(&id)).and_then(|p| p.addrs);
-        match me {
-            Some((SocketAddr::V4(s), SocketAddr::V4(d))) => (s, d),
-            _ => (SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
-        }
     }
 
     /// The Player List as [`Dp4Player`] rows.
