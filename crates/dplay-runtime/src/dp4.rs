@@ -377,3 +377,45 @@ impl Protocol for Dp4Protocol {
         self.ended
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SocketKind;
+
+    /// MC-DPL4CS 2.1: game TCP and UDP ports from 2300-2400; a host adds UDP 47624 on every
+    /// address, able to broadcast; a client has no enumeration socket.
+    #[test]
+    fn binding_opens_the_sockets_of_2_1() {
+        let host = Dp4Binding::host(Ipv4Addr::LOCALHOST).runtime_config();
+        let kinds: Vec<SocketKind> = host.sockets.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                SocketKind::Udp { broadcast: true },
+                SocketKind::TcpListener,
+                SocketKind::Udp { broadcast: true }
+            ]
+        );
+        assert_eq!(host.sockets[0].ports, GAME_PORT_FIRST..=GAME_PORT_LAST);
+        assert_eq!(host.sockets[1].ports, GAME_PORT_FIRST..=GAME_PORT_LAST);
+        assert_eq!(host.sockets[2].ports, ENUM_PORT..=ENUM_PORT);
+        assert_eq!(host.sockets[2].ip, IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let fixed = Dp4Binding { stream_port: Some(2345), ..Dp4Binding::client(Ipv4Addr::LOCALHOST) };
+        let client = fixed.runtime_config();
+        assert_eq!(client.sockets.len(), 2);
+        assert_eq!(client.sockets[1].ports, 2345..=2345);
+    }
+
+    /// MC-DPL4CS 2.2.6: the bound addresses become the SockAddr peers are told; IPv6 is refused.
+    #[test]
+    fn protocol_takes_its_addresses_from_the_sockets() {
+        let local: Vec<SocketAddr> =
+            vec!["127.0.0.1:2350".parse().unwrap(), "127.0.0.1:2300".parse().unwrap()];
+        let p = Dp4Protocol::new(Dp4Config::default(), &local).unwrap();
+        assert_eq!(p.session().role(), dplay_session::dp4::Role::Idle);
+        assert!(p.players().is_empty());
+        let v6: Vec<SocketAddr> = vec!["[::1]:2350".parse().unwrap(), "[::1]:2300".parse().unwrap()];
+        assert!(matches!(Dp4Protocol::new(Dp4Config::default(), &v6), Err(RuntimeError::Protocol(_))));
+    }
+}
