@@ -10,7 +10,7 @@
 //! transmit goes on the connection the runtime keeps to its destination (a TCP listener).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Instant;
 
 use dplay_session::dp4::config::{ENUM_PORT, GAME_PORT_FIRST, GAME_PORT_LAST};
@@ -180,6 +180,8 @@ pub struct Dp4Protocol {
     dropped: BTreeMap<DropReason, u64>,
     /// Set once [`SessionEvent::Ended`] was reported.
     ended: bool,
+    /// Our TCP listener and UDP game socket, as peers are told them.
+    addrs: (SocketAddrV4, SocketAddrV4),
 }
 
 impl Dp4Protocol {
@@ -196,8 +198,9 @@ impl Dp4Protocol {
         };
         config.datagram_addr = v4(Dp4Binding::GAME_SOCKET)?;
         config.stream_addr = v4(Dp4Binding::LISTENER)?;
+        let addrs = (config.stream_addr, config.datagram_addr);
         let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
-        Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false })
+        Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false, addrs })
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -215,6 +218,12 @@ impl Dp4Protocol {
     /// The session (read-only: commands go through [`Dp4Command`]).
     pub fn session(&self) -> &Dp4Session {
         &self.session
+    }
+
+    /// Our TCP listener and UDP game socket, as peers are told them in every header's SockAddr
+    /// and our SPData (MC-DPL4CS 2.2.2, 2.2.6).
+    pub fn addrs(&self) -> (SocketAddrV4, SocketAddrV4) {
+        self.addrs
     }
 
     /// The Player List as [`Dp4Player`] rows.
@@ -415,6 +424,7 @@ mod tests {
         let p = Dp4Protocol::new(Dp4Config::default(), &local).unwrap();
         assert_eq!(p.session().role(), dplay_session::dp4::Role::Idle);
         assert!(p.players().is_empty());
+        assert_eq!(p.addrs(), ("127.0.0.1:2300".parse().unwrap(), "127.0.0.1:2350".parse().unwrap()));
         let v6: Vec<SocketAddr> = vec!["[::1]:2350".parse().unwrap(), "[::1]:2300".parse().unwrap()];
         assert!(matches!(Dp4Protocol::new(Dp4Config::default(), &v6), Err(RuntimeError::Protocol(_))));
     }
