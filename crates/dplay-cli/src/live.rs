@@ -26,7 +26,8 @@ pub(crate) struct NetArgs {
     /// Print events as JSON lines (each has an "event" field) instead of text.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Record every datagram sent and received in this pcap file.
+    /// Record every datagram (and DirectPlay 4 TCP message) sent and received in this pcap
+    /// file.
     #[arg(long, value_name = "FILE")]
     pub(crate) pcap: Option<PathBuf>,
     /// Stop after this many seconds (default: run until Ctrl-C).
@@ -52,7 +53,8 @@ pub(crate) struct SessionArgs {
     pub(crate) password: Option<String>,
     /// Seconds of silence before a KeepAlive is sent, which DirectPlay sends between once and
     /// twice that (MC-DPL8R 3.1.2.6 recommends 25; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
-    /// finds a silent dead player sooner.
+    /// finds a silent dead player sooner. DirectPlay 4: the PING period (spec 35), and a host
+    /// sets KEEP_ALIVE.
     #[arg(long, value_name = "SECS")]
     pub(crate) keepalive: Option<f64>,
     /// Retries of a reliable frame before its peer is declared lost (MC-DPL8R 3.1.2.5
@@ -70,6 +72,23 @@ pub(crate) struct SessionArgs {
 pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     text.parse()
         .map_err(|_| format!("`{text}` is not an address: give ip:port, such as 127.0.0.1:{DPLAY8_PORT}"))
+}
+
+/// Parses `ip` or `ip:port`; a bare IP gets port 0, which each command reads as its default.
+pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
+    match text.parse::<IpAddr>() {
+        Ok(ip) => Ok(SocketAddr::new(ip, 0)),
+        Err(_) => text.parse().map_err(|_| {
+            format!(
+                "`{text}` is not an address: give ip or ip:port, such as 127.0.0.1 or 127.0.0.1:{DPLAY8_PORT}"
+            )
+        }),
+    }
+}
+
+/// `addr`, with `port` when it has none (port 0).
+pub(crate) fn or_port(addr: SocketAddr, port: u16) -> SocketAddr {
+    if addr.port() == 0 { SocketAddr::new(addr.ip(), port) } else { addr }
 }
 
 fn parse_guid(text: &str) -> Result<Uuid, String> {
