@@ -17,11 +17,11 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
-use dplay_wire::dp4::header::{SIGNATURE, SIGNATURE_OFFSET, SockAddrIn, Token};
-use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message};
-use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
+use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
+use dplay_wire::dp4::player_message::DatagramPlayerMessage;
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
-use dplay_wire::{Blob, Reader, WideString, Wire, WireError};
+use dplay_wire::{WideString, Wire};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
 
@@ -250,16 +250,19 @@ impl Dp4Session {
     pub(crate) fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], via: Via) {
         self.stats.received += 1;
         let ids = self.ids_present();
-        let is_system = bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]);
-        let parsed = match (via, is_system) {
-            (_, true) => Dp4Message::parse(bytes).map(Dp4Datagram::System),
-            (Via::Tcp, false) => PlayerMessage::parse(bytes, ids).map(Dp4Datagram::Player),
-            (Via::Udp, false) => datagram_player_message(bytes, ids).map(Dp4Datagram::Player),
+        let parsed = match via {
+            Via::Tcp => Dp4Datagram::parse(bytes, ids).map(|d| match d {
+                Dp4Datagram::System(m) => Dp4UdpDatagram::System(m),
+                Dp4Datagram::Player(pm) => {
+                    Dp4UdpDatagram::Player(DatagramPlayerMessage::new(pm.ids, pm.payload))
+                }
+            }),
+            Via::Udp => Dp4UdpDatagram::parse(bytes, ids),
         };
         match parsed {
             Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
-            Ok(Dp4Datagram::Player(pm)) => self.on_player_message(pm),
-            Ok(Dp4Datagram::System(msg)) => self.dispatch(now, from, msg, via),
+            Ok(Dp4UdpDatagram::Player(pm)) => self.on_player_message(pm),
+            Ok(Dp4UdpDatagram::System(msg)) => self.dispatch(now, from, msg, via),
         }
     }
 
@@ -301,7 +304,12 @@ impl Dp4Session {
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
             Dp4Body::PlayerWrapper(w) => {
-                match wrapped_player_message(&w.player_message, self.ids_present(), via) {
+                let ids = self.ids_present();
+                let inner = match via {
+                    Via::Tcp => w.inner(ids).map(|pm| DatagramPlayerMessage::new(pm.ids, pm.payload)),
+                    Via::Udp => w.inner_datagram(ids),
+                };
+                match inner {
                     Ok(pm) => self.on_player_message(pm),
                     Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
                 }
@@ -425,40 +433,4 @@ impl Dp4Session {
             missed_pings: 0,
         }
     }
-}
-
-/// A player message as a datagram carries it: `idFrom` and `idTo` (unless NM), then the data,
-/// with no size/token or SockAddr (docs/decisions.md).
-pub(crate) fn datagram_player_message(bytes: &[u8], ids_present: bool) -> Result<PlayerMessage, WireError> {
-    let mut r = Reader::new(bytes);
-    let ids =
-        if ids_present { Some(PlayerIds { id_from: r.u32("idFrom")?, id_to: r.u32("idTo")? }) } else { None };
-    Ok(PlayerMessage::new(ids, Blob::new(r.rest())))
-}
-
-/// The player message inside a DPSP_MSG_PLAYERWRAPPER, in the form its transport uses
-/// (MC-DPL4CS 2.2.47, 3.1.4.16.2).
-///
-/// Parsed here rather than with `PlayerMessage::parse`, which refuses 'play' at offset 20:
-/// exactly what a wrapped message carries (docs/decisions.md).
-fn wrapped_player_message(bytes: &[u8], ids_present: bool, via: Via) -> Result<PlayerMessage, WireError> {
-    if via == Via::Udp {
-        return datagram_player_message(bytes, ids_present);
-    }
-    let mut r = Reader::new(bytes);
-    let size_token = r.u32("size")?;
-    if (size_token & 0xF_FFFF) as usize != bytes.len() {
-        return Err(WireError::InvalidValue {
-            field: "size",
-            offset: 0,
-            value: u64::from(size_token & 0xF_FFFF),
-            reason: "the wrapped message's size must equal its length",
-        });
-    }
-    #[allow(clippy::cast_possible_truncation)] // 12 bits
-    let token = Token((size_token >> 20) as u16);
-    let sock_addr = SockAddrIn::read(&mut r)?;
-    let ids =
-        if ids_present { Some(PlayerIds { id_from: r.u32("idFrom")?, id_to: r.u32("idTo")? }) } else { None };
-    Ok(PlayerMessage { token, sock_addr, ids, payload: Blob::new(r.rest()) })
 }
