@@ -51,6 +51,7 @@ mod config;
 mod event;
 mod message;
 mod reassembly;
+pub mod reliable;
 mod send;
 mod timer;
 
