@@ -227,7 +227,7 @@ impl Sender {
         if n > self.in_flight.len() {
             return Err(AckOutcome::Bad);
         }
-        let last = self.in_flight.drain(..n).last();
+        let last = self.in_flight.drain(..n).next_back();
         let live: Vec<u8> = self.in_flight.iter().map(|f| f.msg_id).collect();
         let current = self.framing.as_ref().map(|f| f.msg_id);
         self.serials.retain(|id, _| live.contains(id) || Some(*id) == current);

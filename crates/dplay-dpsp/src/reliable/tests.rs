@@ -1,5 +1,6 @@
 //! State-machine tests: exchanges of typed frames between two endpoints, each naming its
 //! MC-DPL4R section.
+#![allow(clippy::cast_possible_truncation, reason = "test data patterns wrap on purpose")]
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
