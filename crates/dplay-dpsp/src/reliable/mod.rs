@@ -142,6 +142,17 @@ impl Reliable {
         self.links.remove(&peer).is_some()
     }
 
+    /// Hands reliable messages up in messageid order or not, on every link from now on
+    /// (DPSESSION_NOPRESERVEORDER turns it off; see [`Config::ordered`]).
+    pub fn set_ordered(&mut self, ordered: bool) {
+        self.config.ordered = ordered;
+    }
+
+    /// The peers of the open links.
+    pub fn peers(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.links.keys().copied()
+    }
+
     /// Whether a link to `peer` is open.
     pub fn has_link(&self, peer: SocketAddr) -> bool {
         self.links.contains_key(&peer)

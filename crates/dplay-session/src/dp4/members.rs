@@ -213,14 +213,14 @@ impl Dp4Session {
 
     /// DPSP_MSG_PING: answer a known player, bump its ChatterCount; a host answers an unknown
     /// one with YOUAREDEAD (MC-DPL4CS 3.1.5.30, 3.2.5.10).
-    pub(crate) fn on_ping(&mut self, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
+    pub(crate) fn on_ping(&mut self, now: Instant, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
         let known = self.players.get_mut(&m.id_from).filter(|p| !p.local);
         match (known, self.me) {
             (Some(p), Some(me)) => {
                 p.chatter += 1;
                 let to = p.addrs.map_or(from, |(_, d)| d);
-                self.send_body(
-                    Via::Udp,
+                self.send_datagram_body(
+                    now,
                     to,
                     Dp4Body::PingReply(Ping { id_from: me, tick_count: m.tick_count }),
                 );
@@ -263,7 +263,7 @@ impl Dp4Session {
                 p.missed_pings += 1;
                 let to = p.addrs.map(|(_, d)| d);
                 if let Some(to) = to {
-                    self.send_body(Via::Udp, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
+                    self.send_datagram_body(now, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
                 }
             }
             if let Some(p) = self.players.get_mut(&id) {
@@ -336,8 +336,10 @@ impl Dp4Session {
     /// every other instance): over TCP with the size/token and
     /// SockAddr prefix when `guaranteed`, else as a UDP datagram of IDs and data, fragmented
     /// with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when its bytes would
-    /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In NM sessions
-    /// `from` is not checked and no IDs are sent.
+    /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In a session with
+    /// DPSESSION_DIRECTPLAYPROTOCOL it goes over MC-DPL4R instead, reliable (RLY) when
+    /// `guaranteed`, to each instance's game socket. In NM sessions `from` is not checked and
+    /// no IDs are sent.
     pub fn send(
         &mut self,
         now: Instant,
@@ -369,6 +371,15 @@ impl Dp4Session {
                 .ok_or(CommandError::UnknownPlayer(to))?;
             vec![target]
         };
+        if self.uses_reliable_protocol() {
+            // 3.1.4.16: "MUST transmit the message using" MC-DPL4R.
+            self.sync_links();
+            let pm = DatagramPlayerMessage::new(ids, Blob::new(data));
+            for (_, datagram) in targets {
+                self.send_reliable_player(now, datagram, &pm, guaranteed)?;
+            }
+            return Ok(());
+        }
         // The stream form on TCP, the datagram form on UDP (2.2.45; docs/decisions.md), each
         // wrapped when it would carry 'play' at offset 20 (3.1.4.16.2).
         let wrapped = |w: Result<PlayerWrapper, WireError>| -> Result<Vec<u8>, CommandError> {
@@ -453,6 +464,7 @@ impl Dp4Session {
         self.recent.clear();
         self.groups.clear();
         self.creating = None;
+        self.sync_links();
         self.events.push_back(Dp4Event::Ended(reason));
     }
 

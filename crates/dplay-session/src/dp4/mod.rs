@@ -14,6 +14,7 @@ pub mod event;
 mod host;
 pub mod ids;
 mod members;
+mod reliable;
 mod session;
 pub mod stream;
 pub mod table;

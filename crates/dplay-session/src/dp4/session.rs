@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use dplay_dpsp::reliable::Reliable;
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
 use dplay_wire::dp4::header::{SockAddrIn, Token};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
@@ -90,6 +91,8 @@ pub struct Dp4Session {
     pub(crate) creating: Option<String>,
     pub(crate) framers: HashMap<ConnId, StreamFramer>,
     pub(crate) dpsp: Dpsp,
+    /// MC-DPL4R, for sessions with DPSESSION_DIRECTPLAYPROTOCOL (see `dp4::reliable`).
+    pub(crate) reliable: Reliable,
     pub(crate) timers: TimerTable,
     pub(crate) transmits: VecDeque<Dp4Transmit>,
     pub(crate) events: VecDeque<Dp4Event>,
@@ -107,6 +110,11 @@ impl Dp4Session {
             ..dplay_dpsp::Config::default()
         };
         let dpsp = Dpsp::new(dpsp_config)?;
+        let reliable_config = dplay_dpsp::reliable::Config { mtu: config.mtu, ..Default::default() };
+        let reliable = Reliable::new(reliable_config).map_err(|_| dplay_dpsp::ConfigError::MtuTooSmall {
+            mtu: config.mtu,
+            min: dplay_dpsp::reliable::FRAME_OVERHEAD + 1,
+        })?;
         Ok(Self {
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             config,
@@ -126,6 +134,7 @@ impl Dp4Session {
             creating: None,
             framers: HashMap::new(),
             dpsp,
+            reliable,
             timers: TimerTable::default(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
@@ -175,16 +184,19 @@ impl Dp4Session {
 
     /// When [`Dp4Session::handle_timeout`] must next be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.timers.next(), self.dpsp.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.timers.next(), self.dpsp.poll_timeout(), self.reliable.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// A datagram from `from`, on the enumeration port or the game socket.
     pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         self.epoch.get_or_insert(now);
-        self.receive(now, from, bytes, Via::Udp);
+        if !self.handle_reliable_datagram(now, from, bytes) {
+            self.receive(now, from, bytes, Via::Udp);
+        }
+        self.sync_links();
     }
 
     /// Bytes read from TCP connection `conn`, whose peer is `from`. On an error the stream
@@ -202,6 +214,7 @@ impl Dp4Session {
         match framer.push(bytes) {
             Ok(messages) => {
                 messages.iter().for_each(|m| self.receive(now, from, m, Via::Tcp));
+                self.sync_links();
                 Ok(())
             }
             Err(e) => {
@@ -222,6 +235,8 @@ impl Dp4Session {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dpsp.handle_timeout(now);
         self.pump_dpsp(now);
+        self.reliable.handle_timeout(now);
+        self.pump_reliable(now);
         while let Some(timer) = self.timers.pop_due(now) {
             match timer {
                 Timer::Enumeration => self.events.push_back(Dp4Event::EnumDone),
@@ -231,6 +246,7 @@ impl Dp4Session {
                 Timer::Reservation(id) => self.on_reservation_expired(id),
             }
         }
+        self.sync_links();
     }
 
     pub(crate) fn drop_msg(&mut self, reason: DropReason, what: &str) {
@@ -266,7 +282,7 @@ impl Dp4Session {
         }
     }
 
-    fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message, via: Via) {
+    pub(crate) fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message, via: Via) {
         let reply_to = resolve(msg.header.sock_addr.addr, from.ip());
         let header = msg.header;
         match msg.body {
@@ -289,7 +305,7 @@ impl Dp4Session {
             Dp4Body::CreatePlayer(m) => self.on_create_player(now, from.ip(), reply_to, header.version, &m),
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, m.player_id),
-            Dp4Body::Ping(m) => self.on_ping(from, reply_to, m),
+            Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::CreateGroup(m) if matches!(self.role, Role::Member | Role::Host) => {
