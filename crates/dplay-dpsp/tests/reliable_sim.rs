@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use dplay_dpsp::reliable::{Config, Event, Reliable};
 use dplay_sim::{LinkConfig, Node, Sim, Transmit};
+use dplay_wire::Wire;
+use dplay_wire::dp4::reliable::{FrameBody, ReliableFrame};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 
@@ -60,10 +62,36 @@ fn number(m: &[u8]) -> u32 {
     u32::from_le_bytes(m[..4].try_into().unwrap())
 }
 
-/// One run: `count` messages each way, sent in bursts; returns the frames resent.
-fn run(seed: u64, link: LinkConfig, ordered: bool, count: u32) -> u64 {
+/// One line naming a frame: its type and sequencing fields.
+fn describe(bytes: &[u8]) -> String {
+    match ReliableFrame::parse(bytes).map(|f| f.body) {
+        Ok(FrameBody::Data(d)) => format!(
+            "DATA msg={} seq={} serial={} flags={:#04x} len={}",
+            d.message_id,
+            d.sequence,
+            d.serial,
+            d.flags.bits(),
+            d.data.len()
+        ),
+        Ok(FrameBody::Ack(a)) => format!(
+            "ACK msg={} seq={} serial={} bytes={}",
+            a.message_id, a.sequence, a.serial, a.bytes_received
+        ),
+        Ok(FrameBody::Nack(n)) => {
+            format!("NACK msg={} seq={} mask={:#x}/{}", n.message_id, n.sequence, n.nack.bits, n.nack.len)
+        }
+        Err(e) => format!("UNPARSED {e}"),
+    }
+}
+
+/// One run: `count` messages each way, sent in bursts; returns the frames resent and the
+/// trace (empty unless `trace`).
+fn run_traced(seed: u64, link: LinkConfig, ordered: bool, count: u32, trace: bool) -> (u64, String) {
     let mut sim = Sim::new(seed);
     sim.set_default_link(link);
+    if trace {
+        sim.enable_trace_with(describe);
+    }
     let (a_addr, b_addr): (SocketAddr, SocketAddr) =
         ("10.0.0.1:2350".parse().unwrap(), "10.0.0.2:2350".parse().unwrap());
     let config = Config { mtu: 200, ordered, ..Config::default() };
@@ -112,7 +140,21 @@ fn run(seed: u64, link: LinkConfig, ordered: bool, count: u32) -> u64 {
             assert!(order.windows(2).all(|w| w[0] < w[1]), "seed {seed}: reliable out of order: {order:?}");
         }
     }
-    [na, nb].iter().map(|&n| sim.node::<Peer>(n).ep.stats().frames_resent).sum()
+    let resent = [na, nb].iter().map(|&n| sim.node::<Peer>(n).ep.stats().frames_resent).sum();
+    (resent, sim.trace().to_owned())
+}
+
+fn run(seed: u64, link: LinkConfig, ordered: bool, count: u32) -> u64 {
+    run_traced(seed, link, ordered, count, false).0
+}
+
+/// A fixed-seed exchange over a 20%-loss link, one line per datagram: the reviewable record of
+/// data frames, SAKs, ACKs, NACKs and resends (MC-DPL4R 2.2, 3.1.5).
+#[test]
+fn trace_of_an_exchange_over_20_percent_loss() {
+    let link = LinkConfig::clean().with_latency(Duration::from_millis(20)).with_loss(0.2);
+    let (_, trace) = run_traced(7, link, true, 4, true);
+    insta::assert_snapshot!("dp4r_exchange_loss_20", trace);
 }
 
 fn hostile_network() -> LinkConfig {
