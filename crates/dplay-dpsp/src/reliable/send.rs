@@ -260,7 +260,8 @@ impl Sender {
 
     /// A NACK frame (MC-DPL4R 2.2.3, 3.1.5.3): everything before `seq` arrived; `seq` and the
     /// frames whose mask bit is 1 did not and are resent (unless sent within half a round
-    /// trip, which a repeated NACK cannot have seen); those whose bit is 0 arrived.
+    /// trip, which a repeated NACK cannot have seen); those whose bit is 0, below the last 1
+    /// bit, arrived.
     pub(crate) fn on_nack(
         &mut self,
         now: Instant,
@@ -275,7 +276,9 @@ impl Sender {
         }
         self.peer.update(bytes, tick);
         let (len, bits) = mask;
-        let span = u32::from(len) * 8;
+        // A 0 bit says "held" only up to the last 1 bit: past it the mask is padding, and the
+        // receiver cannot know of frames beyond the last one it holds.
+        let span = (u32::from(len) * 8).min(32 - bits.leading_zeros());
         let holdoff = self.rtt.srtt.map_or(Duration::ZERO, |rtt| rtt / 2);
         let mut resent = 0;
         for i in 0..self.in_flight.len() {
