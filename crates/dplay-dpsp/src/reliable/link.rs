@@ -39,7 +39,7 @@ impl Link {
     }
 
     /// Frames and sends what the windows allow.
-    pub(crate) fn pump(&mut self, config: &Config, io: &mut Io, now: Instant, _tick: u32) {
+    pub(crate) fn pump(&mut self, config: &Config, io: &mut Io, now: Instant) {
         let mut out = Vec::new();
         self.sender.pump(config, now, &mut out);
         self.emit_data(io, out);
@@ -101,7 +101,7 @@ impl Link {
                 let outcome =
                     self.sender.on_ack(now, a.sequence, a.serial, a.bytes_received, a.local_tick_count);
                 Self::ack_outcome(io, outcome);
-                self.pump(config, io, now, tick);
+                self.pump(config, io, now);
             }
             FrameBody::Nack(n) => {
                 let mut out = Vec::new();
@@ -117,7 +117,7 @@ impl Link {
                 Self::ack_outcome(io, outcome);
                 io.stats.frames_resent += resent;
                 self.emit_data(io, out);
-                self.pump(config, io, now, tick);
+                self.pump(config, io, now);
             }
         }
     }

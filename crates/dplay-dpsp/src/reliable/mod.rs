@@ -170,14 +170,14 @@ impl Reliable {
         if data.len() > max {
             return Err(SendError::TooLarge { size: data.len(), max });
         }
-        let tick = self.tick(now);
+        self.epoch.get_or_insert(now);
         let link = self.links.get_mut(&peer).ok_or(SendError::NoLink(peer))?;
         if link.sender.queued_bytes.saturating_add(data.len()) > self.config.limits.max_queued_bytes {
             return Err(SendError::QueueFull);
         }
         self.io.stats.messages_sent += 1;
         link.sender.enqueue(data.to_vec(), reliable);
-        link.pump(&self.config, &mut self.io, now, tick);
+        link.pump(&self.config, &mut self.io, now);
         Ok(())
     }
 

@@ -241,3 +241,34 @@ fn peer_receive_rate_from_two_acks() {
     assert_eq!((info.peer_bytes_received, info.peer_receive_rate), (3000, Some(4000)));
     assert_eq!(info.srtt, None, "serial 9 echoes no send");
 }
+
+/// MC-DPL4R 3.1.5.3: a NACK acknowledges everything before its sequence; its 1 bits are resent
+/// at once, and its 0 bits (below the last 1) mark frames the peer holds, which the retry
+/// timer then leaves alone.
+#[test]
+fn nack_acknowledges_before_and_marks_held() {
+    let t0 = base();
+    let (mut a, _) = pair(small());
+    a.send(t0, addr(B), &bytes_of(6 * DATA, 0), true).unwrap();
+    assert_eq!(out(&mut a).len(), 6);
+    let nack_frame = ReliableFrame {
+        id_from: B_INDEX,
+        id_to: A_INDEX,
+        body: FrameBody::Nack(NackFrame {
+            flags: ReliableFlags::ACK | ReliableFlags::EXT,
+            message_id: 1,
+            sequence: 3,
+            bytes_received: 28,
+            local_tick_count: 0,
+            // Sequence 3 and 5 missing (bit 1 = 3 + 1 + 1), 4 held; 6 and later unknown.
+            nack: dplay_wire::dp4::reliable::NackMask { len: 1, bits: 0b10 },
+        }),
+    };
+    feed(&mut a, t0 + ms(10), B, &[nack_frame]);
+    let resent: Vec<u8> = out(&mut a).iter().map(|f| data(f).sequence).collect();
+    assert_eq!(resent, [3, 5]);
+    assert_eq!(a.link_info(addr(B)).unwrap().in_flight, 4, "1 and 2 acknowledged");
+    a.handle_timeout(t0 + ms(1000));
+    let by_timer: Vec<u8> = out(&mut a).iter().map(|f| data(f).sequence).collect();
+    assert_eq!(by_timer, [6], "4 is held; 3 and 5 were just resent");
+}

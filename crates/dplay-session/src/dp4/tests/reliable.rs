@@ -196,3 +196,22 @@ fn three_instances_each_their_link() {
     assert_eq!(messages(&mut net, 0), [b"hello all".to_vec()]);
     assert_eq!(messages(&mut net, 1), [b"hello all".to_vec()]);
 }
+
+/// MC-DPL4R 3.1.1 (Reliable Receive Queue) and DPSESSION_NOPRESERVEORDER (MC-DPL4CS 1.3):
+/// guaranteed messages keep their order unless the session has NO; with it, a message goes
+/// up as soon as it is whole.
+#[test]
+fn order_is_kept_unless_the_session_says_no() {
+    for (flags, want) in [
+        (SessionFlags::empty(), [b"first".to_vec(), b"second".to_vec()]),
+        (SessionFlags::NO_PRESERVE_ORDER, [b"second".to_vec(), b"first".to_vec()]),
+    ] {
+        let (mut net, a, b) = pair(flags);
+        net.cut.insert((0, 1));
+        send(&mut net, 0, a, b, b"first", true);
+        net.cut.clear();
+        send(&mut net, 0, a, b, b"second", true);
+        net.advance(Duration::from_secs(3));
+        assert_eq!(messages(&mut net, 1), want, "{flags:?}");
+    }
+}
