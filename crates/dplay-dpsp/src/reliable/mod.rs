@@ -29,6 +29,34 @@
 //! [`Reliable::handle_timeout`]; give work with [`Reliable::send`]. After each, drain
 //! [`Reliable::poll_transmit`] and [`Reliable::poll_event`] until `None`, then sleep until
 //! [`Reliable::poll_timeout`].
+//!
+//! ```
+//! use dplay_dpsp::reliable::{Config, Event, Reliable};
+//! # #[allow(clippy::disallowed_methods)]
+//! let now = std::time::Instant::now(); // a runtime's clock; this crate never reads one
+//! let (a_addr, b_addr) = ("10.0.0.1:2350".parse().unwrap(), "10.0.0.2:2350".parse().unwrap());
+//! let mut a = Reliable::new(Config::default()).unwrap();
+//! let mut b = Reliable::new(Config::default()).unwrap();
+//! a.open_link(b_addr, 1, 2).unwrap(); // our player index 1, the peer's 2
+//! b.open_link(a_addr, 2, 1).unwrap();
+//! a.send(now, b_addr, &[7; 5000], true).unwrap();
+//! loop {
+//!     let mut idle = true;
+//!     while let Some(t) = a.poll_transmit() {
+//!         b.handle_datagram(now, a_addr, &t.to_vec().unwrap());
+//!         idle = false;
+//!     }
+//!     while let Some(t) = b.poll_transmit() {
+//!         a.handle_datagram(now, b_addr, &t.to_vec().unwrap());
+//!         idle = false;
+//!     }
+//!     if idle {
+//!         break;
+//!     }
+//! }
+//! assert!(matches!(b.poll_event(), Some(Event::Delivered { data, .. }) if data == [7; 5000]));
+//! assert_eq!(a.link_info(b_addr).unwrap().in_flight, 0);
+//! ```
 
 mod config;
 mod event;
