@@ -9,6 +9,10 @@
 //! hostile ones, acknowledges PACKET2_DATA, and delivers the reassembled message for the
 //! receive path to parse again as a freshly received DirectPlay 4 message.
 //!
+//! The [`reliable`] module is the DirectPlay 4 reliable protocol, MC-DPL4R: per-peer links
+//! with messageids, frame sequences, ACK/NACK, retries and reassembly, for sessions created
+//! with DPSESSION_DIRECTPLAYPROTOCOL.
+//!
 //! The crate is sans-IO: no sockets, no clocks, no threads. Time is the `now` argument; GUIDs
 //! come from a random source seeded by [`Config::seed`], so a run replays exactly.
 //!
@@ -51,6 +55,7 @@ mod config;
 mod event;
 mod message;
 mod reassembly;
+pub mod reliable;
 mod send;
 mod timer;
 

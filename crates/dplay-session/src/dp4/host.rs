@@ -28,12 +28,14 @@ use crate::dp4::table::Player;
 /// password (MC-DPL4CS 2.2.10; docs/decisions.md).
 pub const DPERR_INVALIDPASSWORD: u32 = 0x8877_0154;
 
-/// Session options not implemented here: SS (secure logon), MS (multicast server), CS
-/// (client/server) and RP (MC-DPL4R). We refuse to host them and leave sessions that have them.
-pub const UNSUPPORTED_SESSION_FLAGS: SessionFlags = SessionFlags::SECURE_SERVER
-    .union(SessionFlags::MULTICAST_SERVER)
-    .union(SessionFlags::CLIENT_SERVER)
-    .union(SessionFlags::DIRECTPLAY_PROTOCOL);
+/// Session options not implemented here, refused when hosting and left when found in a
+/// joined session (docs/decisions.md): SS (secure server: the NTLM/SSPI logon of MC-DPL4CS
+/// 3.1.5.2-3.1.5.6 and CAPI signing, 3.1.4.16.1), MS (multicast server: routing group traffic
+/// through the host, 3.1.4.16, 3.2.5.1-2) and CS (client/server: ENUMPLAYERSREPLY name tables
+/// and server-only routing, 3.1.4.3). RP (DPSESSION_DIRECTPLAYPROTOCOL, MC-DPL4R) is
+/// supported.
+pub const UNSUPPORTED_SESSION_FLAGS: SessionFlags =
+    SessionFlags::SECURE_SERVER.union(SessionFlags::MULTICAST_SERVER).union(SessionFlags::CLIENT_SERVER);
 
 impl Dp4Session {
     /// Starts hosting (MC-DPL4CS 3.2.3): a new instance GUID and ID key from the seed (unless

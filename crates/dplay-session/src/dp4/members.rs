@@ -6,14 +6,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use dplay_dpsp::Reliability;
-use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SIGNATURE, SIGNATURE_OFFSET, SockAddrIn, Token};
+use dplay_wire::dp4::header::SockAddrIn;
 use dplay_wire::dp4::join::{IAmNameServer, PlayerInfoMessage};
 use dplay_wire::dp4::message::{Dp4Body, Empty};
 use dplay_wire::dp4::nametable::{PlayerGroupIds, SessionDescChanged};
-use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
+use dplay_wire::dp4::player_message::{DatagramPlayerMessage, PlayerIds, PlayerMessage};
 use dplay_wire::dp4::routing::{Ping, PlayerWrapper};
 use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
-use dplay_wire::{Blob, WideString, Wire, Writer};
+use dplay_wire::{Blob, WideString, Wire, WireError};
 
 use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, Timer, Via};
 use crate::dp4::ids::IdAllocator;
@@ -213,14 +213,14 @@ impl Dp4Session {
 
     /// DPSP_MSG_PING: answer a known player, bump its ChatterCount; a host answers an unknown
     /// one with YOUAREDEAD (MC-DPL4CS 3.1.5.30, 3.2.5.10).
-    pub(crate) fn on_ping(&mut self, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
+    pub(crate) fn on_ping(&mut self, now: Instant, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
         let known = self.players.get_mut(&m.id_from).filter(|p| !p.local);
         match (known, self.me) {
             (Some(p), Some(me)) => {
                 p.chatter += 1;
                 let to = p.addrs.map_or(from, |(_, d)| d);
-                self.send_body(
-                    Via::Udp,
+                self.send_datagram_body(
+                    now,
                     to,
                     Dp4Body::PingReply(Ping { id_from: me, tick_count: m.tick_count }),
                 );
@@ -263,7 +263,7 @@ impl Dp4Session {
                 p.missed_pings += 1;
                 let to = p.addrs.map(|(_, d)| d);
                 if let Some(to) = to {
-                    self.send_body(Via::Udp, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
+                    self.send_datagram_body(now, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
                 }
             }
             if let Some(p) = self.players.get_mut(&id) {
@@ -308,7 +308,7 @@ impl Dp4Session {
 
     /// A player message (or PLAYERWRAPPER's content): from a known remote player to one of
     /// ours, unless the session has NM (MC-DPL4CS 2.2.45, 3.1.4.16.2).
-    pub(crate) fn on_player_message(&mut self, pm: PlayerMessage) {
+    pub(crate) fn on_player_message(&mut self, pm: DatagramPlayerMessage) {
         if !self.joined() {
             return self.drop_msg(DropReason::Unexpected, "player message while not joined");
         }
@@ -336,8 +336,10 @@ impl Dp4Session {
     /// every other instance): over TCP with the size/token and
     /// SockAddr prefix when `guaranteed`, else as a UDP datagram of IDs and data, fragmented
     /// with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when its bytes would
-    /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In NM sessions
-    /// `from` is not checked and no IDs are sent.
+    /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In a session with
+    /// DPSESSION_DIRECTPLAYPROTOCOL it goes over MC-DPL4R instead, reliable (RLY) when
+    /// `guaranteed`, to each instance's game socket. In NM sessions `from` is not checked and
+    /// no IDs are sent.
     pub fn send(
         &mut self,
         now: Instant,
@@ -369,29 +371,39 @@ impl Dp4Session {
                 .ok_or(CommandError::UnknownPlayer(to))?;
             vec![target]
         };
-        let mut bytes = Vec::new();
-        if guaranteed {
-            // The size/token DWORD and the SockAddr, as a stream message carries them (2.2.45).
-            let len = 20 + ids.map_or(0, |_| 8) + data.len();
-            let size = u32::try_from(len)
-                .ok()
-                .filter(|_| len <= MAX_MESSAGE_SIZE)
-                .ok_or(CommandError::Unencodable)?;
-            bytes.extend_from_slice(&(size | u32::from(Token::FROM_REMOTE.0) << 20).to_le_bytes());
-            let mut addr = [0; SockAddrIn::LEN];
-            let mut w = Writer::new(&mut addr, SockAddrIn::LEN).map_err(|_| CommandError::Unencodable)?;
-            SockAddrIn::new(self.config.stream_addr).write(&mut w);
-            bytes.extend_from_slice(&addr);
+        if self.uses_reliable_protocol() {
+            // 3.1.4.16: "MUST transmit the message using" MC-DPL4R.
+            self.sync_links();
+            let pm = DatagramPlayerMessage::new(ids, Blob::new(data));
+            for (_, datagram) in targets {
+                self.send_reliable_player(now, datagram, &pm, guaranteed)?;
+            }
+            return Ok(());
         }
-        if let Some(ids) = ids {
-            bytes.extend_from_slice(&ids.id_from.to_le_bytes());
-            bytes.extend_from_slice(&ids.id_to.to_le_bytes());
-        }
-        bytes.extend_from_slice(data);
-        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]) {
-            let body = Dp4Body::PlayerWrapper(PlayerWrapper { player_message: Blob(bytes) });
-            bytes = self.message(body).to_vec().map_err(|_| CommandError::Unencodable)?;
-        }
+        // The stream form on TCP, the datagram form on UDP (2.2.45; docs/decisions.md), each
+        // wrapped when it would carry 'play' at offset 20 (3.1.4.16.2).
+        let wrapped = |w: Result<PlayerWrapper, WireError>| -> Result<Vec<u8>, CommandError> {
+            let body = Dp4Body::PlayerWrapper(w.map_err(|_| CommandError::Unencodable)?);
+            self.message(body).to_vec().map_err(|_| CommandError::Unencodable)
+        };
+        let bytes = if guaranteed {
+            let pm = PlayerMessage {
+                sock_addr: SockAddrIn::new(self.config.stream_addr),
+                ..PlayerMessage::new(ids, Blob::new(data))
+            };
+            if pm.needs_wrapper() {
+                wrapped(PlayerWrapper::wrap(&pm))?
+            } else {
+                pm.to_vec().map_err(|_| CommandError::Unencodable)?
+            }
+        } else {
+            let pm = DatagramPlayerMessage::new(ids, Blob::new(data));
+            if pm.needs_wrapper() {
+                wrapped(PlayerWrapper::wrap_datagram(&pm))?
+            } else {
+                pm.to_vec().map_err(|_| CommandError::Unencodable)?
+            }
+        };
         for (stream, datagram) in targets {
             if guaranteed {
                 self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes: bytes.clone() });
@@ -452,6 +464,7 @@ impl Dp4Session {
         self.recent.clear();
         self.groups.clear();
         self.creating = None;
+        self.sync_links();
         self.events.push_back(Dp4Event::Ended(reason));
     }
 

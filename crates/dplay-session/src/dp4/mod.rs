@@ -5,7 +5,9 @@
 //! into messages. The runtime owns the sockets: a UDP socket on port 47624 (all addresses, so
 //! broadcasts reach a host), a UDP game socket and a TCP listener in 2300-2400, and TCP
 //! connections opened to the addresses of [`Dp4Transmit`]s that go [`Via::Tcp`].
-//! Large non-guaranteed messages are fragmented by dplay-dpsp.
+//! Large non-guaranteed messages are fragmented by dplay-dpsp. In sessions with
+//! DPSESSION_DIRECTPLAYPROTOCOL, player traffic between joined instances runs over MC-DPL4R
+//! (`dplay_dpsp::reliable`) on the UDP game sockets instead.
 
 mod changes;
 mod client;
@@ -14,6 +16,7 @@ pub mod event;
 mod host;
 pub mod ids;
 mod members;
+mod reliable;
 mod session;
 pub mod stream;
 pub mod table;

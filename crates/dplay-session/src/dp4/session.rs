@@ -16,12 +16,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use dplay_dpsp::reliable::Reliable;
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
-use dplay_wire::dp4::header::{SIGNATURE, SIGNATURE_OFFSET, SockAddrIn, Token};
-use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message};
-use dplay_wire::dp4::player_message::{PlayerIds, PlayerMessage};
+use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
+use dplay_wire::dp4::player_message::DatagramPlayerMessage;
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
-use dplay_wire::{Blob, Reader, WideString, Wire, WireError};
+use dplay_wire::{WideString, Wire};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
 
@@ -90,6 +91,8 @@ pub struct Dp4Session {
     pub(crate) creating: Option<String>,
     pub(crate) framers: HashMap<ConnId, StreamFramer>,
     pub(crate) dpsp: Dpsp,
+    /// MC-DPL4R, for sessions with DPSESSION_DIRECTPLAYPROTOCOL (see `dp4::reliable`).
+    pub(crate) reliable: Reliable,
     pub(crate) timers: TimerTable,
     pub(crate) transmits: VecDeque<Dp4Transmit>,
     pub(crate) events: VecDeque<Dp4Event>,
@@ -107,6 +110,11 @@ impl Dp4Session {
             ..dplay_dpsp::Config::default()
         };
         let dpsp = Dpsp::new(dpsp_config)?;
+        let reliable_config = dplay_dpsp::reliable::Config { mtu: config.mtu, ..Default::default() };
+        let reliable = Reliable::new(reliable_config).map_err(|_| dplay_dpsp::ConfigError::MtuTooSmall {
+            mtu: config.mtu,
+            min: dplay_dpsp::reliable::FRAME_OVERHEAD + 1,
+        })?;
         Ok(Self {
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             config,
@@ -126,6 +134,7 @@ impl Dp4Session {
             creating: None,
             framers: HashMap::new(),
             dpsp,
+            reliable,
             timers: TimerTable::default(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
@@ -175,16 +184,19 @@ impl Dp4Session {
 
     /// When [`Dp4Session::handle_timeout`] must next be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.timers.next(), self.dpsp.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.timers.next(), self.dpsp.poll_timeout(), self.reliable.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// A datagram from `from`, on the enumeration port or the game socket.
     pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         self.epoch.get_or_insert(now);
-        self.receive(now, from, bytes, Via::Udp);
+        if !self.handle_reliable_datagram(now, from, bytes) {
+            self.receive(now, from, bytes, Via::Udp);
+        }
+        self.sync_links();
     }
 
     /// Bytes read from TCP connection `conn`, whose peer is `from`. On an error the stream
@@ -202,6 +214,7 @@ impl Dp4Session {
         match framer.push(bytes) {
             Ok(messages) => {
                 messages.iter().for_each(|m| self.receive(now, from, m, Via::Tcp));
+                self.sync_links();
                 Ok(())
             }
             Err(e) => {
@@ -222,6 +235,8 @@ impl Dp4Session {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dpsp.handle_timeout(now);
         self.pump_dpsp(now);
+        self.reliable.handle_timeout(now);
+        self.pump_reliable(now);
         while let Some(timer) = self.timers.pop_due(now) {
             match timer {
                 Timer::Enumeration => self.events.push_back(Dp4Event::EnumDone),
@@ -231,6 +246,7 @@ impl Dp4Session {
                 Timer::Reservation(id) => self.on_reservation_expired(id),
             }
         }
+        self.sync_links();
     }
 
     pub(crate) fn drop_msg(&mut self, reason: DropReason, what: &str) {
@@ -250,20 +266,23 @@ impl Dp4Session {
     pub(crate) fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], via: Via) {
         self.stats.received += 1;
         let ids = self.ids_present();
-        let is_system = bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]);
-        let parsed = match (via, is_system) {
-            (_, true) => Dp4Message::parse(bytes).map(Dp4Datagram::System),
-            (Via::Tcp, false) => PlayerMessage::parse(bytes, ids).map(Dp4Datagram::Player),
-            (Via::Udp, false) => datagram_player_message(bytes, ids).map(Dp4Datagram::Player),
+        let parsed = match via {
+            Via::Tcp => Dp4Datagram::parse(bytes, ids).map(|d| match d {
+                Dp4Datagram::System(m) => Dp4UdpDatagram::System(m),
+                Dp4Datagram::Player(pm) => {
+                    Dp4UdpDatagram::Player(DatagramPlayerMessage::new(pm.ids, pm.payload))
+                }
+            }),
+            Via::Udp => Dp4UdpDatagram::parse(bytes, ids),
         };
         match parsed {
             Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
-            Ok(Dp4Datagram::Player(pm)) => self.on_player_message(pm),
-            Ok(Dp4Datagram::System(msg)) => self.dispatch(now, from, msg, via),
+            Ok(Dp4UdpDatagram::Player(pm)) => self.on_player_message(pm),
+            Ok(Dp4UdpDatagram::System(msg)) => self.dispatch(now, from, msg, via),
         }
     }
 
-    fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message, via: Via) {
+    pub(crate) fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message, via: Via) {
         let reply_to = resolve(msg.header.sock_addr.addr, from.ip());
         let header = msg.header;
         match msg.body {
@@ -286,7 +305,7 @@ impl Dp4Session {
             Dp4Body::CreatePlayer(m) => self.on_create_player(now, from.ip(), reply_to, header.version, &m),
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, m.player_id),
-            Dp4Body::Ping(m) => self.on_ping(from, reply_to, m),
+            Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::CreateGroup(m) if matches!(self.role, Role::Member | Role::Host) => {
@@ -301,7 +320,12 @@ impl Dp4Session {
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
             Dp4Body::PlayerWrapper(w) => {
-                match wrapped_player_message(&w.player_message, self.ids_present(), via) {
+                let ids = self.ids_present();
+                let inner = match via {
+                    Via::Tcp => w.inner(ids).map(|pm| DatagramPlayerMessage::new(pm.ids, pm.payload)),
+                    Via::Udp => w.inner_datagram(ids),
+                };
+                match inner {
                     Ok(pm) => self.on_player_message(pm),
                     Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
                 }
@@ -425,40 +449,4 @@ impl Dp4Session {
             missed_pings: 0,
         }
     }
-}
-
-/// A player message as a datagram carries it: `idFrom` and `idTo` (unless NM), then the data,
-/// with no size/token or SockAddr (docs/decisions.md).
-pub(crate) fn datagram_player_message(bytes: &[u8], ids_present: bool) -> Result<PlayerMessage, WireError> {
-    let mut r = Reader::new(bytes);
-    let ids =
-        if ids_present { Some(PlayerIds { id_from: r.u32("idFrom")?, id_to: r.u32("idTo")? }) } else { None };
-    Ok(PlayerMessage::new(ids, Blob::new(r.rest())))
-}
-
-/// The player message inside a DPSP_MSG_PLAYERWRAPPER, in the form its transport uses
-/// (MC-DPL4CS 2.2.47, 3.1.4.16.2).
-///
-/// Parsed here rather than with `PlayerMessage::parse`, which refuses 'play' at offset 20:
-/// exactly what a wrapped message carries (docs/decisions.md).
-fn wrapped_player_message(bytes: &[u8], ids_present: bool, via: Via) -> Result<PlayerMessage, WireError> {
-    if via == Via::Udp {
-        return datagram_player_message(bytes, ids_present);
-    }
-    let mut r = Reader::new(bytes);
-    let size_token = r.u32("size")?;
-    if (size_token & 0xF_FFFF) as usize != bytes.len() {
-        return Err(WireError::InvalidValue {
-            field: "size",
-            offset: 0,
-            value: u64::from(size_token & 0xF_FFFF),
-            reason: "the wrapped message's size must equal its length",
-        });
-    }
-    #[allow(clippy::cast_possible_truncation)] // 12 bits
-    let token = Token((size_token >> 20) as u16);
-    let sock_addr = SockAddrIn::read(&mut r)?;
-    let ids =
-        if ids_present { Some(PlayerIds { id_from: r.u32("idFrom")?, id_to: r.u32("idTo")? }) } else { None };
-    Ok(PlayerMessage { token, sock_addr, ids, payload: Blob::new(r.rest()) })
 }

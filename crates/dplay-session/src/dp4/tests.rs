@@ -6,5 +6,6 @@ mod join;
 mod leave;
 mod messages;
 mod net;
+mod reliable;
 mod scenario;
 mod windows;

@@ -13,15 +13,14 @@ use crate::dp4::enumeration::{EnumPlayersReply, EnumSessions, EnumSessionsReply,
 use crate::dp4::fields::{BODY_START, Body};
 use crate::dp4::fragment::{Fragment, PacketAck};
 use crate::dp4::header::{
-    Command, HEADER_LEN, Header, SHORT_HEADER_LEN, SIGNATURE, SIGNATURE_OFFSET, ShortHeader, SockAddrIn,
-    Token,
+    Command, HEADER_LEN, Header, SHORT_HEADER_LEN, SIGNATURE_OFFSET, ShortHeader, SockAddrIn, Token,
 };
 use crate::dp4::join::{
     AddForwardRequest, Dword, IAmNameServer, PlayerInfoMessage, RequestGroupId, RequestPlayerId,
     RequestPlayerReply,
 };
 use crate::dp4::nametable::{DataChanged, GroupGroupIds, NameChanged, PlayerGroupIds, SessionDescChanged};
-use crate::dp4::player_message::PlayerMessage;
+use crate::dp4::player_message::{DatagramPlayerMessage, PlayerMessage, has_signature};
 use crate::dp4::routing::{Chat, Multicast, Ping, PlayerWrapper, Voice};
 use crate::dp4::security::{AccessGranted, KeyExchange, KeyExchangeReply, SecurityToken, Signed};
 use crate::{Blob, WireError};
@@ -370,14 +369,32 @@ impl Multicast {
 }
 
 impl PlayerWrapper {
-    /// Decodes the wrapped player message; `ids_present` is false in NM sessions.
+    /// Decodes the wrapped player message in the stream form (it came on a TCP connection);
+    /// `ids_present` is false in NM sessions. The content carries 'play' at its offset 20:
+    /// that is why it was wrapped (MC-DPL4CS 2.2.47, 3.1.4.16.2).
     pub fn inner(&self, ids_present: bool) -> Result<PlayerMessage, WireError> {
-        PlayerMessage::parse(&self.player_message, ids_present)
+        PlayerMessage::parse_wrapped(&self.player_message, ids_present)
+    }
+
+    /// Decodes the wrapped player message in the datagram form (it came in a UDP datagram
+    /// or an MC-DPL4R data frame; docs/decisions.md).
+    pub fn inner_datagram(&self, ids_present: bool) -> Result<DatagramPlayerMessage, WireError> {
+        DatagramPlayerMessage::parse_wrapped(&self.player_message, ids_present)
+    }
+
+    /// Wraps a stream-form player message (MC-DPL4CS 2.2.47).
+    pub fn wrap(message: &PlayerMessage) -> Result<Self, WireError> {
+        Ok(Self { player_message: Blob(message.to_wrapped_vec()?) })
+    }
+
+    /// Wraps a datagram-form player message (MC-DPL4CS 2.2.47).
+    pub fn wrap_datagram(message: &DatagramPlayerMessage) -> Result<Self, WireError> {
+        Ok(Self { player_message: Blob(message.to_wrapped_vec()?) })
     }
 }
 
-/// One DP4 datagram: a system message ('play' at offset 20) or a player message (without;
-/// MC-DPL4CS 3.1.4.16.2; decisions F-21, F-23).
+/// One whole DP4 message as a TCP stream carries it: a system message ('play' at offset 20)
+/// or a stream-form player message (without; MC-DPL4CS 3.1.4.16.2; decisions F-21, F-23).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Dp4Datagram {
     /// A system message.
@@ -390,10 +407,32 @@ impl Dp4Datagram {
     /// Tells the two apart by the signature at offset 20 and parses; `ids_present` is false
     /// in NM sessions.
     pub fn parse(bytes: &[u8], ids_present: bool) -> Result<Self, WireError> {
-        if bytes.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]) {
+        if has_signature(bytes) {
             Dp4Message::parse(bytes).map(Self::System)
         } else {
             PlayerMessage::parse(bytes, ids_present).map(Self::Player)
+        }
+    }
+}
+
+/// One DP4 UDP datagram: a system message ('play' at offset 20) or a datagram-form player
+/// message (MC-DPL4CS 3.1.4.16.2, 2.2.45; docs/decisions.md).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Dp4UdpDatagram {
+    /// A system message.
+    System(Dp4Message),
+    /// Application data.
+    Player(DatagramPlayerMessage),
+}
+
+impl Dp4UdpDatagram {
+    /// Tells the two apart by the signature at offset 20 and parses; `ids_present` is false
+    /// in NM sessions.
+    pub fn parse(bytes: &[u8], ids_present: bool) -> Result<Self, WireError> {
+        if has_signature(bytes) {
+            Dp4Message::parse(bytes).map(Self::System)
+        } else {
+            DatagramPlayerMessage::parse(bytes, ids_present).map(Self::Player)
         }
     }
 }

@@ -111,7 +111,7 @@ impl Body for Voice {
 
 /// DPSP_MSG_PLAYERWRAPPER (0x19): a player message whose bytes would look like a system
 /// message, wrapped (MC-DPL4CS 2.2.47, 3.1.4.16.2). Decode the content with
-/// [`crate::dp4::player_message::PlayerMessage::parse`].
+/// `PlayerWrapper::inner` (stream form) or `PlayerWrapper::inner_datagram` (datagram form).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PlayerWrapper {
     /// `PlayerMessage`: the enclosed DPSP_MSG_PLAYERMESSAGE, to the end of the message.

@@ -184,15 +184,16 @@ fn create_player_verify_within_40_seconds() {
     assert!(net.trace().iter().all(|l| !l.ends_with("DPSP_MSG_CREATEPLAYERVERIFY")));
 }
 
-/// MC-DPL4CS 1.3 (SS, MS, CS, RP): options we do not implement are refused when hosting, and a
-/// joiner that finds them in SUPERENUMPLAYERSREPLY leaves again with DELETEPLAYER.
+/// MC-DPL4CS 1.3 (SS, MS, CS): options we do not implement are refused when hosting, and a
+/// joiner that finds them in SUPERENUMPLAYERSREPLY leaves again with DELETEPLAYER. (RP is
+/// implemented: tests/reliable.rs.)
 #[test]
 fn unsupported_session_options_are_refused() {
     use crate::dp4::CommandError;
     let mut net = Net::new(2);
-    let rp = HostConfig { flags: SessionFlags::DIRECTPLAY_PROTOCOL, ..session("S") };
+    let ms = HostConfig { flags: SessionFlags::MULTICAST_SERVER, ..session("S") };
     let now = net.now;
-    assert_eq!(net.nodes[0].host(now, rp), Err(CommandError::Unsupported(SessionFlags::DIRECTPLAY_PROTOCOL)));
+    assert_eq!(net.nodes[0].host(now, ms), Err(CommandError::Unsupported(SessionFlags::MULTICAST_SERVER)));
     net.host(session("S"));
     // A Windows host could run such a session: rewrite the flags its reply would carry.
     let now = net.now;
