@@ -26,6 +26,12 @@ fn isn(conn: u64) -> (u32, u32) {
 /// Every capture as packets, in order; a connection's first write is preceded by its SYN,
 /// SYN-ACK and ACK.
 pub fn packets(captures: &[Capture]) -> Vec<CapturedPacket> {
+    packets_mss(captures, usize::MAX)
+}
+
+/// Like [`packets`], with each TCP write cut into segments of at most `mss` bytes; the
+/// capture index goes with the write's last segment.
+pub fn packets_mss(captures: &[Capture], mss: usize) -> Vec<CapturedPacket> {
     let mut out = Vec::new();
     for (i, c) in captures.iter().enumerate() {
         let packet = match (c.via, c.stream) {
@@ -40,8 +46,15 @@ pub fn packets(captures: &[Capture]) -> Vec<CapturedPacket> {
                     out.extend(handshake.into_iter().map(|packet| CapturedPacket { packet, capture: None }));
                 }
                 let offset = u32::try_from(pos.offset).expect("stream offset fits a sequence number");
-                let seq = client.wrapping_add(1).wrapping_add(offset);
-                Packet::tcp_segment(c.src, c.dst, (seq, server + 1), TCP_PSH_ACK, &c.bytes)
+                let mut seq = client.wrapping_add(1).wrapping_add(offset);
+                let chunks: Vec<&[u8]> = c.bytes.chunks(mss.max(1)).collect();
+                let (last, first) = chunks.split_last().expect("a TCP write is never empty");
+                for chunk in first {
+                    let packet = Packet::tcp_segment(c.src, c.dst, (seq, server + 1), TCP_ACK, chunk);
+                    out.push(CapturedPacket { packet, capture: None });
+                    seq = seq.wrapping_add(u32::try_from(chunk.len()).expect("segment length"));
+                }
+                Packet::tcp_segment(c.src, c.dst, (seq, server + 1), TCP_PSH_ACK, last)
             }
             _ => Packet { src: c.src, dst: c.dst, proto: crate::pcap::Proto::Udp, payload: c.bytes.clone() },
         };

@@ -10,7 +10,7 @@ use std::net::Ipv4Addr;
 use std::time::Instant;
 
 use dplay_session::dp4_sim::{Capture, Dp4Net, scenarios};
-use dplay_tests::dp4_capture::{CapturedPacket, packets};
+use dplay_tests::dp4_capture::{CapturedPacket, packets, packets_mss};
 use dplay_tests::tshark::{self, Frame};
 use dplay_wire::dp4::header::{Command, SIGNATURE, SIGNATURE_OFFSET};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
@@ -135,8 +135,9 @@ fn scenarios_complete_and_decode() {
     }
 }
 
-/// MC-DPL4CS 2.1, 2.2: tshark dissects all of it, frame by frame, as what we sent; and the
-/// scenarios together send every command our session logic knows how to send.
+/// MC-DPL4CS 2.1, 2.2: tshark dissects all of it, frame by frame, as what we sent, with one
+/// TCP segment per write and again with writes cut at a 1460-byte MSS (tshark reassembles
+/// them); and the scenarios together send every command our session logic knows how to send.
 #[test]
 fn session_traffic_matches_tshark() {
     if !tshark::available("session_traffic_matches_tshark") {
@@ -145,10 +146,11 @@ fn session_traffic_matches_tshark() {
     let mut commands = BTreeSet::new();
     for (name, scenario) in scenarios::ALL {
         let net = run(name, *scenario);
-        let pk = packets(&net.captures);
-        let list: Vec<_> = pk.iter().map(|p| p.packet.clone()).collect();
-        let frames = tshark::dissect(&format!("dp4_session_{name}"), &list);
-        commands.extend(check_scenario(name, &net, &pk, &frames));
+        for (cut, pk) in [("", packets(&net.captures)), ("_mss", packets_mss(&net.captures, 1460))] {
+            let list: Vec<_> = pk.iter().map(|p| p.packet.clone()).collect();
+            let frames = tshark::dissect(&format!("dp4_session_{name}{cut}"), &list);
+            commands.extend(check_scenario(&format!("{name}{cut}"), &net, &pk, &frames));
+        }
     }
     let sent: Vec<&str> = commands.iter().map(|c| Command(*c).name().unwrap_or("?")).collect();
     assert_eq!(

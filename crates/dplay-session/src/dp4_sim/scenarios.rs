@@ -31,6 +31,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("host_migration", host_migration),
     ("refusals", refusals),
     ("dead_member", dead_member),
+    ("explicit_addresses", explicit_addresses),
 ];
 
 fn check(ok: bool, what: &str) -> Result<(), String> {
@@ -232,6 +233,38 @@ pub fn dead_member(start: Instant) -> Result<Dp4Net, String> {
     check(
         net.saw(1, |e| *e == Dp4Event::Ended(EndReason::YouAreDead)),
         "the dropped member is told it is dead",
+    )?;
+    Ok(net)
+}
+
+/// MC-DPL4CS 2.1, 2.2.6, 2.2.2: endpoints that write their own addresses (not 0.0.0.0) and
+/// other game ports into the header SockAddr and SPData; peers answer there.
+pub fn explicit_addresses(start: Instant) -> Result<Dp4Net, String> {
+    let nodes = (0..3u16)
+        .map(|i| {
+            let ip = super::lan_ip(usize::from(i));
+            let config = crate::dp4::Dp4Config {
+                stream_addr: std::net::SocketAddrV4::new(ip, 2301 + i),
+                datagram_addr: std::net::SocketAddrV4::new(ip, 2399 - i),
+                ..super::lan_config(usize::from(i))
+            };
+            (ip, config)
+        })
+        .collect();
+    let mut net = Dp4Net::new(nodes, start)?;
+    net.host(0, HostConfig { flags: SessionFlags::KEEP_ALIVE, ..HostConfig::new("Addressed", APP) })?;
+    net.enumerate(1, Some(0), &request(EnumSessionsFlags::AVAILABLE, APP, None))?;
+    check(found(&net, 1) == 1, "unicast enumeration finds the host")?;
+    net.join(1, 0, None)?;
+    net.join(2, 0, None)?;
+    let a = player(&mut net, 1, "a")?;
+    let b = player(&mut net, 2, "b")?;
+    net.send(1, a, b, b"datagram", false)?;
+    net.send(2, b, a, b"stream", true)?;
+    net.advance(Duration::from_secs(40))?;
+    check(
+        net.saw(1, |e| matches!(e, Dp4Event::Message { data, .. } if data == b"stream")),
+        "messages arrive",
     )?;
     Ok(net)
 }
