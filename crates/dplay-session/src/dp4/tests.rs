@@ -8,3 +8,4 @@ mod messages;
 mod net;
 mod scenario;
 mod windows;
+mod wine_facts;
