@@ -11,8 +11,10 @@
 //! [`Dp4Session::handle_unreachable`].
 //!
 //! To add a scenario (e.g. one for the reliable protocol, MC-DPL4R), write a
-//! `fn(&mut Dp4Net) -> Result<(), String>` in [`scenarios`] and list it in
-//! [`scenarios::ALL`]: the tshark conformance test then checks its traffic too.
+//! [`scenarios::Scenario`] (it builds its own [`Dp4Net`], so it may choose the nodes'
+//! configurations, drives it and checks the outcome) and list it in [`scenarios::ALL`]: the
+//! tshark conformance test (`tests/tests/tshark_dp4_sessions.rs`) then checks its traffic
+//! frame by frame, and its list of commands sent must name any new command.
 
 pub mod scenarios;
 
