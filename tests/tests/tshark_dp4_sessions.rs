@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::time::Instant;
 
+use dplay_session::dp4::Via;
 use dplay_session::dp4_sim::{Capture, Dp4Net, scenarios};
 use dplay_tests::dp4_capture::{CapturedPacket, packets, packets_mss};
 use dplay_tests::tshark::{self, Frame};
@@ -114,15 +115,37 @@ fn check_scenario(name: &str, net: &Dp4Net, pk: &[CapturedPacket], frames: &[Fra
     commands
 }
 
+/// The SPData a joining instance sends for its system player names its own TCP listener and
+/// UDP socket: the ports the capture shows it using (MC-DPL4CS 2.2.2, 2.2.11).
+#[track_caller]
+fn check_sp_data(net: &Dp4Net, c: &Capture, m: &Dp4Message) {
+    let Dp4Body::AddForwardRequest(req) = &m.body else { return };
+    let sp = &req.player_info.sp_data.0;
+    assert_eq!(sp.len(), 32, "SPData is two SOCKADDR_INs");
+    let port = |at: usize| u16::from_be_bytes([sp[at + 2], sp[at + 3]]);
+    assert_eq!(port(0), net.stream_addr(c.from).unwrap().port(), "SPData TCP port");
+    assert_eq!(port(16), net.datagram_addr(c.from).unwrap().port(), "SPData UDP port");
+}
+
 /// Every scenario completes as it should, and every message it sent parses with our own
-/// decoder, a player message as a datagram or stream carries it (MC-DPL4CS 2.2.45).
+/// decoder, a player message as a datagram or stream carries it (MC-DPL4CS 2.2.45); the
+/// SPData of each join names the ports the capture shows.
 #[test]
 fn scenarios_complete_and_decode() {
     for (name, scenario) in scenarios::ALL {
         let net = run(name, *scenario);
         assert!(!net.captures.is_empty(), "{name} sent nothing");
         for c in &net.captures {
-            ours(c).unwrap_or_else(|e| panic!("{name}: {e}"));
+            if c.via == Via::Udp {
+                assert_eq!(
+                    Some(c.src),
+                    net.datagram_addr(c.from),
+                    "{name}: datagrams leave from the game socket"
+                );
+            }
+            if let Some(m) = ours(c).unwrap_or_else(|e| panic!("{name}: {e}")) {
+                check_sp_data(&net, c, &m);
+            }
         }
         for (i, node) in net.nodes.iter().enumerate() {
             assert_eq!(

@@ -36,8 +36,8 @@ fn sock_addr(port: u16) -> Vec<u8> {
     [&[2, 0][..], &port.to_be_bytes(), &[0; 12]].concat()
 }
 
-/// The 20-byte prefix of every Windows message: size and token 0xFAB, SockAddr (Wine's
-/// `SpHeader`), then 'play', the command and dialect 14 (`MessageHeader`).
+/// The 28 bytes that open every Windows message: size and token 0xFAB and the SockAddr
+/// (Wine's `SpHeader`), then 'play', the command and dialect 14 (`MessageHeader`).
 #[track_caller]
 fn check_prefix(b: &[u8], command: u16, what: &str) {
     assert_eq!(dword(b, 0), 0xFAB0_0000 + u32::try_from(b.len()).unwrap(), "{what}: size/token");
@@ -72,6 +72,7 @@ fn len32(b: &[u8]) -> u32 {
     u32::try_from(b.len()).unwrap()
 }
 
+/// DWORDs, little-endian, back to back.
 fn dwords(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
