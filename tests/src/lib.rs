@@ -3,5 +3,6 @@
 //! bytes. Test support only: it panics on any failure, which is the test failing.
 #![allow(clippy::indexing_slicing, clippy::print_stderr, clippy::missing_panics_doc)]
 
+pub mod dp4_capture;
 pub mod pcap;
 pub mod tshark;

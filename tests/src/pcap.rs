@@ -16,12 +16,25 @@ use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
 pub enum Proto {
     /// UDP (IP protocol 17).
     Udp,
-    /// TCP (IP protocol 6): one PSH|ACK segment at the given sequence number.
+    /// TCP (IP protocol 6): one segment.
     Tcp {
         /// The segment's sequence number.
         seq: u32,
+        /// Its acknowledgment number.
+        ack: u32,
+        /// Its flags ([`TCP_PSH_ACK`], [`TCP_SYN`], ...).
+        flags: u8,
     },
 }
+
+/// TCP flags: SYN.
+pub const TCP_SYN: u8 = 0x02;
+/// TCP flags: ACK.
+pub const TCP_ACK: u8 = 0x10;
+/// TCP flags: SYN and ACK.
+pub const TCP_SYN_ACK: u8 = TCP_SYN | TCP_ACK;
+/// TCP flags: PSH and ACK, a data segment.
+pub const TCP_PSH_ACK: u8 = 0x18;
 
 /// One captured packet: addresses, transport and payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,14 +57,25 @@ impl Packet {
 
     /// A TCP segment from `src` to `dst` carrying `payload` at sequence number `seq`.
     pub fn tcp(src: &str, dst: &str, seq: u32, payload: &[u8]) -> Self {
-        Self { src: addr(src), dst: addr(dst), proto: Proto::Tcp { seq }, payload: payload.to_vec() }
+        Self::tcp_segment(addr(src), addr(dst), (seq, 1), TCP_PSH_ACK, payload)
+    }
+
+    /// A TCP segment with sequence and acknowledgment numbers `(seq, ack)` and `flags`.
+    pub fn tcp_segment(
+        src: SocketAddrV4,
+        dst: SocketAddrV4,
+        (seq, ack): (u32, u32),
+        flags: u8,
+        payload: &[u8],
+    ) -> Self {
+        Self { src, dst, proto: Proto::Tcp { seq, ack, flags }, payload: payload.to_vec() }
     }
 
     /// The whole Ethernet frame.
     pub fn frame(&self) -> Vec<u8> {
         let transport = match self.proto {
             Proto::Udp => self.udp_segment(),
-            Proto::Tcp { seq } => self.tcp_segment(seq),
+            Proto::Tcp { seq, ack, flags } => self.tcp_header(seq, ack, flags),
         };
         let mut ip = vec![0x45, 0];
         ip.extend_from_slice(&u16_len(20 + transport.len()).to_be_bytes());
@@ -99,13 +123,13 @@ impl Packet {
         udp
     }
 
-    fn tcp_segment(&self, seq: u32) -> Vec<u8> {
+    fn tcp_header(&self, seq: u32, ack: u32, flags: u8) -> Vec<u8> {
         let mut tcp = Vec::with_capacity(20 + self.payload.len());
         tcp.extend_from_slice(&self.src.port().to_be_bytes());
         tcp.extend_from_slice(&self.dst.port().to_be_bytes());
         tcp.extend_from_slice(&seq.to_be_bytes());
-        tcp.extend_from_slice(&1u32.to_be_bytes());
-        tcp.extend_from_slice(&[0x50, 0x18, 0xFF, 0xFF, 0, 0, 0, 0]);
+        tcp.extend_from_slice(&ack.to_be_bytes());
+        tcp.extend_from_slice(&[0x50, flags, 0xFF, 0xFF, 0, 0, 0, 0]);
         tcp.extend_from_slice(&self.payload);
         let sum = checksum(&[&self.pseudo_header(tcp.len()), &tcp]);
         tcp[16..18].copy_from_slice(&sum.to_be_bytes());

@@ -27,6 +27,8 @@
 mod app_data;
 mod config;
 pub mod dp4;
+#[cfg(feature = "sim")]
+pub mod dp4_sim;
 mod enumeration;
 mod event;
 mod join_host;

@@ -9,3 +9,4 @@ mod net;
 mod reliable;
 mod scenario;
 mod windows;
+mod wine_facts;

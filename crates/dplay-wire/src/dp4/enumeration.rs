@@ -90,27 +90,80 @@ impl Body for EnumSessionsReply {
 /// The seven DWORDs that open ENUMPLAYERSREPLY and SUPERENUMPLAYERSREPLY.
 const REPLY_FIXED_LEN: usize = 28;
 
-/// The session description, name and password both replies carry, located by offset.
-fn read_session(
-    msg: &[u8],
-    desc_offset: u32,
-    name_offset: u32,
-    password_offset: u32,
-) -> Result<(SessionDesc2, Option<WideString>, Option<WideString>), WireError> {
-    let desc = SessionDesc2::read(&mut reader_at(msg, "DescriptionOffset", desc_offset)?)?;
-    let name = wide_at(msg, "SessionName", name_offset)?.map(|(s, _)| s);
-    let password = wide_at(msg, "Password", password_offset)?.map(|(s, _)| s);
-    Ok((desc, name, password))
+/// What ENUMPLAYERSREPLY and SUPERENUMPLAYERSREPLY share (MC-DPL4CS 2.2.28, 2.2.53):
+/// `PlayerCount`, `GroupCount`, the entries' offset, `ShortcutCount`, `DescriptionOffset`,
+/// `NameOffset` and `PasswordOffset`, and the session description, name and password those
+/// locate. The player entries follow them in the canonical layout.
+struct ReplyHead {
+    player_count: u32,
+    group_count: u32,
+    entries_offset: u32,
+    shortcut_count: u32,
+    session_desc: SessionDesc2,
+    session_name: Option<WideString>,
+    password: Option<WideString>,
 }
 
-/// Canonical offsets: description, name, password, then the player entries.
-fn session_offsets(name: &Option<WideString>, password: &Option<WideString>, entries: usize) -> [u32; 4] {
-    let mut at = BODY_START + REPLY_FIXED_LEN;
-    let desc = place(&mut at, Some(SESSION_DESC_LEN));
-    let name = place(&mut at, wide_len(name));
-    let password = place(&mut at, wide_len(password));
-    let players = place(&mut at, (entries != 0).then_some(0));
-    [desc, name, password, players]
+impl ReplyHead {
+    /// Reads the seven DWORDs (the entries' offset is named `entries_field`) and follows the
+    /// session offsets.
+    fn read(msg: &[u8], r: &mut Reader<'_>, entries_field: &'static str) -> Result<Self, WireError> {
+        let player_count = r.u32("PlayerCount")?;
+        let group_count = r.u32("GroupCount")?;
+        let entries_offset = r.u32(entries_field)?;
+        let shortcut_count = r.u32("ShortcutCount")?;
+        let desc_offset = r.u32("DescriptionOffset")?;
+        let name_offset = r.u32("NameOffset")?;
+        let password_offset = r.u32("PasswordOffset")?;
+        let session_desc = SessionDesc2::read(&mut reader_at(msg, "DescriptionOffset", desc_offset)?)?;
+        let session_name = wide_at(msg, "SessionName", name_offset)?.map(|(s, _)| s);
+        let password = wide_at(msg, "Password", password_offset)?.map(|(s, _)| s);
+        Ok(Self {
+            player_count,
+            group_count,
+            entries_offset,
+            shortcut_count,
+            session_desc,
+            session_name,
+            password,
+        })
+    }
+
+    /// A reader at the entries, named `field`, unless `any` says there are none.
+    fn entries<'a>(
+        &self,
+        msg: &'a [u8],
+        field: &'static str,
+        any: bool,
+    ) -> Result<Option<Reader<'a>>, WireError> {
+        any.then(|| reader_at(msg, field, self.entries_offset)).transpose()
+    }
+
+    /// Bytes of the seven DWORDs, the description, the name and the password.
+    fn len(name: &Option<WideString>, password: &Option<WideString>) -> usize {
+        REPLY_FIXED_LEN + SESSION_DESC_LEN + wide_len(name).unwrap_or(0) + wide_len(password).unwrap_or(0)
+    }
+
+    /// Writes the seven DWORDs (`[PlayerCount, GroupCount, ShortcutCount]` from `counts`) with
+    /// canonical offsets, then the description, name and password; `entries` entries follow.
+    fn write(
+        w: &mut Writer<'_>,
+        [players, groups, shortcuts]: [u32; 3],
+        (desc, name, password): (&SessionDesc2, &Option<WideString>, &Option<WideString>),
+        entries: usize,
+    ) {
+        let mut at = BODY_START + REPLY_FIXED_LEN;
+        let desc_offset = place(&mut at, Some(SESSION_DESC_LEN));
+        let name_offset = place(&mut at, wide_len(name));
+        let password_offset = place(&mut at, wide_len(password));
+        let entries_offset = place(&mut at, (entries != 0).then_some(0));
+        for dword in [players, groups, entries_offset, shortcuts, desc_offset, name_offset, password_offset] {
+            w.u32(dword);
+        }
+        desc.write(w);
+        write_wide(w, name);
+        write_wide(w, password);
+    }
 }
 
 /// DPSP_MSG_ENUMPLAYERSREPLY (0x03): the whole name table as DPLAYI_PACKEDPLAYERs, used in
@@ -133,49 +186,30 @@ pub struct EnumPlayersReply {
 
 impl Body for EnumPlayersReply {
     fn read(msg: &[u8], r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let player_count = r.u32("PlayerCount")?;
-        let group_count = r.u32("GroupCount")?;
-        let player_offset = r.u32("PlayerOffset")?;
-        let shortcut_count = r.u32("ShortcutCount")?;
-        let desc_offset = r.u32("DescriptionOffset")?;
-        let name_offset = r.u32("NameOffset")?;
-        let password_offset = r.u32("PasswordOffset")?;
-        let (session_desc, session_name, password) =
-            read_session(msg, desc_offset, name_offset, password_offset)?;
+        let head = ReplyHead::read(msg, r, "PlayerOffset")?;
         let (mut players, mut groups) = (Vec::new(), Vec::new());
-        if player_count != 0 || group_count != 0 {
-            let mut pr = reader_at(msg, "PlayerOffset", player_offset)?;
-            for _ in 0..player_count {
+        let any = head.player_count != 0 || head.group_count != 0;
+        if let Some(mut pr) = head.entries(msg, "PlayerOffset", any)? {
+            for _ in 0..head.player_count {
                 players.push(PackedPlayer::read(&mut pr)?);
             }
-            for _ in 0..group_count {
+            for _ in 0..head.group_count {
                 groups.push(PackedPlayer::read(&mut pr)?);
             }
         }
+        let ReplyHead { shortcut_count, session_desc, session_name, password, .. } = head;
         Ok(Self { shortcut_count, session_desc, session_name, password, players, groups })
     }
 
     fn len(&self) -> usize {
-        REPLY_FIXED_LEN
-            + SESSION_DESC_LEN
-            + wide_len(&self.session_name).unwrap_or(0)
-            + wide_len(&self.password).unwrap_or(0)
+        ReplyHead::len(&self.session_name, &self.password)
             + self.players.iter().chain(&self.groups).map(PackedPlayer::encoded_len).sum::<usize>()
     }
 
     fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let [desc, name, password, players] =
-            session_offsets(&self.session_name, &self.password, self.players.len() + self.groups.len());
-        w.u32(off(self.players.len()));
-        w.u32(off(self.groups.len()));
-        w.u32(players);
-        w.u32(self.shortcut_count);
-        w.u32(desc);
-        w.u32(name);
-        w.u32(password);
-        self.session_desc.write(w);
-        write_wide(w, &self.session_name);
-        write_wide(w, &self.password);
+        let counts = [off(self.players.len()), off(self.groups.len()), self.shortcut_count];
+        let session = (&self.session_desc, &self.session_name, &self.password);
+        ReplyHead::write(w, counts, session, self.players.len() + self.groups.len());
         self.players.iter().chain(&self.groups).for_each(|p| p.write(w));
         Ok(())
     }
@@ -207,50 +241,31 @@ impl SuperEnumPlayersReply {
 
 impl Body for SuperEnumPlayersReply {
     fn read(msg: &[u8], r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let player_count = r.u32("PlayerCount")?;
-        let group_count = r.u32("GroupCount")?;
-        let packed_offset = r.u32("PackedOffset")?;
-        let shortcut_count = r.u32("ShortcutCount")?;
-        let desc_offset = r.u32("DescriptionOffset")?;
-        let name_offset = r.u32("NameOffset")?;
-        let password_offset = r.u32("PasswordOffset")?;
-        let (session_desc, session_name, password) =
-            read_session(msg, desc_offset, name_offset, password_offset)?;
+        let head = ReplyHead::read(msg, r, "PackedOffset")?;
         let (mut players, mut groups, mut shortcuts) = (Vec::new(), Vec::new(), Vec::new());
-        if player_count != 0 || group_count != 0 || shortcut_count != 0 {
-            let mut pr = reader_at(msg, "PackedOffset", packed_offset)?;
+        let counts = [head.player_count, head.group_count, head.shortcut_count];
+        if let Some(mut pr) = head.entries(msg, "PackedOffset", counts != [0; 3])? {
             for (list, n) in
-                [(&mut players, player_count), (&mut groups, group_count), (&mut shortcuts, shortcut_count)]
+                [(&mut players, counts[0]), (&mut groups, counts[1]), (&mut shortcuts, counts[2])]
             {
                 for _ in 0..n {
                     list.push(SuperPackedPlayer::read(&mut pr)?);
                 }
             }
         }
+        let ReplyHead { session_desc, session_name, password, .. } = head;
         Ok(Self { session_desc, session_name, password, players, groups, shortcuts })
     }
 
     fn len(&self) -> usize {
-        REPLY_FIXED_LEN
-            + SESSION_DESC_LEN
-            + wide_len(&self.session_name).unwrap_or(0)
-            + wide_len(&self.password).unwrap_or(0)
+        ReplyHead::len(&self.session_name, &self.password)
             + self.entries().map(SuperPackedPlayer::encoded_len).sum::<usize>()
     }
 
     fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let [desc, name, password, packed] =
-            session_offsets(&self.session_name, &self.password, self.entries().count());
-        w.u32(off(self.players.len()));
-        w.u32(off(self.groups.len()));
-        w.u32(packed);
-        w.u32(off(self.shortcuts.len()));
-        w.u32(desc);
-        w.u32(name);
-        w.u32(password);
-        self.session_desc.write(w);
-        write_wide(w, &self.session_name);
-        write_wide(w, &self.password);
+        let counts = [off(self.players.len()), off(self.groups.len()), off(self.shortcuts.len())];
+        let session = (&self.session_desc, &self.session_name, &self.password);
+        ReplyHead::write(w, counts, session, self.entries().count());
         self.entries().try_for_each(|p| p.write(w))
     }
 }

@@ -7,7 +7,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::Body;
 use super::layout::{
-    BlobField, BlobLayout, BlobReader, BlobSrc, Blobs, Placement, blobs_len, push_bytes, push_url, push_wide,
+    BlobBody, BlobField, BlobLayout, BlobReader, BlobSrc, Blobs, Placement, Span, layout_field, push_bytes,
+    push_url, push_wide,
 };
 use crate::codec::{Reader, Writer};
 use crate::dp8::alternate_address::AlternateAddress;
@@ -94,16 +95,16 @@ pub struct PlayerConnectInfo {
 struct RawConnectInfo {
     dw_flags: U32,
     dw_dnet_version: U32,
-    dw_name_offset: U32,
-    dw_name_size: U32,
-    dw_data_offset: U32,
-    dw_data_size: U32,
-    dw_password_offset: U32,
-    dw_password_size: U32,
-    dw_connect_data_offset: U32,
-    dw_connect_data_size: U32,
-    dw_url_offset: U32,
-    dw_url_size: U32,
+    /// `dwNameOffset`, `dwNameSize`.
+    name: Span,
+    /// `dwDataOffset`, `dwDataSize`.
+    data: Span,
+    /// `dwPasswordOffset`, `dwPasswordSize`.
+    password: Span,
+    /// `dwConnectDataOffset`, `dwConnectDataSize`.
+    connect_data: Span,
+    /// `dwURLOffset`, `dwURLSize`.
+    url: Span,
     guid_instance: [u8; 16],
     guid_application: [u8; 16],
 }
@@ -114,7 +115,9 @@ impl PlayerConnectInfo {
     pub fn is_ex(&self) -> bool {
         self.dnet_version >= DNET_VERSION_EX
     }
+}
 
+impl BlobBody for PlayerConnectInfo {
     fn fixed_len(&self) -> usize {
         size_of::<RawConnectInfo>() + if self.is_ex() { 8 } else { 0 }
     }
@@ -131,99 +134,59 @@ impl PlayerConnectInfo {
         push_wide(&mut b, BlobField::Name, &self.name);
         b
     }
-}
 
-impl Body for PlayerConnectInfo {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
-    }
+    layout_field!();
 
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
-
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let raw: &RawConnectInfo = r.layout("dwFlags..guidApplication")?;
         let dnet_version = raw.dw_dnet_version.get();
-        let alt_pair = if dnet_version >= DNET_VERSION_EX {
-            (r.u32("dwAlternateAddressDataOffset")?, r.u32("dwAlternateAddressDataSize")?)
+        let alt = if dnet_version >= DNET_VERSION_EX {
+            Span::read(r, "dwAlternateAddressDataOffset", "dwAlternateAddressDataSize")?
         } else {
-            (0, 0)
+            Span::default()
         };
-        let mut blobs = BlobReader::new(body, r.pos());
-        let alternate_addresses = match blobs.get(
-            BlobField::AlternateAddressData,
-            "alternateAddressData",
-            alt_pair.0,
-            alt_pair.1,
-        )? {
-            Some(field) => AlternateAddress::parse_list(field)?,
-            None => Vec::new(),
-        };
-        let pair = |o: &U32, s: &U32| (o.get(), s.get());
-        let mut v = Self {
+        let alternate_addresses =
+            match blobs.get(BlobField::AlternateAddressData, "alternateAddressData", alt)? {
+                Some(field) => AlternateAddress::parse_list(field)?,
+                None => Vec::new(),
+            };
+        Ok(Self {
             flags: ObjectType(raw.dw_flags.get()),
             dnet_version,
-            url: blobs.url(BlobField::Url, "url", pair(&raw.dw_url_offset, &raw.dw_url_size))?,
-            connect_data: blobs.blob(
-                BlobField::ConnectData,
-                "connectData",
-                pair(&raw.dw_connect_data_offset, &raw.dw_connect_data_size),
-            )?,
-            password: blobs.wide(
-                BlobField::Password,
-                "Password",
-                pair(&raw.dw_password_offset, &raw.dw_password_size),
-            )?,
-            data: blobs.blob(BlobField::Data, "data", pair(&raw.dw_data_offset, &raw.dw_data_size))?,
-            name: blobs.wide(BlobField::Name, "name", pair(&raw.dw_name_offset, &raw.dw_name_size))?,
+            url: blobs.url(BlobField::Url, "url", raw.url)?,
+            connect_data: blobs.blob(BlobField::ConnectData, "connectData", raw.connect_data)?,
+            password: blobs.wide(BlobField::Password, "Password", raw.password)?,
+            data: blobs.blob(BlobField::Data, "data", raw.data)?,
+            name: blobs.wide(BlobField::Name, "name", raw.name)?,
             guid_instance: Uuid::from_bytes_le(raw.guid_instance),
             guid_application: Uuid::from_bytes_le(raw.guid_application),
             alternate_addresses,
             layout: BlobLayout::default(),
-        };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        })
     }
 
-    fn body_len(&self) -> usize {
-        self.fixed_len() + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         if !self.is_ex() && !self.alternate_addresses.is_empty() {
             return Err(WireError::Unencodable {
                 field: "alternateAddressData",
                 reason: "only the _EX layout (dwDNETVersion >= 7) carries alternate addresses",
             });
         }
-        let p = Placement::new(&self.layout, self.fixed_len(), self.blobs())?;
-        let (name_o, name_s) = p.pair(BlobField::Name);
-        let (data_o, data_s) = p.pair(BlobField::Data);
-        let (pw_o, pw_s) = p.pair(BlobField::Password);
-        let (cd_o, cd_s) = p.pair(BlobField::ConnectData);
-        let (url_o, url_s) = p.pair(BlobField::Url);
         w.layout(&RawConnectInfo {
             dw_flags: self.flags.0.into(),
             dw_dnet_version: self.dnet_version.into(),
-            dw_name_offset: name_o.into(),
-            dw_name_size: name_s.into(),
-            dw_data_offset: data_o.into(),
-            dw_data_size: data_s.into(),
-            dw_password_offset: pw_o.into(),
-            dw_password_size: pw_s.into(),
-            dw_connect_data_offset: cd_o.into(),
-            dw_connect_data_size: cd_s.into(),
-            dw_url_offset: url_o.into(),
-            dw_url_size: url_s.into(),
+            name: p.span(BlobField::Name),
+            data: p.span(BlobField::Data),
+            password: p.span(BlobField::Password),
+            connect_data: p.span(BlobField::ConnectData),
+            url: p.span(BlobField::Url),
             guid_instance: self.guid_instance.to_bytes_le(),
             guid_application: self.guid_application.to_bytes_le(),
         });
         if self.is_ex() {
-            p.write_pair(w, BlobField::AlternateAddressData);
+            p.write_span(w, BlobField::AlternateAddressData);
         }
-        p.write(w)
+        Ok(())
     }
 }
 
@@ -240,10 +203,10 @@ impl Body for ConnectFailed {
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
         let result_code = ResultCode(r.u32("hResultCode")?);
-        let pair = (r.u32("dwReplyOffset")?, r.u32("dwReplySize")?);
-        let mut blobs = BlobReader::new(body, r.pos());
-        let v = Self { result_code, reply: blobs.blob(BlobField::Reply, "reply", pair)? };
-        blobs.finish(&v.blobs())?;
+        let span = Span::read(&mut r, "dwReplyOffset", "dwReplySize")?;
+        let mut blobs = BlobReader::new(body);
+        let v = Self { result_code, reply: blobs.blob(BlobField::Reply, "reply", span)? };
+        blobs.finish(r.pos(), &v.blobs())?;
         Ok(v)
     }
 
@@ -254,7 +217,7 @@ impl Body for ConnectFailed {
     fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
         let p = Placement::new(&BlobLayout::default(), 12, self.blobs())?;
         w.u32(self.result_code.0);
-        p.write_pair(w, BlobField::Reply);
+        p.write_span(w, BlobField::Reply);
         p.write(w)
     }
 }

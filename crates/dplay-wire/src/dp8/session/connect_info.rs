@@ -5,9 +5,10 @@ use uuid::Uuid;
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::Body;
 use super::app_desc::ApplicationDescFlags;
-use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, blobs_len, push_bytes, push_wide};
+use super::layout::{
+    BlobBody, BlobField, BlobLayout, BlobReader, Blobs, Placement, Span, layout_field, push_bytes, push_wide,
+};
 use super::name_table::{
     ENTRY_LEN, EntryFields, MEMBERSHIP_LEN, NameTableEntry, NameTableMembership, RawEntry,
 };
@@ -24,20 +25,20 @@ pub const APPLICATION_DESC_SIZE: u32 = 0x50;
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 struct RawSendConnectInfo {
-    dw_reply_offset: U32,
-    dw_reply_size: U32,
+    /// `dwReplyOffset`, `dwReplySize`.
+    reply: Span,
     dw_size: U32,
     dw_flags: U32,
     dw_max_players: U32,
     dw_current_players: U32,
-    dw_session_name_offset: U32,
-    dw_session_name_size: U32,
-    dw_password_offset: U32,
-    dw_password_size: U32,
-    dw_reserved_data_offset: U32,
-    dw_reserved_data_size: U32,
-    dw_application_reserved_data_offset: U32,
-    dw_application_reserved_data_size: U32,
+    /// `dwSessionNameOffset`, `dwSessionNameSize`.
+    session_name: Span,
+    /// `dwPasswordOffset`, `dwPasswordSize`.
+    password: Span,
+    /// `dwReservedDataOffset`, `dwReservedDataSize`.
+    reserved_data: Span,
+    /// `dwApplicationReservedDataOffset`, `dwApplicationReservedDataSize`.
+    application_reserved_data: Span,
     guid_instance: [u8; 16],
     guid_application: [u8; 16],
     dpnid: U32,
@@ -96,7 +97,7 @@ fn entry_fields(i: u32) -> EntryFields {
     [BlobField::EntryUrl(i), BlobField::EntryData(i), BlobField::EntryName(i)]
 }
 
-impl SendConnectInfo {
+impl BlobBody for SendConnectInfo {
     fn fixed_len(&self) -> usize {
         FIXED_LEN + ENTRY_LEN * self.entries.len() + MEMBERSHIP_LEN * self.memberships.len()
     }
@@ -113,19 +114,10 @@ impl SendConnectInfo {
         push_bytes(&mut b, BlobField::Reply, &self.reply);
         b
     }
-}
 
-impl Body for SendConnectInfo {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
-    }
+    layout_field!();
 
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
-
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let raw: &RawSendConnectInfo = r.layout("dwReplyOffset..dwMembershipCount")?;
         if raw.dw_size.get() != APPLICATION_DESC_SIZE {
             return Err(WireError::InvalidValue {
@@ -141,42 +133,28 @@ impl Body for SendConnectInfo {
         let membership_count = raw.dw_membership_count.get() as usize;
         let membership_bytes =
             r.bytes("DN_NameTable_Membership_Info", membership_count.saturating_mul(MEMBERSHIP_LEN))?;
-        let mut blobs = BlobReader::new(body, r.pos());
         let mut entries = Vec::with_capacity(entry_count);
         for (i, chunk) in (0u32..).zip(entry_bytes.chunks_exact(ENTRY_LEN)) {
             let raw_entry: &RawEntry = Reader::new(chunk).layout("DN_NAMETABLE_ENTRY_INFO")?;
-            entries.push(NameTableEntry::read(raw_entry, &mut blobs, entry_fields(i))?);
+            entries.push(NameTableEntry::read(raw_entry, blobs, entry_fields(i))?);
         }
         let mut memberships = Vec::with_capacity(membership_count);
         for chunk in membership_bytes.chunks_exact(MEMBERSHIP_LEN) {
             memberships
                 .push(*Reader::new(chunk).layout::<NameTableMembership>("DN_NAMETABLE_MEMBERSHIP_INFO")?);
         }
-        let pair = |o: &U32, s: &U32| (o.get(), s.get());
-        let mut v = Self {
-            reply: blobs.blob(BlobField::Reply, "Reply", pair(&raw.dw_reply_offset, &raw.dw_reply_size))?,
+        Ok(Self {
+            reply: blobs.blob(BlobField::Reply, "Reply", raw.reply)?,
             flags: ApplicationDescFlags::from_bits_retain(raw.dw_flags.get()),
             max_players: raw.dw_max_players.get(),
             current_players: raw.dw_current_players.get(),
-            session_name: blobs.wide(
-                BlobField::SessionName,
-                "SessionName",
-                pair(&raw.dw_session_name_offset, &raw.dw_session_name_size),
-            )?,
-            password: blobs.wide(
-                BlobField::Password,
-                "Password",
-                pair(&raw.dw_password_offset, &raw.dw_password_size),
-            )?,
-            reserved_data: blobs.blob(
-                BlobField::ReservedData,
-                "ReservedData",
-                pair(&raw.dw_reserved_data_offset, &raw.dw_reserved_data_size),
-            )?,
+            session_name: blobs.wide(BlobField::SessionName, "SessionName", raw.session_name)?,
+            password: blobs.wide(BlobField::Password, "Password", raw.password)?,
+            reserved_data: blobs.blob(BlobField::ReservedData, "ReservedData", raw.reserved_data)?,
             application_reserved_data: blobs.blob(
                 BlobField::ApplicationReservedData,
                 "ApplicationReservedData",
-                pair(&raw.dw_application_reserved_data_offset, &raw.dw_application_reserved_data_size),
+                raw.application_reserved_data,
             )?,
             guid_instance: Uuid::from_bytes_le(raw.guid_instance),
             guid_application: Uuid::from_bytes_le(raw.guid_application),
@@ -186,37 +164,20 @@ impl Body for SendConnectInfo {
             entries,
             memberships,
             layout: BlobLayout(None),
-        };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        })
     }
 
-    fn body_len(&self) -> usize {
-        self.fixed_len() + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let p = Placement::new(&self.layout, self.fixed_len(), self.blobs())?;
-        let (reply_o, reply_s) = p.pair(BlobField::Reply);
-        let (name_o, name_s) = p.pair(BlobField::SessionName);
-        let (pw_o, pw_s) = p.pair(BlobField::Password);
-        let (res_o, res_s) = p.pair(BlobField::ReservedData);
-        let (app_o, app_s) = p.pair(BlobField::ApplicationReservedData);
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         w.layout(&RawSendConnectInfo {
-            dw_reply_offset: reply_o.into(),
-            dw_reply_size: reply_s.into(),
+            reply: p.span(BlobField::Reply),
             dw_size: APPLICATION_DESC_SIZE.into(),
             dw_flags: self.flags.bits().into(),
             dw_max_players: self.max_players.into(),
             dw_current_players: self.current_players.into(),
-            dw_session_name_offset: name_o.into(),
-            dw_session_name_size: name_s.into(),
-            dw_password_offset: pw_o.into(),
-            dw_password_size: pw_s.into(),
-            dw_reserved_data_offset: res_o.into(),
-            dw_reserved_data_size: res_s.into(),
-            dw_application_reserved_data_offset: app_o.into(),
-            dw_application_reserved_data_size: app_s.into(),
+            session_name: p.span(BlobField::SessionName),
+            password: p.span(BlobField::Password),
+            reserved_data: p.span(BlobField::ReservedData),
+            application_reserved_data: p.span(BlobField::ApplicationReservedData),
             guid_instance: self.guid_instance.to_bytes_le(),
             guid_application: self.guid_application.to_bytes_le(),
             dpnid: self.dpnid.0.into(),
@@ -226,11 +187,11 @@ impl Body for SendConnectInfo {
             dw_membership_count: len_u32("dwMembershipCount", self.memberships.len())?.into(),
         });
         for (i, e) in (0u32..).zip(&self.entries) {
-            e.write(w, &p, entry_fields(i));
+            e.write(w, p, entry_fields(i));
         }
         for m in &self.memberships {
             w.layout(m);
         }
-        p.write(w)
+        Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //! DN_HOST_MIGRATE (MC-DPL8CS 2.2.2.1-2.2.2.3; MS-DPDX 2.2.14, 2.2.15, 2.2.18).
 
 use super::Body;
-use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, push_bytes};
+use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, Span, push_bytes};
 use crate::codec::{Reader, Writer};
 use crate::dp8::dpnid::Dpnid;
 use crate::text::Blob;
@@ -42,10 +42,10 @@ impl TerminateSession {
 impl Body for TerminateSession {
     fn parse_body(body: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(body);
-        let pair = (r.u32("dwTerminateDataOffset")?, r.u32("dwTerminateDataSize")?);
-        let mut blobs = BlobReader::new(body, r.pos());
-        let v = Self { terminate_data: blobs.blob(BlobField::TerminateData, "TerminateData", pair)? };
-        blobs.finish(&v.blobs())?;
+        let span = Span::read(&mut r, "dwTerminateDataOffset", "dwTerminateDataSize")?;
+        let mut blobs = BlobReader::new(body);
+        let v = Self { terminate_data: blobs.blob(BlobField::TerminateData, "TerminateData", span)? };
+        blobs.finish(r.pos(), &v.blobs())?;
         Ok(v)
     }
 
@@ -55,7 +55,7 @@ impl Body for TerminateSession {
 
     fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
         let p = Placement::new(&BlobLayout::default(), 8, self.blobs())?;
-        p.write_pair(w, BlobField::TerminateData);
+        p.write_span(w, BlobField::TerminateData);
         p.write(w)
     }
 }

@@ -8,8 +8,8 @@
 use bitflags::bitflags;
 
 use super::Body;
-use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, blobs_len, push_bytes, push_wide};
-use super::update_info::InfoFlags;
+use super::layout::{BlobBody, BlobLayout, BlobReader, Blobs, Placement, layout_field};
+use super::update_info::{InfoFlags, NameData, data_name_blobs};
 use crate::WireError;
 use crate::codec::{Reader, Writer};
 use crate::dp8::dpnid::Dpnid;
@@ -44,56 +44,31 @@ pub struct ReqCreateGroup {
 
 const REQ_CREATE_GROUP_FIXED: usize = 28;
 
-impl ReqCreateGroup {
+impl BlobBody for ReqCreateGroup {
+    fn fixed_len(&self) -> usize {
+        REQ_CREATE_GROUP_FIXED
+    }
+
     fn blobs(&self) -> Blobs<'_> {
-        let mut b = Blobs::new();
-        push_bytes(&mut b, BlobField::Data, &self.data);
-        push_wide(&mut b, BlobField::Name, &self.name);
-        b
-    }
-}
-
-impl Body for ReqCreateGroup {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
+        data_name_blobs(&self.data, &self.name)
     }
 
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
+    layout_field!();
 
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let packet_context = r.u32("dwPacketContext")?;
         let group_flags = GroupFlags::from_bits_retain(r.u32("dwGroupFlags")?);
         let info_flags = InfoFlags::from_bits_retain(r.u32("dwInfoFlags")?);
-        let name_pair = (r.u32("dwNameOffset")?, r.u32("dwNameSize")?);
-        let data_pair = (r.u32("dwDataOffset")?, r.u32("dwDateSize")?);
-        let mut blobs = BlobReader::new(body, r.pos());
-        let mut v = Self {
-            packet_context,
-            group_flags,
-            info_flags,
-            data: blobs.blob(BlobField::Data, "data", data_pair)?,
-            name: blobs.wide(BlobField::Name, "name", name_pair)?,
-            layout: BlobLayout(None),
-        };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        let (data, name) = NameData::read(r, "dwDateSize")?.locate(blobs)?;
+        Ok(Self { packet_context, group_flags, info_flags, name, data, layout: BlobLayout(None) })
     }
 
-    fn body_len(&self) -> usize {
-        REQ_CREATE_GROUP_FIXED + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let p = Placement::new(&self.layout, REQ_CREATE_GROUP_FIXED, self.blobs())?;
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         w.u32(self.packet_context);
         w.u32(self.group_flags.bits());
         w.u32(self.info_flags.bits());
-        p.write_pair(w, BlobField::Name);
-        p.write_pair(w, BlobField::Data);
-        p.write(w)
+        NameData::write(w, p);
+        Ok(())
     }
 }
 

@@ -12,10 +12,18 @@
 //!
 //! Emission writes the fixed part, then the blobs back to back in the recorded order, or in
 //! the canonical order (the spec diagram's) when none is recorded.
+//!
+//! [`Span`] is one offset/size pair as the fixed part carries it; [`BlobBody`] is a message
+//! made of a fixed part and blobs, from which its `Body` (parse, length, emission, layout)
+//! follows.
 
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use super::Body;
 use super::name_table::NameTableOp;
 use crate::WireError;
-use crate::codec::{Writer, len_u32, located};
+use crate::codec::{Reader, Writer, len_u32, located};
 use crate::dp8::alternate_address::AlternateAddress;
 use crate::dp8::url::AddressingUrl;
 use crate::text::{Blob, WideString};
@@ -131,6 +139,46 @@ pub(crate) fn blobs_len(blobs: &Blobs<'_>) -> usize {
     blobs.iter().map(|(_, src)| src.len()).sum()
 }
 
+/// An offset/size pair that locates a variable field, `dwXxxOffset` then `dwXxxSize`
+/// (MC-DPL8CS 2.2): offset 0 means absent; offsets count from the body start (INDEX §0).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub(crate) struct Span {
+    /// `dwXxxOffset`.
+    offset: U32,
+    /// `dwXxxSize`.
+    size: U32,
+}
+const _: () = assert!(size_of::<Span>() == 8);
+
+impl Span {
+    /// The pair `(offset, size)`.
+    pub(crate) fn new(offset: u32, size: u32) -> Self {
+        Self { offset: offset.into(), size: size.into() }
+    }
+
+    /// Reads a pair whose DWORDs are named `offset_name` and `size_name`.
+    pub(crate) fn read(
+        r: &mut Reader<'_>,
+        offset_name: &'static str,
+        size_name: &'static str,
+    ) -> Result<Self, WireError> {
+        Ok(Self::new(r.u32(offset_name)?, r.u32(size_name)?))
+    }
+
+    /// `dwXxxOffset`.
+    pub(crate) fn offset(self) -> u32 {
+        self.offset.get()
+    }
+
+    /// `dwXxxSize`.
+    pub(crate) fn size(self) -> u32 {
+        self.size.get()
+    }
+}
+
 /// Blobs with their offsets (from the body start) and sizes, in wire order.
 pub(crate) struct Placement<'a> {
     items: Vec<(BlobField, u32, u32, BlobSrc<'a>)>,
@@ -169,16 +217,17 @@ impl<'a> Placement<'a> {
         Ok(Self { items })
     }
 
-    /// The `(offset, size)` pair of `field`; `(0, 0)` when absent.
-    pub(crate) fn pair(&self, field: BlobField) -> (u32, u32) {
-        self.items.iter().find(|(f, ..)| *f == field).map_or((0, 0), |&(_, off, size, _)| (off, size))
+    /// The offset/size pair of `field`; `(0, 0)` when absent.
+    pub(crate) fn span(&self, field: BlobField) -> Span {
+        self.items
+            .iter()
+            .find(|(f, ..)| *f == field)
+            .map_or_else(Span::default, |&(_, off, size, _)| Span::new(off, size))
     }
 
-    /// Writes `pair(field)` as two little-endian DWORDs.
-    pub(crate) fn write_pair(&self, w: &mut Writer<'_>, field: BlobField) {
-        let (off, size) = self.pair(field);
-        w.u32(off);
-        w.u32(size);
+    /// Writes `span(field)`: two little-endian DWORDs.
+    pub(crate) fn write_span(&self, w: &mut Writer<'_>, field: BlobField) {
+        w.layout(&self.span(field));
     }
 
     /// Writes the blobs back to back.
@@ -193,14 +242,13 @@ impl<'a> Placement<'a> {
 /// Finds the blobs of a body being parsed and checks that they tile it.
 pub(crate) struct BlobReader<'a> {
     body: &'a [u8],
-    fixed_len: usize,
     found: Vec<(usize, usize, BlobField)>,
 }
 
 impl<'a> BlobReader<'a> {
-    /// `body` is the message after `dwPacketType`; its first `fixed_len` bytes are fixed fields.
-    pub(crate) fn new(body: &'a [u8], fixed_len: usize) -> Self {
-        Self { body, fixed_len, found: Vec::new() }
+    /// `body` is the message after `dwPacketType`.
+    pub(crate) fn new(body: &'a [u8]) -> Self {
+        Self { body, found: Vec::new() }
     }
 
     /// The bytes at `offset`/`size`, or `None` when the offset is 0. A present field must have
@@ -210,9 +258,9 @@ impl<'a> BlobReader<'a> {
         &mut self,
         field: BlobField,
         name: &'static str,
-        offset: u32,
-        size: u32,
+        span: Span,
     ) -> Result<Option<&'a [u8]>, WireError> {
+        let (offset, size) = (span.offset(), span.size());
         let bad = || WireError::BadOffset {
             field: name,
             offset: offset.into(),
@@ -232,9 +280,9 @@ impl<'a> BlobReader<'a> {
         &mut self,
         field: BlobField,
         name: &'static str,
-        pair: (u32, u32),
+        span: Span,
     ) -> Result<Blob, WireError> {
-        Ok(self.get(field, name, pair.0, pair.1)?.map(Blob::new).unwrap_or_default())
+        Ok(self.get(field, name, span)?.map(Blob::new).unwrap_or_default())
     }
 
     /// A UTF-16LE string with its NUL.
@@ -242,10 +290,10 @@ impl<'a> BlobReader<'a> {
         &mut self,
         field: BlobField,
         name: &'static str,
-        pair: (u32, u32),
+        span: Span,
     ) -> Result<Option<WideString>, WireError> {
-        self.get(field, name, pair.0, pair.1)?
-            .map(|b| WideString::parse_nul(name, pair.0 as usize, b))
+        self.get(field, name, span)?
+            .map(|b| WideString::parse_nul(name, span.offset() as usize, b))
             .transpose()
     }
 
@@ -254,18 +302,19 @@ impl<'a> BlobReader<'a> {
         &mut self,
         field: BlobField,
         name: &'static str,
-        pair: (u32, u32),
+        span: Span,
     ) -> Result<Option<AddressingUrl>, WireError> {
-        self.get(field, name, pair.0, pair.1)?
-            .map(|b| AddressingUrl::parse_nul(name, pair.0 as usize, b))
+        self.get(field, name, span)?
+            .map(|b| AddressingUrl::parse_nul(name, span.offset() as usize, b))
             .transpose()
     }
 
-    /// Checks that the blobs found tile the body after the fixed part, and returns their order
-    /// (`None` when it is `canonical`, the fields of the parsed value in canonical order).
-    pub(crate) fn finish(mut self, canonical: &Blobs<'_>) -> Result<BlobLayout, WireError> {
+    /// Checks that the blobs found tile the body after its first `fixed_len` bytes, and returns
+    /// their order (`None` when it is `canonical`, the fields of the parsed value in canonical
+    /// order).
+    pub(crate) fn finish(mut self, fixed_len: usize, canonical: &Blobs<'_>) -> Result<BlobLayout, WireError> {
         self.found.sort_unstable_by_key(|&(start, ..)| start);
-        let mut pos = self.fixed_len;
+        let mut pos = fixed_len;
         for &(start, len, _) in &self.found {
             if start != pos {
                 return Err(WireError::InvalidValue {
@@ -288,5 +337,65 @@ impl<'a> BlobReader<'a> {
         let same = self.found.len() == canonical.len()
             && self.found.iter().zip(canonical).all(|(&(.., a), (b, _))| a == *b);
         Ok(BlobLayout((!same).then(|| self.found.iter().map(|&(.., f)| f).collect())))
+    }
+}
+
+/// Implements [`BlobBody::layout`] and [`BlobBody::layout_mut`] with the type's `layout`
+/// field, where every message with a recorded order keeps it.
+macro_rules! layout_field {
+    () => {
+        fn layout(&self) -> &BlobLayout {
+            &self.layout
+        }
+
+        fn layout_mut(&mut self) -> &mut BlobLayout {
+            &mut self.layout
+        }
+    };
+}
+pub(crate) use layout_field;
+
+/// A message body made of a fixed part and variable fields ("blobs") whose order a
+/// [`BlobLayout`] records; its `Body` follows (the impl below).
+pub(crate) trait BlobBody: Sized {
+    /// Bytes of the fixed part.
+    fn fixed_len(&self) -> usize;
+    /// The variable fields present, in canonical order.
+    fn blobs(&self) -> Blobs<'_>;
+    /// The recorded order of the variable fields.
+    fn layout(&self) -> &BlobLayout;
+    /// The same, to record it after parsing or to change it.
+    fn layout_mut(&mut self) -> &mut BlobLayout;
+    /// Reads the fixed part from `r` and the variable fields it locates through `blobs`.
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError>;
+    /// Writes the fixed part, with the offset/size pairs `p` gives.
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError>;
+}
+
+impl<T: BlobBody> Body for T {
+    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(body);
+        let mut blobs = BlobReader::new(body);
+        let mut v = T::read(&mut r, &mut blobs)?;
+        *v.layout_mut() = blobs.finish(r.pos(), &v.blobs())?;
+        Ok(v)
+    }
+
+    fn body_len(&self) -> usize {
+        self.fixed_len() + blobs_len(&self.blobs())
+    }
+
+    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        let p = Placement::new(self.layout(), self.fixed_len(), self.blobs())?;
+        self.write_fixed(w, &p)?;
+        p.write(w)
+    }
+
+    fn blob_fields(&self) -> Vec<BlobField> {
+        self.blobs().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
+        Some(BlobBody::layout_mut(self))
     }
 }

@@ -11,7 +11,8 @@ use super::connect::InstructConnect;
 use super::disconnect::DestroyPlayer;
 use super::group::{CreateGroup, DestroyGroup, GroupMember};
 use super::layout::{
-    BlobField, BlobLayout, BlobReader, BlobSrc, Blobs, Placement, blobs_len, push_bytes, push_url, push_wide,
+    BlobBody, BlobField, BlobLayout, BlobReader, BlobSrc, Blobs, Placement, Span, layout_field, push_bytes,
+    push_url, push_wide,
 };
 use super::update_info::UpdateInfo;
 use super::{Body, PacketType};
@@ -70,12 +71,12 @@ pub(crate) struct RawEntry {
     dw_version: U32,
     dw_version_not_used: U32,
     dw_dnet_version: U32,
-    dw_name_offset: U32,
-    dw_name_size: U32,
-    dw_data_offset: U32,
-    dw_data_size: U32,
-    dw_url_offset: U32,
-    dw_url_size: U32,
+    /// `dwNameOffset`, `dwNameSize`.
+    name: Span,
+    /// `dwDataOffset`, `dwDataSize`.
+    data: Span,
+    /// `dwURLOffset`, `dwURLSize`.
+    url: Span,
 }
 const _: () = assert!(size_of::<RawEntry>() == ENTRY_LEN);
 
@@ -124,9 +125,9 @@ impl NameTableEntry {
             version: raw.dw_version.get(),
             version_not_used: raw.dw_version_not_used.get(),
             dnet_version: raw.dw_dnet_version.get(),
-            url: blobs.url(url, "url", (raw.dw_url_offset.get(), raw.dw_url_size.get()))?,
-            data: blobs.blob(data, "data", (raw.dw_data_offset.get(), raw.dw_data_size.get()))?,
-            name: blobs.wide(name, "name", (raw.dw_name_offset.get(), raw.dw_name_size.get()))?,
+            url: blobs.url(url, "url", raw.url)?,
+            data: blobs.blob(data, "data", raw.data)?,
+            name: blobs.wide(name, "name", raw.name)?,
         })
     }
 
@@ -137,9 +138,6 @@ impl NameTableEntry {
     }
 
     pub(crate) fn write(&self, w: &mut Writer<'_>, p: &Placement<'_>, [url, data, name]: EntryFields) {
-        let (name_o, name_s) = p.pair(name);
-        let (data_o, data_s) = p.pair(data);
-        let (url_o, url_s) = p.pair(url);
         w.layout(&RawEntry {
             dpnid: self.dpnid.0.into(),
             dpnid_owner: self.dpnid_owner.0.into(),
@@ -147,12 +145,9 @@ impl NameTableEntry {
             dw_version: self.version.into(),
             dw_version_not_used: self.version_not_used.into(),
             dw_dnet_version: self.dnet_version.into(),
-            dw_name_offset: name_o.into(),
-            dw_name_size: name_s.into(),
-            dw_data_offset: data_o.into(),
-            dw_data_size: data_s.into(),
-            dw_url_offset: url_o.into(),
-            dw_url_size: url_s.into(),
+            name: p.span(name),
+            data: p.span(data),
+            url: p.span(url),
         });
     }
 }
@@ -219,43 +214,27 @@ pub struct AddPlayer {
     pub layout: BlobLayout,
 }
 
-impl AddPlayer {
+impl BlobBody for AddPlayer {
+    fn fixed_len(&self) -> usize {
+        ENTRY_LEN
+    }
+
     fn blobs(&self) -> Blobs<'_> {
         let mut b = Blobs::new();
         self.entry.push_blobs(&mut b, ADD_PLAYER_FIELDS);
         b
     }
-}
 
-impl Body for AddPlayer {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
-    }
+    layout_field!();
 
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
-
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let raw: &RawEntry = r.layout("dpnid..dwURLSize")?;
-        let mut blobs = BlobReader::new(body, ENTRY_LEN);
-        let mut v = Self {
-            entry: NameTableEntry::read(raw, &mut blobs, ADD_PLAYER_FIELDS)?,
-            layout: BlobLayout(None),
-        };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        Ok(Self { entry: NameTableEntry::read(raw, blobs, ADD_PLAYER_FIELDS)?, layout: BlobLayout(None) })
     }
 
-    fn body_len(&self) -> usize {
-        ENTRY_LEN + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let p = Placement::new(&self.layout, ENTRY_LEN, self.blobs())?;
-        self.entry.write(w, &p, ADD_PLAYER_FIELDS);
-        p.write(w)
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
+        self.entry.write(w, p, ADD_PLAYER_FIELDS);
+        Ok(())
     }
 }
 
@@ -387,60 +366,43 @@ pub struct AckNameTableOp {
 
 const OP_RECORD_LEN: usize = 12;
 
-impl AckNameTableOp {
+impl BlobBody for AckNameTableOp {
+    fn fixed_len(&self) -> usize {
+        4 + OP_RECORD_LEN * self.ops.len()
+    }
+
     fn blobs(&self) -> Blobs<'_> {
         (0u32..).zip(&self.ops).map(|(i, op)| (BlobField::Op(i), BlobSrc::Op(op))).collect()
     }
 
-    fn fixed_len(&self) -> usize {
-        4 + OP_RECORD_LEN * self.ops.len()
-    }
-}
+    layout_field!();
 
-impl Body for AckNameTableOp {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
-    }
-
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
-
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let count = r.u32("dwNumEntries")? as usize;
         let table_len = count.saturating_mul(OP_RECORD_LEN);
         let table = r.bytes("dwMsgId..dwOpSize", table_len)?;
-        let mut blobs = BlobReader::new(body, r.pos());
         let mut ops = Vec::with_capacity(count);
         for (i, record) in (0u32..).zip(table.chunks_exact(OP_RECORD_LEN)) {
             let mut rec = Reader::new(record);
             let msg_id = PacketType(rec.u32("dwMsgId")?);
-            let (offset, size) = (rec.u32("dwOpOffset")?, rec.u32("dwOpSize")?);
-            let op = blobs.get(BlobField::Op(i), "op", offset, size)?.ok_or(WireError::BadOffset {
+            let span = Span::read(&mut rec, "dwOpOffset", "dwOpSize")?;
+            let op = blobs.get(BlobField::Op(i), "op", span)?.ok_or(WireError::BadOffset {
                 field: "dwOpOffset",
                 offset: 0,
-                size: size.into(),
-                len: body.len(),
+                size: span.size().into(),
+                len: r.message().len(),
             })?;
             ops.push(NameTableOp::parse(msg_id, op)?);
         }
-        let mut v = Self { ops, layout: BlobLayout(None) };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        Ok(Self { ops, layout: BlobLayout(None) })
     }
 
-    fn body_len(&self) -> usize {
-        self.fixed_len() + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let p = Placement::new(&self.layout, self.fixed_len(), self.blobs())?;
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         w.u32(crate::codec::len_u32("dwNumEntries", self.ops.len())?);
         for (i, op) in (0u32..).zip(&self.ops) {
             w.u32(op.msg_id().0);
-            p.write_pair(w, BlobField::Op(i));
+            p.write_span(w, BlobField::Op(i));
         }
-        p.write(w)
+        Ok(())
     }
 }

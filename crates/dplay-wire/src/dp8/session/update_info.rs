@@ -3,8 +3,9 @@
 
 use bitflags::bitflags;
 
-use super::Body;
-use super::layout::{BlobField, BlobLayout, BlobReader, Blobs, Placement, blobs_len, push_bytes, push_wide};
+use super::layout::{
+    BlobBody, BlobField, BlobLayout, BlobReader, Blobs, Placement, Span, layout_field, push_bytes, push_wide,
+};
 use crate::WireError;
 use crate::codec::{Reader, Writer};
 use crate::dp8::dpnid::Dpnid;
@@ -22,9 +23,40 @@ bitflags! {
     }
 }
 
-fn push_data_name<'a>(b: &mut Blobs<'a>, data: &'a Blob, name: &'a Option<WideString>) {
-    push_bytes(b, BlobField::Data, data);
-    push_wide(b, BlobField::Name, name);
+/// The blobs of a message with a name and data, in canonical order: data, name.
+pub(crate) fn data_name_blobs<'a>(data: &'a Blob, name: &'a Option<WideString>) -> Blobs<'a> {
+    let mut b = Blobs::new();
+    push_bytes(&mut b, BlobField::Data, data);
+    push_wide(&mut b, BlobField::Name, name);
+    b
+}
+
+/// The `dwNameOffset`, `dwNameSize`, `dwDataOffset` and data size pairs of the messages with
+/// a name and data (the size is misspelled `dwDateSize` in DN_REQ_CREATE_GROUP, INDEX F-14).
+pub(crate) struct NameData {
+    name: Span,
+    data: Span,
+}
+
+impl NameData {
+    /// Reads the two pairs; the data size DWORD is named `data_size`.
+    pub(crate) fn read(r: &mut Reader<'_>, data_size: &'static str) -> Result<Self, WireError> {
+        Ok(Self {
+            name: Span::read(r, "dwNameOffset", "dwNameSize")?,
+            data: Span::read(r, "dwDataOffset", data_size)?,
+        })
+    }
+
+    /// The fields they locate: `(data, name)`.
+    pub(crate) fn locate(self, blobs: &mut BlobReader<'_>) -> Result<(Blob, Option<WideString>), WireError> {
+        Ok((blobs.blob(BlobField::Data, "data", self.data)?, blobs.wide(BlobField::Name, "name", self.name)?))
+    }
+
+    /// Writes the name and data pairs `p` gives, in that order.
+    pub(crate) fn write(w: &mut Writer<'_>, p: &Placement<'_>) {
+        p.write_span(w, BlobField::Name);
+        p.write_span(w, BlobField::Data);
+    }
 }
 
 /// DN_REQ_UPDATE_INFO (MC-DPL8CS 2.2.5.1), 0xD6: a player asks the host to change its info.
@@ -46,55 +78,31 @@ pub struct ReqUpdateInfo {
 
 const REQ_FIXED: usize = 28;
 
-impl ReqUpdateInfo {
+impl BlobBody for ReqUpdateInfo {
+    fn fixed_len(&self) -> usize {
+        REQ_FIXED
+    }
+
     fn blobs(&self) -> Blobs<'_> {
-        let mut b = Blobs::new();
-        push_data_name(&mut b, &self.data, &self.name);
-        b
-    }
-}
-
-impl Body for ReqUpdateInfo {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
+        data_name_blobs(&self.data, &self.name)
     }
 
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
+    layout_field!();
 
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let packet_context = r.u32("dwPacketContext")?;
         let dpnid = Dpnid(r.u32("dpnid")?);
         let info_flags = InfoFlags::from_bits_retain(r.u32("dwInfoFlags")?);
-        let name_pair = (r.u32("dwNameOffset")?, r.u32("dwNameSize")?);
-        let data_pair = (r.u32("dwDataOffset")?, r.u32("dwDataSize")?);
-        let mut blobs = BlobReader::new(body, r.pos());
-        let mut v = Self {
-            packet_context,
-            dpnid,
-            info_flags,
-            data: blobs.blob(BlobField::Data, "data", data_pair)?,
-            name: blobs.wide(BlobField::Name, "name", name_pair)?,
-            layout: BlobLayout(None),
-        };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        let (data, name) = NameData::read(r, "dwDataSize")?.locate(blobs)?;
+        Ok(Self { packet_context, dpnid, info_flags, name, data, layout: BlobLayout(None) })
     }
 
-    fn body_len(&self) -> usize {
-        REQ_FIXED + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let p = Placement::new(&self.layout, REQ_FIXED, self.blobs())?;
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         w.u32(self.packet_context);
         w.u32(self.dpnid.0);
         w.u32(self.info_flags.bits());
-        p.write_pair(w, BlobField::Name);
-        p.write_pair(w, BlobField::Data);
-        p.write(w)
+        NameData::write(w, p);
+        Ok(())
     }
 }
 
@@ -123,63 +131,47 @@ pub struct UpdateInfo {
 
 const FIXED: usize = 40;
 
-impl UpdateInfo {
+impl BlobBody for UpdateInfo {
+    fn fixed_len(&self) -> usize {
+        FIXED
+    }
+
     fn blobs(&self) -> Blobs<'_> {
-        let mut b = Blobs::new();
-        push_data_name(&mut b, &self.data, &self.name);
-        b
-    }
-}
-
-impl Body for UpdateInfo {
-    fn blob_fields(&self) -> Vec<BlobField> {
-        self.blobs().into_iter().map(|(f, _)| f).collect()
+        data_name_blobs(&self.data, &self.name)
     }
 
-    fn layout_mut(&mut self) -> Option<&mut BlobLayout> {
-        Some(&mut self.layout)
-    }
+    layout_field!();
 
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
         let packet_context = r.u32("dwPacketContext")?;
         let dpnid = Dpnid(r.u32("dpnid")?);
         let version = r.u32("dwVersion")?;
         let version_not_used = r.u32("dwVersionNotUsed")?;
         let info_flags = InfoFlags::from_bits_retain(r.u32("dwInfoFlags")?);
-        let name_pair = (r.u32("dwNameOffset")?, r.u32("dwNameSize")?);
-        let data_pair = (r.u32("dwDataOffset")?, r.u32("dwDataSize")?);
+        let pairs = NameData::read(r, "dwDataSize")?;
         let dpnid_requesting = Dpnid(r.u32("dpnidRequesting")?);
-        let mut blobs = BlobReader::new(body, r.pos());
-        let mut v = Self {
+        let (data, name) = pairs.locate(blobs)?;
+        Ok(Self {
             packet_context,
             dpnid,
             version,
             version_not_used,
             info_flags,
-            data: blobs.blob(BlobField::Data, "data", data_pair)?,
-            name: blobs.wide(BlobField::Name, "name", name_pair)?,
+            name,
+            data,
             dpnid_requesting,
             layout: BlobLayout(None),
-        };
-        v.layout = blobs.finish(&v.blobs())?;
-        Ok(v)
+        })
     }
 
-    fn body_len(&self) -> usize {
-        FIXED + blobs_len(&self.blobs())
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        let p = Placement::new(&self.layout, FIXED, self.blobs())?;
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         w.u32(self.packet_context);
         w.u32(self.dpnid.0);
         w.u32(self.version);
         w.u32(self.version_not_used);
         w.u32(self.info_flags.bits());
-        p.write_pair(w, BlobField::Name);
-        p.write_pair(w, BlobField::Data);
+        NameData::write(w, p);
         w.u32(self.dpnid_requesting.0);
-        p.write(w)
+        Ok(())
     }
 }
