@@ -61,8 +61,9 @@ impl Dp4Session {
         self.restart()?;
         self.epoch.get_or_insert(now);
         self.password = password.map(WideString::new);
-        let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::SYSTEM_PLAYER });
-        self.send_body(Via::Tcp, host, body);
+        // SP | PL (0x9), as Windows sends it (Wine's dplayx tests); the host ignores PL.
+        let flags = RequestPlayerFlags::SYSTEM_PLAYER | RequestPlayerFlags::LOCAL;
+        self.send_body(Via::Tcp, host, Dp4Body::RequestPlayerId(RequestPlayerId { flags }));
         self.role = Role::RequestingId { host };
         self.timers.set(Timer::ReliableApi, now + self.config.reliable_api_timeout);
         Ok(())
@@ -80,7 +81,8 @@ impl Dp4Session {
             Role::Member if self.creating.is_none() => {
                 let Some(host) = self.host_stream() else { return Err(CommandError::WrongState) };
                 self.creating = Some(name.to_owned());
-                let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::empty() });
+                // PL (0x8), as Windows sends it (Wine's dplayx tests).
+                let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::LOCAL });
                 self.send_body(Via::Tcp, host, body);
                 self.timers.set(Timer::ReliableApi, now + self.config.reliable_api_timeout);
                 Ok(())

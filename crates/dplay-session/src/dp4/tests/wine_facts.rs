@@ -3,10 +3,9 @@
 //! `windows.rs` does not already: enumeration, the join's order and sizes, ADDFORWARDACK,
 //! CREATEPLAYER, PINGREPLY, player messages, and Windows-shaped messages from a host.
 //!
-//! Facts we do not match yet, so not asserted here: Windows sends REQUESTPLAYERID with flags
-//! 0x9 (SP and PL) to join and 0x8 (PL) for a player, we send 0x1 and 0x0; and its
-//! ADDFORWARDREQUEST TickCount is the Reserved1 of the session it enumerated, ours the
-//! milliseconds since our first input.
+//! One fact we deliberately do not match: Windows fills ADDFORWARDREQUEST's TickCount with the
+//! Reserved1 of the session it enumerated, where MC-DPL4CS 2.2.11 asks for the tick count;
+//! we follow the spec (docs/decisions.md, "DirectPlay 4 sessions").
 
 use std::net::SocketAddr;
 
@@ -108,7 +107,7 @@ fn enum_sessions_bytes() {
 }
 
 /// Wine `joinSession`, `check_Open`: the client opens one connection to the host's listener
-/// and sends REQUESTPLAYERID (32 bytes, SP), then ADDFORWARDREQUEST (128 bytes, the password
+/// and sends REQUESTPLAYERID (32 bytes, SP | PL), then ADDFORWARDREQUEST (128 bytes, the password
 /// with its NUL, TickCount), and nothing more once SUPERENUMPLAYERSREPLY arrives.
 #[test]
 fn join_order_and_sizes() {
@@ -123,9 +122,10 @@ fn join_order_and_sizes() {
         let request = &from_client[0].bytes;
         check_prefix(request, 5, "REQUESTPLAYERID");
         assert_eq!(request.len(), 32);
-        assert!(
-            RequestPlayerFlags::from_bits_retain(dword(request, 28))
-                .contains(RequestPlayerFlags::SYSTEM_PLAYER)
+        assert_eq!(dword(request, 28), 0x9, "SP | PL");
+        assert_eq!(
+            RequestPlayerFlags::from_bits_retain(dword(request, 28)),
+            RequestPlayerFlags::SYSTEM_PLAYER | RequestPlayerFlags::LOCAL
         );
         let forward = &from_client[1].bytes;
         check_prefix(forward, 19, "ADDFORWARDREQUEST");
@@ -163,7 +163,7 @@ fn add_forward_from_windows_is_acknowledged() {
 }
 
 /// Wine `createPlayer` / `receiveCreatePlayer`: a member's player is asked for with
-/// REQUESTPLAYERID, then announced with CREATEPLAYER: IDTo 0, GroupID 0, CreateOffset 28,
+/// REQUESTPLAYERID (PL), then announced with CREATEPLAYER: IDTo 0, GroupID 0, CreateOffset 28,
 /// PasswordOffset 0, a PACKEDPLAYER of size 48 + names + SPData whose flags are PL (0x8) and
 /// whose system player is ours, the short name, our SPData (TCP 2300, address 0), and
 /// Reserved1 (WORD) and Reserved2 (DWORD) zero at the end (MC-DPL4CS 2.2.20, 2.2.2).
@@ -179,6 +179,7 @@ fn create_player_bytes() {
         [(1, "DPSP_MSG_REQUESTPLAYERID"), (0, "DPSP_MSG_REQUESTPLAYERREPLY"), (1, "DPSP_MSG_CREATEPLAYER")]
     );
     assert_eq!(net.log[0].bytes.len(), 32);
+    assert_eq!(dword(&net.log[0].bytes, 28), 0x8, "PL");
     let b = &net.log[2].bytes;
     check_prefix(b, 8, "CREATEPLAYER");
     let name = utf16z("short name");
