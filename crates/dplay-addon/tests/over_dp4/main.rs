@@ -5,6 +5,8 @@
 //!
 //! Replay one seed with `DPLAY_SIM_SEED=<seed>`; run more with `DPLAY_SIM_SEEDS=<n>`.
 
+mod lifecycle;
 mod net;
 mod scenarios;
 mod support;
+mod trace;

@@ -4,7 +4,7 @@
 //! the sender to the receiver's listener) delivers its bytes in order, cut at random points
 //! into several reads, so the session's stream framing is exercised. Seeded and replayable.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
@@ -131,6 +131,23 @@ impl Delivery {
     }
 }
 
+/// One message put on a wire, for traces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// When it was sent.
+    pub(crate) at: Instant,
+    /// Sender.
+    pub(crate) from: usize,
+    /// Receiver.
+    pub(crate) to: usize,
+    /// UDP or TCP.
+    pub(crate) via: Via,
+    /// The whole message.
+    pub(crate) bytes: Vec<u8>,
+    /// Lost on the way (UDP only).
+    pub(crate) lost: bool,
+}
+
 /// Counters of the links.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct LinkStats {
@@ -157,8 +174,8 @@ pub(crate) struct Wires {
     /// Per TCP connection (from, to): the arrival of its last read, so later bytes never
     /// overtake earlier ones.
     tcp_tail: BTreeMap<(usize, usize), Instant>,
-    /// Nodes whose traffic is no longer carried (a process that went away).
-    pub(crate) down: BTreeSet<usize>,
+    /// Every message put on a wire, when tracing: (sent at, from, to, via, bytes, lost).
+    pub(crate) trace: Option<Vec<Sent>>,
     /// Counters.
     pub(crate) stats: LinkStats,
 }
@@ -173,7 +190,7 @@ impl Wires {
             in_flight: BTreeMap::new(),
             seq: 0,
             tcp_tail: BTreeMap::new(),
-            down: BTreeSet::new(),
+            trace: None,
             stats: LinkStats::default(),
         }
     }
@@ -200,15 +217,14 @@ impl Wires {
 
     /// Puts one transmit of node `from`, sent at `now`, on the wire.
     pub(crate) fn send(&mut self, now: Instant, from: usize, t: Dp4Transmit) {
-        if self.down.contains(&from) {
-            return;
-        }
         for to in self.receivers(from, t.to) {
             let mut at = now + self.delay();
             match t.via {
                 Via::Udp => {
                     self.stats.udp_sent += 1;
-                    if self.rng.gen_bool(self.links.udp_loss) {
+                    let lost = self.rng.gen_bool(self.links.udp_loss);
+                    self.log(Sent { at: now, from, to, via: t.via, bytes: t.bytes.clone(), lost });
+                    if lost {
                         self.stats.udp_lost += 1;
                         continue;
                     }
@@ -220,6 +236,7 @@ impl Wires {
                 }
                 Via::Tcp => {
                     self.stats.tcp_messages += 1;
+                    self.log(Sent { at: now, from, to, via: t.via, bytes: t.bytes.clone(), lost: false });
                     let tail = self.tcp_tail.entry((from, to)).or_insert(at);
                     at = at.max(*tail);
                     *tail = at;
@@ -228,6 +245,12 @@ impl Wires {
                     }
                 }
             }
+        }
+    }
+
+    fn log(&mut self, sent: Sent) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(sent);
         }
     }
 
@@ -256,14 +279,8 @@ impl Wires {
 
     /// The next delivery due at `now`, for a node that is up.
     pub(crate) fn pop_due(&mut self, now: Instant) -> Option<Delivery> {
-        loop {
-            let entry = self.in_flight.first_entry().filter(|e| e.key().0 <= now)?;
-            let d = entry.remove();
-            if d.to() >= self.n || self.down.contains(&d.to()) {
-                continue;
-            }
-            self.stats.tcp_reads += u64::from(matches!(d, Delivery::Tcp { .. }));
-            return Some(d);
-        }
+        let d = self.in_flight.first_entry().filter(|e| e.key().0 <= now)?.remove();
+        self.stats.tcp_reads += u64::from(matches!(d, Delivery::Tcp { .. }));
+        Some(d)
     }
 }

@@ -1,0 +1,119 @@
+//! A refused join, a removed player and the end of the session over DirectPlay 4 (seed 004 rows
+//! ADD_PLAYER_REFUSED, LEAVE_SESSION, HOST_QUIT; MC-DPL4CS 3.1.4.5, 3.1.5.14, 3.1.7.1).
+
+use std::time::Duration;
+
+use dplay_addon::{DisconnectReason, Event, HostPolicy, OverDp4Event, Role};
+use dplay_session::dp4::{Dp4Event, EndReason, Role as SessionRole};
+use dplay_sim::run_seeds;
+
+use crate::net::{Links, listener};
+use crate::support::{Kind, Net};
+
+const HOST: usize = 0;
+
+fn ended(net: &Net, i: usize) -> Option<EndReason> {
+    net.node(i).events.iter().find_map(|e| match e {
+        OverDp4Event::Session(Dp4Event::Ended(reason)) => Some(*reason),
+        _ => None,
+    })
+}
+
+fn two_players(seed: u64) -> Net {
+    let kinds = [
+        Kind::Host(Role::Observer, HostPolicy::default()),
+        Kind::Client(Role::Player),
+        Kind::Client(Role::Player),
+    ];
+    let mut net = Net::new(seed, Links::lossy(0.05), &kinds);
+    net.start();
+    assert!(net.run_until_addon_joined(&[1, 2], Duration::from_secs(30)), "seed {seed}");
+    net.run_for(Duration::from_secs(2));
+    net
+}
+
+/// Seed 004 row ADD_PLAYER_REFUSED: the host takes one player; the second is refused, tells
+/// its user and leaves the DirectPlay session, whose players then disappear everywhere.
+#[test]
+fn a_refused_join_leaves_the_session() {
+    run_seeds(10, |seed| {
+        let policy = HostPolicy { max_players: Some(1), allow_observers: true };
+        let kinds =
+            [Kind::Host(Role::Observer, policy), Kind::Client(Role::Player), Kind::Client(Role::Player)];
+        let mut net = Net::new(seed, Links::lossy(0.05), &kinds);
+        net.start();
+        net.run_for(Duration::from_secs(5));
+
+        let refused = net.node(2);
+        assert!(refused.saw(&Event::Refused { role: Role::Player }), "seed {seed}: {:?}", refused.events);
+        assert!(refused.saw(&Event::Disconnect(DisconnectReason::Refused)));
+        assert_eq!(ended(&net, 2), Some(EndReason::Left));
+        assert_eq!(refused.bridge.session().role(), SessionRole::Ended);
+        assert!(!refused.events.iter().any(|e| matches!(e, OverDp4Event::Addon(Event::Joined { .. }))));
+
+        let b = refused.id();
+        let host = net.node(HOST);
+        assert!(host.saw(&Event::Denied { id: b, role: Role::Player }), "seed {seed}: {:?}", host.events);
+        assert!(host.saw(&Event::PlayerLeft { id: b }), "seed {seed}: the host still has node 2");
+        assert!(host.bridge.session().players().get(&b.0).is_none());
+        assert!(net.node(1).saw(&Event::Joined { role: Role::Player }));
+        assert_eq!(net.node(1).bridge.session().role(), SessionRole::Member);
+    });
+}
+
+/// Seed 004 row LEAVE_SESSION: the removed player closes its connection; the others see it go.
+#[test]
+fn the_host_removes_a_player() {
+    run_seeds(10, |seed| {
+        let mut net = two_players(seed);
+        let victim = net.node(2).id();
+        net.with(HOST, |n, now| n.bridge.with_host(now, |h, now| h.remove_player(now, victim)))
+            .expect("a host");
+        net.run_for(Duration::from_secs(5));
+
+        assert!(net.node(2).saw(&Event::Disconnect(DisconnectReason::RemovedByHost)), "seed {seed}");
+        assert_eq!(ended(&net, 2), Some(EndReason::Left));
+        assert!(net.node(HOST).saw(&Event::PlayerLeft { id: victim }), "seed {seed}");
+        assert!(net.node(1).tracker().get(victim).is_none(), "seed {seed}: node 1 still tracks node 2");
+        assert_eq!(net.node(1).bridge.session().role(), SessionRole::Member);
+    });
+}
+
+/// Seed 004 row HOST_QUIT and MC-DPL4CS 3.1.7.1: the host ends the session: HOST_QUIT, then it
+/// leaves; without host migration the others' sessions end (HostLost).
+#[test]
+fn the_host_ends_the_session() {
+    run_seeds(10, |seed| {
+        let mut net = two_players(seed);
+        net.with(HOST, |n, now| n.bridge.with_host(now, |h, now| h.end_session(now))).expect("a host");
+        net.run_for(Duration::from_secs(5));
+
+        assert!(net.node(HOST).saw(&Event::Disconnect(DisconnectReason::SessionEnded)));
+        assert_eq!(ended(&net, HOST), Some(EndReason::Left));
+        for i in [1, 2] {
+            assert_eq!(ended(&net, i), Some(EndReason::HostLost), "seed {seed}: node {i}");
+            // HOST_QUIT arrived before the host's DELETEPLAYERs and was ignored (seed 004).
+            assert!(net.node(i).bridge.addon_stats().ignored >= 1, "seed {seed}: node {i}");
+        }
+        // Ended: the add-ons are no longer driven, so their positions stop.
+        let sent = |net: &Net| [1, 2].map(|i| net.node(i).bridge.stats().sent);
+        let before = sent(&net);
+        net.run_for(Duration::from_secs(5));
+        assert_eq!(sent(&net), before, "seed {seed}");
+    });
+}
+
+/// A session with the wrong application GUID is not FS98's: enumeration finds nothing, so an
+/// add-on never joins a session of another game (MC-DPL4CS 3.2.5.3).
+#[test]
+fn enumeration_ignores_other_games() {
+    let kinds = [Kind::Host(Role::Observer, HostPolicy::default()), Kind::Client(Role::Player)];
+    let mut net = Net::new(2, Links::clean(), &kinds);
+    let other = dplay_session::dp4::HostConfig::new("Other", uuid::Uuid::from_u128(0x1234));
+    net.with(HOST, |n, now| n.bridge.host_session(now, other)).expect("host");
+    net.with(1, |n, now| n.bridge.enum_sessions(now, Some(listener(HOST).ip()), None));
+    net.run_for(Duration::from_secs(6));
+    let events = &net.node(1).events;
+    assert!(!events.iter().any(|e| matches!(e, OverDp4Event::Session(Dp4Event::SessionFound(_)))));
+    assert!(events.contains(&OverDp4Event::Session(Dp4Event::EnumDone)));
+}
