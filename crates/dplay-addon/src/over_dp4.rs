@@ -372,20 +372,8 @@ impl AddonOverDp4 {
             Dp4Event::PlayerCreateFailed(_) if self.own.is_none() => {
                 let _ = self.session.leave();
             }
-            Dp4Event::PlayerJoined { id, system: false, .. } => {
-                if Some(*id) != self.own && self.players.insert(*id) {
-                    if let Some(e) = self.endpoint_mut() {
-                        e.player_joined(now, PlayerId(*id));
-                    }
-                }
-            }
-            Dp4Event::PlayerLeft { id } => {
-                if self.players.remove(id) {
-                    if let Some(e) = self.endpoint_mut() {
-                        e.player_left(now, PlayerId(*id));
-                    }
-                }
-            }
+            Dp4Event::PlayerJoined { id, system: false, .. } => self.player_joined(now, *id),
+            Dp4Event::PlayerLeft { id } => self.player_left(now, *id),
             Dp4Event::Message { from, data, .. } => {
                 match from {
                     Some(from) => {
@@ -401,6 +389,24 @@ impl AddonOverDp4 {
             _ => {}
         }
         self.events.push_back(OverDp4Event::Session(ev));
+    }
+
+    /// A remote application player entered: the add-on's roster (system players are not).
+    fn player_joined(&mut self, now: Instant, id: u32) {
+        if Some(id) != self.own
+            && self.players.insert(id)
+            && let Some(e) = self.endpoint_mut()
+        {
+            e.player_joined(now, PlayerId(id));
+        }
+    }
+
+    fn player_left(&mut self, now: Instant, id: u32) {
+        if self.players.remove(&id)
+            && let Some(e) = self.endpoint_mut()
+        {
+            e.player_left(now, PlayerId(id));
+        }
     }
 
     /// Our player `id` exists: the add-on starts with it as its own id.

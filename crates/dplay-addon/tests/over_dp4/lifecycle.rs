@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{DisconnectReason, Event, HostPolicy, OverDp4Event, Role};
 use dplay_session::dp4::{Dp4Event, EndReason, Role as SessionRole};
 use dplay_sim::run_seeds;
@@ -116,4 +117,22 @@ fn enumeration_ignores_other_games() {
     let events = &net.node(1).events;
     assert!(!events.iter().any(|e| matches!(e, OverDp4Event::Session(Dp4Event::SessionFound(_)))));
     assert!(events.contains(&OverDp4Event::Session(Dp4Event::EnumDone)));
+}
+
+/// A DirectPlay 4 session that is full (its `MaxPlayers` counts application players, the add-on
+/// host's own included) refuses the join itself; the add-on never starts (MC-DPL4CS 3.2.5.4,
+/// 3.1.5.8).
+#[test]
+fn a_full_session_refuses_the_join() {
+    let kinds = [Kind::Host(Role::Observer, HostPolicy::default()), Kind::Client(Role::Player)];
+    let mut net = Net::new(3, Links::clean(), &kinds);
+    let full = dplay_session::dp4::HostConfig { max_players: 1, ..fs98_host_config("Full") };
+    net.with(HOST, |n, now| n.bridge.host_session(now, full)).expect("host");
+    net.with(1, |n, now| n.bridge.join(now, listener(HOST), None)).expect("join");
+    net.run_for(Duration::from_secs(30));
+    let events = &net.node(1).events;
+    assert!(events.iter().any(|e| matches!(e, OverDp4Event::Session(Dp4Event::JoinFailed(_)))), "{events:?}");
+    assert!(net.node(1).bridge.own_player().is_none());
+    assert!(!events.iter().any(|e| matches!(e, OverDp4Event::Addon(_))), "{events:?}");
+    assert_eq!(net.node(1).bridge.stats().sent, 0);
 }
