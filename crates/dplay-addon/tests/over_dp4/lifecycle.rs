@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{DisconnectReason, Event, HostPolicy, OverDp4Event, Role};
-use dplay_session::dp4::{Dp4Event, EndReason, Role as SessionRole};
+use dplay_session::dp4::{DPID_ALLPLAYERS, Dp4Event, EndReason, Role as SessionRole};
 use dplay_sim::run_seeds;
+use dplay_wire::dp4::session::SessionFlags;
 
 use crate::net::{Links, listener};
 use crate::support::{Kind, Net};
@@ -135,4 +136,40 @@ fn a_full_session_refuses_the_join() {
     assert!(net.node(1).bridge.own_player().is_none());
     assert!(!events.iter().any(|e| matches!(e, OverDp4Event::Addon(_))), "{events:?}");
     assert_eq!(net.node(1).bridge.stats().sent, 0);
+}
+
+/// Hostile input: bytes that are no add-on packet, from a known player, are counted as
+/// malformed and dropped; the session and the add-on go on (seed 004 header;
+/// FS-MULTIPLAYER.md 1.1).
+#[test]
+fn a_malformed_packet_is_counted_and_dropped() {
+    let mut net = two_players(5);
+    for (guaranteed, garbage) in [(true, &[0x18, 0x10, 0, 0, 0xFF, 0, 0, 0][..]), (false, &[1, 2, 3][..])] {
+        net.with(1, |n, now| {
+            let own = n.id().0;
+            n.bridge.session_mut().send(now, own, DPID_ALLPLAYERS, garbage, guaranteed).expect("joined");
+            n.bridge.handle_timeout(now);
+        });
+    }
+    net.run_for(Duration::from_secs(2));
+    for (at, role) in [(HOST, SessionRole::Host), (2, SessionRole::Member)] {
+        assert_eq!(net.node(at).bridge.addon_stats().malformed, 2, "node {at}");
+        assert_eq!(net.node(at).bridge.session().role(), role);
+    }
+    crate::support::assert_tracks(&net, 2, 1);
+}
+
+/// MC-DPL4CS 2.2.45: in a session with NM (no message IDs) nobody can tell who sent a
+/// message, so the add-on cannot work there: the bridge counts such messages and drops them,
+/// and no join is ever confirmed.
+#[test]
+fn a_session_without_message_ids_is_unusable() {
+    let kinds = [Kind::Host(Role::Observer, HostPolicy::default()), Kind::Client(Role::Player)];
+    let mut net = Net::new(4, Links::clean(), &kinds);
+    let nm = dplay_session::dp4::HostConfig { flags: SessionFlags::NO_MESSAGE_ID, ..fs98_host_config("NM") };
+    net.with(HOST, |n, now| n.bridge.host_session(now, nm)).expect("host");
+    net.with(1, |n, now| n.bridge.join(now, listener(HOST), None)).expect("join");
+    net.run_for(Duration::from_secs(5));
+    assert!(net.node(HOST).bridge.stats().unattributed >= 1);
+    assert!(!net.node(1).saw(&Event::Joined { role: Role::Player }));
 }
