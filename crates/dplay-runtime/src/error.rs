@@ -1,7 +1,7 @@
 //! Errors the runtime reports, each saying what to do about it.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// Why the runtime could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -19,8 +19,23 @@ pub enum RuntimeError {
         /// The address asked for.
         addr: SocketAddr,
     },
+    /// Every port of a range is taken.
+    #[error(
+        "no free port in {first}-{last} on {ip}: stop other programs using these ports (other DirectPlay games or hosts)"
+    )]
+    NoFreePort {
+        /// The local address.
+        ip: IpAddr,
+        /// First port tried.
+        first: u16,
+        /// Last port tried.
+        last: u16,
+    },
+    /// The protocol refused its configuration.
+    #[error("cannot start the protocol: {0}")]
+    Protocol(String),
     /// Any other failure to open the socket.
-    #[error("cannot open a UDP socket on {addr}: {source}")]
+    #[error("cannot open a socket on {addr}: {source}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,

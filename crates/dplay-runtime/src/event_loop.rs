@@ -1,37 +1,59 @@
-//! The event loop: one thread, one UDP socket, one protocol.
+//! The event loop: one thread, the sockets of its [`RuntimeConfig`], one protocol.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
-use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::{Direction, Protocol, RuntimeError, Tap};
+use crate::bind::{Bound, SocketSpec};
+use crate::streams::Streams;
+use crate::{Direction, Path, Protocol, RuntimeError, SocketId, Tap};
 
-const SOCKET: Token = Token(0);
-const WAKER: Token = Token(1);
+/// The waker's token; sockets take `Token(index)`, TCP connections [`crate::streams`] tokens.
+const WAKER: Token = Token(usize::MAX);
 /// The largest UDP payload.
 const MAX_DATAGRAM: usize = 65_535;
 
 /// How to start a [`Runtime`].
 pub struct RuntimeConfig {
-    /// The address to bind the UDP socket to (port 0: any free port).
-    pub bind: SocketAddr,
-    /// Sees every datagram sent and received, if set.
+    /// The sockets to open, in order: [`SocketId`] `i` is `sockets[i]`. [`RuntimeConfig::new`]
+    /// opens one UDP socket.
+    pub sockets: Vec<SocketSpec>,
+    /// Sees every datagram and TCP read and write, if set.
     pub tap: Option<Box<dyn Tap>>,
     /// The network thread's name, for debuggers and logs.
     pub thread_name: String,
+    /// Bytes a TCP connection may have queued and not yet written; past it the connection is
+    /// closed with [`crate::CloseReason::Overflow`], so a peer that does not read cannot make
+    /// us hold unbounded memory.
+    pub stream_write_limit: usize,
+    /// How long opening a TCP connection may take before it counts as failed.
+    pub connect_timeout: Duration,
+    /// At most this many TCP connections at once; more accepted ones are closed at once.
+    pub max_streams: usize,
 }
 
 impl RuntimeConfig {
-    /// Binds `bind`, no tap.
+    /// One UDP socket on `bind` (port 0: any free port), no tap.
     pub fn new(bind: SocketAddr) -> Self {
-        Self { bind, tap: None, thread_name: "dplay-net".into() }
+        Self::with_sockets(vec![SocketSpec::udp(bind)])
+    }
+
+    /// The sockets of `sockets`, no tap.
+    pub fn with_sockets(sockets: Vec<SocketSpec>) -> Self {
+        Self {
+            sockets,
+            tap: None,
+            thread_name: "dplay-net".into(),
+            stream_write_limit: 8 << 20,
+            connect_timeout: Duration::from_secs(5),
+            max_streams: 1024,
+        }
     }
 }
 
@@ -41,51 +63,81 @@ pub struct Runtime<P: Protocol> {
     events: Receiver<P::Event>,
     waker: Arc<Waker>,
     stop: Arc<AtomicBool>,
-    local_addr: SocketAddr,
+    local_addrs: Vec<SocketAddr>,
     thread: Option<JoinHandle<Result<(), RuntimeError>>>,
 }
 
 impl<P: Protocol> Runtime<P> {
-    /// Binds the socket (errors come back here, before any thread starts) and starts the loop.
+    /// Binds the sockets (errors come back here, before any thread starts) and starts the loop.
     pub fn spawn(config: RuntimeConfig, protocol: P) -> Result<Self, RuntimeError> {
         Self::spawn_with(config, |_| protocol)
     }
 
-    /// As [`Runtime::spawn`], making the protocol once the socket is bound: `make` gets the
-    /// bound address (a session writes it into its player URL).
+    /// As [`Runtime::spawn`], making the protocol once the sockets are bound: `make` gets the
+    /// first socket's address (a session writes it into its player URL).
     pub fn spawn_with(
         config: RuntimeConfig,
         make: impl FnOnce(SocketAddr) -> P,
     ) -> Result<Self, RuntimeError> {
-        let mut socket =
-            crate::socket::bind_udp(config.bind).map_err(|e| RuntimeError::bind(config.bind, e))?;
-        let local_addr = socket.local_addr()?;
-        let protocol = make(local_addr);
+        Self::try_spawn_with(config, |addrs| {
+            addrs.first().copied().map(make).ok_or_else(|| RuntimeError::Protocol("no socket to bind".into()))
+        })
+    }
+
+    /// As [`Runtime::spawn`], making the protocol once the sockets are bound: `make` gets every
+    /// socket's address, by [`SocketId`], and may refuse to start.
+    pub fn try_spawn_with(
+        config: RuntimeConfig,
+        make: impl FnOnce(&[SocketAddr]) -> Result<P, RuntimeError>,
+    ) -> Result<Self, RuntimeError> {
         let poll = Poll::new()?;
-        poll.registry().register(&mut socket, SOCKET, Interest::READABLE)?;
+        let mut sockets = Vec::with_capacity(config.sockets.len());
+        let mut local_addrs = Vec::with_capacity(config.sockets.len());
+        for (i, spec) in config.sockets.iter().enumerate() {
+            let mut bound = crate::bind::open(spec)?;
+            local_addrs.push(bound.local_addr()?);
+            match &mut bound {
+                Bound::Udp(s) => poll.registry().register(s, Token(i), Interest::READABLE)?,
+                Bound::Listener(l) => poll.registry().register(l, Token(i), Interest::READABLE)?,
+            }
+            sockets.push(bound);
+        }
+        let protocol = make(&local_addrs)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let (commands, command_rx) = crossbeam_channel::unbounded();
         let (event_tx, events) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
+        let streams = Streams::new(config.stream_write_limit, config.connect_timeout, config.max_streams);
         let event_loop = EventLoop {
             poll,
-            socket,
-            local_addr,
+            sockets,
+            local_addrs: local_addrs.clone(),
             protocol,
             commands: command_rx,
             events: event_tx,
             stop: Arc::clone(&stop),
             tap: config.tap,
             pending: None,
-            writable_interest: false,
+            writable_interest: None,
+            streams,
         };
         let thread = std::thread::Builder::new().name(config.thread_name).spawn(move || event_loop.run())?;
-        Ok(Self { commands, events, waker, stop, local_addr, thread: Some(thread) })
+        Ok(Self { commands, events, waker, stop, local_addrs, thread: Some(thread) })
     }
 
-    /// The address the socket is bound to (with the port chosen when 0 was asked for).
+    /// The address the first socket is bound to (with the port chosen when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.local_addrs.first().copied().unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Every socket's address, by [`SocketId`].
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
+    }
+
+    /// The address of socket `id`, if the configuration opened it.
+    pub fn socket_addr(&self, id: SocketId) -> Option<SocketAddr> {
+        self.local_addrs.get(id.0).copied()
     }
 
     /// Sends a command to the protocol and wakes the loop.
@@ -126,35 +178,55 @@ impl<P: Protocol> Drop for Runtime<P> {
     }
 }
 
-struct EventLoop<P: Protocol> {
-    poll: Poll,
-    socket: UdpSocket,
-    local_addr: SocketAddr,
-    protocol: P,
+pub(crate) struct EventLoop<P: Protocol> {
+    pub(crate) poll: Poll,
+    pub(crate) sockets: Vec<Bound>,
+    pub(crate) local_addrs: Vec<SocketAddr>,
+    pub(crate) protocol: P,
     commands: Receiver<P::Command>,
     events: Sender<P::Event>,
     stop: Arc<AtomicBool>,
-    tap: Option<Box<dyn Tap>>,
-    /// A datagram the socket refused with WouldBlock, sent first once it is writable.
-    pending: Option<(SocketAddr, Vec<u8>)>,
-    writable_interest: bool,
+    pub(crate) tap: Option<Box<dyn Tap>>,
+    /// A datagram a socket refused with WouldBlock, sent first once it is writable.
+    pending: Option<(SocketId, SocketAddr, Vec<u8>)>,
+    /// The UDP socket registered for writable events, if any.
+    writable_interest: Option<SocketId>,
+    pub(crate) streams: Streams,
+}
+
+/// What one readiness event asks for.
+#[derive(Debug, Clone, Copy)]
+struct Ready {
+    token: Token,
+    readable: bool,
+    writable: bool,
 }
 
 impl<P: Protocol> EventLoop<P> {
     fn run(mut self) -> Result<(), RuntimeError> {
-        let mut events = Events::with_capacity(64);
+        let mut events = Events::with_capacity(256);
+        let mut ready = Vec::with_capacity(256);
         let mut recv_buf = vec![0; MAX_DATAGRAM];
         let mut send_buf = Vec::with_capacity(2048);
         while !self.stop.load(Ordering::Acquire) {
-            let timeout = self.protocol.poll_timeout().map(|t| t.saturating_duration_since(Instant::now()));
+            let deadline = match (self.protocol.poll_timeout(), self.streams.next_deadline()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let timeout = deadline.map(|t| t.saturating_duration_since(Instant::now()));
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             }
-            let readable = events.iter().any(|e| e.token() == SOCKET && e.is_readable());
-            if readable {
-                self.read_all(&mut recv_buf)?;
+            ready.clear();
+            ready.extend(events.iter().map(|e| Ready {
+                token: e.token(),
+                readable: e.is_readable() || e.is_read_closed() || e.is_error(),
+                writable: e.is_writable() || e.is_write_closed() || e.is_error(),
+            }));
+            for r in &ready {
+                self.dispatch(*r, &mut recv_buf)?;
             }
             let now = Instant::now();
             loop {
@@ -168,28 +240,47 @@ impl<P: Protocol> EventLoop<P> {
             if self.protocol.poll_timeout().is_some_and(|deadline| deadline <= now) {
                 self.protocol.handle_timeout(now);
             }
+            self.expire_connects(now)?;
             self.flush(now, &mut send_buf)?;
             while let Some(event) = self.protocol.poll_event() {
                 // The application may have stopped listening; the protocol still runs.
                 let _ = self.events.send(event);
             }
-            if self.protocol.is_finished() && self.pending.is_none() {
+            if self.protocol.is_finished() && self.pending.is_none() && self.streams.all_written() {
                 break;
             }
         }
         Ok(())
     }
 
-    /// Reads until the socket would block, handing each datagram to the protocol.
-    fn read_all(&mut self, buf: &mut [u8]) -> Result<(), RuntimeError> {
+    /// Hands one readiness event to the socket or connection it names.
+    fn dispatch(&mut self, r: Ready, buf: &mut [u8]) -> Result<(), RuntimeError> {
+        if r.token == WAKER {
+            return Ok(());
+        }
+        if let Some(stream) = crate::streams::stream_of(r.token) {
+            return self.stream_ready(stream, r.readable, r.writable, buf);
+        }
+        let id = SocketId(r.token.0);
+        match self.sockets.get(id.0) {
+            Some(Bound::Udp(_)) if r.readable => self.read_udp(id, buf),
+            Some(Bound::Listener(_)) => self.accept_all(id),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads until UDP socket `id` would block, handing each datagram to the protocol.
+    fn read_udp(&mut self, id: SocketId, buf: &mut [u8]) -> Result<(), RuntimeError> {
+        let Some(Bound::Udp(socket)) = self.sockets.get(id.0) else { return Ok(()) };
+        let local = self.local_addrs.get(id.0).copied().unwrap_or_else(|| SocketAddr::from(([0; 4], 0)));
         loop {
-            match self.socket.recv_from(buf) {
+            match socket.recv_from(buf) {
                 Ok((len, from)) => {
                     let data = buf.get(..len).unwrap_or_default();
                     if let Some(tap) = self.tap.as_mut() {
-                        tap.datagram(Direction::Received, self.local_addr, from, data);
+                        tap.datagram(Direction::Received, local, from, data);
                     }
-                    self.protocol.handle_datagram(Instant::now(), from, data);
+                    self.protocol.handle_udp(Instant::now(), id, from, data);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -201,31 +292,41 @@ impl<P: Protocol> EventLoop<P> {
         }
     }
 
-    /// Writes queued datagrams until the protocol has none or the socket is full.
+    /// Writes what the protocol queued: datagrams until a socket is full, stream bytes into
+    /// their connection's buffer.
     fn flush(&mut self, now: Instant, buf: &mut Vec<u8>) -> Result<(), RuntimeError> {
-        if let Some((to, data)) = self.pending.take()
-            && !self.send(to, &data)?
+        if let Some((id, to, data)) = self.pending.take()
+            && !self.send_udp(id, to, &data)?
         {
-            self.pending = Some((to, data));
-            return self.want_writable(true);
+            self.pending = Some((id, to, data));
+            return self.want_writable(Some(id));
         }
         loop {
             buf.clear();
-            let Some(to) = self.protocol.poll_transmit(now, buf) else { break };
-            if !self.send(to, buf)? {
-                self.pending = Some((to, std::mem::take(buf)));
-                return self.want_writable(true);
+            let Some(transmit) = self.protocol.poll_send(now, buf) else { break };
+            match transmit.path {
+                Path::Tcp => self.send_stream(now, transmit.to, buf)?,
+                Path::Udp(id) => {
+                    if !self.send_udp(id, transmit.to, buf)? {
+                        self.pending = Some((id, transmit.to, std::mem::take(buf)));
+                        return self.want_writable(Some(id));
+                    }
+                }
             }
         }
-        self.want_writable(false)
+        self.want_writable(None)
     }
 
-    /// Sends one datagram; `Ok(false)` when the socket would block.
-    fn send(&mut self, to: SocketAddr, data: &[u8]) -> Result<bool, RuntimeError> {
-        match self.socket.send_to(data, to) {
+    /// Sends one datagram from UDP socket `id`; `Ok(false)` when the socket would block.
+    fn send_udp(&mut self, id: SocketId, to: SocketAddr, data: &[u8]) -> Result<bool, RuntimeError> {
+        let Some(Bound::Udp(socket)) = self.sockets.get(id.0) else {
+            tracing::warn!("no UDP socket {} to send to {to} from; datagram dropped", id.0);
+            return Ok(true);
+        };
+        match socket.send_to(data, to) {
             Ok(_) => {
-                if let Some(tap) = self.tap.as_mut() {
-                    tap.datagram(Direction::Sent, self.local_addr, to, data);
+                if let (Some(tap), Some(local)) = (self.tap.as_mut(), self.local_addrs.get(id.0)) {
+                    tap.datagram(Direction::Sent, *local, to, data);
                 }
                 Ok(true)
             }
@@ -239,13 +340,22 @@ impl<P: Protocol> EventLoop<P> {
         }
     }
 
-    fn want_writable(&mut self, writable: bool) -> Result<(), RuntimeError> {
-        if writable != self.writable_interest {
-            let interest =
-                if writable { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
-            self.poll.registry().reregister(&mut self.socket, SOCKET, interest)?;
-            self.writable_interest = writable;
+    /// Registers UDP socket `id` (and no other) for writable events.
+    fn want_writable(&mut self, id: Option<SocketId>) -> Result<(), RuntimeError> {
+        if id == self.writable_interest {
+            return Ok(());
         }
+        let registry = self.poll.registry();
+        for (which, interest) in
+            [(self.writable_interest, Interest::READABLE), (id, Interest::READABLE | Interest::WRITABLE)]
+        {
+            if let Some(SocketId(i)) = which
+                && let Some(Bound::Udp(socket)) = self.sockets.get_mut(i)
+            {
+                registry.reregister(socket, Token(i), interest)?;
+            }
+        }
+        self.writable_interest = id;
         Ok(())
     }
 }

@@ -1,28 +1,47 @@
 //! The only crate of the stack that touches sockets, clocks and threads.
 //!
-//! A [`Runtime`] owns one UDP socket and one thread running a mio event loop. It drives any
-//! sans-IO [`Protocol`] (the DirectPlay 8 session layer, the add-on on top of it, a DirectPlay 4
-//! session): it reads every datagram until the socket would block and hands each to
-//! [`Protocol::handle_datagram`], calls [`Protocol::handle_timeout`] at the earliest
-//! [`Protocol::poll_timeout`], and writes every [`Protocol::poll_transmit`], keeping a datagram
-//! when the socket is full and waiting until it is writable. Applications talk to it through
-//! crossbeam channels (commands in, events out) and a mio `Waker`; it stops on
-//! [`Runtime::shutdown`] or when dropped.
+//! A [`Runtime`] owns the sockets its [`RuntimeConfig`] lists ([`SocketSpec`]: UDP sockets and
+//! TCP listeners, each on one address or the first free port of a range) and one thread
+//! running a mio event loop. It drives any sans-IO [`Protocol`] (the DirectPlay 8 session
+//! layer, the add-on on top of it, a DirectPlay 4 session):
 //!
-//! It contains no protocol logic: everything it knows about DirectPlay is in the crates it drives.
-//! Two drivers come with it: [`Dp8Protocol`] (a DirectPlay 8 session) and [`AddonProtocol`] (the
-//! Flight Simulator add-on over a DirectPlay 8 session).
+//! - it reads every datagram until the socket would block and hands each to
+//!   [`Protocol::handle_udp`] with the [`SocketId`] it came in on;
+//! - it accepts TCP connections on its listeners and opens them on demand, without blocking,
+//!   to the destination of a [`Transmit`] that goes [`Path::Tcp`] (reused while open); it reads
+//!   each connection until it would block and hands the bytes to [`Protocol::handle_stream`],
+//!   keeps what a connection could not take yet in a bounded per-connection buffer, and reports
+//!   a connection that closes, fails, is refused or cannot be opened through
+//!   [`Protocol::handle_stream_closed`] ([`StreamClosed`], [`CloseReason`]);
+//! - it calls [`Protocol::handle_timeout`] at the earliest [`Protocol::poll_timeout`], and
+//!   writes every [`Protocol::poll_send`], keeping a datagram when a socket is full and waiting
+//!   until it is writable.
+//!
+//! Applications talk to it through crossbeam channels (commands in, events out) and a mio
+//! `Waker`; it stops on [`Runtime::shutdown`], when dropped, or by itself once the protocol
+//! [`Protocol::is_finished`] and everything queued is written.
+//!
+//! It contains no protocol logic: everything it knows about DirectPlay is in the crates it
+//! drives. Three drivers come with it: [`Dp8Protocol`] (a DirectPlay 8 session, one UDP
+//! socket), [`AddonProtocol`] (the Flight Simulator add-on over a DirectPlay 8 session) and
+//! [`Dp4Protocol`] (a DirectPlay 4 session: the enumeration port 47624, a UDP game socket and a
+//! TCP listener in 2300-2400, TCP connections to the other instances; MC-DPL4CS 2.1).
 #![allow(clippy::disallowed_methods)] // this crate is where the clock is read (clippy.toml)
 
 mod addon;
+mod bind;
+mod dp4;
 mod dp8;
 mod error;
 mod event_loop;
 mod protocol;
 mod socket;
+mod streams;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
+pub use bind::{SocketKind, SocketSpec};
+pub use dp4::{Dp4Binding, Dp4Command, Dp4Event, Dp4Player, Dp4Protocol};
 pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, Player};
 pub use error::RuntimeError;
 pub use event_loop::{Runtime, RuntimeConfig};
-pub use protocol::{Direction, Protocol, Tap};
+pub use protocol::{CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamId, Tap, Transmit};

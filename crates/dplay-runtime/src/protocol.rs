@@ -3,38 +3,142 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-/// A sans-IO protocol endpoint bound to one socket.
+/// One of the sockets a runtime binds: the index of its [`crate::SocketSpec`] in
+/// [`crate::RuntimeConfig::sockets`]. A DirectPlay 8 runtime has one, [`SocketId::MAIN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SocketId(pub usize);
+
+impl SocketId {
+    /// The first socket: the one single-socket protocols use.
+    pub const MAIN: Self = Self(0);
+}
+
+/// One TCP connection, accepted or opened; never reused within a runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId(pub u64);
+
+/// How a [`Transmit`] travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// A datagram sent from this UDP socket.
+    Udp(SocketId),
+    /// Bytes on the TCP connection the runtime keeps to the destination: opened (without
+    /// blocking) on first use and reused while it stays open. The bytes are written in order,
+    /// whole, after everything queued before them on that connection.
+    Tcp,
+}
+
+/// Where the bytes [`Protocol::poll_send`] wrote go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Transmit {
+    /// The destination: a UDP socket, or a TCP listener.
+    pub to: SocketAddr,
+    /// UDP (from which socket) or TCP.
+    pub path: Path,
+}
+
+/// Why a TCP connection ended, for [`Protocol::handle_stream_closed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The peer closed it.
+    Closed,
+    /// It could not be opened: refused, unreachable, or no answer within the connect timeout.
+    ConnectFailed(String),
+    /// A read or a write failed (reset by the peer, broken pipe ...).
+    Failed(String),
+    /// [`Protocol::handle_stream`] refused its bytes, for this reason.
+    Rejected(String),
+    /// More bytes were queued for it than [`crate::RuntimeConfig::stream_write_limit`]: the
+    /// peer does not read.
+    Overflow,
+}
+
+/// A TCP connection that ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamClosed {
+    /// The remote end.
+    pub peer: SocketAddr,
+    /// For a connection we opened, the address it was opened to (a [`Transmit::to`]);
+    /// `None` for one we accepted.
+    pub opened_to: Option<SocketAddr>,
+    /// Why it ended.
+    pub reason: CloseReason,
+    /// Bytes queued for it that were never written.
+    pub unsent: usize,
+}
+
+/// A sans-IO protocol endpoint driven by the runtime's event loop.
 ///
-/// The runtime calls, in this order on every turn of its loop: `handle_datagram` for each
-/// datagram read, `handle_command` for each command received, `handle_timeout` once the
-/// deadline from `poll_timeout` has passed, then `poll_transmit` until it returns `None` and
-/// `poll_event` until it returns `None`, and finally `poll_timeout` for the next wake-up.
+/// The runtime calls, in this order on every turn of its loop: `handle_udp` for each datagram
+/// read and `handle_stream` for each read on a TCP connection (`handle_stream_closed` when one
+/// ends), `handle_command` for each command received, `handle_timeout` once the deadline from
+/// `poll_timeout` has passed, then `poll_send` until it returns `None` and `poll_event` until it
+/// returns `None`, and finally `poll_timeout` for the next wake-up.
+///
+/// A protocol on one UDP socket (DirectPlay 8) implements `handle_datagram` and
+/// `poll_transmit`; the defaults of `handle_udp` and `poll_send` route them through
+/// [`SocketId::MAIN`]. A protocol with several sockets and TCP (DirectPlay 4) implements
+/// `handle_udp`, `poll_send`, `handle_stream` and `handle_stream_closed` instead.
 pub trait Protocol: Send + 'static {
     /// What the application asks of the protocol.
     type Command: Send + 'static;
     /// What the protocol tells the application.
     type Event: Send + 'static;
 
-    /// A datagram arrived from `from`.
-    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]);
+    /// A datagram arrived from `from` on the main socket.
+    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        let _ = (now, from, data);
+    }
+    /// A datagram arrived from `from` on UDP socket `socket`.
+    fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
+        let _ = socket;
+        self.handle_datagram(now, from, data);
+    }
+    /// Bytes read on TCP connection `stream`, whose remote end is `peer`: any number, from
+    /// part of a message to several. An error closes the connection, with its text logged and
+    /// reported as [`CloseReason::Rejected`].
+    fn handle_stream(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<(), String> {
+        let _ = (now, stream, peer, data);
+        Err("this protocol takes no TCP connections".into())
+    }
+    /// TCP connection `stream` ended; nothing more is read from or written to it.
+    fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
+        let _ = (now, stream, closed);
+    }
     /// The application sent a command.
     fn handle_command(&mut self, now: Instant, command: Self::Command);
     /// The deadline given by `poll_timeout` has passed.
     fn handle_timeout(&mut self, now: Instant);
-    /// The next datagram to send: writes it into `buf` (cleared by the caller) and returns its
-    /// destination, or `None` when nothing is queued.
-    fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr>;
+    /// The next datagram to send from the main socket: writes it into `buf` (cleared by the
+    /// caller) and returns its destination, or `None` when nothing is queued.
+    fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let _ = (now, buf);
+        None
+    }
+    /// The next bytes to send: writes them into `buf` (cleared by the caller) and says where
+    /// they go, or `None` when nothing is queued.
+    fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let to = self.poll_transmit(now, buf)?;
+        Some(Transmit { to, path: Path::Udp(SocketId::MAIN) })
+    }
     /// The next event for the application.
     fn poll_event(&mut self) -> Option<Self::Event>;
     /// When `handle_timeout` must next be called.
     fn poll_timeout(&self) -> Option<Instant>;
-    /// True once the protocol has nothing left to do and the loop may end by itself.
+    /// True once the protocol has nothing left to do: the loop ends by itself once this holds
+    /// and everything queued has been written.
     fn is_finished(&self) -> bool {
         false
     }
 }
 
-/// Which way a datagram went, for a [`Tap`].
+/// Which way bytes went, for a [`Tap`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     /// Read from the socket.
@@ -43,8 +147,14 @@ pub enum Direction {
     Sent,
 }
 
-/// Sees every datagram the runtime reads or writes (for `--pcap` recording and tracing).
+/// Sees every datagram and every TCP read and write of the runtime (for `--pcap` recording
+/// and tracing).
 pub trait Tap: Send + 'static {
     /// One datagram between `local` and `remote`.
     fn datagram(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]);
+    /// Bytes read from or written to the TCP connection between `local` and `remote`, as the
+    /// socket took or gave them (message boundaries are not kept).
+    fn stream(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
+        let _ = (direction, local, remote, data);
+    }
 }

@@ -21,8 +21,14 @@ impl Dp4Session {
     /// Sends DPSP_MSG_ENUMSESSIONS to port 47624 of `to`, or broadcast to 255.255.255.255,
     /// and collects replies until the Session Enumeration timer ends (MC-DPL4CS 3.1.4.1, 2.1).
     pub fn enum_sessions(&mut self, now: Instant, to: Option<IpAddr>, request: &EnumRequest) {
-        self.epoch.get_or_insert(now);
         let target = SocketAddr::new(to.unwrap_or(IpAddr::V4(Ipv4Addr::BROADCAST)), ENUM_PORT);
+        self.enum_sessions_at(now, target, request);
+    }
+
+    /// As [`Dp4Session::enum_sessions`], to a host whose enumeration socket is `target`: port
+    /// 47624 on another machine, another port to reach one of several hosts on one machine.
+    pub fn enum_sessions_at(&mut self, now: Instant, target: SocketAddr, request: &EnumRequest) {
+        self.epoch.get_or_insert(now);
         let body = Dp4Body::EnumSessions(EnumSessions {
             application_guid: request.application_guid,
             flags: request.flags,

@@ -1,0 +1,109 @@
+//! What sockets a runtime opens ([`SocketSpec`]) and opening them: one address, or the first
+//! free port of a range (MC-DPL4CS 2.1: game ports "in the range from 2300 to 2400").
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::ops::RangeInclusive;
+
+use mio::net::{TcpListener, UdpSocket};
+use socket2::{Domain, Socket, Type};
+
+use crate::RuntimeError;
+
+/// UDP or a TCP listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketKind {
+    /// A UDP socket; `broadcast` sets SO_BROADCAST, so it may send to 255.255.255.255.
+    Udp {
+        /// Allow sending broadcasts.
+        broadcast: bool,
+    },
+    /// A TCP listener; connections it accepts are handed to [`crate::Protocol::handle_stream`].
+    TcpListener,
+}
+
+/// One socket to open: its kind, address and the ports to try in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketSpec {
+    /// UDP or TCP listener.
+    pub kind: SocketKind,
+    /// The local address (unspecified: all addresses).
+    pub ip: IpAddr,
+    /// Ports tried in order; the first free one is taken. `0..=0`: any free port.
+    pub ports: RangeInclusive<u16>,
+}
+
+impl SocketSpec {
+    /// A UDP socket on `addr` (port 0: any free port).
+    pub fn udp(addr: SocketAddr) -> Self {
+        Self { kind: SocketKind::Udp { broadcast: false }, ip: addr.ip(), ports: addr.port()..=addr.port() }
+    }
+
+    /// A TCP listener on `addr` (port 0: any free port).
+    pub fn tcp_listener(addr: SocketAddr) -> Self {
+        Self { kind: SocketKind::TcpListener, ip: addr.ip(), ports: addr.port()..=addr.port() }
+    }
+
+    /// The same socket on the first free port of `ports`.
+    #[must_use]
+    pub fn first_free(mut self, ports: RangeInclusive<u16>) -> Self {
+        self.ports = ports;
+        self
+    }
+
+    /// The same socket with SO_BROADCAST set when it is UDP.
+    #[must_use]
+    pub fn broadcast(mut self) -> Self {
+        if let SocketKind::Udp { broadcast } = &mut self.kind {
+            *broadcast = true;
+        }
+        self
+    }
+}
+
+/// An open socket.
+pub(crate) enum Bound {
+    Udp(UdpSocket),
+    Listener(TcpListener),
+}
+
+impl Bound {
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Self::Udp(s) => s.local_addr(),
+            Self::Listener(l) => l.local_addr(),
+        }
+    }
+}
+
+/// Opens `spec` on the first port of its range that is free.
+pub(crate) fn open(spec: &SocketSpec) -> Result<Bound, RuntimeError> {
+    let (first, last) = (*spec.ports.start(), *spec.ports.end());
+    for port in spec.ports.clone() {
+        let addr = SocketAddr::new(spec.ip, port);
+        let opened = match spec.kind {
+            SocketKind::Udp { broadcast } => crate::socket::bind_udp(addr).and_then(|s| {
+                s.set_broadcast(broadcast)?;
+                Ok(Bound::Udp(s))
+            }),
+            SocketKind::TcpListener => listen(addr).map(Bound::Listener),
+        };
+        match opened {
+            Ok(bound) => return Ok(bound),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse && first != last => {}
+            Err(e) => return Err(RuntimeError::bind(addr, e)),
+        }
+    }
+    Err(RuntimeError::NoFreePort { ip: spec.ip, first, last })
+}
+
+/// A non-blocking TCP listener on `addr`. SO_REUSEADDR lets a restarted host take its port
+/// back while old connections linger in TIME_WAIT.
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(socket2::Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(128)?;
+    Ok(TcpListener::from_std(socket.into()))
+}

@@ -1,0 +1,389 @@
+//! [`Dp4Protocol`]: a DirectPlay 4 [`Dp4Session`] driven by the runtime over its sockets
+//! (MC-DPL4CS 2.1), with commands for what an application asks of it (host, enumerate, join,
+//! create a player, send, leave) and the session's events.
+//!
+//! [`Dp4Binding`] says which sockets to open: the UDP game socket ([`Dp4Binding::GAME_SOCKET`])
+//! and the TCP listener ([`Dp4Binding::LISTENER`]) on the first free ports of 2300-2400, and,
+//! for a host, the enumeration socket ([`Dp4Binding::ENUM_SOCKET`]) on UDP 47624 of every
+//! address, so broadcast ENUMSESSIONS reach it. Datagrams of both UDP sockets go to
+//! [`Dp4Session::handle_udp`]; every UDP transmit leaves from the game socket; every TCP
+//! transmit goes on the connection the runtime keeps to its destination (a TCP listener).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::time::Instant;
+
+use dplay_session::dp4::config::{ENUM_PORT, GAME_PORT_FIRST, GAME_PORT_LAST};
+use dplay_session::dp4::{
+    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, DropReason, EnumRequest, HostConfig, Via,
+};
+use dplay_wire::WideString;
+use dplay_wire::dp4::session::SessionFlags;
+
+use crate::{
+    CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec, StreamClosed,
+    StreamId, Tap, Transmit,
+};
+
+/// Where a DirectPlay 4 endpoint opens its sockets (MC-DPL4CS 2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dp4Binding {
+    /// The address of the game socket and the TCP listener (unspecified: all addresses,
+    /// and peers answer to the address they see).
+    pub ip: Ipv4Addr,
+    /// The TCP listener's port; `None`: the first free one of 2300-2400.
+    pub stream_port: Option<u16>,
+    /// The UDP game socket's port; `None`: the first free one of 2300-2400.
+    pub datagram_port: Option<u16>,
+    /// The enumeration port, bound on every address (hosts: 47624); `None`: no enumeration
+    /// socket (joining and enumerating need none). Port 0: any free port.
+    pub enum_port: Option<u16>,
+}
+
+impl Dp4Binding {
+    /// The UDP game socket: non-guaranteed messages and PINGs in and out, ENUMSESSIONS out.
+    pub const GAME_SOCKET: SocketId = SocketId(0);
+    /// The TCP listener: guaranteed messages in.
+    pub const LISTENER: SocketId = SocketId(1);
+    /// The enumeration socket, when there is one: ENUMSESSIONS in.
+    pub const ENUM_SOCKET: SocketId = SocketId(2);
+
+    /// A host on `ip`: game ports from 2300, enumeration on 47624.
+    pub fn host(ip: Ipv4Addr) -> Self {
+        Self { ip, stream_port: None, datagram_port: None, enum_port: Some(ENUM_PORT) }
+    }
+
+    /// A joining or enumerating endpoint on `ip`: game ports from 2300, no enumeration socket.
+    pub fn client(ip: Ipv4Addr) -> Self {
+        Self { ip, stream_port: None, datagram_port: None, enum_port: None }
+    }
+
+    /// The runtime configuration opening these sockets, in [`SocketId`] order.
+    pub fn runtime_config(&self) -> RuntimeConfig {
+        let ip = IpAddr::V4(self.ip);
+        let game = |port: Option<u16>| port.map_or(GAME_PORT_FIRST..=GAME_PORT_LAST, |p| p..=p);
+        let mut sockets = vec![
+            SocketSpec::udp(SocketAddr::new(ip, 0)).first_free(game(self.datagram_port)).broadcast(),
+            SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(game(self.stream_port)),
+        ];
+        if let Some(port) = self.enum_port {
+            sockets.push(SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast());
+        }
+        let mut config = RuntimeConfig::with_sockets(sockets);
+        config.thread_name = "dplay-dp4".into();
+        config
+    }
+}
+
+/// What an application asks of a DirectPlay 4 session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dp4Command {
+    /// Host the session described (MC-DPL4CS 3.2.3).
+    Host(HostConfig),
+    /// Look for sessions: ENUMSESSIONS to `target`'s enumeration socket, or broadcast to
+    /// 255.255.255.255:47624 when `None` (MC-DPL4CS 3.1.4.1).
+    EnumSessions {
+        /// A host's enumeration socket (usually port 47624), or `None` to broadcast.
+        target: Option<SocketAddr>,
+        /// What to ask for.
+        request: EnumRequest,
+    },
+    /// Join the session whose host listens on `host` (a found session's TCP listener,
+    /// MC-DPL4CS 3.1.4.2).
+    Join {
+        /// The host's TCP listener.
+        host: SocketAddr,
+        /// The session's password, if it has one.
+        password: Option<String>,
+    },
+    /// Create a local application player with this short name (MC-DPL4CS 3.1.4.4).
+    CreatePlayer(String),
+    /// Application data from one of our players to player `to` or
+    /// [`dplay_session::dp4::DPID_ALLPLAYERS`] (MC-DPL4CS 3.1.4.16).
+    Send {
+        /// Our sending player; `None`: our first application player, else our system player.
+        from: Option<u32>,
+        /// The receiving player.
+        to: u32,
+        /// The bytes.
+        data: Vec<u8>,
+        /// Over TCP; else a UDP datagram, fragmented beyond the MTU (MC-DPL4CS 3.1.4.18).
+        guaranteed: bool,
+    },
+    /// Host: change the session's player limit and flags (MC-DPL4CS 3.2.4).
+    SetSession {
+        /// `MaxPlayers`; 0: no limit.
+        max_players: u32,
+        /// `Flags`.
+        flags: SessionFlags,
+    },
+    /// Leave: DELETEPLAYER for each of our players to every other instance (MC-DPL4CS 3.1.4.5).
+    Leave,
+}
+
+/// One row of the Player List, as [`Dp4Event::PlayerList`] reports it (MC-DPL4CS 3.1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dp4Player {
+    /// Player ID.
+    pub id: u32,
+    /// Short name.
+    pub name: Option<String>,
+    /// A system player: one per instance.
+    pub system: bool,
+    /// The system player of its instance (itself for a system player).
+    pub system_player: u32,
+    /// It belongs to the host's instance.
+    pub is_host: bool,
+    /// It is one of ours.
+    pub is_local: bool,
+}
+
+/// What the session tells the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dp4Event {
+    /// An event of the session, as it reported it.
+    Session(SessionEvent),
+    /// The whole Player List, right after hosting starts, [`SessionEvent::Joined`] and
+    /// [`SessionEvent::HostMigrated`].
+    PlayerList(Vec<Dp4Player>),
+    /// Received messages were dropped (bad offsets, unknown players ...; MC-DPL4CS 3.1.5) and
+    /// counted; the session goes on.
+    Dropped {
+        /// Why.
+        reason: DropReason,
+        /// How many since the last report.
+        count: u64,
+    },
+    /// A TCP connection was closed because its bytes cannot be DirectPlay 4 messages (bad
+    /// size or token, MC-DPL4CS 2.2.6); the session goes on.
+    StreamRejected {
+        /// The remote end.
+        peer: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+    /// A command could not be carried out, and why.
+    CommandFailed {
+        /// The command, briefly.
+        command: &'static str,
+        /// Why.
+        error: String,
+    },
+}
+
+/// A DirectPlay 4 session as a runtime [`Protocol`].
+#[derive(Debug)]
+pub struct Dp4Protocol {
+    session: Dp4Session,
+    events: VecDeque<Dp4Event>,
+    /// The drop counters last reported.
+    dropped: BTreeMap<DropReason, u64>,
+    /// Set once [`SessionEvent::Ended`] was reported.
+    ended: bool,
+}
+
+impl Dp4Protocol {
+    /// A participant in no session. `local` are the bound sockets of a
+    /// [`Dp4Binding::runtime_config`] (as [`Runtime::try_spawn_with`] gives them): they become
+    /// `config.datagram_addr` and `config.stream_addr`, the addresses peers are told.
+    pub fn new(mut config: Dp4Config, local: &[SocketAddr]) -> Result<Self, RuntimeError> {
+        let v4 = |id: SocketId| match local.get(id.0) {
+            Some(SocketAddr::V4(a)) => Ok(*a),
+            Some(SocketAddr::V6(a)) => Err(RuntimeError::Protocol(format!(
+                "DirectPlay 4 runs over IPv4 only, not {a}: bind an IPv4 address"
+            ))),
+            None => Err(RuntimeError::Protocol("the DirectPlay 4 sockets are missing".into())),
+        };
+        config.datagram_addr = v4(Dp4Binding::GAME_SOCKET)?;
+        config.stream_addr = v4(Dp4Binding::LISTENER)?;
+        let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
+        Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false })
+    }
+
+    /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
+    /// endpoint configured by `config`.
+    pub fn spawn(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        tap: Option<Box<dyn Tap>>,
+    ) -> Result<Runtime<Self>, RuntimeError> {
+        let mut rc = binding.runtime_config();
+        rc.tap = tap;
+        Runtime::try_spawn_with(rc, |local| Self::new(config, local))
+    }
+
+    /// The session (read-only: commands go through [`Dp4Command`]).
+    pub fn session(&self) -> &Dp4Session {
+        &self.session
+    }
+
+    /// Our TCP listener and UDP game socket, as peers are told them.
+    pub fn addrs(&self) -> (SocketAddrV4, SocketAddrV4) {
+        let players = self.session.players();
+        let me = self.session.system_player().and_then(|id| players.get(&id)).and_then(|p| p.addrs);
+        match me {
+            Some((SocketAddr::V4(s), SocketAddr::V4(d))) => (s, d),
+            _ => (SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
+        }
+    }
+
+    /// The Player List as [`Dp4Player`] rows.
+    pub fn players(&self) -> Vec<Dp4Player> {
+        let host = self.session.host_player();
+        self.session
+            .players()
+            .values()
+            .map(|p| Dp4Player {
+                id: p.id,
+                name: p.short_name.as_ref().map(WideString::to_string_lossy),
+                system: p.is_system(),
+                system_player: p.system_player_id,
+                is_host: Some(p.system_player_id) == host,
+                is_local: p.local,
+            })
+            .collect()
+    }
+
+    /// Our first application player, else our system player.
+    pub fn local_player(&self) -> Option<u32> {
+        let players = self.session.players();
+        players.values().find(|p| p.local && !p.is_system()).map(|p| p.id).or(self.session.system_player())
+    }
+
+    /// Moves the session's events into our queue, adding the Player List where useful and
+    /// reporting new drops.
+    fn drain(&mut self) {
+        while let Some(event) = self.session.poll_event() {
+            let snapshot = matches!(event, SessionEvent::Joined { .. } | SessionEvent::HostMigrated { .. });
+            if matches!(event, SessionEvent::Ended(_)) {
+                self.ended = true;
+            }
+            self.events.push_back(Dp4Event::Session(event));
+            if snapshot {
+                self.events.push_back(Dp4Event::PlayerList(self.players()));
+            }
+        }
+        let stats = self.session.stats();
+        if stats.dropped_total() != self.dropped.values().sum::<u64>() {
+            for (reason, total) in &stats.dropped {
+                let count = total.saturating_sub(self.dropped.get(reason).copied().unwrap_or(0));
+                if count > 0 {
+                    tracing::info!(?reason, count, "DP4 messages dropped");
+                    self.events.push_back(Dp4Event::Dropped { reason: *reason, count });
+                }
+            }
+            self.dropped.clone_from(&stats.dropped);
+        }
+    }
+
+    fn fail(&mut self, command: &'static str, error: impl ToString) {
+        self.events.push_back(Dp4Event::CommandFailed { command, error: error.to_string() });
+    }
+}
+
+impl Protocol for Dp4Protocol {
+    type Command = Dp4Command;
+    type Event = Dp4Event;
+
+    fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.session.handle_udp(now, from, data);
+        self.drain();
+    }
+
+    fn handle_stream(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<(), String> {
+        let result = self.session.handle_tcp(now, stream.0, peer, data);
+        if let Err(e) = &result {
+            self.events.push_back(Dp4Event::StreamRejected { peer, reason: e.to_string() });
+        }
+        self.drain();
+        result.map_err(|e| e.to_string())
+    }
+
+    /// A connection we opened that could not be opened, broke, or closed with bytes still
+    /// queued means its listener is unreachable: the session drops that instance
+    /// ([`Dp4Session::handle_unreachable`]). A clean close is not: the next message opens a new
+    /// connection.
+    fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
+        self.session.handle_tcp_closed(stream.0);
+        if let Some(to) = closed.opened_to {
+            let broken = matches!(
+                closed.reason,
+                CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
+            );
+            if broken || closed.unsent > 0 {
+                tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
+                self.session.handle_unreachable(now, to);
+            }
+        }
+        self.drain();
+    }
+
+    fn handle_command(&mut self, now: Instant, command: Dp4Command) {
+        let hosting = matches!(command, Dp4Command::Host(_));
+        let s = &mut self.session;
+        let result = match command {
+            Dp4Command::Host(config) => s.host(now, config).map_err(|e| ("host", e)),
+            Dp4Command::EnumSessions { target: Some(to), request } => {
+                s.enum_sessions_at(now, to, &request);
+                Ok(())
+            }
+            Dp4Command::EnumSessions { target: None, request } => {
+                s.enum_sessions(now, None, &request);
+                Ok(())
+            }
+            Dp4Command::Join { host, password } => {
+                s.join(now, host, password.as_deref()).map_err(|e| ("join", e))
+            }
+            Dp4Command::CreatePlayer(name) => s.create_player(now, &name).map_err(|e| ("create player", e)),
+            Dp4Command::Send { from, to, data, guaranteed } => match from.or_else(|| self.local_player()) {
+                Some(from) => self.session.send(now, from, to, &data, guaranteed).map_err(|e| ("send", e)),
+                None => Err(("send", CommandError::WrongState)),
+            },
+            Dp4Command::SetSession { max_players, flags } => {
+                s.set_session(max_players, flags).map_err(|e| ("set session", e))
+            }
+            Dp4Command::Leave => s.leave().map_err(|e| ("leave", e)),
+        };
+        match result {
+            Err((command, error)) => self.fail(command, error),
+            Ok(()) if hosting => self.events.push_back(Dp4Event::PlayerList(self.players())),
+            Ok(()) => {}
+        }
+        self.drain();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.session.handle_timeout(now);
+        self.drain();
+    }
+
+    fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let t = self.session.poll_transmit()?;
+        buf.extend_from_slice(&t.bytes);
+        let path = match t.via {
+            Via::Udp => Path::Udp(Dp4Binding::GAME_SOCKET),
+            Via::Tcp => Path::Tcp,
+        };
+        Some(Transmit { to: t.to, path })
+    }
+
+    fn poll_event(&mut self) -> Option<Dp4Event> {
+        self.events.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    /// Out of the session: the loop ends once every queued message (the DELETEPLAYERs of a
+    /// leave) is written.
+    fn is_finished(&self) -> bool {
+        self.ended
+    }
+}

@@ -1,0 +1,345 @@
+//! TCP connections of the event loop: accepted from a listener or opened on demand to the
+//! destination of a [`crate::Path::Tcp`] transmit (MC-DPL4CS 2.1).
+//!
+//! Every connection is non-blocking. Reads go until the socket would block, each chunk handed
+//! to [`Protocol::handle_stream`]. Writes go into a per-connection buffer bounded by
+//! [`crate::RuntimeConfig::stream_write_limit`] and leave it as the socket takes them (partial
+//! writes keep the rest for the next writable event). A connection that closes, fails, is
+//! refused by the protocol, overflows or cannot be opened within the connect timeout is
+//! reported once through [`Protocol::handle_stream_closed`].
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Interest, Token};
+
+use crate::bind::Bound;
+use crate::event_loop::EventLoop;
+use crate::{CloseReason, Direction, Protocol, RuntimeError, SocketId, StreamClosed, StreamId};
+
+/// Tokens from here on are connections: `Token(FIRST_STREAM_TOKEN + id)`.
+const FIRST_STREAM_TOKEN: usize = 1 << 20;
+
+/// The connection a token names, if it names one.
+pub(crate) fn stream_of(token: Token) -> Option<StreamId> {
+    token.0.checked_sub(FIRST_STREAM_TOKEN).and_then(|i| u64::try_from(i).ok()).map(StreamId)
+}
+
+fn token_of(id: StreamId) -> Token {
+    Token(FIRST_STREAM_TOKEN.saturating_add(usize::try_from(id.0).unwrap_or(usize::MAX)))
+}
+
+/// One TCP connection.
+struct Conn {
+    socket: TcpStream,
+    peer: SocketAddr,
+    /// The destination it was opened to; `None` when accepted.
+    opened_to: Option<SocketAddr>,
+    /// Until when it may still be connecting; `None` once connected.
+    connecting_until: Option<Instant>,
+    /// Bytes queued; `out[written..]` is still to be written.
+    out: Vec<u8>,
+    written: usize,
+    /// Whether the socket is registered for writable events.
+    writable_interest: bool,
+}
+
+impl Conn {
+    fn unsent(&self) -> usize {
+        self.out.len().saturating_sub(self.written)
+    }
+}
+
+/// The connection table.
+pub(crate) struct Streams {
+    conns: HashMap<StreamId, Conn>,
+    /// The connection we opened to each destination, reused while open.
+    outbound: HashMap<SocketAddr, StreamId>,
+    next_id: u64,
+    write_limit: usize,
+    connect_timeout: Duration,
+    max: usize,
+}
+
+impl Streams {
+    pub(crate) fn new(write_limit: usize, connect_timeout: Duration, max: usize) -> Self {
+        Self {
+            conns: HashMap::new(),
+            outbound: HashMap::new(),
+            next_id: 0,
+            write_limit,
+            connect_timeout,
+            max,
+        }
+    }
+
+    /// The earliest connect timeout.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.conns.values().filter_map(|c| c.connecting_until).min()
+    }
+
+    /// True when no connection has bytes waiting to be written.
+    pub(crate) fn all_written(&self) -> bool {
+        self.conns.values().all(|c| c.unsent() == 0)
+    }
+
+    fn allocate(&mut self) -> StreamId {
+        let id = StreamId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+}
+
+impl<P: Protocol> EventLoop<P> {
+    /// Accepts every pending connection on listener `id`.
+    pub(crate) fn accept_all(&mut self, id: SocketId) -> Result<(), RuntimeError> {
+        loop {
+            let Some(Bound::Listener(listener)) = self.sockets.get(id.0) else { return Ok(()) };
+            let (mut socket, peer) = match listener.accept() {
+                Ok(accepted) => accepted,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A connection reset before we took it, or out of descriptors: it is lost,
+                // the listener goes on.
+                Err(e) => {
+                    tracing::warn!("accepting a TCP connection failed: {e}");
+                    return Ok(());
+                }
+            };
+            if self.streams.conns.len() >= self.streams.max {
+                tracing::warn!(%peer, "TCP connection refused: already {} connections", self.streams.max);
+                continue;
+            }
+            let stream = self.streams.allocate();
+            self.poll.registry().register(&mut socket, token_of(stream), Interest::READABLE)?;
+            tracing::debug!(%peer, stream = stream.0, "TCP connection accepted");
+            let conn = Conn {
+                socket,
+                peer,
+                opened_to: None,
+                connecting_until: None,
+                out: Vec::new(),
+                written: 0,
+                writable_interest: false,
+            };
+            self.streams.conns.insert(stream, conn);
+        }
+    }
+
+    /// Queues `data` on the connection to `to`, opening one if there is none.
+    pub(crate) fn send_stream(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        data: &[u8],
+    ) -> Result<(), RuntimeError> {
+        let id = match self.streams.outbound.get(&to) {
+            Some(id) => *id,
+            None => match self.connect(now, to)? {
+                Some(id) => id,
+                None => return Ok(()),
+            },
+        };
+        let Some(conn) = self.streams.conns.get_mut(&id) else { return Ok(()) };
+        if conn.unsent() + data.len() > self.streams.write_limit {
+            let unsent = conn.unsent() + data.len();
+            return self.close(now, id, CloseReason::Overflow, unsent);
+        }
+        if conn.written > 0 {
+            conn.out.drain(..conn.written);
+            conn.written = 0;
+        }
+        conn.out.extend_from_slice(data);
+        if conn.connecting_until.is_none() { self.write_pending(now, id) } else { Ok(()) }
+    }
+
+    /// Starts connecting to `to`; on an immediate failure the protocol hears of it and `None`
+    /// comes back.
+    fn connect(&mut self, now: Instant, to: SocketAddr) -> Result<Option<StreamId>, RuntimeError> {
+        let stream = self.streams.allocate();
+        let mut socket = match TcpStream::connect(to) {
+            Ok(s) => s,
+            Err(e) => {
+                let closed = StreamClosed {
+                    peer: to,
+                    opened_to: Some(to),
+                    reason: CloseReason::ConnectFailed(e.to_string()),
+                    unsent: 0,
+                };
+                tracing::info!(%to, "cannot connect: {e}");
+                self.protocol.handle_stream_closed(now, stream, &closed);
+                return Ok(None);
+            }
+        };
+        self.poll.registry().register(
+            &mut socket,
+            token_of(stream),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        let conn = Conn {
+            socket,
+            peer: to,
+            opened_to: Some(to),
+            connecting_until: Some(now + self.streams.connect_timeout),
+            out: Vec::new(),
+            written: 0,
+            writable_interest: true,
+        };
+        self.streams.conns.insert(stream, conn);
+        self.streams.outbound.insert(to, stream);
+        Ok(Some(stream))
+    }
+
+    /// Fails every connection still connecting past its timeout.
+    pub(crate) fn expire_connects(&mut self, now: Instant) -> Result<(), RuntimeError> {
+        let late: Vec<(StreamId, usize)> = self
+            .streams
+            .conns
+            .iter()
+            .filter(|(_, c)| c.connecting_until.is_some_and(|t| t <= now))
+            .map(|(id, c)| (*id, c.unsent()))
+            .collect();
+        for (id, unsent) in late {
+            self.close(now, id, CloseReason::ConnectFailed("no answer".into()), unsent)?;
+        }
+        Ok(())
+    }
+
+    /// A readiness event on connection `id`.
+    pub(crate) fn stream_ready(
+        &mut self,
+        id: StreamId,
+        readable: bool,
+        writable: bool,
+        buf: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        let now = Instant::now();
+        let Some(conn) = self.streams.conns.get_mut(&id) else { return Ok(()) };
+        if conn.connecting_until.is_some() {
+            if !(readable || writable) {
+                return Ok(());
+            }
+            let failed = match conn.socket.take_error() {
+                Ok(Some(e)) | Err(e) => Some(e.to_string()),
+                Ok(None) => match conn.socket.peer_addr() {
+                    Ok(_) => None,
+                    Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(()),
+                    Err(e) => Some(e.to_string()),
+                },
+            };
+            if let Some(e) = failed {
+                let unsent = conn.unsent();
+                tracing::info!(peer = %conn.peer, "cannot connect: {e}");
+                return self.close(now, id, CloseReason::ConnectFailed(e), unsent);
+            }
+            conn.connecting_until = None;
+            tracing::debug!(peer = %conn.peer, stream = id.0, "TCP connection opened");
+        }
+        if readable && !self.read_stream(now, id, buf)? {
+            return Ok(());
+        }
+        if writable { self.write_pending(now, id) } else { Ok(()) }
+    }
+
+    /// Reads connection `id` until it would block; false when it was closed.
+    fn read_stream(&mut self, now: Instant, id: StreamId, buf: &mut [u8]) -> Result<bool, RuntimeError> {
+        loop {
+            let Some(conn) = self.streams.conns.get_mut(&id) else { return Ok(false) };
+            let unsent = conn.unsent();
+            let peer = conn.peer;
+            match conn.socket.read(buf) {
+                Ok(0) => {
+                    self.close(now, id, CloseReason::Closed, unsent)?;
+                    return Ok(false);
+                }
+                Ok(len) => {
+                    let data = buf.get(..len).unwrap_or_default();
+                    if let (Some(tap), Ok(local)) = (self.tap.as_mut(), conn.socket.local_addr()) {
+                        tap.stream(Direction::Received, local, peer, data);
+                    }
+                    if let Err(reason) = self.protocol.handle_stream(now, id, peer, data) {
+                        tracing::warn!(%peer, "TCP connection dropped: {reason}");
+                        self.close(now, id, CloseReason::Rejected(reason), unsent)?;
+                        return Ok(false);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.close(now, id, CloseReason::Failed(e.to_string()), unsent)?;
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// Writes connection `id`'s queued bytes until done or the socket would block.
+    fn write_pending(&mut self, now: Instant, id: StreamId) -> Result<(), RuntimeError> {
+        let Some(conn) = self.streams.conns.get_mut(&id) else { return Ok(()) };
+        if conn.connecting_until.is_some() {
+            return Ok(());
+        }
+        while conn.written < conn.out.len() {
+            let Some(rest) = conn.out.get(conn.written..) else { break };
+            match conn.socket.write(rest) {
+                Ok(0) => {
+                    let unsent = conn.unsent();
+                    return self.close(
+                        now,
+                        id,
+                        CloseReason::Failed("the connection took no bytes".into()),
+                        unsent,
+                    );
+                }
+                Ok(n) => {
+                    if let (Some(tap), Ok(local)) = (self.tap.as_mut(), conn.socket.local_addr()) {
+                        tap.stream(Direction::Sent, local, conn.peer, rest.get(..n).unwrap_or_default());
+                    }
+                    conn.written += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let unsent = conn.unsent();
+                    return self.close(now, id, CloseReason::Failed(e.to_string()), unsent);
+                }
+            }
+        }
+        if conn.written == conn.out.len() {
+            conn.out.clear();
+            conn.written = 0;
+        }
+        let want = conn.written < conn.out.len();
+        if want != conn.writable_interest {
+            let interest = if want { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+            self.poll.registry().reregister(&mut conn.socket, token_of(id), interest)?;
+            conn.writable_interest = want;
+        }
+        Ok(())
+    }
+
+    /// Forgets connection `id` (closing its socket) and tells the protocol why.
+    fn close(
+        &mut self,
+        now: Instant,
+        id: StreamId,
+        reason: CloseReason,
+        unsent: usize,
+    ) -> Result<(), RuntimeError> {
+        let Some(mut conn) = self.streams.conns.remove(&id) else { return Ok(()) };
+        if let Some(to) = conn.opened_to
+            && self.streams.outbound.get(&to) == Some(&id)
+        {
+            self.streams.outbound.remove(&to);
+        }
+        // The socket is closed when dropped, registered or not.
+        let _ = self.poll.registry().deregister(&mut conn.socket);
+        tracing::debug!(peer = %conn.peer, stream = id.0, ?reason, unsent, "TCP connection closed");
+        let closed = StreamClosed { peer: conn.peer, opened_to: conn.opened_to, reason, unsent };
+        self.protocol.handle_stream_closed(now, id, &closed);
+        Ok(())
+    }
+}

@@ -1,0 +1,179 @@
+//! A DirectPlay 4 session over real loopback sockets: UDP enumeration, the join over TCP,
+//! guaranteed (TCP) and non-guaranteed (UDP, fragmented) messages, bad streams, leaving.
+#![allow(clippy::disallowed_methods)] // real sockets, real clock
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime};
+use dplay_session::dp4::{
+    DPID_ALLPLAYERS, Dp4Config, Dp4Event as SessionEvent, DropReason, EnumRequest, HostConfig,
+};
+use dplay_wire::dp4::enumeration::EnumSessionsFlags;
+use uuid::Uuid;
+
+const APP: Uuid = Uuid::from_u128(0x5bfdb060_06a4_11d0_9c4f_00a0c905425e);
+
+fn config(seed: u64) -> Dp4Config {
+    Dp4Config { seed, ..Dp4Config::default() }
+}
+
+/// A host on loopback; its enumeration socket on a free port, so tests never need 47624.
+fn host(name: &str) -> (Runtime<Dp4Protocol>, u32) {
+    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let rt = Dp4Protocol::spawn(&binding, config(1), None).unwrap();
+    rt.command(Dp4Command::Host(HostConfig::new("loopback", APP))).unwrap();
+    rt.command(Dp4Command::CreatePlayer(name.into())).unwrap();
+    let id = wait_for(rt.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::PlayerCreated { id }) => Some(*id),
+        _ => None,
+    });
+    (rt, id)
+}
+
+fn client(seed: u64) -> Runtime<Dp4Protocol> {
+    Dp4Protocol::spawn(&Dp4Binding::client(Ipv4Addr::LOCALHOST), config(seed), None).unwrap()
+}
+
+fn listener(rt: &Runtime<Dp4Protocol>) -> SocketAddr {
+    rt.socket_addr(Dp4Binding::LISTENER).unwrap()
+}
+
+/// Joins `host` and creates a player named `name`; returns its ID.
+fn join(rt: &Runtime<Dp4Protocol>, host: SocketAddr, name: &str) -> u32 {
+    rt.command(Dp4Command::Join { host, password: None }).unwrap();
+    wait_for(rt.events(), |e| matches!(e, Dp4Event::PlayerList(_)).then_some(()));
+    rt.command(Dp4Command::CreatePlayer(name.into())).unwrap();
+    wait_for(rt.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::PlayerCreated { id }) => Some(*id),
+        _ => None,
+    })
+}
+
+/// Waits for the first event `f` accepts, failing after ten seconds.
+#[track_caller]
+fn wait_for<T>(events: &Receiver<Dp4Event>, mut f: impl FnMut(&Dp4Event) -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let event = events.recv_timeout(left).expect("the awaited event never came");
+        if let Some(t) = f(&event) {
+            return t;
+        }
+    }
+}
+
+#[track_caller]
+fn message_from(events: &Receiver<Dp4Event>, from: u32) -> Vec<u8> {
+    wait_for(events, |e| match e {
+        Dp4Event::Session(SessionEvent::Message { from: Some(f), data, .. }) if *f == from => {
+            Some(data.clone())
+        }
+        _ => None,
+    })
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| b'a' + u8::try_from(i % 26).unwrap()).collect()
+}
+
+/// MC-DPL4CS 2.1, 3.1.4.1, 3.2.5.3: ENUMSESSIONS over UDP to the enumeration socket; the
+/// ENUMSESSIONSREPLY comes back over TCP to our listener, naming the host's listener.
+#[test]
+fn enumeration_over_udp_reply_over_tcp() {
+    let (host, _) = host("host");
+    let seeker = client(2);
+    let enum_port = host.socket_addr(Dp4Binding::ENUM_SOCKET).unwrap().port();
+    let request = EnumRequest { application_guid: APP, password: None, flags: EnumSessionsFlags::AVAILABLE };
+    let target = Some(SocketAddr::from((Ipv4Addr::LOCALHOST, enum_port)));
+    seeker.command(Dp4Command::EnumSessions { target, request }).unwrap();
+    let found = wait_for(seeker.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::SessionFound(f)) => Some(f.clone()),
+        _ => None,
+    });
+    assert_eq!(found.name.as_deref(), Some("loopback"));
+    assert_eq!(found.host, listener(&host));
+}
+
+/// MC-DPL4CS 3.1.4.2, 3.1.4.16, 3.1.4.18: join over TCP, then messages both ways, guaranteed
+/// over TCP (one larger than a read) and non-guaranteed over UDP (one fragmented with
+/// DPSP_MSG_PACKET); leaving reaches the host as DELETEPLAYER.
+#[test]
+fn join_exchange_and_leave() {
+    let (host, host_player) = host("host");
+    let alice = client(3);
+    let alice_id = join(&alice, listener(&host), "alice");
+    wait_for(host.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::PlayerJoined { name: Some(n), .. }) if n == "alice" => Some(()),
+        _ => None,
+    });
+    for (data, guaranteed) in [(b"hello".to_vec(), true), (pattern(200_000), true), (pattern(6000), false)] {
+        let send = |to| Dp4Command::Send { from: None, to, data: data.clone(), guaranteed };
+        alice.command(send(DPID_ALLPLAYERS)).unwrap();
+        assert_eq!(message_from(host.events(), alice_id), data, "guaranteed {guaranteed}");
+        host.command(send(alice_id)).unwrap();
+        assert_eq!(message_from(alice.events(), host_player), data, "guaranteed {guaranteed}");
+    }
+    alice.command(Dp4Command::Leave).unwrap();
+    wait_for(host.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::PlayerLeft { id }) if *id == alice_id => Some(()),
+        _ => None,
+    });
+}
+
+/// MC-DPL4CS 2.1, 2.2.6: a connection whose first DWORD has a bad token, one with a bad size,
+/// and garbage are each closed with the reason reported; the host still takes a join.
+#[test]
+fn bad_streams_are_dropped_and_the_host_goes_on() {
+    let (host, _) = host("host");
+    for bytes in [&[0x1C, 0, 0x20, 0x12][..], &[0x04, 0, 0xB0, 0xFA], b"GET / HTTP/1.0\r\n\r\n"] {
+        let mut s = TcpStream::connect(listener(&host)).unwrap();
+        s.write_all(bytes).unwrap();
+        let reason = wait_for(host.events(), |e| match e {
+            Dp4Event::StreamRejected { reason, .. } => Some(reason.clone()),
+            _ => None,
+        });
+        assert!(reason.contains("bad DPSP"), "{reason}");
+    }
+    let bob = client(4);
+    join(&bob, listener(&host), "bob");
+}
+
+/// MC-DPL4CS 2.2.45: a datagram player message from an unknown player is dropped and counted;
+/// one from a member still arrives.
+#[test]
+fn unknown_player_is_dropped() {
+    let (host, _) = host("host");
+    let carol = client(5);
+    let carol_id = join(&carol, listener(&host), "carol");
+    let game = host.socket_addr(Dp4Binding::GAME_SOCKET).unwrap();
+    let mut forged = 0x1234_5678u32.to_le_bytes().to_vec();
+    forged.extend_from_slice(&DPID_ALLPLAYERS.to_le_bytes());
+    forged.extend_from_slice(b"who am I");
+    UdpSocket::bind("127.0.0.1:0").unwrap().send_to(&forged, game).unwrap();
+    wait_for(host.events(), |e| {
+        matches!(e, Dp4Event::Dropped { reason: DropReason::UnknownPlayer, .. }).then_some(())
+    });
+    let send = Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data: b"me".to_vec(), guaranteed: false };
+    carol.command(send).unwrap();
+    assert_eq!(message_from(host.events(), carol_id), b"me");
+}
+
+/// MC-DPL4CS 3.1.2.2, 3.1.4.2: a join whose REQUESTPLAYERID cannot be delivered (connection
+/// refused) fails when the Reliable API timer runs out.
+#[test]
+fn join_to_nothing_fails() {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = probe.local_addr().unwrap();
+    drop(probe);
+    let fast = Dp4Config { reliable_api_timeout: Duration::from_millis(300), ..config(6) };
+    let dave = Dp4Protocol::spawn(&Dp4Binding::client(Ipv4Addr::LOCALHOST), fast, None).unwrap();
+    dave.command(Dp4Command::Join { host: nowhere, password: None }).unwrap();
+    let failed = wait_for(dave.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::JoinFailed(e)) => Some(*e),
+        _ => None,
+    });
+    assert_eq!(failed, dplay_session::dp4::JoinError::Timeout);
+}
