@@ -31,7 +31,7 @@
 //! add-on events out (a disconnect leaves the session, whose end is one more session event).
 
 use std::collections::{BTreeSet, VecDeque};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_session::dp4::{
@@ -144,10 +144,16 @@ impl AddonOverDp4 {
         }
     }
 
-    /// Looks for FS98 sessions at `to` (broadcast when `None`) with [`fs98_enum_request`];
-    /// each answer is a [`Dp4Event::SessionFound`] whose `host` is where to join.
-    pub fn enum_sessions(&mut self, now: Instant, to: Option<IpAddr>, password: Option<&str>) {
-        self.session.enum_sessions(now, to, &fs98_enum_request(password));
+    /// Looks for FS98 sessions with [`fs98_enum_request`]: ENUMSESSIONS to `target`, a host's
+    /// enumeration socket (port 47624 unless it was moved), or broadcast to port 47624 when
+    /// `None` (MC-DPL4CS 3.1.4.1). Each answer is a [`Dp4Event::SessionFound`] whose `host` is
+    /// where to [`AddonOverDp4::join`]; [`Dp4Event::EnumDone`] ends the search.
+    pub fn enum_sessions(&mut self, now: Instant, target: Option<SocketAddr>, password: Option<&str>) {
+        let request = fs98_enum_request(password);
+        match target {
+            Some(target) => self.session.enum_sessions_at(now, target, &request),
+            None => self.session.enum_sessions(now, None, &request),
+        }
         self.pump(now);
     }
 
@@ -467,7 +473,7 @@ mod tests {
         let session = Dp4Session::new(Dp4Config::default()).expect("default MTU");
         let client = Client::new(ClientConfig::new(Role::Observer));
         let mut bridge = AddonOverDp4::client(session, client, "tower");
-        bridge.enum_sessions(now(), Some(Ipv4Addr::LOCALHOST.into()), None);
+        bridge.enum_sessions(now(), Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 47624))), None);
         let t = bridge.poll_transmit().expect("ENUMSESSIONS");
         assert_eq!((t.via, t.to), (Via::Udp, SocketAddr::from((Ipv4Addr::LOCALHOST, 47624))));
         assert_eq!(t.bytes.get(28..44), Some(wire.as_slice()));

@@ -1,6 +1,7 @@
 //! A refused join, a removed player and the end of the session over DirectPlay 4 (seed 004 rows
 //! ADD_PLAYER_REFUSED, LEAVE_SESSION, HOST_QUIT; MC-DPL4CS 3.1.4.5, 3.1.5.14, 3.1.7.1).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use dplay_addon::over_dp4::fs98_host_config;
@@ -113,7 +114,7 @@ fn enumeration_ignores_other_games() {
     let mut net = Net::new(2, Links::clean(), &kinds);
     let other = dplay_session::dp4::HostConfig::new("Other", uuid::Uuid::from_u128(0x1234));
     net.with(HOST, |n, now| n.bridge.host_session(now, other)).expect("host");
-    net.with(1, |n, now| n.bridge.enum_sessions(now, Some(listener(HOST).ip()), None));
+    net.with(1, |n, now| n.bridge.enum_sessions(now, Some(SocketAddr::new(listener(HOST).ip(), 47624)), None));
     net.run_for(Duration::from_secs(6));
     let events = &net.node(1).events;
     assert!(!events.iter().any(|e| matches!(e, OverDp4Event::Session(Dp4Event::SessionFound(_)))));
