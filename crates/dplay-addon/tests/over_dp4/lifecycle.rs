@@ -114,7 +114,9 @@ fn enumeration_ignores_other_games() {
     let mut net = Net::new(2, Links::clean(), &kinds);
     let other = dplay_session::dp4::HostConfig::new("Other", uuid::Uuid::from_u128(0x1234));
     net.with(HOST, |n, now| n.bridge.host_session(now, other)).expect("host");
-    net.with(1, |n, now| n.bridge.enum_sessions(now, Some(SocketAddr::new(listener(HOST).ip(), 47624)), None));
+    net.with(1, |n, now| {
+        n.bridge.enum_sessions(now, Some(SocketAddr::new(listener(HOST).ip(), 47624)), None)
+    });
     net.run_for(Duration::from_secs(6));
     let events = &net.node(1).events;
     assert!(!events.iter().any(|e| matches!(e, OverDp4Event::Session(Dp4Event::SessionFound(_)))));
