@@ -16,6 +16,8 @@ use serde_json::Value;
 
 use crate::util::{cargo, root, step};
 
+mod dp4;
+
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
 
@@ -33,7 +35,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         eprintln!("integration: over the time limit; giving up");
         std::process::exit(1);
     });
-    let cases: [(&str, Case); 7] = [
+    let cases: [(&str, Case); 10] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -41,6 +43,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("an add-on session: a player and an observer", addon_session),
         ("dplay demo: every step happens", demo),
         ("the host killed with SIGKILL: the others migrate", host_killed),
+        ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
+        ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
+        ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");

@@ -1,9 +1,10 @@
-//! `dplay enum`: lists the DirectPlay 8 sessions that answer EnumQuery at an address.
+//! `dplay enum`: lists the DirectPlay 8 (or, with `--dp4`, DirectPlay 4) sessions that answer EnumQuery at an address.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use clap::Args;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
 use dplay_session::Event;
@@ -16,39 +17,51 @@ use crate::live::{self, Output};
 /// `dplay enum` options.
 #[derive(Args)]
 pub(crate) struct EnumArgs {
-    /// The host (or broadcast) address to ask.
-    #[arg(value_name = "ADDR:PORT", value_parser = live::parse_addr)]
-    target: SocketAddr,
-    /// The local address (default: loopback for a loopback target, else any, port 0).
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
-    bind: Option<SocketAddr>,
+    /// Look for DirectPlay 4 sessions (ENUMSESSIONS to UDP port 47624; broadcast when no
+    /// address is given).
+    #[arg(long)]
+    pub(crate) dp4: bool,
+    /// The host (or broadcast) address to ask (default port: 6073; DirectPlay 4: 47624).
+    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host, required_unless_present = "dp4")]
+    pub(crate) target: Option<SocketAddr>,
+    /// The local address (default: loopback for a loopback target, else any; DirectPlay 8 port
+    /// 0, DirectPlay 4 the first free ports of 2300-2400).
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    pub(crate) bind: Option<SocketAddr>,
     /// Only sessions of this application GUID answer.
     #[arg(long, value_name = "GUID")]
-    app_guid: Option<Uuid>,
+    pub(crate) app_guid: Option<Uuid>,
     /// How long to listen for answers, in seconds.
     #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    pub(crate) timeout: f64,
     /// Print each session as a JSON line.
     #[arg(long)]
-    json: bool,
-    /// Record every datagram in this pcap file.
+    pub(crate) json: bool,
+    /// Record every datagram and TCP segment in this pcap file.
     #[arg(long, value_name = "FILE")]
-    pcap: Option<std::path::PathBuf>,
+    pub(crate) pcap: Option<std::path::PathBuf>,
 }
 
 /// Runs `dplay enum`; true when at least one session answered.
 pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
+    if args.dp4 {
+        return crate::dp4::enumerate(&args);
+    }
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let bind = args.bind.unwrap_or_else(|| live::bind_for(args.target));
+    let target = live::or_port(
+        args.target.context("give the host's address, such as 192.168.1.10 (or --dp4 to broadcast)")?,
+        live::DPLAY8_PORT,
+    );
+    let bind = args.bind.unwrap_or_else(|| live::bind_for(target));
     let runtime = live::spawn(bind, args.pcap.as_ref(), |local| {
         let mut c = dplay_session::SessionConfig::new(Uuid::nil(), local, "enum");
         c.rng_seed = live::fresh_seed();
         c.enum_retry = Duration::from_millis(500);
         Dp8Protocol::new(c, start)
     })?;
-    runtime.command(Dp8Command::EnumHosts { target: args.target, application_guid: args.app_guid })?;
+    runtime.command(Dp8Command::EnumHosts { target, application_guid: args.app_guid })?;
     let out = Output::new(args.json, start);
     let mut seen = BTreeSet::new();
     let deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
@@ -87,7 +100,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
     if seen.is_empty() {
         anyhow::bail!(
             "no session answered at {}: check that a host runs there and that the address and port are right",
-            args.target
+            target
         );
     }
     Ok(true)

@@ -1,4 +1,4 @@
-//! `dplay host`: hosts a DirectPlay 8 session and logs who joins and leaves and every
+//! `dplay host`: hosts a DirectPlay 8 session (or, with `--dp4`, a DirectPlay 4 one) and logs who joins and leaves and every
 //! application message.
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -14,34 +14,44 @@ use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
 /// `dplay host` options.
 #[derive(Args)]
 pub(crate) struct HostArgs {
-    /// The address to listen on.
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr,
-          default_value_t = SocketAddr::from((Ipv4Addr::UNSPECIFIED, DPLAY8_PORT)))]
-    bind: SocketAddr,
+    /// Host a DirectPlay 4 session (UDP 47624 for enumeration, TCP and UDP game ports from
+    /// 2300) instead of DirectPlay 8.
+    #[arg(long)]
+    pub(crate) dp4: bool,
+    /// The address to listen on (default 0.0.0.0:6073; DirectPlay 4: 0.0.0.0 with the first
+    /// free TCP and UDP ports of 2300-2400, a port given fixes both).
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    pub(crate) bind: Option<SocketAddr>,
     /// The session name.
     #[arg(long, default_value = "dplay")]
-    session: String,
+    pub(crate) session: String,
     /// The host's player name.
     #[arg(long, default_value = "host")]
-    name: String,
+    pub(crate) name: String,
     /// At most this many players (0: no limit).
     #[arg(long, default_value_t = 0)]
-    max_players: u32,
-    /// Client/server instead of peer-to-peer.
-    #[arg(long)]
+    pub(crate) max_players: u32,
+    /// Client/server instead of peer-to-peer (DirectPlay 8).
+    #[arg(long, conflicts_with = "dp4")]
     client_server: bool,
     #[command(flatten)]
-    session_args: SessionArgs,
+    pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
     #[command(flatten)]
-    net: NetArgs,
+    pub(crate) session_args: SessionArgs,
+    #[command(flatten)]
+    pub(crate) net: NetArgs,
 }
 
 /// Runs `dplay host` until the duration passes or Ctrl-C.
 pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
+    if args.dp4 {
+        return crate::dp4::host(&args);
+    }
+    let bind = live::or_port(args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))), DPLAY8_PORT);
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let runtime = live::spawn(args.bind, args.net.pcap.as_ref(), |local| {
+    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         c.session_name = args.session.clone();
         c.max_players = args.max_players;

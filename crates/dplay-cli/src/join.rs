@@ -1,4 +1,4 @@
-//! `dplay join`: joins a DirectPlay 8 session, prints the name table and every event, and
+//! `dplay join`: joins a DirectPlay 8 session (or, with `--dp4`, a DirectPlay 4 one), prints the name table and every event, and
 //! optionally sends a chat message to all.
 
 use std::net::SocketAddr;
@@ -16,29 +16,40 @@ use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
 /// `dplay join` options.
 #[derive(Args)]
 pub(crate) struct JoinArgs {
-    /// The host's address.
-    #[arg(value_name = "ADDR:PORT", value_parser = live::parse_addr)]
-    host: SocketAddr,
-    /// The local address (default: loopback for a loopback host, else any, port 0).
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
-    bind: Option<SocketAddr>,
+    /// Join a DirectPlay 4 session: ADDR:PORT is the host's TCP listener; a bare ADDR asks
+    /// its enumeration port (47624) where that is.
+    #[arg(long)]
+    pub(crate) dp4: bool,
+    /// The host's address (DirectPlay 8: port 6073 when none is given).
+    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    pub(crate) host: SocketAddr,
+    /// The local address (default: loopback for a loopback host, else any; DirectPlay 8 port 0,
+    /// DirectPlay 4 the first free ports of 2300-2400).
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    pub(crate) bind: Option<SocketAddr>,
     /// Our player name.
     #[arg(long, default_value = "player")]
-    name: String,
-    /// Send this text as a chat message to everyone once joined.
+    pub(crate) name: String,
+    /// Send this text to everyone once joined (DirectPlay 8: as a chat message).
     #[arg(long)]
-    send: Option<String>,
+    pub(crate) send: Option<String>,
     /// Give up joining after this many seconds.
     #[arg(long, default_value_t = 10.0)]
-    timeout: f64,
+    pub(crate) timeout: f64,
     #[command(flatten)]
-    session_args: SessionArgs,
+    pub(crate) dp4_args: crate::dp4::Dp4JoinArgs,
     #[command(flatten)]
-    net: NetArgs,
+    pub(crate) session_args: SessionArgs,
+    #[command(flatten)]
+    pub(crate) net: NetArgs,
 }
 
 /// Runs `dplay join`; an error when the join fails.
-pub(crate) fn run(args: JoinArgs) -> anyhow::Result<bool> {
+pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
+    if args.dp4 {
+        return crate::dp4::join(&args);
+    }
+    args.host = live::or_port(args.host, crate::live::DPLAY8_PORT);
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;

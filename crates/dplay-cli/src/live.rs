@@ -62,6 +62,23 @@ pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("`{text}` is not an address: give ip:port, such as 127.0.0.1:{DPLAY8_PORT}"))
 }
 
+/// Parses `ip` or `ip:port`; a bare IP gets port 0, which each command reads as its default.
+pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
+    match text.parse::<IpAddr>() {
+        Ok(ip) => Ok(SocketAddr::new(ip, 0)),
+        Err(_) => text.parse().map_err(|_| {
+            format!(
+                "`{text}` is not an address: give ip or ip:port, such as 127.0.0.1 or 127.0.0.1:{DPLAY8_PORT}"
+            )
+        }),
+    }
+}
+
+/// `addr`, with `port` when it has none (port 0).
+pub(crate) fn or_port(addr: SocketAddr, port: u16) -> SocketAddr {
+    if addr.port() == 0 { SocketAddr::new(addr.ip(), port) } else { addr }
+}
+
 fn parse_guid(text: &str) -> Result<Uuid, String> {
     Uuid::parse_str(text.trim_matches(['{', '}']))
         .map_err(|_| format!("`{text}` is not a GUID: give one such as {DXDIAG_APPLICATION_GUID}"))

@@ -8,6 +8,8 @@
 mod capture;
 mod decode;
 mod demo;
+mod dp4;
+mod dp4_print;
 mod enumerate;
 mod fs;
 mod host;
@@ -15,6 +17,7 @@ mod join;
 mod live;
 mod net;
 mod pcap_tap;
+mod pcap_tcp;
 mod render;
 
 use std::io::Write;
@@ -40,11 +43,13 @@ enum Command {
     /// Exit status: 0 when every message decoded, 1 when some were malformed (each is reported
     /// and decoding goes on) or the input could not be read, 2 for bad arguments.
     Decode(DecodeArgs),
-    /// Host a DirectPlay 8 session; log players joining and leaving and every message.
+    /// Host a DirectPlay 8 (or, with --dp4, DirectPlay 4) session; log players joining and
+    /// leaving and every message.
     Host(host::HostArgs),
-    /// List the DirectPlay 8 sessions answering at an address (exit 0 when one answers).
+    /// List the DirectPlay 8 (or, with --dp4, DirectPlay 4) sessions answering at an address
+    /// (exit 0 when one answers).
     Enum(enumerate::EnumArgs),
-    /// Join a DirectPlay 8 session; print the name table and events.
+    /// Join a DirectPlay 8 (or, with --dp4, DirectPlay 4) session; print the players and events.
     Join(join::JoinArgs),
     /// The Flight Simulator add-on protocol over DirectPlay 8.
     #[command(subcommand)]

@@ -1,5 +1,6 @@
 //! `--pcap <file>`: every datagram a runtime sends or receives, written as a pcap capture
-//! (Ethernet, IPv4 or IPv6, UDP) that Wireshark and `dplay decode` open.
+//! (Ethernet, IPv4 or IPv6, UDP) that Wireshark and `dplay decode` open; TCP bytes become
+//! synthesized TCP segments ([`crate::pcap_tcp`]).
 
 use std::fs::File;
 use std::net::{IpAddr, SocketAddr};
@@ -11,14 +12,19 @@ use dplay_runtime::{Direction, Tap};
 use pcap_file::DataLink;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 
+use crate::pcap_tcp::{Flows, TcpHeader};
+
 /// The Ethernet addresses of the two ends: made up, locally administered, one per side.
 const LOCAL_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
 const REMOTE_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
 const UDP_HEADER: usize = 8;
+const IPPROTO_TCP: u8 = 6;
+const IPPROTO_UDP: u8 = 17;
 
 /// A [`Tap`] that writes a pcap file.
 pub(crate) struct PcapTap {
     writer: PcapWriter<File>,
+    flows: Flows,
 }
 
 impl PcapTap {
@@ -29,24 +35,18 @@ impl PcapTap {
         let header = PcapHeader { datalink: DataLink::ETHERNET, ..PcapHeader::default() };
         let writer = PcapWriter::with_header(file, header)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(Self { writer })
+        Ok(Self { writer, flows: Flows::default() })
     }
-}
 
-impl Tap for PcapTap {
-    fn datagram(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
-        let (src, dst, src_mac, dst_mac) = match direction {
-            Direction::Sent => (local, remote, LOCAL_MAC, REMOTE_MAC),
-            Direction::Received => (remote, local, REMOTE_MAC, LOCAL_MAC),
-        };
-        let Some(frame) = frame(src, dst, src_mac, dst_mac, data) else {
-            tracing::warn!("a {} byte datagram is too large for a pcap frame; not recorded", data.len());
+    fn write(&mut self, frame: Option<Vec<u8>>, len: usize) {
+        let Some(frame) = frame else {
+            tracing::warn!("a {len} byte payload is too large for a pcap frame; not recorded");
             return;
         };
         #[allow(clippy::disallowed_methods)] // the capture's timestamps are wall-clock time
         let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let Ok(len) = u32::try_from(frame.len()) else { return };
-        let written = self.writer.write_packet(&PcapPacket::new(timestamp, len, &frame));
+        let Ok(frame_len) = u32::try_from(frame.len()) else { return };
+        let written = self.writer.write_packet(&PcapPacket::new(timestamp, frame_len, &frame));
         // Unbuffered, so a killed process still leaves a readable capture.
         if let Err(e) = written {
             tracing::warn!("cannot write the pcap file: {e}");
@@ -54,16 +54,39 @@ impl Tap for PcapTap {
     }
 }
 
-/// Ethernet + IP + UDP around `data`, with correct lengths and IPv4 header checksum (the UDP
-/// checksum is 0, "not computed", which IPv4 allows and Wireshark accepts; over IPv6 it is
-/// computed as required).
-fn frame(
-    src: SocketAddr,
-    dst: SocketAddr,
-    src_mac: [u8; 6],
-    dst_mac: [u8; 6],
-    data: &[u8],
-) -> Option<Vec<u8>> {
+fn ends(
+    direction: Direction,
+    local: SocketAddr,
+    remote: SocketAddr,
+) -> (SocketAddr, SocketAddr, [u8; 6], [u8; 6]) {
+    match direction {
+        Direction::Sent => (local, remote, LOCAL_MAC, REMOTE_MAC),
+        Direction::Received => (remote, local, REMOTE_MAC, LOCAL_MAC),
+    }
+}
+
+impl Tap for PcapTap {
+    fn datagram(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
+        let (src, dst, src_mac, dst_mac) = ends(direction, local, remote);
+        let frame = udp(src, dst, data).and_then(|seg| frame(src, dst, src_mac, dst_mac, seg));
+        self.write(frame, data.len());
+    }
+
+    /// One segment per DirectPlay 4 message (dissectors see whole messages), after a
+    /// synthesized handshake the first time a connection is seen.
+    fn stream(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
+        let (src, dst, src_mac, dst_mac) = ends(direction, local, remote);
+        for (from, header, payload) in self.flows.segments(src, dst, data) {
+            let (smac, dmac) = if from == src { (src_mac, dst_mac) } else { (dst_mac, src_mac) };
+            let to = if from == src { dst } else { src };
+            let frame = tcp(from, to, header, &payload).and_then(|seg| frame(from, to, smac, dmac, seg));
+            self.write(frame, payload.len());
+        }
+    }
+}
+
+/// The UDP header (checksum computed) around `data`.
+fn udp(src: SocketAddr, dst: SocketAddr, data: &[u8]) -> Option<(u8, Vec<u8>)> {
     let udp_len = u16::try_from(UDP_HEADER + data.len()).ok()?;
     let mut udp = Vec::with_capacity(usize::from(udp_len));
     udp.extend_from_slice(&src.port().to_be_bytes());
@@ -71,16 +94,66 @@ fn frame(
     udp.extend_from_slice(&udp_len.to_be_bytes());
     udp.extend_from_slice(&[0, 0]);
     udp.extend_from_slice(data);
-    let mut out = Vec::with_capacity(14 + 40 + udp.len());
+    let sum = match checksum(sum_words(0, &pseudo_header(src, dst, IPPROTO_UDP, udp.len())), &udp) {
+        0 => 0xFFFF,
+        s => s,
+    };
+    udp.get_mut(6..8)?.copy_from_slice(&sum.to_be_bytes());
+    Some((IPPROTO_UDP, udp))
+}
+
+/// A TCP segment (20-byte header, checksum computed) carrying `data`.
+fn tcp(src: SocketAddr, dst: SocketAddr, h: TcpHeader, data: &[u8]) -> Option<(u8, Vec<u8>)> {
+    let mut seg = Vec::with_capacity(20 + data.len());
+    seg.extend_from_slice(&src.port().to_be_bytes());
+    seg.extend_from_slice(&dst.port().to_be_bytes());
+    seg.extend_from_slice(&h.seq.to_be_bytes());
+    seg.extend_from_slice(&h.ack.to_be_bytes());
+    seg.extend_from_slice(&[0x50, h.flags, 0xFF, 0xFF, 0, 0, 0, 0]);
+    seg.extend_from_slice(data);
+    let sum = checksum(sum_words(0, &pseudo_header(src, dst, IPPROTO_TCP, seg.len())), &seg);
+    seg.get_mut(16..18)?.copy_from_slice(&sum.to_be_bytes());
+    Some((IPPROTO_TCP, seg))
+}
+
+/// The IPv4 or IPv6 pseudo-header of a transport checksum.
+fn pseudo_header(src: SocketAddr, dst: SocketAddr, proto: u8, len: usize) -> Vec<u8> {
+    let mut p = Vec::with_capacity(40);
+    match (src.ip(), dst.ip()) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            p.extend_from_slice(&s.octets());
+            p.extend_from_slice(&d.octets());
+            p.extend_from_slice(&[0, proto]);
+            p.extend_from_slice(&u16::try_from(len).unwrap_or(0).to_be_bytes());
+        }
+        (s, d) => {
+            p.extend_from_slice(&v6(s));
+            p.extend_from_slice(&v6(d));
+            p.extend_from_slice(&u32::try_from(len).unwrap_or(0).to_be_bytes());
+            p.extend_from_slice(&[0, 0, 0, proto]);
+        }
+    }
+    p
+}
+
+/// Ethernet + IP around a transport segment, with correct lengths and IPv4 header checksum.
+fn frame(
+    src: SocketAddr,
+    dst: SocketAddr,
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    (proto, seg): (u8, Vec<u8>),
+) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(14 + 40 + seg.len());
     out.extend_from_slice(&dst_mac);
     out.extend_from_slice(&src_mac);
     match (src.ip(), dst.ip()) {
         (IpAddr::V4(s), IpAddr::V4(d)) => {
-            let total = u16::try_from(20 + udp.len()).ok()?;
+            let total = u16::try_from(20 + seg.len()).ok()?;
             out.extend_from_slice(&[0x08, 0x00]);
             let mut ip = vec![0x45, 0];
             ip.extend_from_slice(&total.to_be_bytes());
-            ip.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]);
+            ip.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
             ip.extend_from_slice(&s.octets());
             ip.extend_from_slice(&d.octets());
             let sum = checksum(0, &ip).to_be_bytes();
@@ -88,26 +161,15 @@ fn frame(
             out.extend_from_slice(&ip);
         }
         (s, d) => {
-            let (s, d) = (v6(s), v6(d));
             out.extend_from_slice(&[0x86, 0xDD]);
             out.extend_from_slice(&[0x60, 0, 0, 0]);
-            out.extend_from_slice(&udp_len.to_be_bytes());
-            out.extend_from_slice(&[17, 64]);
-            out.extend_from_slice(&s);
-            out.extend_from_slice(&d);
-            let mut pseudo = Vec::with_capacity(40);
-            pseudo.extend_from_slice(&s);
-            pseudo.extend_from_slice(&d);
-            pseudo.extend_from_slice(&u32::from(udp_len).to_be_bytes());
-            pseudo.extend_from_slice(&[0, 0, 0, 17]);
-            let sum = match checksum(sum_words(0, &pseudo), &udp) {
-                0 => 0xFFFF,
-                s => s,
-            };
-            udp.get_mut(6..8)?.copy_from_slice(&sum.to_be_bytes());
+            out.extend_from_slice(&u16::try_from(seg.len()).ok()?.to_be_bytes());
+            out.extend_from_slice(&[proto, 64]);
+            out.extend_from_slice(&v6(s));
+            out.extend_from_slice(&v6(d));
         }
     }
-    out.extend_from_slice(&udp);
+    out.extend_from_slice(&seg);
     Some(out)
 }
 
@@ -149,7 +211,7 @@ mod tests {
     fn ipv4_frame_has_correct_lengths_and_checksum() {
         let src: SocketAddr = "127.0.0.1:2302".parse().unwrap();
         let dst: SocketAddr = "127.0.0.1:6073".parse().unwrap();
-        let f = frame(src, dst, LOCAL_MAC, REMOTE_MAC, b"hello").unwrap();
+        let f = frame(src, dst, LOCAL_MAC, REMOTE_MAC, udp(src, dst, b"hello").unwrap()).unwrap();
         assert_eq!(f.len(), 14 + 20 + 8 + 5);
         assert_eq!(&f[12..14], &[0x08, 0x00]);
         assert_eq!(u16::from_be_bytes([f[16], f[17]]), 20 + 8 + 5);

@@ -138,7 +138,7 @@ impl<P: Protocol> EventLoop<P> {
     ) -> Result<(), RuntimeError> {
         let id = match self.streams.outbound.get(&to) {
             Some(id) => *id,
-            None => match self.connect(now, to)? {
+            None => match self.connect(now, to, data.len())? {
                 Some(id) => id,
                 None => return Ok(()),
             },
@@ -156,9 +156,14 @@ impl<P: Protocol> EventLoop<P> {
         if conn.connecting_until.is_none() { self.write_pending(now, id) } else { Ok(()) }
     }
 
-    /// Starts connecting to `to`; on an immediate failure the protocol hears of it and `None`
-    /// comes back.
-    fn connect(&mut self, now: Instant, to: SocketAddr) -> Result<Option<StreamId>, RuntimeError> {
+    /// Starts connecting to `to`; on an immediate failure the protocol hears of it (with the
+    /// `queued` bytes that will not be sent) and `None` comes back.
+    fn connect(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        queued: usize,
+    ) -> Result<Option<StreamId>, RuntimeError> {
         let stream = self.streams.allocate();
         let mut socket = match TcpStream::connect(to) {
             Ok(s) => s,
@@ -167,7 +172,7 @@ impl<P: Protocol> EventLoop<P> {
                     peer: to,
                     opened_to: Some(to),
                     reason: CloseReason::ConnectFailed(e.to_string()),
-                    unsent: 0,
+                    unsent: queued,
                 };
                 tracing::info!(%to, "cannot connect: {e}");
                 self.protocol.handle_stream_closed(now, stream, &closed);

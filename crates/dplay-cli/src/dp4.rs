@@ -1,0 +1,324 @@
+//! `dplay host --dp4`, `dplay enum --dp4` and `dplay join --dp4`: DirectPlay 4 sessions over
+//! the sockets of MC-DPL4CS 2.1 (UDP 47624 for enumeration, TCP and UDP game ports from 2300).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime, RuntimeError, Tap};
+use dplay_session::dp4::config::ENUM_PORT;
+use dplay_session::dp4::{
+    DPID_ALLPLAYERS, Dp4Config, Dp4Event as SessionEvent, EnumRequest, FoundSession, HostConfig,
+};
+use dplay_wire::dp4::enumeration::EnumSessionsFlags;
+use dplay_wire::dp4::session::SessionFlags;
+use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
+use serde_json::json;
+
+use crate::dp4_print::{Dp4Output, digest, join_error};
+use crate::enumerate::EnumArgs;
+use crate::host::HostArgs;
+use crate::join::JoinArgs;
+use crate::live::{self, Output, Stop};
+
+/// `dplay host --dp4` options.
+#[derive(Args, Clone)]
+pub(crate) struct Dp4HostArgs {
+    /// DirectPlay 4: the UDP enumeration port (47624 in the spec; another lets several hosts
+    /// share a machine).
+    #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
+    pub(crate) enum_port: u16,
+    /// DirectPlay 4: send every application message back to its sender, over TCP
+    /// (guaranteed, the default) or UDP (not guaranteed, fragmented beyond the MTU).
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "tcp")]
+    pub(crate) echo: Option<Echo>,
+}
+
+/// How `--echo` sends back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Echo {
+    /// Guaranteed, over TCP.
+    Tcp,
+    /// Not guaranteed, over UDP.
+    Udp,
+}
+
+/// `dplay join --dp4` options.
+#[derive(Args, Clone)]
+pub(crate) struct Dp4JoinArgs {
+    /// DirectPlay 4: once joined, send a message of this many bytes (a-z repeated) to everyone.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) send_size: Option<usize>,
+    /// DirectPlay 4: send over UDP without guarantee, fragmented beyond the MTU, instead of
+    /// over TCP.
+    #[arg(long)]
+    pub(crate) non_guaranteed: bool,
+    /// DirectPlay 4: the host's enumeration port, asked when ADDR has no port.
+    #[arg(long = "host-enum-port", value_name = "PORT", default_value_t = ENUM_PORT)]
+    pub(crate) enum_port: u16,
+}
+
+fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
+    match addr {
+        IpAddr::V4(ip) => Ok(ip),
+        IpAddr::V6(ip) => {
+            bail!("DirectPlay 4 runs over IPv4 only: {ip} cannot be used; give an IPv4 address")
+        }
+    }
+}
+
+fn config() -> Dp4Config {
+    Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() }
+}
+
+/// Starts a DirectPlay 4 runtime, with the errors a user can act on.
+fn spawn(binding: &Dp4Binding, pcap: Option<&std::path::PathBuf>) -> anyhow::Result<Runtime<Dp4Protocol>> {
+    let tap = match pcap {
+        Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
+        None => None,
+    };
+    Dp4Protocol::spawn(binding, config(), tap).map_err(|e| match e {
+        RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
+            "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host or DPNSVR-like service is using it; stop it, or give another port with --enum-port",
+            addr.port()
+        ),
+        e => e.into(),
+    })
+}
+
+/// Runs `dplay host --dp4` until the duration passes or Ctrl-C.
+pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
+    #[allow(clippy::disallowed_methods)] // the command's start, for event times
+    let start = Instant::now();
+    let interrupt = live::ctrl_c()?;
+    let bind = args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+    let port = (bind.port() != 0).then_some(bind.port());
+    let binding = Dp4Binding {
+        stream_port: port,
+        datagram_port: port,
+        enum_port: Some(args.dp4_args.enum_port),
+        ..Dp4Binding::host(ipv4(bind.ip())?)
+    };
+    let runtime = spawn(&binding, args.net.pcap.as_ref())?;
+    let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
+    let mut out = Dp4Output::new(Output::new(args.net.json, start));
+    let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
+    out.out.emit(
+        "hosting",
+        json!({"session": args.session, "tcp": tcp, "udp": udp, "enum": addr(Dp4Binding::ENUM_SOCKET)}),
+        format!(
+            "hosting \"{}\" (DirectPlay 4): TCP {}, UDP {}, enumeration UDP {}",
+            args.session,
+            tcp.unwrap_or_default(),
+            udp.unwrap_or_default(),
+            addr(Dp4Binding::ENUM_SOCKET).unwrap_or_default()
+        ),
+    );
+    let mut session =
+        HostConfig::new(&args.session, args.session_args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID));
+    session.max_players = args.max_players;
+    session.password.clone_from(&args.session_args.password);
+    if session.password.is_some() {
+        session.flags |= SessionFlags::PASSWORD_REQUIRED;
+    }
+    runtime.command(Dp4Command::Host(session))?;
+    runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
+    let echo = args.dp4_args.echo;
+    let mut failed = None;
+    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+        if let Dp4Event::CommandFailed { command: "host", error } = &e {
+            failed = Some(error.clone());
+            return false;
+        }
+        if let (Some(how), Dp4Event::Session(SessionEvent::Message { from: Some(from), data, .. })) =
+            (echo, &e)
+        {
+            let guaranteed = how == Echo::Tcp;
+            let back = Dp4Command::Send { from: None, to: *from, data: data.clone(), guaranteed };
+            let _ = runtime.command(back);
+        }
+        !out.event(&e)
+    });
+    if let Some(error) = failed {
+        bail!("cannot host: {error}");
+    }
+    if stop != Stop::Closed {
+        let _ = runtime.command(Dp4Command::Leave);
+    }
+    live::finish(runtime);
+    out.out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    Ok(true)
+}
+
+/// The request `dplay enum --dp4` and the join probe send: every session, passworded or not.
+fn request(app: Option<uuid::Uuid>, password: Option<String>) -> EnumRequest {
+    EnumRequest {
+        application_guid: app.unwrap_or(uuid::Uuid::nil()),
+        password,
+        flags: EnumSessionsFlags::ALL | EnumSessionsFlags::PASSWORD_REQUIRED,
+    }
+}
+
+/// Runs `dplay enum --dp4`; true when at least one session answered.
+pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
+    #[allow(clippy::disallowed_methods)] // the command's start
+    let start = Instant::now();
+    let interrupt = live::ctrl_c()?;
+    let target = args.target.map(|t| live::or_port(t, ENUM_PORT));
+    let ip = match (args.bind, target) {
+        (Some(b), _) => b.ip(),
+        (None, Some(t)) => live::bind_for(t).ip(),
+        (None, None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+    };
+    let runtime = spawn(&Dp4Binding::client(ipv4(ip)?), args.pcap.as_ref())?;
+    runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
+    let out = Output::new(args.json, start);
+    let mut seen = Vec::new();
+    let deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    live::wait(runtime.events(), &interrupt, Some(deadline), |e| {
+        if let Dp4Event::Session(SessionEvent::SessionFound(f)) = e
+            && !seen.contains(&(f.host, f.desc.instance_guid))
+        {
+            seen.push((f.host, f.desc.instance_guid));
+            print_session(&out, &f);
+        }
+        true
+    });
+    drop(runtime);
+    if seen.is_empty() {
+        let at = target.map_or_else(|| format!("broadcast to port {ENUM_PORT}"), |t| t.to_string());
+        bail!(
+            "no DirectPlay 4 session answered ({at}): check that a host runs there and that UDP {ENUM_PORT} and TCP 2300-2400 are not blocked"
+        );
+    }
+    Ok(true)
+}
+
+fn print_session(out: &Output, f: &FoundSession) {
+    let d = &f.desc;
+    let name = f.name.clone().unwrap_or_default();
+    let max = if d.max_players == 0 { "unlimited".to_owned() } else { d.max_players.to_string() };
+    out.emit(
+        "session",
+        json!({
+            "host": f.host.to_string(),
+            "name": name,
+            "instance": d.instance_guid.to_string(),
+            "application": d.application_guid.to_string(),
+            "players": d.current_player_count,
+            "max_players": d.max_players,
+            "flags": format!("{:?}", d.flags),
+        }),
+        format!(
+            "{}: \"{name}\"  players {}/{max}  flags {:?}\n    instance {}  application {}",
+            f.host, d.current_player_count, d.flags, d.instance_guid, d.application_guid
+        ),
+    );
+}
+
+/// Runs `dplay join --dp4`; an error when the join fails.
+pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
+    #[allow(clippy::disallowed_methods)] // the command's start
+    let start = Instant::now();
+    let interrupt = live::ctrl_c()?;
+    let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
+    let port = (bind.port() != 0).then_some(bind.port());
+    let binding =
+        Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
+    let runtime = spawn(&binding, args.net.pcap.as_ref())?;
+    let mut out = Dp4Output::new(Output::new(args.net.json, start));
+    let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let host = match args.host.port() {
+        0 => probe(&runtime, args, &interrupt, join_deadline)?,
+        _ => args.host,
+    };
+    out.out.emit(
+        "joining",
+        json!({"host": host.to_string(), "name": args.name}),
+        format!("joining {host} as {}", args.name),
+    );
+    runtime.command(Dp4Command::Join { host, password: args.session_args.password.clone() })?;
+    let mut failure = None;
+    let mut me = None;
+    let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
+        match &e {
+            Dp4Event::Session(SessionEvent::Joined { .. }) => {
+                let _ = runtime.command(Dp4Command::CreatePlayer(args.name.clone()));
+            }
+            Dp4Event::Session(SessionEvent::PlayerCreated { id }) => me = Some(*id),
+            Dp4Event::Session(SessionEvent::JoinFailed(e) | SessionEvent::PlayerCreateFailed(e)) => {
+                failure = Some(join_error(*e));
+            }
+            _ => {}
+        }
+        let ended = out.event(&e);
+        me.is_none() && failure.is_none() && !ended
+    });
+    if me.is_none() {
+        drop(runtime);
+        match (failure, stop) {
+            (Some(why), _) => bail!("could not join {host}: {why}"),
+            (None, Stop::Interrupted) => bail!("interrupted before the join completed"),
+            _ => bail!(
+                "no answer from {host} within {} s: check that a DirectPlay 4 host runs there (dplay enum --dp4 {})",
+                args.timeout,
+                host.ip()
+            ),
+        }
+    }
+    send_all(&runtime, &out, args)?;
+    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.event(&e));
+    if stop != Stop::Closed && stop != Stop::Done {
+        let _ = runtime.command(Dp4Command::Leave);
+    }
+    live::finish(runtime);
+    out.out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    Ok(true)
+}
+
+/// The messages `--send` and `--send-size` ask for, to everyone.
+fn send_all(runtime: &Runtime<Dp4Protocol>, out: &Dp4Output, args: &JoinArgs) -> anyhow::Result<()> {
+    let guaranteed = !args.dp4_args.non_guaranteed;
+    let sized = args
+        .dp4_args
+        .send_size
+        .map(|n| (0..n).map(|i| b'a' + u8::try_from(i % 26).unwrap_or(0)).collect::<Vec<u8>>());
+    let texts = args.send.iter().map(|t| t.as_bytes().to_vec());
+    for data in texts.chain(sized) {
+        out.out.emit(
+            "sent",
+            json!({"len": data.len(), "digest": digest(&data), "guaranteed": guaranteed}),
+            format!("sent {} bytes{}", data.len(), if guaranteed { "" } else { " (not guaranteed)" }),
+        );
+        runtime.command(Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data, guaranteed })?;
+    }
+    Ok(())
+}
+
+/// Asks the enumeration port of `args.host` where its session's TCP listener is.
+fn probe(
+    runtime: &Runtime<Dp4Protocol>,
+    args: &JoinArgs,
+    interrupt: &crossbeam_channel::Receiver<()>,
+    deadline: Instant,
+) -> anyhow::Result<SocketAddr> {
+    let target = SocketAddr::new(args.host.ip(), args.dp4_args.enum_port);
+    let request = request(args.session_args.app_guid, args.session_args.password.clone());
+    runtime.command(Dp4Command::EnumSessions { target: Some(target), request })?;
+    let mut found = None;
+    live::wait(runtime.events(), interrupt, Some(deadline), |e| match e {
+        Dp4Event::Session(SessionEvent::SessionFound(f)) => {
+            found = Some(f);
+            false
+        }
+        _ => true,
+    });
+    let f = found.with_context(|| {
+        format!("no DirectPlay 4 session answered at {target}: check that a host runs there, or give its TCP port (such as {}:2300)", args.host.ip())
+    })?;
+    if f.desc.flags.contains(SessionFlags::PASSWORD_REQUIRED) && args.session_args.password.is_none() {
+        bail!("the session at {} needs a password: give it with --password", f.host);
+    }
+    Ok(f.host)
+}

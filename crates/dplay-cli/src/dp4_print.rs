@@ -1,0 +1,227 @@
+//! Printing DirectPlay 4 events as text or JSON lines, as `dplay host`, `join` and `enum` do
+//! for DirectPlay 8.
+
+use std::collections::BTreeMap;
+
+use dplay_runtime::{Dp4Event, Dp4Player};
+use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, JoinError};
+use serde_json::json;
+
+use crate::live::{Output, printable};
+
+/// Application data longer than this is printed cut, with its length and digest.
+const SHOWN: usize = 256;
+
+/// Prints DirectPlay 4 events, remembering player names.
+pub(crate) struct Dp4Output {
+    pub(crate) out: Output,
+    names: BTreeMap<u32, String>,
+}
+
+/// A player ID as DirectPlay shows it.
+pub(crate) fn id(id: u32) -> String {
+    format!("{id:#010x}")
+}
+
+/// FNV-1a (64 bits) of `data`, as 16 hex digits: lets a reader check a large message arrived
+/// whole without printing it.
+pub(crate) fn digest(data: &[u8]) -> String {
+    let hash = data
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{hash:016x}")
+}
+
+impl Dp4Output {
+    pub(crate) fn new(out: Output) -> Self {
+        Self { out, names: BTreeMap::new() }
+    }
+
+    /// The name of player `p`, or its ID.
+    pub(crate) fn name(&self, p: u32) -> String {
+        self.names.get(&p).cloned().unwrap_or_else(|| id(p))
+    }
+
+    /// Prints one event; returns whether the session ended.
+    pub(crate) fn event(&mut self, event: &Dp4Event) -> bool {
+        match event {
+            Dp4Event::Session(e) => return self.session(e),
+            Dp4Event::PlayerList(players) => self.player_list(players),
+            Dp4Event::Dropped { reason, count } => self.out.emit(
+                "dropped",
+                json!({"reason": format!("{reason:?}"), "count": count}),
+                format!("dropped {count} message(s): {reason:?}"),
+            ),
+            Dp4Event::StreamRejected { peer, reason } => self.out.emit(
+                "stream_rejected",
+                json!({"peer": peer.to_string(), "reason": reason}),
+                format!("closed the TCP connection from {peer}: {reason}"),
+            ),
+            Dp4Event::CommandFailed { command, error } => self.out.emit(
+                "command_failed",
+                json!({"command": command, "error": error}),
+                format!("{command} failed: {error}"),
+            ),
+        }
+        false
+    }
+
+    fn player_list(&mut self, players: &[Dp4Player]) {
+        for p in players {
+            if let Some(name) = &p.name {
+                self.names.insert(p.id, name.clone());
+            }
+        }
+        let rows: Vec<_> = players
+            .iter()
+            .map(|p| {
+                json!({"id": id(p.id), "name": p.name, "system": p.system, "host": p.is_host, "me": p.is_local})
+            })
+            .collect();
+        let text: Vec<String> = players
+            .iter()
+            .map(|p| {
+                let mut tags = Vec::new();
+                for (on, tag) in [(p.system, "system"), (p.is_host, "host"), (p.is_local, "me")] {
+                    if on {
+                        tags.push(tag);
+                    }
+                }
+                let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
+                format!("\n    {} {}{tags}", id(p.id), p.name.as_deref().unwrap_or("-"))
+            })
+            .collect();
+        self.out.emit("player_list", json!({"players": rows}), format!("player list:{}", text.concat()));
+    }
+
+    fn session(&mut self, event: &SessionEvent) -> bool {
+        match event {
+            SessionEvent::SessionFound(f) => self.out.emit(
+                "session_found",
+                json!({"host": f.host.to_string()}),
+                format!("session at {}", f.host),
+            ),
+            SessionEvent::EnumDone => {}
+            SessionEvent::Joined { system_player } => self.out.emit(
+                "joined",
+                json!({"system_player": id(*system_player)}),
+                format!("in the session as instance {}", id(*system_player)),
+            ),
+            SessionEvent::JoinFailed(e) => self.out.emit(
+                "join_failed",
+                json!({"error": join_error(*e)}),
+                format!("join failed: {}", join_error(*e)),
+            ),
+            SessionEvent::PlayerCreated { id: p } => {
+                self.out.emit("player_created", json!({"id": id(*p)}), format!("our player is {}", id(*p)))
+            }
+            SessionEvent::PlayerCreateFailed(e) => self.out.emit(
+                "player_create_failed",
+                json!({"error": join_error(*e)}),
+                format!("creating our player failed: {}", join_error(*e)),
+            ),
+            SessionEvent::PlayerJoined { id: p, name, system } => {
+                if let Some(name) = name {
+                    self.names.insert(*p, name.clone());
+                }
+                let what = if *system { "instance" } else { "player" };
+                self.out.emit(
+                    "player_joined",
+                    json!({"id": id(*p), "name": name, "system": system}),
+                    format!("{what} joined: {} ({})", name.as_deref().unwrap_or("-"), id(*p)),
+                );
+            }
+            SessionEvent::PlayerLeft { id: p } => {
+                let name = self.names.remove(p);
+                self.out.emit(
+                    "player_left",
+                    json!({"id": id(*p), "name": name}),
+                    format!("player left: {} ({})", name.as_deref().unwrap_or("-"), id(*p)),
+                );
+            }
+            SessionEvent::Message { from, to, data } => self.message(*from, *to, data),
+            SessionEvent::PlayerDataChanged { id: p, data } => self.out.emit(
+                "player_data",
+                json!({"id": id(*p), "len": data.len()}),
+                format!("player data of {}: {} bytes", self.name(*p), data.len()),
+            ),
+            SessionEvent::PlayerNameChanged { id: p, short_name, .. } => {
+                if let Some(name) = short_name {
+                    self.names.insert(*p, name.clone());
+                }
+                self.out.emit(
+                    "player_renamed",
+                    json!({"id": id(*p), "name": short_name}),
+                    format!("{} is now {}", id(*p), short_name.as_deref().unwrap_or("-")),
+                );
+            }
+            SessionEvent::Chat { from, text, .. } => {
+                let name = self.name(*from);
+                let text = text.clone().unwrap_or_default();
+                self.out.emit(
+                    "message",
+                    json!({"from": id(*from), "name": name, "text": text, "chat": true}),
+                    format!("chat from {name}: {text}"),
+                );
+            }
+            SessionEvent::SessionDescChanged(d) => self.out.emit(
+                "session_changed",
+                json!({"max_players": d.max_players, "flags": format!("{:?}", d.flags)}),
+                format!("session changed: max players {}, flags {:?}", d.max_players, d.flags),
+            ),
+            SessionEvent::HostMigrated { host, local } => {
+                let name = self.name(*host);
+                self.out.emit(
+                    "host_migrated",
+                    json!({"new_host": id(*host), "name": name, "local": local}),
+                    format!("host migrated to {name}{}", if *local { " (us)" } else { "" }),
+                );
+            }
+            SessionEvent::Ended(reason) => {
+                let why = match reason {
+                    EndReason::Left => "left",
+                    EndReason::HostLost => "the host is gone",
+                    EndReason::YouAreDead => "the host removed us",
+                };
+                self.out.emit("session_ended", json!({"reason": why}), format!("session ended: {why}"));
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Application data: text when printable, else hex; cut beyond [`SHOWN`] bytes, with the
+    /// length and digest of the whole.
+    fn message(&self, from: Option<u32>, to: Option<u32>, data: &[u8]) {
+        let name = from.map(|f| self.name(f));
+        let shown = data.get(..SHOWN).unwrap_or(data);
+        let (key, mut value) = printable(shown);
+        if shown.len() < data.len() {
+            value.push_str("...");
+        }
+        let digest = digest(data);
+        self.out.emit(
+            "message",
+            json!({
+                "from": from.map(id), "name": name, "to": to.map(id),
+                key: value, "len": data.len(), "digest": digest,
+            }),
+            format!("message from {} ({} bytes): {value}", name.as_deref().unwrap_or("?"), data.len()),
+        );
+    }
+}
+
+/// What a failed join means, saying what to do.
+pub(crate) fn join_error(e: JoinError) -> String {
+    match e {
+        JoinError::Refused(dplay_session::dp4::DPERR_INVALIDPASSWORD) => {
+            "the host refused the password: give the right one with --password".into()
+        }
+        JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS) => {
+            "the session is full or closed to new players (DPERR_NONEWPLAYERS)".into()
+        }
+        JoinError::Refused(code) => format!("the host refused the join (HRESULT {code:#010x})"),
+        JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
+        JoinError::Unsupported(flags) => format!("the session needs options this program lacks: {flags:?}"),
+    }
+}

@@ -1,0 +1,163 @@
+//! TCP in the runtime, with a toy protocol: listeners, reads until would-block, connections
+//! opened on demand with bounded write buffers, and every way a connection ends.
+#![allow(clippy::disallowed_methods)] // real sockets, real clock
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use dplay_runtime::{
+    CloseReason, Path, Protocol, Runtime, RuntimeConfig, SocketId, SocketSpec, StreamClosed, StreamId,
+    Transmit,
+};
+
+/// Counts bytes read; refuses a read containing `!`; sends what it is told.
+#[derive(Default)]
+struct Toy {
+    queue: Vec<(SocketAddr, Vec<u8>)>,
+    events: Vec<Ev>,
+}
+
+#[derive(Debug, PartialEq)]
+enum Ev {
+    Read(usize),
+    Closed(StreamClosed),
+}
+
+impl Protocol for Toy {
+    type Command = (SocketAddr, Vec<u8>);
+    type Event = Ev;
+
+    fn handle_stream(
+        &mut self,
+        _now: Instant,
+        _s: StreamId,
+        _peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<(), String> {
+        if data.contains(&b'!') {
+            return Err("a bang".into());
+        }
+        self.events.push(Ev::Read(data.len()));
+        Ok(())
+    }
+
+    fn handle_stream_closed(&mut self, _now: Instant, _s: StreamId, closed: &StreamClosed) {
+        self.events.push(Ev::Closed(closed.clone()));
+    }
+
+    fn handle_command(&mut self, _now: Instant, command: (SocketAddr, Vec<u8>)) {
+        self.queue.push(command);
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let (to, data) = (!self.queue.is_empty()).then(|| self.queue.remove(0))?;
+        buf.extend_from_slice(&data);
+        Some(Transmit { to, path: Path::Tcp })
+    }
+
+    fn poll_event(&mut self) -> Option<Ev> {
+        (!self.events.is_empty()).then(|| self.events.remove(0))
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+}
+
+fn runtime(write_limit: usize) -> Runtime<Toy> {
+    let udp = SocketSpec::udp("127.0.0.1:0".parse().unwrap());
+    let listener = SocketSpec::tcp_listener("127.0.0.1:0".parse().unwrap());
+    let mut config = RuntimeConfig::with_sockets(vec![udp, listener]);
+    config.stream_write_limit = write_limit;
+    config.connect_timeout = Duration::from_millis(500);
+    Runtime::spawn(config, Toy::default()).unwrap()
+}
+
+#[track_caller]
+fn closed(rt: &Runtime<Toy>) -> StreamClosed {
+    loop {
+        match rt.events().recv_timeout(Duration::from_secs(5)).expect("no close reported") {
+            Ev::Closed(c) => return c,
+            Ev::Read(_) => {}
+        }
+    }
+}
+
+/// MC-DPL4CS 2.1: a stream split into any number of reads reaches the protocol whole, and the
+/// peer closing it is reported.
+#[test]
+fn reads_everything_then_reports_the_close() {
+    let rt = runtime(1 << 20);
+    let mut peer = TcpStream::connect(rt.socket_addr(SocketId(1)).unwrap()).unwrap();
+    peer.write_all(&vec![7; 300_000]).unwrap();
+    drop(peer);
+    let mut total = 0;
+    loop {
+        match rt.events().recv_timeout(Duration::from_secs(5)).unwrap() {
+            Ev::Read(n) => total += n,
+            Ev::Closed(c) => {
+                assert_eq!((c.reason, c.opened_to, c.unsent), (CloseReason::Closed, None, 0));
+                break;
+            }
+        }
+    }
+    assert_eq!(total, 300_000);
+}
+
+/// The protocol refusing bytes closes the connection: the peer reads end-of-stream.
+#[test]
+fn refused_bytes_close_the_connection() {
+    let rt = runtime(1 << 20);
+    let mut peer = TcpStream::connect(rt.socket_addr(SocketId(1)).unwrap()).unwrap();
+    peer.write_all(b"bad!").unwrap();
+    assert_eq!(closed(&rt).reason, CloseReason::Rejected("a bang".into()));
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(peer.read(&mut [0; 8]).unwrap(), 0);
+}
+
+/// A connection opened on demand carries every byte queued, in order, across partial writes.
+#[test]
+fn opens_on_demand_and_writes_in_order() {
+    let rt = runtime(4 << 20);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let to = listener.local_addr().unwrap();
+    let first: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
+    rt.command((to, first.clone())).unwrap();
+    rt.command((to, b"tail".to_vec())).unwrap();
+    let (mut conn, _) = listener.accept().unwrap();
+    let mut got = Vec::new();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    while got.len() < first.len() + 4 {
+        let mut buf = [0; 65536];
+        let n = conn.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early after {} bytes", got.len());
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(&got[..first.len()], &first[..]);
+    assert_eq!(&got[first.len()..], b"tail");
+}
+
+/// Connecting to a closed port is reported as a failed connect, with the destination.
+#[test]
+fn refused_connect_is_reported() {
+    let rt = runtime(1 << 20);
+    let to = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    rt.command((to, b"hello".to_vec())).unwrap();
+    let c = closed(&rt);
+    assert!(matches!(c.reason, CloseReason::ConnectFailed(_)), "{c:?}");
+    assert_eq!((c.opened_to, c.unsent), (Some(to), 5));
+}
+
+/// More queued than the write limit closes the connection instead of growing without bound.
+#[test]
+fn overflow_closes_the_connection() {
+    let rt = runtime(1024);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let to = listener.local_addr().unwrap();
+    rt.command((to, vec![1; 4096])).unwrap();
+    let c = closed(&rt);
+    assert_eq!((c.reason, c.opened_to), (CloseReason::Overflow, Some(to)));
+}

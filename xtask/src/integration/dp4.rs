@@ -1,0 +1,203 @@
+//! DirectPlay 4 cases: `dplay host --dp4` and `dplay join --dp4` in separate processes on
+//! loopback (MC-DPL4CS 2.1: enumeration over UDP, the join and guaranteed messages over TCP,
+//! non-guaranteed ones over UDP, fragmented beyond the MTU).
+//!
+//! Each host gets its enumeration socket on a free port (`--enum-port`) instead of 47624, so
+//! no case can collide with another or with a DirectPlay 4 host already on the machine; the
+//! cases run one after another and every process is killed at the end of its case.
+
+use std::io::Write;
+use std::net::{TcpStream, UdpSocket};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, ensure};
+use serde_json::Value;
+
+use super::{Proc, Suite, WAIT, event_with, is};
+
+/// A free UDP port on 127.0.0.1, for a host's enumeration socket.
+fn free_udp_port() -> anyhow::Result<String> {
+    Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port().to_string())
+}
+
+/// A DirectPlay 4 host on loopback; returns it with its TCP listener's address.
+fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
+    let mut args = vec!["host", "--dp4", "--json", "--bind", "127.0.0.1", "--enum-port", enum_port];
+    args.extend_from_slice(&["--session", "integration4", "--duration", "60"]);
+    args.extend_from_slice(extra);
+    let p = s.start("dp4 host", &args)?;
+    let hosting = s.expect(&p, "hosting", WAIT, is("hosting"))?;
+    let tcp = hosting["tcp"].as_str().context("no TCP address in the hosting event")?.to_owned();
+    s.expect(&p, "its player", WAIT, is("player_created"))?;
+    Ok((p, tcp))
+}
+
+/// A message event of `len` bytes with `digest`.
+fn message_of<'a>(len: u64, digest: &'a str) -> impl Fn(&Value) -> bool + 'a {
+    move |v| v["event"] == "message" && v["len"] == len && v["digest"] == digest
+}
+
+/// The digest the joiner printed for the message of `len` bytes it sent.
+fn sent_digest(s: &Suite, p: &Proc, len: u64) -> anyhow::Result<String> {
+    let sent = s.expect(p, "the sent message", WAIT, |v| v["event"] == "sent" && v["len"] == len)?;
+    Ok(sent["digest"].as_str().unwrap_or_default().to_owned())
+}
+
+/// MC-DPL4CS 3.1.4.1, 3.1.4.2, 3.1.4.16: enumeration, the join, and guaranteed messages both
+/// ways over TCP (one of 200 000 bytes, many TCP segments); the capture decodes cleanly.
+pub(super) fn tcp_session(s: &Suite) -> anyhow::Result<()> {
+    let enum_port = free_udp_port()?;
+    let pcap = std::env::temp_dir().join(format!("dplay-integration-dp4-{}.pcap", std::process::id()));
+    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let (host, _) = host(s, &enum_port, &["--echo", "--pcap", &pcap_arg])?;
+    let target = format!("127.0.0.1:{enum_port}");
+    let mut en = s.start("dp4 enum", &["enum", "--dp4", &target, "--json", "--timeout", "1"])?;
+    let found = s.expect(&en, "a session", WAIT, is("session"))?;
+    ensure!(found["name"] == "integration4", "enum reported {found}");
+    ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "enum --dp4 did not exit 0");
+
+    let args = [
+        "join",
+        "--dp4",
+        "127.0.0.1",
+        "--host-enum-port",
+        &enum_port,
+        "--json",
+        "--name",
+        "alice",
+        "--send",
+        "hello from alice",
+        "--send-size",
+        "200000",
+        "--duration",
+        "3",
+    ];
+    let mut alice = s.start("alice", &args)?;
+    s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
+    s.expect(&host, "alice's text", WAIT, event_with("message", "text", "hello from alice"))?;
+    let digest = sent_digest(s, &alice, 200_000)?;
+    s.expect(&host, "alice's 200 000 bytes", WAIT, message_of(200_000, &digest))?;
+    s.expect(&alice, "the echoed text", WAIT, event_with("message", "text", "hello from alice"))?;
+    s.expect(&alice, "the echoed 200 000 bytes", WAIT, message_of(200_000, &digest))?;
+    s.expect(&host, "alice leaving", WAIT, event_with("player_left", "name", "alice"))?;
+    ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join --dp4 did not exit 0");
+    drop(host);
+    check_capture(&pcap)?;
+    let _ = std::fs::remove_file(&pcap);
+    Ok(())
+}
+
+/// MC-DPL4CS 3.1.4.16, 3.1.4.18: non-guaranteed messages both ways over UDP, one of 6000
+/// bytes fragmented with DPSP_MSG_PACKET and reassembled.
+pub(super) fn udp_messages(s: &Suite) -> anyhow::Result<()> {
+    let enum_port = free_udp_port()?;
+    let (host, tcp) = host(s, &enum_port, &["--echo", "udp"])?;
+    let args = [
+        "join",
+        "--dp4",
+        &tcp,
+        "--json",
+        "--name",
+        "bob",
+        "--non-guaranteed",
+        "--send",
+        "hello over udp",
+        "--send-size",
+        "6000",
+        "--duration",
+        "2",
+    ];
+    let mut bob = s.start("bob", &args)?;
+    s.expect(&host, "bob's text", WAIT, event_with("message", "text", "hello over udp"))?;
+    let digest = sent_digest(s, &bob, 6000)?;
+    s.expect(&host, "bob's 6000 bytes", WAIT, message_of(6000, &digest))?;
+    s.expect(&bob, "the echoed 6000 bytes", WAIT, message_of(6000, &digest))?;
+    ensure!(s.exit_code(&mut bob, WAIT)? == Some(0), "join --dp4 did not exit 0");
+    Ok(())
+}
+
+/// A DPSP_MSG_ENUMSESSIONS whose PasswordOffset points past its end (MC-DPL4CS 2.2.29).
+fn enum_sessions_bad_offset() -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(&(52u32 | 0xFAB << 20).to_le_bytes());
+    m.extend_from_slice(&[0x02, 0x00, 0x08, 0xFC, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    m.extend_from_slice(b"play");
+    m.extend_from_slice(&[0x02, 0x00, 0x0E, 0x00]);
+    m.extend_from_slice(&[0x11; 16]);
+    m.extend_from_slice(&0x1000u32.to_le_bytes());
+    m.extend_from_slice(&0x2u32.to_le_bytes());
+    m
+}
+
+/// MC-DPL4CS 2.1, 2.2.6, 2.2.45: TCP connections carrying garbage, a bad token and a bad size
+/// are each closed with the reason logged; a message with an offset out of range and a player
+/// message from an unknown player are dropped and logged; the host then takes a join.
+pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
+    let enum_port = free_udp_port()?;
+    let (host, tcp) = host(s, &enum_port, &[])?;
+    let streams: [&[u8]; 3] = [b"GET / HTTP/1.0\r\n\r\n", &[0x1C, 0, 0x20, 0x12], &[0x04, 0, 0xB0, 0xFA]];
+    for (i, bytes) in streams.iter().enumerate() {
+        let mut c = TcpStream::connect(&tcp)?;
+        c.write_all(bytes)?;
+        wait_count(&host, "stream_rejected", i + 1)?;
+    }
+    let mut c = TcpStream::connect(&tcp)?;
+    c.write_all(&enum_sessions_bad_offset())?;
+    s.expect(&host, "the bad offset dropped", WAIT, event_with("dropped", "reason", "Malformed"))?;
+    let mut forged = 0x1234_5678u32.to_le_bytes().to_vec();
+    forged.extend_from_slice(&[0; 4]);
+    forged.extend_from_slice(b"who am I");
+    let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    let udp = hosting["udp"].as_str().context("no UDP address in the hosting event")?;
+    UdpSocket::bind("127.0.0.1:0")?.send_to(&forged, udp)?;
+    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "UnknownPlayer"))?;
+
+    let args =
+        ["join", "--dp4", &tcp, "--json", "--name", "carol", "--send", "still here", "--duration", "1"];
+    let mut carol = s.start("carol", &args)?;
+    s.expect(&host, "carol's message", WAIT, event_with("message", "text", "still here"))?;
+    ensure!(s.exit_code(&mut carol, WAIT)? == Some(0), "join --dp4 after bad input did not exit 0");
+    Ok(())
+}
+
+/// Waits until `p` printed `n` events named `event`.
+#[allow(clippy::disallowed_methods)] // the suite's own clock
+fn wait_count(p: &Proc, event: &str, n: usize) -> anyhow::Result<()> {
+    let until = std::time::Instant::now() + WAIT;
+    loop {
+        let count = p.lines.lock().map(|l| l.iter().filter(|v| v["event"] == event).count()).unwrap_or(0);
+        if count >= n {
+            return Ok(());
+        }
+        ensure!(std::time::Instant::now() < until, "{} printed {count} {event}, not {n}", p.name);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// tshark's `dplay` dissector decodes the host's capture with no malformed packet, and sees
+/// the join. 29West's LBMSRS heuristic claims some DirectPlay 4 TCP segments before `dplay`
+/// gets them, so it is turned off. Skipped, loudly, without tshark.
+fn check_capture(pcap: &Path) -> anyhow::Result<()> {
+    if !crate::util::have("tshark") {
+        println!("    !!! tshark not installed: the DirectPlay 4 capture was not checked");
+        return Ok(());
+    }
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(["-V", "--enable-heuristic", "dplay_udp", "--enable-heuristic", "dplay_tcp"])
+        .args(["--disable-protocol", "lbmsrs"])
+        .output()
+        .context("cannot run tshark")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    ensure!(out.status.success(), "tshark failed on {}", pcap.display());
+    ensure!(!text.contains("Malformed"), "tshark found a malformed packet in {}", pcap.display());
+    for want in
+        ["Enum Sessions Reply", "Request Player ID", "Add Forward Request", "Super Enum Players Reply"]
+    {
+        ensure!(text.contains(want), "tshark does not show {want} in {}", pcap.display());
+    }
+    Ok(())
+}
