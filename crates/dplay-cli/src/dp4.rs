@@ -68,17 +68,26 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
     }
 }
 
-fn config() -> Dp4Config {
-    Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() }
+/// A fresh seed; `--keepalive` sets the Ping timer period (MC-DPL4CS 3.1.2.5, 35 s by default).
+fn config(keepalive: Option<f64>) -> Dp4Config {
+    let mut c = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    if let Some(secs) = keepalive {
+        c.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    }
+    c
 }
 
 /// Starts a DirectPlay 4 runtime, with the errors a user can act on.
-fn spawn(binding: &Dp4Binding, pcap: Option<&std::path::PathBuf>) -> anyhow::Result<Runtime<Dp4Protocol>> {
+fn spawn(
+    binding: &Dp4Binding,
+    config: Dp4Config,
+    pcap: Option<&std::path::PathBuf>,
+) -> anyhow::Result<Runtime<Dp4Protocol>> {
     let tap = match pcap {
         Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
         None => None,
     };
-    Dp4Protocol::spawn(binding, config(), tap).map_err(|e| match e {
+    Dp4Protocol::spawn(binding, config, tap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
             "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host or DPNSVR-like service is using it; stop it, or give another port with --enum-port",
             addr.port()
@@ -100,7 +109,8 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
         enum_port: Some(args.dp4_args.enum_port),
         ..Dp4Binding::host(ipv4(bind.ip())?)
     };
-    let runtime = spawn(&binding, args.net.pcap.as_ref())?;
+    let keepalive = args.session_args.keepalive;
+    let runtime = spawn(&binding, config(keepalive), args.net.pcap.as_ref())?;
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
@@ -121,6 +131,9 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     session.password.clone_from(&args.session_args.password);
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
+    }
+    if keepalive.is_some() {
+        session.flags |= SessionFlags::KEEP_ALIVE;
     }
     runtime.command(Dp4Command::Host(session))?;
     runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
@@ -171,7 +184,7 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
         (None, Some(t)) => live::bind_for(t).ip(),
         (None, None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
     };
-    let runtime = spawn(&Dp4Binding::client(ipv4(ip)?), args.pcap.as_ref())?;
+    let runtime = spawn(&Dp4Binding::client(ipv4(ip)?), config(None), args.pcap.as_ref())?;
     runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
     let out = Output::new(args.json, start);
     let mut seen = Vec::new();
@@ -226,7 +239,7 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     let port = (bind.port() != 0).then_some(bind.port());
     let binding =
         Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
-    let runtime = spawn(&binding, args.net.pcap.as_ref())?;
+    let runtime = spawn(&binding, config(args.session_args.keepalive), args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
     let host = match args.host.port() {

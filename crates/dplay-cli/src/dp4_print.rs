@@ -225,3 +225,25 @@ pub(crate) fn join_error(e: JoinError) -> String {
         JoinError::Unsupported(flags) => format!("the session needs options this program lacks: {flags:?}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FNV-1a 64's published test values.
+    #[test]
+    fn digest_is_fnv1a_64() {
+        assert_eq!(digest(b""), "cbf29ce484222325");
+        assert_eq!(digest(b"a"), "af63dc4c8601ec8c");
+    }
+
+    /// MC-DPL4CS 2.2.10: the refusals a user can act on say what to do.
+    #[test]
+    fn join_errors_say_what_to_do() {
+        assert!(
+            join_error(JoinError::Refused(dplay_session::dp4::DPERR_INVALIDPASSWORD)).contains("--password")
+        );
+        assert!(join_error(JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS)).contains("full"));
+        assert_eq!(id(0x1234), "0x00001234");
+    }
+}

@@ -1,4 +1,5 @@
-//! `dplay enum`: lists the DirectPlay 8 (or, with `--dp4`, DirectPlay 4) sessions that answer EnumQuery at an address.
+//! `dplay enum`: lists the DirectPlay 8 sessions that answer EnumQuery at an address (or, with
+//! `--dp4`, the DirectPlay 4 sessions that answer ENUMSESSIONS).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

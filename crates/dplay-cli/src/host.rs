@@ -1,5 +1,5 @@
-//! `dplay host`: hosts a DirectPlay 8 session (or, with `--dp4`, a DirectPlay 4 one) and logs who joins and leaves and every
-//! application message.
+//! `dplay host`: hosts a DirectPlay 8 session (or, with `--dp4`, a DirectPlay 4 one) and logs
+//! who joins and leaves and every application message.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;

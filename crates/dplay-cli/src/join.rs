@@ -1,5 +1,5 @@
-//! `dplay join`: joins a DirectPlay 8 session (or, with `--dp4`, a DirectPlay 4 one), prints the name table and every event, and
-//! optionally sends a chat message to all.
+//! `dplay join`: joins a DirectPlay 8 session (or, with `--dp4`, a DirectPlay 4 one), prints
+//! the name table and every event, and optionally sends a chat message to all.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -26,7 +26,8 @@ pub(crate) struct NetArgs {
     /// Print events as JSON lines (each has an "event" field) instead of text.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Record every datagram sent and received in this pcap file.
+    /// Record every datagram (and DirectPlay 4 TCP message) sent and received in this pcap
+    /// file.
     #[arg(long, value_name = "FILE")]
     pub(crate) pcap: Option<PathBuf>,
     /// Stop after this many seconds (default: run until Ctrl-C).
@@ -51,7 +52,7 @@ pub(crate) struct SessionArgs {
     #[arg(long)]
     pub(crate) password: Option<String>,
     /// Seconds of silence before a KeepAlive is sent (spec default 25; lower finds a dead
-    /// player sooner).
+    /// player sooner). DirectPlay 4: the PING period (spec 35), and a host sets KEEP_ALIVE.
     #[arg(long, value_name = "SECS")]
     pub(crate) keepalive: Option<f64>,
 }

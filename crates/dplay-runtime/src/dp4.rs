@@ -180,6 +180,8 @@ pub struct Dp4Protocol {
     dropped: BTreeMap<DropReason, u64>,
     /// Set once [`SessionEvent::Ended`] was reported.
     ended: bool,
+    /// Our TCP listener and UDP game socket, as peers are told them.
+    addrs: (SocketAddrV4, SocketAddrV4),
 }
 
 impl Dp4Protocol {
@@ -196,8 +198,9 @@ impl Dp4Protocol {
         };
         config.datagram_addr = v4(Dp4Binding::GAME_SOCKET)?;
         config.stream_addr = v4(Dp4Binding::LISTENER)?;
+        let addrs = (config.stream_addr, config.datagram_addr);
         let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
-        Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false })
+        Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false, addrs })
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -217,14 +220,10 @@ impl Dp4Protocol {
         &self.session
     }
 
-    /// Our TCP listener and UDP game socket, as peers are told them.
+    /// Our TCP listener and UDP game socket, as peers are told them in every header's SockAddr
+    /// and our SPData (MC-DPL4CS 2.2.2, 2.2.6).
     pub fn addrs(&self) -> (SocketAddrV4, SocketAddrV4) {
-        let players = self.session.players();
-        let me = self.session.system_player().and_then(|id| players.get(&id)).and_then(|p| p.addrs);
-        match me {
-            Some((SocketAddr::V4(s), SocketAddr::V4(d))) => (s, d),
-            _ => (SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0), SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
-        }
+        self.addrs
     }
 
     /// The Player List as [`Dp4Player`] rows.
@@ -385,5 +384,48 @@ impl Protocol for Dp4Protocol {
     /// leave) is written.
     fn is_finished(&self) -> bool {
         self.ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SocketKind;
+
+    /// MC-DPL4CS 2.1: game TCP and UDP ports from 2300-2400; a host adds UDP 47624 on every
+    /// address, able to broadcast; a client has no enumeration socket.
+    #[test]
+    fn binding_opens_the_sockets_of_2_1() {
+        let host = Dp4Binding::host(Ipv4Addr::LOCALHOST).runtime_config();
+        let kinds: Vec<SocketKind> = host.sockets.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                SocketKind::Udp { broadcast: true },
+                SocketKind::TcpListener,
+                SocketKind::Udp { broadcast: true }
+            ]
+        );
+        assert_eq!(host.sockets[0].ports, GAME_PORT_FIRST..=GAME_PORT_LAST);
+        assert_eq!(host.sockets[1].ports, GAME_PORT_FIRST..=GAME_PORT_LAST);
+        assert_eq!(host.sockets[2].ports, ENUM_PORT..=ENUM_PORT);
+        assert_eq!(host.sockets[2].ip, IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let fixed = Dp4Binding { stream_port: Some(2345), ..Dp4Binding::client(Ipv4Addr::LOCALHOST) };
+        let client = fixed.runtime_config();
+        assert_eq!(client.sockets.len(), 2);
+        assert_eq!(client.sockets[1].ports, 2345..=2345);
+    }
+
+    /// MC-DPL4CS 2.2.6: the bound addresses become the SockAddr peers are told; IPv6 is refused.
+    #[test]
+    fn protocol_takes_its_addresses_from_the_sockets() {
+        let local: Vec<SocketAddr> =
+            vec!["127.0.0.1:2350".parse().unwrap(), "127.0.0.1:2300".parse().unwrap()];
+        let p = Dp4Protocol::new(Dp4Config::default(), &local).unwrap();
+        assert_eq!(p.session().role(), dplay_session::dp4::Role::Idle);
+        assert!(p.players().is_empty());
+        assert_eq!(p.addrs(), ("127.0.0.1:2300".parse().unwrap(), "127.0.0.1:2350".parse().unwrap()));
+        let v6: Vec<SocketAddr> = vec!["[::1]:2350".parse().unwrap(), "[::1]:2300".parse().unwrap()];
+        assert!(matches!(Dp4Protocol::new(Dp4Config::default(), &v6), Err(RuntimeError::Protocol(_))));
     }
 }

@@ -118,6 +118,20 @@ pub(super) fn udp_messages(s: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// MC-DPL4CS 3.2.6.2: a joiner killed with SIGKILL stops answering PINGs; with a short Ping
+/// timer (`--keepalive`, KEEP_ALIVE set) the host drops it and goes on.
+pub(super) fn joiner_killed(s: &Suite) -> anyhow::Result<()> {
+    let enum_port = free_udp_port()?;
+    let (host, tcp) = host(s, &enum_port, &["--keepalive", "0.2"])?;
+    let args = ["join", "--dp4", &tcp, "--json", "--name", "dave", "--duration", "60", "--keepalive", "0.2"];
+    let mut dave = s.start("dave", &args)?;
+    s.expect(&host, "dave joining", WAIT, event_with("player_joined", "name", "dave"))?;
+    dave.child.kill()?;
+    let _ = dave.child.wait();
+    s.expect(&host, "dave dropped", WAIT, event_with("player_left", "name", "dave"))?;
+    Ok(())
+}
+
 /// A DPSP_MSG_ENUMSESSIONS whose PasswordOffset points past its end (MC-DPL4CS 2.2.29).
 fn enum_sessions_bad_offset() -> Vec<u8> {
     let mut m = Vec::new();
