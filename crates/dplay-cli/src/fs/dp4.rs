@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use dplay_addon::over_dp4::{GUID_FS6, fs98_host_config};
@@ -35,13 +35,18 @@ fn spawn(
     binding: &Dp4Binding,
     role: AddonDp4Role,
     name: &str,
+    keepalive: Option<f64>,
     pcap: Option<&PathBuf>,
 ) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
     let tap = match pcap {
         Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
         None => None,
     };
-    let config = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
+    let mut config = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    if let Some(secs) = keepalive {
+        config.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    }
     AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
             "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host is using it; stop it, or give another port with --enum-port",
@@ -87,7 +92,8 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
     let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind.ip())?) };
     let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
     let role = AddonDp4Role::Host(HostConfig { own_role: Role::Observer, policy });
-    let runtime = spawn(&binding, role, &a.name, a.net.pcap.as_ref())?;
+    let keepalive = a.session_args.keepalive;
+    let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string()).unwrap_or_default();
     let (tcp, udp, enumeration) =
@@ -108,6 +114,9 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
     }
+    if keepalive.is_some() {
+        session.flags |= SessionFlags::KEEP_ALIVE;
+    }
     runtime.command(AddonDp4Command::Host(session))?;
     let mut failed = None;
     let stop = drive(runtime, start, &a.net, None, commands(), |e| print(&mut out, &mut failed, e))?;
@@ -127,8 +136,9 @@ pub(super) fn join(a: &FsJoinArgs) -> anyhow::Result<bool> {
     let port = (bind.port() != 0).then_some(bind.port());
     let binding =
         Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
-    let runtime =
-        spawn(&binding, AddonDp4Role::Client(ClientConfig::new(role)), &a.name, a.net.pcap.as_ref())?;
+    let role_config = AddonDp4Role::Client(ClientConfig::new(role));
+    let keepalive = a.session_args.keepalive;
+    let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let password = a.session_args.password.clone();
     let (command, target) = match a.host.port() {
