@@ -14,6 +14,8 @@
 //!   not, and [`Event`]s.
 //! * [`over_dp8`]: [`AddonOverDp8`], the add-on over a DirectPlay 8 session
 //!   (`dplay-session`), driven like the session itself.
+//! * [`over_dp4`]: [`AddonOverDp4`], the FS98 dialect over a DirectPlay 4 session
+//!   (`dplay_session::dp4`) under [`GUID_FS6`], driven the same way.
 //!
 //! This crate never reads a clock, opens a socket or spawns a thread: `now` is a parameter and
 //! every output is queued for the caller. Hostile input is counted and dropped, never a panic.
@@ -21,6 +23,7 @@
 
 pub mod client;
 pub mod host;
+pub mod over_dp4;
 pub mod over_dp8;
 pub mod packet;
 pub mod session_iface;
@@ -32,6 +35,7 @@ mod testutil;
 
 pub use client::{Client, ClientConfig, ClientState, CommandError, PositionFormat};
 pub use host::{Host, HostConfig, HostPolicy};
+pub use over_dp4::{AddonOverDp4, GUID_FS6, OverDp4Event, OverDp4Stats};
 pub use over_dp8::{AddonOverDp8, OverDp8Event, OverDp8Stats};
 pub use packet::{Dialect, Packet, PacketId};
 pub use session_iface::{DisconnectReason, Endpoint, Event, Outgoing, PlayerId, Role, Stats, Target};

@@ -1,6 +1,9 @@
 //! `dplay fs host` and `dplay fs join`: the Flight Simulator add-on protocol (seed 004) over
-//! DirectPlay 8. A player flies a scripted circuit, its position sent four times a second; an
-//! observer (and the host) print every aircraft's position as it arrives.
+//! DirectPlay 8, or with `--dp4` its FS98 dialect over DirectPlay 4 ([`dp4`]). A player flies a
+//! scripted circuit, its position sent four times a second; an observer (and the host) print
+//! every aircraft's position as it arrives.
+
+mod dp4;
 
 use std::f64::consts::TAU;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -10,7 +13,8 @@ use clap::{Args, Subcommand};
 use crossbeam_channel::select;
 use dplay_addon::units::Attitude;
 use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, PlayerId, Position, Role, Velocity};
-use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Runtime};
+use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Protocol, Runtime};
+use dplay_session::dp4::config::ENUM_PORT;
 use dplay_wire::dp8::dpnid::Dpnid;
 use serde_json::json;
 
@@ -28,6 +32,15 @@ pub(crate) enum FsCommand {
 /// `dplay fs host` options.
 #[derive(Args)]
 pub(crate) struct FsHostArgs {
+    /// Host a Flight Simulator 98 session over DirectPlay 4 (application GUID_FS6 unless
+    /// --app-guid): TCP and UDP game ports are the first free ones of 2300-2400 on the --bind
+    /// address (its port is not used), enumeration on UDP --enum-port.
+    #[arg(long)]
+    dp4: bool,
+    /// DirectPlay 4: the UDP enumeration port (47624 in the spec; another lets several hosts
+    /// share a machine).
+    #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
+    enum_port: u16,
     /// The address to listen on.
     #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr,
           default_value_t = SocketAddr::from((Ipv4Addr::UNSPECIFIED, DPLAY8_PORT)))]
@@ -51,8 +64,16 @@ pub(crate) struct FsHostArgs {
 #[derive(Args)]
 #[command(group = clap::ArgGroup::new("role").required(true).args(["player", "observer"]))]
 pub(crate) struct FsJoinArgs {
-    /// The host's address.
-    #[arg(value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    /// Join a Flight Simulator 98 session over DirectPlay 4: ADDR:PORT is the host's TCP
+    /// listener; a bare ADDR asks its enumeration port (--host-enum-port) for FS98 sessions and
+    /// joins the first.
+    #[arg(long)]
+    dp4: bool,
+    /// DirectPlay 4: the host's enumeration port, asked when ADDR has no port.
+    #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
+    host_enum_port: u16,
+    /// The host's address (DirectPlay 8: port 6073 when none is given).
+    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
     host: SocketAddr,
     /// Join as a player flying a scripted circuit.
     #[arg(long)]
@@ -75,31 +96,38 @@ pub(crate) struct FsJoinArgs {
 /// Runs `dplay fs ...`.
 pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
     match command {
+        FsCommand::Host(a) if a.dp4 => dp4::host(&a),
+        FsCommand::Join(a) if a.dp4 => dp4::join(&a),
         FsCommand::Host(a) => {
             let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
             let role = AddonRole::Host(HostConfig { own_role: Role::Observer, policy });
             let setup = Setup { bind: a.bind, name: &a.name, session_args: &a.session_args, net: &a.net };
-            let (runtime, out, start) = setup.spawn(role, |c| c.session_name = a.session.clone())?;
+            let (runtime, mut out, start) = setup.spawn(role, |c| c.session_name = a.session.clone())?;
             out.emit(
                 "hosting",
                 json!({"addr": runtime.local_addr().to_string(), "session": a.session}),
                 format!("hosting add-on session \"{}\" on {}", a.session, runtime.local_addr()),
             );
             runtime.command(AddonCommand::Session(Dp8Command::Host))?;
-            drive(runtime, out, start, &a.net, None)
+            let stop = drive(runtime, start, &a.net, None, dp8_commands(), |e| print(&mut out, e))?;
+            stopped(&out, stop)
         }
-        FsCommand::Join(a) => {
+        FsCommand::Join(mut a) => {
+            a.host = live::or_port(a.host, DPLAY8_PORT);
             let role = if a.player { Role::Player } else { Role::Observer };
             let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
             let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
-            let (runtime, out, start) = setup.spawn(AddonRole::Client(ClientConfig::new(role)), |_| {})?;
+            let (runtime, mut out, start) =
+                setup.spawn(AddonRole::Client(ClientConfig::new(role)), |_| {})?;
             out.emit(
                 "joining",
                 json!({"host": a.host.to_string(), "name": a.name, "role": format!("{role:?}").to_lowercase()}),
                 format!("joining {} as {} ({role:?})", a.host, a.name),
             );
             runtime.command(AddonCommand::Session(Dp8Command::Join { host: a.host, instance: None }))?;
-            drive(runtime, out, start, &a.net, (role == Role::Player).then_some(start))
+            let flying = (role == Role::Player).then_some(start);
+            let stop = drive(runtime, start, &a.net, flying, dp8_commands(), |e| print(&mut out, e))?;
+            stopped(&out, stop)
         }
     }
 }
@@ -128,22 +156,39 @@ impl Setup<'_> {
     }
 }
 
-/// Prints events until the duration passes, Ctrl-C or the session ends; a player's position
-/// is updated four times a second from `flying` (the circuit's start).
-fn drive(
-    runtime: Runtime<AddonProtocol>,
-    mut out: Output,
+/// How [`drive`] asks a runtime to fly and to leave.
+struct Commands<C> {
+    /// The command setting the position (and velocities) from now on.
+    fly: fn(Position, Velocity) -> C,
+    /// The command leaving the session.
+    leave: fn() -> C,
+}
+
+fn dp8_commands() -> Commands<AddonCommand> {
+    Commands {
+        fly: |p, v| AddonCommand::SetPosition(p, Some(v)),
+        leave: || AddonCommand::Session(Dp8Command::Leave),
+    }
+}
+
+/// Prints events (with `print`, which says when the session ended) until the duration passes,
+/// Ctrl-C or the session ends; a player's position is updated four times a second from `flying`
+/// (the circuit's start).
+fn drive<P: Protocol>(
+    runtime: Runtime<P>,
     start: Instant,
     net: &NetArgs,
     flying: Option<Instant>,
-) -> anyhow::Result<bool> {
+    commands: Commands<P::Command>,
+    mut print: impl FnMut(&P::Event) -> bool,
+) -> anyhow::Result<Stop> {
     let interrupt = live::ctrl_c()?;
     let tick = crossbeam_channel::tick(Duration::from_millis(250));
     let deadline = net.deadline(start);
     let never = crossbeam_channel::never();
     if let Some(t0) = flying {
         let (p, v) = circuit(Duration::ZERO);
-        runtime.command(AddonCommand::SetPosition(p, Some(v)))?;
+        runtime.command((commands.fly)(p, v))?;
         tracing::debug!("circuit starts at {t0:?}");
     }
     let stop = loop {
@@ -156,21 +201,26 @@ fn drive(
         let ticks = if flying.is_some() { &tick } else { &never };
         select! {
             recv(runtime.events()) -> e => match e {
-                Ok(e) => if print(&mut out, &e) { break Stop::Done },
+                Ok(e) => if print(&e) { break Stop::Done },
                 Err(_) => break Stop::Closed,
             },
             recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
                 let (p, v) = circuit(now.saturating_duration_since(t0));
-                runtime.command(AddonCommand::SetPosition(p, Some(v)))?;
+                runtime.command((commands.fly)(p, v))?;
             },
             recv(interrupt) -> _ => break Stop::Interrupted,
             recv(timeout) -> _ => {}
         }
     };
     if stop != Stop::Closed && stop != Stop::Done {
-        let _ = runtime.command(AddonCommand::Session(Dp8Command::Leave));
+        let _ = runtime.command((commands.leave)());
     }
     live::finish(runtime);
+    Ok(stop)
+}
+
+/// The last line of every `dplay fs` run: why it stopped.
+fn stopped(out: &Output, stop: Stop) -> anyhow::Result<bool> {
     out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
     Ok(true)
 }
@@ -209,55 +259,57 @@ pub(crate) fn circuit(t: Duration) -> (Position, Velocity) {
 
 /// Prints one event; true when the session ended.
 fn print(out: &mut Output, event: &AddonEvent) -> bool {
-    let name = |out: &Output, id: PlayerId| out.name(Dpnid(id.0));
     match event {
         AddonEvent::Session(e) => return out.dp8(e),
-        AddonEvent::Position { id, position: p, .. } => {
-            let who = name(out, *id);
-            out.emit(
-                "position",
-                json!({
-                    "id": Dpnid(id.0).to_string(), "name": who,
-                    "lat": p.latitude_deg, "lon": p.longitude_deg, "alt_m": p.altitude_m,
-                    "heading": p.attitude.heading_deg, "pitch": p.attitude.pitch_deg, "bank": p.attitude.bank_deg,
-                }),
-                format!(
-                    "position {who}: {:.5} {:.5} {:.0} m heading {:.0}",
-                    p.latitude_deg, p.longitude_deg, p.altitude_m, p.attitude.heading_deg
-                ),
-            );
+        AddonEvent::Position { id, position, .. } => {
+            emit_position(out, &Dpnid(id.0).to_string(), &out.name(Dpnid(id.0)), position);
         }
-        AddonEvent::Addon(e) => {
-            let (kind, fields, text) = match e {
-                Event::Joined { role } => {
-                    ("addon_joined", json!({"role": role}), format!("joined as {role:?}"))
-                }
-                Event::Refused { role } => {
-                    ("addon_refused", json!({"role": role}), format!("refused as {role:?}"))
-                }
-                Event::PlayerType { id, role } => {
-                    let who = name(out, *id);
-                    ("player_type", json!({"name": who, "role": role}), format!("{who}: {role:?}"))
-                }
-                Event::Accepted { id, role } => {
-                    let who = name(out, *id);
-                    ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role:?}"))
-                }
-                Event::Denied { id, role } => {
-                    let who = name(out, *id);
-                    ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role:?}"))
-                }
-                Event::Chat { from, text } => {
-                    let who = name(out, *from);
-                    let text = text.to_string_lossy();
-                    ("message", json!({"name": who, "text": text}), format!("chat from {who}: {text}"))
-                }
-                // The session layer already reported it.
-                Event::PlayerLeft { .. } => return false,
-                other => ("addon", json!({"detail": format!("{other:?}")}), format!("{other:?}")),
-            };
-            out.emit(kind, fields, text);
-        }
+        AddonEvent::Addon(e) => emit_addon(out, e, |id| out.name(Dpnid(id.0))),
     }
     false
+}
+
+/// Prints a position of the player `id` called `who`.
+fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
+    out.emit(
+        "position",
+        json!({
+            "id": id, "name": who,
+            "lat": p.latitude_deg, "lon": p.longitude_deg, "alt_m": p.altitude_m,
+            "heading": p.attitude.heading_deg, "pitch": p.attitude.pitch_deg, "bank": p.attitude.bank_deg,
+        }),
+        format!(
+            "position {who}: {:.5} {:.5} {:.0} m heading {:.0}",
+            p.latitude_deg, p.longitude_deg, p.altitude_m, p.attitude.heading_deg
+        ),
+    );
+}
+
+/// Prints an add-on event, naming players with `name`.
+fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
+    let (kind, fields, text) = match e {
+        Event::Joined { role } => ("addon_joined", json!({"role": role}), format!("joined as {role:?}")),
+        Event::Refused { role } => ("addon_refused", json!({"role": role}), format!("refused as {role:?}")),
+        Event::PlayerType { id, role } => {
+            let who = name(*id);
+            ("player_type", json!({"name": who, "role": role}), format!("{who}: {role:?}"))
+        }
+        Event::Accepted { id, role } => {
+            let who = name(*id);
+            ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role:?}"))
+        }
+        Event::Denied { id, role } => {
+            let who = name(*id);
+            ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role:?}"))
+        }
+        Event::Chat { from, text } => {
+            let who = name(*from);
+            let text = text.to_string_lossy();
+            ("message", json!({"name": who, "text": text}), format!("chat from {who}: {text}"))
+        }
+        // The session layer already reported it.
+        Event::PlayerLeft { .. } => return,
+        other => ("addon", json!({"detail": format!("{other:?}")}), format!("{other:?}")),
+    };
+    out.emit(kind, fields, text);
 }

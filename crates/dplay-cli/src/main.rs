@@ -51,7 +51,8 @@ enum Command {
     Enum(enumerate::EnumArgs),
     /// Join a DirectPlay 8 (or, with --dp4, DirectPlay 4) session; print the players and events.
     Join(join::JoinArgs),
-    /// The Flight Simulator add-on protocol over DirectPlay 8.
+    /// The Flight Simulator add-on protocol over DirectPlay 8 (or, with --dp4, the FS98 dialect
+    /// over DirectPlay 4).
     #[command(subcommand)]
     Fs(fs::FsCommand),
     /// A host, two clients and an add-on flight on loopback, with a timeline of every message.

@@ -25,10 +25,12 @@
 //! drives. Three drivers come with it: [`Dp8Protocol`] (a DirectPlay 8 session, one UDP
 //! socket), [`AddonProtocol`] (the Flight Simulator add-on over a DirectPlay 8 session) and
 //! [`Dp4Protocol`] (a DirectPlay 4 session: the enumeration port 47624, a UDP game socket and a
-//! TCP listener in 2300-2400, TCP connections to the other instances; MC-DPL4CS 2.1).
+//! TCP listener in 2300-2400, TCP connections to the other instances; MC-DPL4CS 2.1); a fourth,
+//! [`AddonDp4Protocol`], runs the add-on (FS98 dialect) over a DirectPlay 4 session.
 #![allow(clippy::disallowed_methods)] // this crate is where the clock is read (clippy.toml)
 
 mod addon;
+mod addon_dp4;
 mod bind;
 mod dp4;
 mod dp8;
@@ -39,6 +41,7 @@ mod socket;
 mod streams;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
+pub use addon_dp4::{AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role};
 pub use bind::{SocketKind, SocketSpec};
 pub use dp4::{Dp4Binding, Dp4Command, Dp4Event, Dp4Player, Dp4Protocol};
 pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, Player};

@@ -1,0 +1,164 @@
+//! `dplay fs host --dp4` and `dplay fs join --dp4`: the FS98 dialect of the add-on over
+//! DirectPlay 4 ([`AddonDp4Protocol`] on the sockets of a [`Dp4Binding`]; FS-MULTIPLAYER.md 1.5,
+//! 2; MC-DPL4CS 2.1), with the options and the printing of the DirectPlay 8 variant.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use dplay_addon::over_dp4::{GUID_FS6, fs98_host_config};
+use dplay_addon::{ClientConfig, HostConfig, HostPolicy, Role};
+use dplay_runtime::{
+    AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
+    RuntimeError, Tap,
+};
+use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, HostConfig as SessionHostConfig};
+use dplay_wire::dp4::session::SessionFlags;
+use serde_json::json;
+
+use super::{Commands, FsHostArgs, FsJoinArgs, drive, emit_addon, emit_position, stopped};
+use crate::dp4_print::{Dp4Output, id, join_error};
+use crate::live::{self, Output};
+
+fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
+    match addr {
+        IpAddr::V4(ip) => Ok(ip),
+        IpAddr::V6(ip) => {
+            bail!("DirectPlay 4 runs over IPv4 only: {ip} cannot be used; give an IPv4 address")
+        }
+    }
+}
+
+/// Starts the add-on over DirectPlay 4, with the errors a user can act on.
+fn spawn(
+    binding: &Dp4Binding,
+    role: AddonDp4Role,
+    name: &str,
+    keepalive: Option<f64>,
+    pcap: Option<&PathBuf>,
+) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
+    let tap = match pcap {
+        Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
+        None => None,
+    };
+    // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
+    let mut config = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    if let Some(secs) = keepalive {
+        config.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    }
+    AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
+        RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
+            "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host is using it; stop it, or give another port with --enum-port",
+            addr.port()
+        ),
+        e => e.into(),
+    })
+}
+
+fn commands() -> Commands<AddonDp4Command> {
+    Commands { fly: |p, v| AddonDp4Command::SetPosition(p, Some(v)), leave: || AddonDp4Command::Leave }
+}
+
+/// Prints one event; true when the run is over: the session ended, or hosting or joining
+/// failed (`failed` then says why).
+fn print(out: &mut Dp4Output, failed: &mut Option<String>, event: &AddonDp4Event) -> bool {
+    match event {
+        AddonDp4Event::Dp4(e) => {
+            match e {
+                Dp4Event::CommandFailed { command: command @ ("host" | "join"), error } => {
+                    *failed = Some(format!("{command}: {error}"));
+                }
+                Dp4Event::Session(SessionEvent::JoinFailed(e) | SessionEvent::PlayerCreateFailed(e)) => {
+                    *failed = Some(join_error(*e));
+                }
+                _ => {}
+            }
+            return out.event(e) || failed.is_some();
+        }
+        AddonDp4Event::Position { id: who, name, position, .. } => {
+            let name = name.clone().unwrap_or_else(|| out.name(who.0));
+            emit_position(&out.out, &id(who.0), &name, position);
+        }
+        AddonDp4Event::Addon(e) => emit_addon(&out.out, e, |p| out.name(p.0)),
+    }
+    false
+}
+
+/// Runs `dplay fs host --dp4`.
+pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
+    #[allow(clippy::disallowed_methods)] // the command's start
+    let start = Instant::now();
+    let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind.ip())?) };
+    let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
+    let role = AddonDp4Role::Host(HostConfig { own_role: Role::Observer, policy });
+    let keepalive = a.session_args.keepalive;
+    let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref())?;
+    let mut out = Dp4Output::new(Output::new(a.net.json, start));
+    let addr = |id| runtime.socket_addr(id).map(|a| a.to_string()).unwrap_or_default();
+    let (tcp, udp, enumeration) =
+        (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET), addr(Dp4Binding::ENUM_SOCKET));
+    out.out.emit(
+        "hosting",
+        json!({"session": a.session, "tcp": tcp, "udp": udp, "enum": enumeration, "dp4": true}),
+        format!(
+            "hosting add-on session \"{}\" (DirectPlay 4, FS98): TCP {tcp}, UDP {udp}, enumeration UDP {enumeration}",
+            a.session
+        ),
+    );
+    let mut session = SessionHostConfig {
+        application_guid: a.session_args.app_guid.unwrap_or(GUID_FS6),
+        ..fs98_host_config(&a.session)
+    };
+    session.password.clone_from(&a.session_args.password);
+    if session.password.is_some() {
+        session.flags |= SessionFlags::PASSWORD_REQUIRED;
+    }
+    if keepalive.is_some() {
+        session.flags |= SessionFlags::KEEP_ALIVE;
+    }
+    runtime.command(AddonDp4Command::Host(session))?;
+    let mut failed = None;
+    let stop = drive(runtime, start, &a.net, None, commands(), |e| print(&mut out, &mut failed, e))?;
+    if let Some(why) = failed {
+        bail!("cannot host: {why}");
+    }
+    stopped(&out.out, stop)
+}
+
+/// Runs `dplay fs join --dp4`: to the host's TCP listener when ADDR has a port, else through
+/// enumeration of FS98 sessions at ADDR's enumeration port.
+pub(super) fn join(a: &FsJoinArgs) -> anyhow::Result<bool> {
+    #[allow(clippy::disallowed_methods)] // the command's start
+    let start = Instant::now();
+    let role = if a.player { Role::Player } else { Role::Observer };
+    let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
+    let port = (bind.port() != 0).then_some(bind.port());
+    let binding =
+        Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
+    let role_config = AddonDp4Role::Client(ClientConfig::new(role));
+    let keepalive = a.session_args.keepalive;
+    let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref())?;
+    let mut out = Dp4Output::new(Output::new(a.net.json, start));
+    let password = a.session_args.password.clone();
+    let (command, target) = match a.host.port() {
+        0 => {
+            let target = SocketAddr::new(a.host.ip(), a.host_enum_port);
+            (AddonDp4Command::FindAndJoin { target: Some(target), password }, target)
+        }
+        _ => (AddonDp4Command::Join { host: a.host, password }, a.host),
+    };
+    out.out.emit(
+        "joining",
+        json!({"host": target.to_string(), "name": a.name, "role": format!("{role:?}").to_lowercase(), "dp4": true}),
+        format!("joining {target} as {} ({role:?}, DirectPlay 4)", a.name),
+    );
+    runtime.command(command)?;
+    let flying = (role == Role::Player).then_some(start);
+    let mut failed = None;
+    let stop = drive(runtime, start, &a.net, flying, commands(), |e| print(&mut out, &mut failed, e))?;
+    if let Some(why) = failed {
+        bail!("could not join {target}: {why}");
+    }
+    stopped(&out.out, stop)
+}

@@ -1,0 +1,314 @@
+//! [`AddonDp4Protocol`]: the Flight Simulator add-on (FS98 dialect) over a DirectPlay 4
+//! session, i.e. [`dplay_addon::AddonOverDp4`], driven by the runtime over the sockets of a
+//! [`Dp4Binding`] (MC-DPL4CS 2.1; FS-MULTIPLAYER.md 1.5).
+//!
+//! The sockets are [`crate::Dp4Protocol`]'s: datagrams of the game and enumeration sockets go
+//! to the session, UDP transmits leave from the game socket, TCP transmits go on the connection
+//! the runtime keeps to their listener, and a connection we opened that breaks makes its
+//! instance unreachable. On top, the commands an add-on needs: host an FS98 session, find one
+//! by enumeration and join it, fly (set the position sent four times a second), chat, leave.
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, SocketAddrV4};
+use std::time::Instant;
+
+use dplay_addon::packet::ZString;
+use dplay_addon::{
+    AddonOverDp4, Client, ClientConfig, Event, HostConfig, OverDp4Event, PlayerId, Position, Velocity,
+};
+use dplay_session::dp4::{
+    Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig, Via,
+};
+
+use crate::{
+    CloseReason, Dp4Binding, Dp4Event, Path, Protocol, Runtime, RuntimeError, SocketId, StreamClosed,
+    StreamId, Tap, Transmit,
+};
+
+/// Which side of the add-on protocol we run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddonDp4Role {
+    /// The session's host, answering joins.
+    Host(HostConfig),
+    /// A player or an observer joining a session.
+    Client(ClientConfig),
+}
+
+/// What an application asks of the add-on over DirectPlay 4.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AddonDp4Command {
+    /// Host this session ([`dplay_addon::over_dp4::fs98_host_config`] for FS98's); our player
+    /// is created at once (MC-DPL4CS 3.2.3).
+    Host(SessionHostConfig),
+    /// Look for FS98 sessions at `target` (a host's enumeration socket, usually port 47624),
+    /// or by broadcast when `None`, and join the first one found (FS-MULTIPLAYER.md 1.5 steps
+    /// 1-2; MC-DPL4CS 3.1.4.1, 3.1.4.2).
+    FindAndJoin {
+        /// The host's enumeration socket, or `None` to broadcast.
+        target: Option<SocketAddr>,
+        /// The session's password, if it has one.
+        password: Option<String>,
+    },
+    /// Join the session whose host listens on `host` (its TCP listener).
+    Join {
+        /// The host's TCP listener.
+        host: SocketAddr,
+        /// The session's password, if it has one.
+        password: Option<String>,
+    },
+    /// A player's position from now on (sent four times a second once joined as a player).
+    SetPosition(Position, Option<Velocity>),
+    /// CHAT_TEXT to everyone.
+    Chat(String),
+    /// Leave: a client leaves the session, a host ends it (HOST_QUIT, then leave).
+    Leave,
+}
+
+/// What the add-on and its session tell the application.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AddonDp4Event {
+    /// From the DirectPlay 4 layer: session events (application messages go to the add-on
+    /// instead), rejected streams, failed commands.
+    Dp4(Dp4Event),
+    /// An event of the add-on (accepted positions become [`AddonDp4Event::Position`]).
+    Addon(Event),
+    /// A newer position of another player was accepted.
+    Position {
+        /// Whose.
+        id: PlayerId,
+        /// Its DirectPlay short name.
+        name: Option<String>,
+        /// Where.
+        position: Position,
+        /// Its velocities, if sent.
+        velocity: Option<Velocity>,
+    },
+}
+
+/// The add-on over a DirectPlay 4 session, as a runtime [`Protocol`].
+#[derive(Debug)]
+pub struct AddonDp4Protocol {
+    bridge: AddonOverDp4,
+    /// A [`AddonDp4Command::FindAndJoin`] under way: its password.
+    finding: Option<Option<String>>,
+    events: VecDeque<AddonDp4Event>,
+}
+
+impl AddonDp4Protocol {
+    /// An add-on in no session, whose DirectPlay player will be called `name`. `local` are the
+    /// bound sockets of a [`Dp4Binding::runtime_config`]: they become `config.datagram_addr`
+    /// and `config.stream_addr`, the addresses peers are told.
+    pub fn new(
+        mut config: Dp4Config,
+        local: &[SocketAddr],
+        role: AddonDp4Role,
+        name: &str,
+    ) -> Result<Self, RuntimeError> {
+        config.datagram_addr = v4(local, Dp4Binding::GAME_SOCKET)?;
+        config.stream_addr = v4(local, Dp4Binding::LISTENER)?;
+        let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
+        let bridge = match role {
+            AddonDp4Role::Host(config) => AddonOverDp4::host(session, config, name),
+            AddonDp4Role::Client(config) => AddonOverDp4::client(session, Client::new(config), name),
+        };
+        Ok(Self { bridge, finding: None, events: VecDeque::new() })
+    }
+
+    /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
+    /// add-on.
+    pub fn spawn(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        role: AddonDp4Role,
+        name: &str,
+        tap: Option<Box<dyn Tap>>,
+    ) -> Result<Runtime<Self>, RuntimeError> {
+        let mut rc = binding.runtime_config();
+        rc.tap = tap;
+        rc.thread_name = "dplay-fs-dp4".into();
+        Runtime::try_spawn_with(rc, |local| Self::new(config, local, role, name))
+    }
+
+    /// The bridge (read-only: commands go through [`AddonDp4Command`]).
+    pub fn bridge(&self) -> &AddonOverDp4 {
+        &self.bridge
+    }
+
+    fn fail(&mut self, command: &'static str, error: impl ToString) {
+        self.events
+            .push_back(AddonDp4Event::Dp4(Dp4Event::CommandFailed { command, error: error.to_string() }));
+    }
+
+    /// Moves the bridge's events into our queue: a found session is joined when asked to,
+    /// accepted positions are looked up.
+    fn drain(&mut self, now: Instant) {
+        while let Some(event) = self.bridge.poll_event() {
+            match event {
+                OverDp4Event::Session(e) => self.session_event(now, e),
+                OverDp4Event::Addon(Event::PositionUpdated { id }) => {
+                    let fix = self.bridge.tracker().and_then(|t| t.get(id)).and_then(|r| r.fix.as_ref());
+                    if let Some(fix) = fix {
+                        self.events.push_back(AddonDp4Event::Position {
+                            id,
+                            name: self.bridge.player_name(id),
+                            position: fix.position,
+                            velocity: fix.velocity,
+                        });
+                    }
+                }
+                OverDp4Event::Addon(e) => self.events.push_back(AddonDp4Event::Addon(e)),
+            }
+        }
+    }
+
+    fn session_event(&mut self, now: Instant, event: SessionEvent) {
+        match &event {
+            SessionEvent::SessionFound(found) => {
+                if let Some(password) = self.finding.take()
+                    && let Err(e) = self.bridge.join(now, found.host, password.as_deref())
+                {
+                    self.fail("join", e);
+                }
+            }
+            SessionEvent::EnumDone if self.finding.take().is_some() => {
+                self.fail("join", "no Flight Simulator 98 session answered the enumeration");
+            }
+            _ => {}
+        }
+        self.events.push_back(AddonDp4Event::Dp4(Dp4Event::Session(event)));
+    }
+}
+
+/// The IPv4 address of bound socket `id`.
+fn v4(local: &[SocketAddr], id: SocketId) -> Result<SocketAddrV4, RuntimeError> {
+    match local.get(id.0) {
+        Some(SocketAddr::V4(a)) => Ok(*a),
+        Some(SocketAddr::V6(a)) => Err(RuntimeError::Protocol(format!(
+            "DirectPlay 4 runs over IPv4 only, not {a}: bind an IPv4 address"
+        ))),
+        None => Err(RuntimeError::Protocol("the DirectPlay 4 sockets are missing".into())),
+    }
+}
+
+impl Protocol for AddonDp4Protocol {
+    type Command = AddonDp4Command;
+    type Event = AddonDp4Event;
+
+    fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.bridge.handle_udp(now, from, data);
+        self.drain(now);
+    }
+
+    fn handle_stream(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<(), String> {
+        let result = self.bridge.handle_tcp(now, stream.0, peer, data).map_err(|e| e.to_string());
+        if let Err(reason) = &result {
+            self.events
+                .push_back(AddonDp4Event::Dp4(Dp4Event::StreamRejected { peer, reason: reason.clone() }));
+        }
+        self.drain(now);
+        result
+    }
+
+    /// As [`crate::Dp4Protocol`]: a connection we opened that could not be opened, broke, or
+    /// closed with bytes still queued makes its instance unreachable.
+    fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
+        self.bridge.handle_tcp_closed(stream.0);
+        if let Some(to) = closed.opened_to {
+            let broken = matches!(
+                closed.reason,
+                CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
+            );
+            if broken || closed.unsent > 0 {
+                tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
+                self.bridge.handle_unreachable(now, to);
+            }
+        }
+        self.drain(now);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: AddonDp4Command) {
+        match command {
+            AddonDp4Command::Host(config) => {
+                if let Err(e) = self.bridge.host_session(now, config) {
+                    self.fail("host", e);
+                }
+            }
+            AddonDp4Command::FindAndJoin { target, password } => {
+                self.bridge.enum_sessions(now, target, password.as_deref());
+                self.finding = Some(password);
+            }
+            AddonDp4Command::Join { host, password } => {
+                if let Err(e) = self.bridge.join(now, host, password.as_deref()) {
+                    self.fail("join", e);
+                }
+            }
+            AddonDp4Command::SetPosition(p, v) => {
+                let _ = self.bridge.with_client(now, |c, now| {
+                    c.set_position(now, p, v);
+                    Ok(())
+                });
+            }
+            AddonDp4Command::Chat(text) => {
+                let text = ZString::from_ascii_lossy(&text);
+                let sent = match self.bridge.with_client(now, |c, now| c.send_chat(now, text.clone())) {
+                    Some(r) => r.map_err(|e| e.to_string()),
+                    None => self
+                        .bridge
+                        .with_host(now, |h, now| h.send_chat(now, text))
+                        .ok_or("not hosting yet".into()),
+                };
+                if let Err(e) = sent {
+                    self.fail("chat", e);
+                }
+            }
+            AddonDp4Command::Leave => {
+                let left = self.bridge.with_client(now, |c, now| {
+                    c.leave(now);
+                    Ok(())
+                });
+                let ended =
+                    left.is_some() || self.bridge.with_host(now, |h, now| h.end_session(now)).is_some();
+                if !ended && let Err(e) = self.bridge.session_mut().leave() {
+                    self.fail("leave", e);
+                }
+                self.bridge.handle_timeout(now);
+            }
+        }
+        self.drain(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.bridge.handle_timeout(now);
+        self.drain(now);
+    }
+
+    fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let t = self.bridge.poll_transmit()?;
+        buf.extend_from_slice(&t.bytes);
+        let path = match t.via {
+            Via::Udp => Path::Udp(Dp4Binding::GAME_SOCKET),
+            Via::Tcp => Path::Tcp,
+        };
+        Some(Transmit { to: t.to, path })
+    }
+
+    fn poll_event(&mut self) -> Option<AddonDp4Event> {
+        self.events.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.bridge.poll_timeout()
+    }
+
+    /// Out of the session: the loop ends once every queued message (HOST_QUIT, the
+    /// DELETEPLAYERs of a leave) is written.
+    fn is_finished(&self) -> bool {
+        self.bridge.session().role() == dplay_session::dp4::Role::Ended
+    }
+}

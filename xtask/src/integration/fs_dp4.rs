@@ -1,0 +1,54 @@
+//! The add-on over DirectPlay 4 in separate processes on loopback: `dplay fs host --dp4`, an
+//! observer and a player that find it by enumeration under GUID_FS6 (FS-MULTIPLAYER.md 1.5;
+//! seed 004). The host's enumeration socket is on a free port (`--enum-port`), as in the
+//! DirectPlay 4 cases, so nothing needs UDP 47624.
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use anyhow::ensure;
+
+use super::{Suite, WAIT, event_with, is};
+
+/// Seed 004: the player's positions (4 a second) reach the observer, named after the player's
+/// DirectPlay 4 short name.
+pub(super) fn addon_session(s: &Suite) -> anyhow::Result<()> {
+    let enum_port = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port().to_string();
+    let host = s.start(
+        "fs host --dp4",
+        &[
+            "fs",
+            "host",
+            "--dp4",
+            "--json",
+            "--bind",
+            "127.0.0.1:0",
+            "--enum-port",
+            &enum_port,
+            "--duration",
+            "60",
+        ],
+    )?;
+    s.expect(&host, "its player", WAIT, is("player_created"))?;
+    let join = |name: &str, role: &str| {
+        let args = ["fs", "join", "--dp4", "127.0.0.1", "--host-enum-port", &enum_port, role, "--name", name];
+        let mut args = args.to_vec();
+        args.extend_from_slice(&["--json", "--duration", "60"]);
+        s.start(&format!("fs join --dp4 {role}"), &args)
+    };
+    let observer = join("tower", "--observer")?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "Observer"))?;
+    let player = join("pilot", "--player")?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
+    s.expect(&host, "the observer accepted", WAIT, event_with("accepted", "name", "tower"))?;
+    s.expect(&observer, "a position", WAIT, is("position"))?;
+    std::thread::sleep(Duration::from_secs(2));
+    let positions =
+        observer.lines.lock().map(|l| l.iter().filter(|v| v["event"] == "position").count()).unwrap_or(0);
+    ensure!(positions >= 4, "only {positions} positions in two seconds");
+    let position = s.expect(&observer, "a position", WAIT, is("position"))?;
+    ensure!(position["name"] == "pilot", "{position}");
+    ensure!(position["alt_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
+    Ok(())
+}
