@@ -53,7 +53,7 @@ pub(super) fn tcp_session(s: &Suite) -> anyhow::Result<()> {
     let pcap_arg = pcap.to_string_lossy().into_owned();
     let (host, _) = host(s, &enum_port, &["--echo", "--pcap", &pcap_arg])?;
     let target = format!("127.0.0.1:{enum_port}");
-    let mut en = s.start("dp4 enum", &["enum", "--dp4", &target, "--json", "--timeout", "1"])?;
+    let mut en = s.start("dp4 enum", &["enum", "--dp4", &target, "--json", "--timeout", "2"])?;
     let found = s.expect(&en, "a session", WAIT, is("session"))?;
     ensure!(found["name"] == "integration4", "enum reported {found}");
     ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "enum --dp4 did not exit 0");
@@ -71,8 +71,9 @@ pub(super) fn tcp_session(s: &Suite) -> anyhow::Result<()> {
         "hello from alice",
         "--send-size",
         "200000",
+        // Room for 400 000 bytes both ways on a loaded machine.
         "--duration",
-        "3",
+        "5",
     ];
     let mut alice = s.start("alice", &args)?;
     s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
