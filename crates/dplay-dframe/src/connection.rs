@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dplay_wire::Wire;
 use dplay_wire::dp8::cframe::{Cframe, Masks, Sack};
@@ -217,7 +217,7 @@ impl Connection {
         if matches!(self.phase, Phase::Established) {
             while self.sender.can_send(cfg) {
                 let Some(seq) = self.next_new_frame(now, cfg) else { break };
-                let poll = self.sender.wants_poll(cfg);
+                let poll = self.sender.take_poll(cfg);
                 self.emit_dframe(cfg, seq, false, poll, out);
             }
         }
@@ -275,15 +275,20 @@ impl Connection {
         };
         self.stats.received(bytes.len());
         self.last_rx = now;
-        self.process_ack(now, cfg, header.n_rcv, header.masks.sack());
+        self.process_ack(now, cfg, header.n_rcv, header.masks.sack(), out);
         self.last_rx_retry = header.control.contains(DframeControl::RETRY);
         // Below 0x00010005, bControl 0x02 asks for a dedicated acknowledgement (MC-DPL8R 2.2.2).
         let correlate = !self.modern(cfg) && header.control.contains(DframeControl::KEEPALIVE_OR_CORRELATE);
         let poll = header.command.contains(DframeCommand::POLL) || correlate;
         let mut early = Vec::new();
+        let gap_before = self.receiver.has_gap();
         let accepted = self.receiver.accept(header.seq, frame, &mut early);
         let prompt = match accepted {
             Accept::Stored { in_order: true } => None,
+            // The first frame past a new gap is acknowledged at once, so the sender learns of
+            // the loss a round trip sooner; later ones after 20 ms (decision in
+            // docs/decisions.md; MC-DPL8R 3.1.2.2).
+            Accept::Stored { in_order: false } if !gap_before => Some(Duration::ZERO),
             Accept::Stored { in_order: false } => Some(cfg.delayed_ack_short),
             Accept::Duplicate => {
                 self.stats.drops.add(DropReason::Duplicate);
@@ -294,7 +299,7 @@ impl Connection {
                 Some(cfg.delayed_ack_short)
             }
         };
-        if poll {
+        if poll || prompt == Some(Duration::ZERO) {
             self.ack_now = true;
         } else {
             self.timers.set_earlier(Timer::DelayedAck, now + prompt.unwrap_or(cfg.delayed_ack));
@@ -324,7 +329,7 @@ impl Connection {
         }
         self.stats.received(len);
         self.last_rx = now;
-        self.process_ack(now, cfg, sack.n_rcv, sack.masks.sack());
+        self.process_ack(now, cfg, sack.n_rcv, sack.masks.sack(), out);
         // bNSeq bounds the send mask: the peer cannot have sent past our window.
         if distance(self.receiver.next(), sack.n_seq) <= crate::seq::WINDOW {
             self.receiver.apply_send_mask(sack.n_seq, sack.masks.send());
@@ -338,10 +343,19 @@ impl Connection {
         self.flush(now, cfg, out);
     }
 
-    fn process_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64) {
+    fn process_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64, out: &mut Out<'_>) {
         let acked = self.sender.on_ack(now, cfg, n_rcv, sack);
         if acked.end_stream {
             self.end_acked = true;
+        }
+        self.stats.send_masked += acked.newly_masked;
+        if acked.newly_masked > 0 {
+            self.timers.set_earlier(Timer::DelayedSendMask, now + cfg.delayed_send_mask);
+        }
+        if self.phase == Phase::Established {
+            for seq in acked.resend {
+                self.emit_dframe(cfg, seq, true, true, out);
+            }
         }
     }
 

@@ -3,6 +3,8 @@
 //! delivery rules of the four message categories (MS-DPDX 1.3; MC-DPL8R 3.1.5.2.1,
 //! 3.1.5.2.4, 3.1.5.2.6).
 
+use std::collections::VecDeque;
+
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::event::MessageKind;
@@ -106,7 +108,9 @@ struct Partial {
 pub(crate) struct Receiver {
     /// Next Receive: `bNRcv` (MC-DPL8R 3.1.1).
     next: u8,
-    slots: Vec<Option<Slot>>,
+    /// The window from Next Receive on: index i holds `next + i`. It only grows as far as the
+    /// furthest frame held, so an idle or in-order connection holds no slots.
+    slots: VecDeque<Option<Slot>>,
     partial: Option<Partial>,
     /// Next Receive after the peer's END_STREAM: nothing later is accepted.
     ended: bool,
@@ -115,7 +119,7 @@ pub(crate) struct Receiver {
 
 impl Receiver {
     pub(crate) fn new(max_message: usize) -> Self {
-        Self { next: 0, slots: (0..WINDOW).map(|_| None).collect(), partial: None, ended: false, max_message }
+        Self { next: 0, slots: VecDeque::new(), partial: None, ended: false, max_message }
     }
 
     /// Next Receive.
@@ -123,8 +127,21 @@ impl Receiver {
         self.next
     }
 
+    /// True while frames are held beyond a missing one.
+    pub(crate) fn has_gap(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// The slot of `seq`, which must be in the window, made to exist.
     fn slot(&mut self, seq: u8) -> Option<&mut Option<Slot>> {
-        self.slots.get_mut(usize::from(seq % WINDOW))
+        let index = usize::from(distance(self.next, seq));
+        if index >= usize::from(WINDOW) {
+            return None;
+        }
+        if index >= self.slots.len() {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots.get_mut(index)
     }
 
     /// Validates `bSeq` and stores the frame. A non-sequential whole message is delivered at
@@ -137,8 +154,7 @@ impl Receiver {
         if self.ended {
             return Accept::OutOfWindow;
         }
-        let Some(slot) = self.slot(seq) else { return Accept::OutOfWindow };
-        if slot.is_some() {
+        if matches!(self.slots.get(usize::from(ahead)), Some(Some(_))) {
             return Accept::Duplicate;
         }
         if !frame.command.contains(DframeCommand::SEQUENTIAL)
@@ -147,6 +163,7 @@ impl Receiver {
             early.extend(whole.iter().cloned());
             frame.delivered = true;
         }
+        let Some(slot) = self.slot(seq) else { return Accept::OutOfWindow };
         *slot = Some(Slot::Frame(frame));
         Accept::Stored { in_order: ahead == 0 }
     }
@@ -176,9 +193,8 @@ impl Receiver {
     /// The SACK mask: bit i set when `NRcv + 1 + i` is held out of order (MC-DPL8R 3.1.5.2.3).
     pub(crate) fn sack_mask(&self) -> u64 {
         let mut mask = 0u64;
-        for i in 1..WINDOW {
-            let seq = self.next.wrapping_add(i);
-            if matches!(self.slots.get(usize::from(seq % WINDOW)), Some(Some(Slot::Frame(_)))) {
+        for (i, slot) in self.slots.iter().enumerate().skip(1).take(64) {
+            if matches!(slot, Some(Slot::Frame(_))) {
                 mask |= 1 << (i - 1);
             }
         }
@@ -189,10 +205,9 @@ impl Receiver {
     /// (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6).
     pub(crate) fn drain(&mut self) -> Drained {
         let mut out = Drained::default();
-        loop {
-            let seq = self.next;
-            let Some(slot) = self.slot(seq).and_then(Option::take) else { break };
-            self.next = seq.wrapping_add(1);
+        while let Some(Some(_)) = self.slots.front() {
+            let Some(Some(slot)) = self.slots.pop_front() else { break };
+            self.next = self.next.wrapping_add(1);
             match slot {
                 Slot::Skipped => {
                     if self.partial.take().is_some() {
@@ -203,7 +218,7 @@ impl Receiver {
                     self.process(frame, &mut out);
                     if out.end_stream || out.too_large {
                         self.ended = true;
-                        self.slots.iter_mut().for_each(|s| *s = None);
+                        self.slots = VecDeque::new();
                         break;
                     }
                 }
