@@ -74,6 +74,8 @@ pub(crate) struct Connection {
     pub(crate) peer_end: bool,
     /// The peer's END_STREAM just arrived: SACKs are owed even if a DFRAME carries the ACK.
     pub(crate) end_sacks_owed: bool,
+    /// The deadline the endpoint's timer heap holds for this connection.
+    pub(crate) scheduled: Option<Instant>,
 }
 
 impl Connection {
@@ -105,6 +107,7 @@ impl Connection {
             end_acked: false,
             peer_end: false,
             end_sacks_owed: false,
+            scheduled: None,
         }
     }
 
@@ -393,7 +396,9 @@ impl Connection {
 
     /// Handles the timers due at `now`.
     pub(crate) fn handle_timeout(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
-        for timer in self.timers.take_expired(now) {
+        // All due timers are taken first, as one event; no allocation.
+        let due = Timer::ALL.map(|t| self.timers.take_if_due(t, now));
+        for (timer, _) in Timer::ALL.into_iter().zip(due).filter(|(_, due)| *due) {
             if self.phase == Phase::Finished {
                 return;
             }

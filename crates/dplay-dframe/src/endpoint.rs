@@ -1,8 +1,9 @@
 //! The endpoint: one per socket, holding every connection by peer address, demultiplexing
 //! datagrams (MC-DPL8R 3.1.5; INDEX B.1) and collecting what the connections send and report.
 
+use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -53,6 +54,12 @@ pub struct Endpoint {
     epoch: Instant,
     rng: ChaCha8Rng,
     connections: Connections,
+    /// Every connection's next deadline, earliest first. An entry is current while it equals
+    /// the connection's `scheduled`; others are stale and dropped when they reach the top, so
+    /// the top is always current and [`Endpoint::poll_timeout`] is O(1).
+    timers: BinaryHeap<Reverse<(Instant, SocketAddr)>>,
+    /// Reused by `handle_timeout` for the peers due.
+    due: Vec<SocketAddr>,
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
     stats: EndpointStats,
@@ -67,6 +74,8 @@ impl Endpoint {
             epoch: now,
             rng,
             connections: Connections::default(),
+            timers: BinaryHeap::new(),
+            due: Vec::new(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -91,6 +100,7 @@ impl Endpoint {
         conn.send_connect(now, &self.config, &mut out);
         conn.arm_connect_retry(now);
         self.connections.insert(peer, conn);
+        self.reschedule(peer);
         Ok(())
     }
 
@@ -121,6 +131,7 @@ impl Endpoint {
         conn.sender.push(OutMessage::new(data.to_vec(), kind, Body::Data));
         let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
         conn.flush(now, cfg, &mut out);
+        self.reschedule(peer);
         Ok(())
     }
 
@@ -174,6 +185,34 @@ impl Endpoint {
             if conn.is_finished() {
                 self.connections.remove(&peer);
             }
+            self.reschedule(peer);
+        }
+    }
+
+    /// Puts the connection's new deadline in the timer heap if it changed, then drops stale
+    /// entries from the top (and rebuilds the heap when stale entries dominate it).
+    fn reschedule(&mut self, peer: SocketAddr) {
+        if let Some(conn) = self.connections.get_mut(&peer) {
+            let next = conn.next_deadline();
+            if next != conn.scheduled {
+                conn.scheduled = next;
+                if let Some(at) = next {
+                    self.timers.push(Reverse((at, peer)));
+                }
+            }
+        }
+        while let Some(Reverse((at, peer))) = self.timers.peek() {
+            if self.connections.get(peer).is_some_and(|c| c.scheduled == Some(*at)) {
+                break;
+            }
+            self.timers.pop();
+        }
+        if self.timers.len() > 2 * self.connections.len() + 64 {
+            self.timers = self
+                .connections
+                .iter()
+                .filter_map(|(peer, c)| c.scheduled.map(|at| Reverse((at, *peer))))
+                .collect();
         }
     }
 
@@ -249,20 +288,31 @@ impl Endpoint {
         conn.send_connected(now, &self.config, true, &mut out);
         conn.arm_connect_retry(now);
         self.connections.insert(from, conn);
+        self.reschedule(from);
     }
 
     /// Call at (or after) the deadline from [`Endpoint::poll_timeout`].
     pub fn handle_timeout(&mut self, now: Instant) {
-        let mut due: Vec<SocketAddr> = self
-            .connections
-            .iter()
-            .filter(|(_, c)| c.next_deadline().is_some_and(|at| at <= now))
-            .map(|(addr, _)| *addr)
-            .collect();
+        let mut due = std::mem::take(&mut self.due);
+        while let Some(&Reverse((at, peer))) = self.timers.peek()
+            && at <= now
+        {
+            self.timers.pop();
+            if self.connections.get(&peer).is_some_and(|c| c.scheduled == Some(at)) {
+                due.push(peer);
+            }
+        }
         due.sort_unstable();
-        for peer in due {
+        due.dedup();
+        for &peer in &due {
+            if let Some(conn) = self.connections.get_mut(&peer) {
+                // Its heap entry is gone: a new one is pushed even if the deadline is unchanged.
+                conn.scheduled = None;
+            }
             self.with_conn(peer, |conn, cfg, out| conn.handle_timeout(now, cfg, out));
         }
+        due.clear();
+        self.due = due;
     }
 
     /// The next datagram to send.
@@ -275,8 +325,42 @@ impl Endpoint {
         self.events.pop_front()
     }
 
-    /// The earliest timer deadline of any connection (absolute).
+    /// The earliest timer deadline of any connection (absolute), in O(1).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.connections.values().filter_map(Connection::next_deadline).min()
+        self.timers.peek().map(|Reverse((at, _))| *at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timer heap gives the same next deadline as a scan of every connection, through
+    /// connect retries (MC-DPL8R 3.1.6.1) of many connections started at different times,
+    /// until each attempt times out and is removed.
+    #[test]
+    fn timer_heap_matches_a_scan() {
+        let origin = crate::tests::origin();
+        let mut ep = Endpoint::new(Config::default(), origin);
+        let scan = |ep: &Endpoint| ep.connections.values().filter_map(Connection::next_deadline).min();
+        for i in 0..40u16 {
+            let at = origin + std::time::Duration::from_millis(u64::from(i) * 7);
+            ep.connect(at, SocketAddr::from(([192, 0, 2, 1], 2000 + i))).unwrap();
+            assert_eq!(ep.poll_timeout(), scan(&ep));
+        }
+        let mut turns = 0;
+        while let Some(at) = ep.poll_timeout() {
+            let before = ep.transmits.len();
+            ep.handle_timeout(at);
+            assert!(
+                ep.transmits.len() > before
+                    || ep.events.iter().any(|e| matches!(e, Event::Disconnected { .. }))
+            );
+            assert_eq!(ep.poll_timeout(), scan(&ep));
+            assert!(ep.timers.len() <= 2 * ep.connections.len() + 64);
+            turns += 1;
+        }
+        assert_eq!(ep.connection_count(), 0);
+        assert!(turns >= 40 * 14);
     }
 }

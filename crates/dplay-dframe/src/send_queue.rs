@@ -352,7 +352,6 @@ impl Sender {
         }
         let mut sample = None;
         let mut grow = 0u8;
-        let recovering = self.recovery.is_some();
         for frame in self.inflight.drain(..count) {
             if frame.control.contains(DframeControl::END_STREAM) {
                 result.end_stream = true;
@@ -371,11 +370,9 @@ impl Sender {
         if self.recovery.is_some_and(|r| self.inflight.front().is_none_or(|f| distance(r, f.seq) <= WINDOW)) {
             self.recovery = None;
         }
-        // The window grows as acknowledgements arrive without loss (MC-DPL8R 3.1.4.4): not
-        // during a loss event, nor for the acknowledgement that ends it.
-        if !recovering {
-            self.cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window.min(WINDOW));
-        }
+        // The window grows by one per frame acknowledged (MC-DPL8R 3.1.4.4), during a loss
+        // event too: the event already took its one reduction.
+        self.cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window.min(WINDOW));
         if sack != 0 {
             self.apply_sack(now, sack, &mut sample);
         }

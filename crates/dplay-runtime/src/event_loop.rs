@@ -57,7 +57,8 @@ impl<P: Protocol> Runtime<P> {
         config: RuntimeConfig,
         make: impl FnOnce(SocketAddr) -> P,
     ) -> Result<Self, RuntimeError> {
-        let mut socket = crate::socket::bind_udp(config.bind).map_err(|e| RuntimeError::bind(config.bind, e))?;
+        let mut socket =
+            crate::socket::bind_udp(config.bind).map_err(|e| RuntimeError::bind(config.bind, e))?;
         let local_addr = socket.local_addr()?;
         let protocol = make(local_addr);
         let poll = Poll::new()?;

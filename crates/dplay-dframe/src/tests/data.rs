@@ -166,7 +166,8 @@ fn sender_resends_on_sack_evidence() {
 }
 
 /// MC-DPL8R 3.1.4.4: the window is halved once per loss event, however many frames the event
-/// lost, and does not grow until the frames sent before the reduction are acknowledged.
+/// lost (the retry of a lost frame lost again included), and grows by one per frame
+/// acknowledged.
 #[test]
 fn window_halves_once_per_loss_event() {
     let cfg = Config::default();
@@ -196,13 +197,14 @@ fn window_halves_once_per_loss_event() {
     let acked = s.on_ack(now + ms(20), &cfg, 30, !0b10 & ((1 << 31) - 1));
     assert_eq!(acked.resend, [30, 32]);
     assert_eq!(send_all(&mut s, now + ms(20)), 14);
-    // The retry of frame 32 is lost too (frames sent after it arrived): resent, same event.
+    // 30 and 31 acknowledged (window 18); the retry of frame 32 is lost too (frames sent after
+    // it arrived): resent, same event, no second halving.
     let acked = s.on_ack(now + ms(40), &cfg, 32, (1 << 43) - 1);
     assert_eq!(acked.resend, [32]);
-    assert_eq!(send_all(&mut s, now + ms(40)), 15);
-    // Everything acknowledged ends the event; the window is still 16.
-    s.on_ack(now + ms(60), &cfg, 91, 0);
-    assert_eq!(send_all(&mut s, now + ms(60)), 16);
+    assert_eq!(send_all(&mut s, now + ms(40)), 17);
+    // Everything acknowledged: the window is back at its 64-frame cap.
+    s.on_ack(now + ms(60), &cfg, 93, 0);
+    assert_eq!(send_all(&mut s, now + ms(60)), 64);
 }
 
 /// MC-DPL8R 3.1.5.2.4, decision F-10: send mask bit i names bSeq - 1 - i (bNSeq - 1 - i in a
