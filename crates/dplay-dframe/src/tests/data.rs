@@ -404,3 +404,45 @@ fn congestion_window_and_the_64_frame_limit() {
     }
     assert_eq!(wide.sent().len(), 64);
 }
+
+/// MC-DPL8R 3.1.2.2 (decision in docs/decisions.md): the first frame past a new gap draws a
+/// SACK at once; further out-of-order frames wait for the 20 ms short delay.
+#[test]
+fn first_frame_past_a_gap_is_acknowledged_at_once() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.feed_d(data(REL_SEQ, 2, 1), b"x");
+    let sack = *h.sent()[0].sack();
+    assert_eq!((sack.n_rcv, sack.masks.sack()), (1, 1));
+    h.feed_d(data(REL_SEQ, 3, 1), b"y");
+    assert!(h.sent().is_empty());
+    assert_eq!(h.next_timer(), ms(20));
+    assert_eq!(h.sent()[0].sack().masks.sack(), 0b11);
+}
+
+/// MC-DPL8R 3.1.6.5 with SACK evidence: an unreliable frame missing while a later one was
+/// received goes into the send mask at once, without waiting for its retry timer, and is never
+/// resent; the acknowledgement of unreliable frames opens the window too.
+#[test]
+fn sack_evidence_masks_a_lost_unreliable_frame() {
+    let cfg = Config::default();
+    let now = origin();
+    let mut s = Sender::new(&cfg);
+    for i in 0..8u8 {
+        s.push(OutMessage::new(vec![i], MessageKind::DATAGRAM, Body::Data));
+    }
+    assert!(s.next_frame(now, &cfg).is_some() && s.next_frame(now, &cfg).is_some());
+    assert!(!s.can_send(&cfg), "the initial window is 2 frames");
+    let acked = s.on_ack(now + ms(1), &cfg, 0, 1);
+    assert!(acked.resend.is_empty());
+    assert_eq!(acked.newly_masked, 1);
+    assert_eq!(s.send_mask(2), 1 << 1);
+    // bNRcv passing both ends the mask; the frame that arrived opens the window to 3.
+    s.on_ack(now + ms(2), &cfg, 2, 0);
+    assert_eq!(s.send_mask(2), 0);
+    let mut sent = 0;
+    while s.can_send(&cfg) {
+        s.next_frame(now, &cfg);
+        sent += 1;
+    }
+    assert_eq!(sent, 3);
+}
