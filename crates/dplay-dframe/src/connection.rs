@@ -43,6 +43,15 @@ pub(crate) enum Phase {
 pub(crate) struct Out<'a> {
     pub(crate) transmits: &'a mut VecDeque<Transmit>,
     pub(crate) events: &'a mut VecDeque<Event>,
+    /// Empty datagram buffers to reuse.
+    pub(crate) spare: &'a mut Vec<Vec<u8>>,
+}
+
+impl Out<'_> {
+    /// An empty buffer for a datagram: a reused one when there is one.
+    fn buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
 }
 
 /// One DirectPlay 8 connection.
@@ -136,8 +145,12 @@ impl Connection {
     }
 
     pub(crate) fn emit_cframe(&mut self, frame: &Cframe, out: &mut Out<'_>) {
+        let mut contents = out.buffer();
+        contents.resize(frame.encoded_len(), 0);
         // Every value we build is encodable; a failure would be a bug, so nothing is sent.
-        let Ok(contents) = frame.to_vec() else { return };
+        if frame.emit(&mut contents).is_err() {
+            return;
+        }
         self.stats.sent(contents.len());
         out.transmits.push_back(Transmit { destination: self.peer, contents });
     }
@@ -198,7 +211,8 @@ impl Connection {
             signature: None,
             sess_id: keepalive.then_some(sess_id),
         };
-        let mut contents = vec![0; header.len()];
+        let mut contents = out.buffer();
+        contents.resize(header.len(), 0);
         if header.emit(&mut contents).is_err() {
             return;
         }

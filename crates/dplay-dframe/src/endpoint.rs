@@ -39,6 +39,9 @@ pub struct EndpointStats {
     pub unowned: u64,
 }
 
+/// Datagram buffers kept for reuse at most (about 96 KiB).
+const SPARE_BUFFERS: usize = 64;
+
 /// A fixed hasher: iteration order, and so every simulated run, is reproducible.
 type Connections = HashMap<SocketAddr, Connection, BuildHasherDefault<DefaultHasher>>;
 
@@ -60,6 +63,9 @@ pub struct Endpoint {
     timers: BinaryHeap<Reverse<(Instant, SocketAddr)>>,
     /// Reused by `handle_timeout` for the peers due.
     due: Vec<SocketAddr>,
+    /// Datagram buffers handed back by [`Endpoint::poll_transmit_into`], reused for the next
+    /// datagrams so that sending allocates nothing once warm.
+    spare: Vec<Vec<u8>>,
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
     stats: EndpointStats,
@@ -76,6 +82,7 @@ impl Endpoint {
             connections: Connections::default(),
             timers: BinaryHeap::new(),
             due: Vec::new(),
+            spare: Vec::new(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -96,7 +103,8 @@ impl Endpoint {
         // A non-zero dwSessID, as peers that sign require (MC-DPL8R 2.2.1.1).
         let sess_id = self.rng.gen_range(1..=u32::MAX);
         let mut conn = Connection::new(&self.config, peer, now, self.epoch, true, sess_id);
-        let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connect(now, &self.config, &mut out);
         conn.arm_connect_retry(now);
         self.connections.insert(peer, conn);
@@ -129,7 +137,8 @@ impl Endpoint {
         }
         conn.stats.messages_sent += 1;
         conn.sender.push(OutMessage::new(data.to_vec(), kind, Body::Data));
-        let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.flush(now, cfg, &mut out);
         self.reschedule(peer);
         Ok(())
@@ -180,7 +189,8 @@ impl Endpoint {
     /// Runs `f` on the connection with `peer`, if any, and removes it once finished.
     fn with_conn(&mut self, peer: SocketAddr, f: impl FnOnce(&mut Connection, &Config, &mut Out<'_>)) {
         if let Some(conn) = self.connections.get_mut(&peer) {
-            let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+            let mut out =
+                Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
             f(conn, &self.config, &mut out);
             if conn.is_finished() {
                 self.connections.remove(&peer);
@@ -284,7 +294,8 @@ impl Endpoint {
         conn.peer_version = f.protocol_version;
         conn.handshake.peer_msg_id = f.msg_id;
         conn.stats.received(16);
-        let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connected(now, &self.config, true, &mut out);
         conn.arm_connect_retry(now);
         self.connections.insert(from, conn);
@@ -318,6 +329,19 @@ impl Endpoint {
     /// The next datagram to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.transmits.pop_front()
+    }
+
+    /// The next datagram to send, appended to `buf`; returns its destination. Unlike
+    /// [`Endpoint::poll_transmit`] the datagram's buffer stays with the endpoint and is reused,
+    /// so a caller that sends from its own buffer causes no allocation per datagram.
+    pub fn poll_transmit_into(&mut self, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let Transmit { destination, mut contents } = self.transmits.pop_front()?;
+        buf.extend_from_slice(&contents);
+        if self.spare.len() < SPARE_BUFFERS {
+            contents.clear();
+            self.spare.push(contents);
+        }
+        Some(destination)
     }
 
     /// The next event for the application.
@@ -362,5 +386,41 @@ mod tests {
         }
         assert_eq!(ep.connection_count(), 0);
         assert!(turns >= 40 * 14);
+    }
+
+    /// `poll_transmit_into` hands out the same datagrams as `poll_transmit` and keeps their
+    /// buffers: once warm, the same buffers carry the next datagrams.
+    #[test]
+    fn transmit_buffers_are_reused() {
+        let now = crate::tests::origin();
+        let (a_addr, b_addr) = (SocketAddr::from(([192, 0, 2, 1], 1)), SocketAddr::from(([192, 0, 2, 2], 2)));
+        let mut a = Endpoint::new(Config::default(), now);
+        let mut b = Endpoint::new(Config { rng_seed: 1, ..Config::default() }, now);
+        a.connect(now, b_addr).unwrap();
+        let mut buf = Vec::new();
+        let mut delivered = 0;
+        for round in 0..200u8 {
+            if round > 10 {
+                a.send(now, b_addr, &[round; 100], MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+            }
+            for _ in 0..4 {
+                while let Some(to) = a.poll_transmit_into(&mut buf) {
+                    assert_eq!(to, b_addr);
+                    b.handle_datagram(now, a_addr, &buf);
+                    buf.clear();
+                }
+                while let Some(to) = b.poll_transmit_into(&mut buf) {
+                    assert_eq!(to, a_addr);
+                    a.handle_datagram(now, b_addr, &buf);
+                    buf.clear();
+                }
+            }
+            delivered +=
+                std::iter::from_fn(|| b.poll_event()).filter(|e| matches!(e, Event::Message { .. })).count();
+            while a.poll_event().is_some() {}
+        }
+        assert_eq!(delivered, 189);
+        assert!(!a.spare.is_empty() && a.spare.len() <= SPARE_BUFFERS);
+        assert!(a.spare.iter().all(|v| v.is_empty() && v.capacity() > 0));
     }
 }
