@@ -26,13 +26,19 @@ pub struct Pair {
     pub b: Endpoint,
     /// The virtual clock.
     pub now: Instant,
+    /// The datagram being delivered (reused: no allocation per datagram).
+    buf: Vec<u8>,
 }
 
 impl Pair {
     /// A connects to B and the handshake completes.
     pub fn connected(config: &Config, now: Instant) -> Self {
-        let mut pair =
-            Self { a: Endpoint::new(config.clone(), now), b: Endpoint::new(config.clone(), now), now };
+        let mut pair = Self {
+            a: Endpoint::new(config.clone(), now),
+            b: Endpoint::new(config.clone(), now),
+            now,
+            buf: Vec::with_capacity(2048),
+        };
         let _ = pair.a.connect(now, B);
         let (mut a_up, mut b_up) = (false, false);
         for _ in 0..MAX_ROUNDS {
@@ -51,12 +57,14 @@ impl Pair {
     /// Delivers every queued datagram both ways; false when there was none.
     pub fn pump(&mut self) -> bool {
         let mut moved = false;
-        while let Some(t) = self.a.poll_transmit() {
-            self.b.handle_datagram(self.now, A, &t.contents);
+        while self.a.poll_transmit_into(&mut self.buf).is_some() {
+            self.b.handle_datagram(self.now, A, &self.buf);
+            self.buf.clear();
             moved = true;
         }
-        while let Some(t) = self.b.poll_transmit() {
-            self.a.handle_datagram(self.now, B, &t.contents);
+        while self.b.poll_transmit_into(&mut self.buf).is_some() {
+            self.a.handle_datagram(self.now, B, &self.buf);
+            self.buf.clear();
             moved = true;
         }
         moved

@@ -240,9 +240,7 @@ impl Protocol for DframePeer {
     }
 
     fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        let t = self.endpoint.poll_transmit()?;
-        buf.extend_from_slice(&t.contents);
-        Some(t.destination)
+        self.endpoint.poll_transmit_into(buf)
     }
 
     fn poll_event(&mut self) -> Option<PeerEvent> {

@@ -34,8 +34,9 @@ pub struct Config {
     pub retry_max_interval: Duration,
     /// Retries of one frame before the connection is lost: 10 (MC-DPL8R 3.1.2.5).
     pub max_retries: u32,
-    /// Retry timer of the first frame after a SACK reports a gap: 10 ms (MC-DPL8R 3.1.5.2.3).
-    pub sack_gap_retry: Duration,
+    /// Floor of the first retry wait, which is otherwise RTT plus four mean deviations
+    /// (decision in docs/decisions.md, in place of MC-DPL8R 3.1.2.5's 2.5 RTT + delayed ACK).
+    pub retry_min_interval: Duration,
     /// Silence before a KeepAlive is sent: 25 s (MC-DPL8R 3.1.2.6).
     pub keepalive_idle: Duration,
     /// KeepAlive timer granularity: 4 s (MC-DPL8R 3.1.2.6).
@@ -80,7 +81,7 @@ impl Default for Config {
             initial_rtt: Duration::from_millis(200),
             retry_max_interval: Duration::from_secs(5),
             max_retries: 10,
-            sack_gap_retry: Duration::from_millis(10),
+            retry_min_interval: Duration::from_millis(30),
             keepalive_idle: Duration::from_secs(25),
             keepalive_granularity: Duration::from_secs(4),
             hard_disconnect_count: 3,

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dplay_wire::Wire;
 use dplay_wire::dp8::cframe::{Cframe, Masks, Sack};
@@ -43,6 +43,15 @@ pub(crate) enum Phase {
 pub(crate) struct Out<'a> {
     pub(crate) transmits: &'a mut VecDeque<Transmit>,
     pub(crate) events: &'a mut VecDeque<Event>,
+    /// Empty datagram buffers to reuse.
+    pub(crate) spare: &'a mut Vec<Vec<u8>>,
+}
+
+impl Out<'_> {
+    /// An empty buffer for a datagram: a reused one when there is one.
+    fn buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
 }
 
 /// One DirectPlay 8 connection.
@@ -74,6 +83,8 @@ pub(crate) struct Connection {
     pub(crate) peer_end: bool,
     /// The peer's END_STREAM just arrived: SACKs are owed even if a DFRAME carries the ACK.
     pub(crate) end_sacks_owed: bool,
+    /// The deadline the endpoint's timer heap holds for this connection.
+    pub(crate) scheduled: Option<Instant>,
 }
 
 impl Connection {
@@ -105,6 +116,7 @@ impl Connection {
             end_acked: false,
             peer_end: false,
             end_sacks_owed: false,
+            scheduled: None,
         }
     }
 
@@ -133,8 +145,12 @@ impl Connection {
     }
 
     pub(crate) fn emit_cframe(&mut self, frame: &Cframe, out: &mut Out<'_>) {
+        let mut contents = out.buffer();
+        contents.resize(frame.encoded_len(), 0);
         // Every value we build is encodable; a failure would be a bug, so nothing is sent.
-        let Ok(contents) = frame.to_vec() else { return };
+        if frame.emit(&mut contents).is_err() {
+            return;
+        }
         self.stats.sent(contents.len());
         out.transmits.push_back(Transmit { destination: self.peer, contents });
     }
@@ -195,7 +211,8 @@ impl Connection {
             signature: None,
             sess_id: keepalive.then_some(sess_id),
         };
-        let mut contents = vec![0; header.len()];
+        let mut contents = out.buffer();
+        contents.resize(header.len(), 0);
         if header.emit(&mut contents).is_err() {
             return;
         }
@@ -217,7 +234,7 @@ impl Connection {
         if matches!(self.phase, Phase::Established) {
             while self.sender.can_send(cfg) {
                 let Some(seq) = self.next_new_frame(now, cfg) else { break };
-                let poll = self.sender.wants_poll(cfg);
+                let poll = self.sender.take_poll(cfg);
                 self.emit_dframe(cfg, seq, false, poll, out);
             }
         }
@@ -275,15 +292,20 @@ impl Connection {
         };
         self.stats.received(bytes.len());
         self.last_rx = now;
-        self.process_ack(now, cfg, header.n_rcv, header.masks.sack());
+        self.process_ack(now, cfg, header.n_rcv, header.masks.sack(), out);
         self.last_rx_retry = header.control.contains(DframeControl::RETRY);
         // Below 0x00010005, bControl 0x02 asks for a dedicated acknowledgement (MC-DPL8R 2.2.2).
         let correlate = !self.modern(cfg) && header.control.contains(DframeControl::KEEPALIVE_OR_CORRELATE);
         let poll = header.command.contains(DframeCommand::POLL) || correlate;
         let mut early = Vec::new();
+        let gap_before = self.receiver.has_gap();
         let accepted = self.receiver.accept(header.seq, frame, &mut early);
         let prompt = match accepted {
             Accept::Stored { in_order: true } => None,
+            // The first frame past a new gap is acknowledged at once, so the sender learns of
+            // the loss a round trip sooner; later ones after 20 ms (decision in
+            // docs/decisions.md; MC-DPL8R 3.1.2.2).
+            Accept::Stored { in_order: false } if !gap_before => Some(Duration::ZERO),
             Accept::Stored { in_order: false } => Some(cfg.delayed_ack_short),
             Accept::Duplicate => {
                 self.stats.drops.add(DropReason::Duplicate);
@@ -294,7 +316,7 @@ impl Connection {
                 Some(cfg.delayed_ack_short)
             }
         };
-        if poll {
+        if poll || prompt == Some(Duration::ZERO) {
             self.ack_now = true;
         } else {
             self.timers.set_earlier(Timer::DelayedAck, now + prompt.unwrap_or(cfg.delayed_ack));
@@ -324,7 +346,7 @@ impl Connection {
         }
         self.stats.received(len);
         self.last_rx = now;
-        self.process_ack(now, cfg, sack.n_rcv, sack.masks.sack());
+        self.process_ack(now, cfg, sack.n_rcv, sack.masks.sack(), out);
         // bNSeq bounds the send mask: the peer cannot have sent past our window.
         if distance(self.receiver.next(), sack.n_seq) <= crate::seq::WINDOW {
             self.receiver.apply_send_mask(sack.n_seq, sack.masks.send());
@@ -338,10 +360,19 @@ impl Connection {
         self.flush(now, cfg, out);
     }
 
-    fn process_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64) {
+    fn process_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64, out: &mut Out<'_>) {
         let acked = self.sender.on_ack(now, cfg, n_rcv, sack);
         if acked.end_stream {
             self.end_acked = true;
+        }
+        self.stats.send_masked += acked.newly_masked;
+        if acked.newly_masked > 0 {
+            self.timers.set_earlier(Timer::DelayedSendMask, now + cfg.delayed_send_mask);
+        }
+        if self.phase == Phase::Established {
+            for seq in acked.resend {
+                self.emit_dframe(cfg, seq, true, true, out);
+            }
         }
     }
 
@@ -379,7 +410,9 @@ impl Connection {
 
     /// Handles the timers due at `now`.
     pub(crate) fn handle_timeout(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
-        for timer in self.timers.take_expired(now) {
+        // All due timers are taken first, as one event; no allocation.
+        let due = Timer::ALL.map(|t| self.timers.take_if_due(t, now));
+        for (timer, _) in Timer::ALL.into_iter().zip(due).filter(|(_, due)| *due) {
             if self.phase == Phase::Finished {
                 return;
             }

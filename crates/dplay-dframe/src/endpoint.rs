@@ -1,8 +1,9 @@
 //! The endpoint: one per socket, holding every connection by peer address, demultiplexing
 //! datagrams (MC-DPL8R 3.1.5; INDEX B.1) and collecting what the connections send and report.
 
+use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -38,6 +39,9 @@ pub struct EndpointStats {
     pub unowned: u64,
 }
 
+/// Datagram buffers kept for reuse at most (about 96 KiB).
+const SPARE_BUFFERS: usize = 64;
+
 /// A fixed hasher: iteration order, and so every simulated run, is reproducible.
 type Connections = HashMap<SocketAddr, Connection, BuildHasherDefault<DefaultHasher>>;
 
@@ -53,6 +57,15 @@ pub struct Endpoint {
     epoch: Instant,
     rng: ChaCha8Rng,
     connections: Connections,
+    /// Every connection's next deadline, earliest first. An entry is current while it equals
+    /// the connection's `scheduled`; others are stale and dropped when they reach the top, so
+    /// the top is always current and [`Endpoint::poll_timeout`] is O(1).
+    timers: BinaryHeap<Reverse<(Instant, SocketAddr)>>,
+    /// Reused by `handle_timeout` for the peers due.
+    due: Vec<SocketAddr>,
+    /// Datagram buffers handed back by [`Endpoint::poll_transmit_into`], reused for the next
+    /// datagrams so that sending allocates nothing once warm.
+    spare: Vec<Vec<u8>>,
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
     stats: EndpointStats,
@@ -67,6 +80,9 @@ impl Endpoint {
             epoch: now,
             rng,
             connections: Connections::default(),
+            timers: BinaryHeap::new(),
+            due: Vec::new(),
+            spare: Vec::new(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -87,10 +103,12 @@ impl Endpoint {
         // A non-zero dwSessID, as peers that sign require (MC-DPL8R 2.2.1.1).
         let sess_id = self.rng.gen_range(1..=u32::MAX);
         let mut conn = Connection::new(&self.config, peer, now, self.epoch, true, sess_id);
-        let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connect(now, &self.config, &mut out);
         conn.arm_connect_retry(now);
         self.connections.insert(peer, conn);
+        self.reschedule(peer);
         Ok(())
     }
 
@@ -119,8 +137,10 @@ impl Endpoint {
         }
         conn.stats.messages_sent += 1;
         conn.sender.push(OutMessage::new(data.to_vec(), kind, Body::Data));
-        let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.flush(now, cfg, &mut out);
+        self.reschedule(peer);
         Ok(())
     }
 
@@ -175,11 +195,40 @@ impl Endpoint {
     /// Runs `f` on the connection with `peer`, if any, and removes it once finished.
     fn with_conn(&mut self, peer: SocketAddr, f: impl FnOnce(&mut Connection, &Config, &mut Out<'_>)) {
         if let Some(conn) = self.connections.get_mut(&peer) {
-            let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+            let mut out =
+                Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
             f(conn, &self.config, &mut out);
             if conn.is_finished() {
                 self.connections.remove(&peer);
             }
+            self.reschedule(peer);
+        }
+    }
+
+    /// Puts the connection's new deadline in the timer heap if it changed, then drops stale
+    /// entries from the top (and rebuilds the heap when stale entries dominate it).
+    fn reschedule(&mut self, peer: SocketAddr) {
+        if let Some(conn) = self.connections.get_mut(&peer) {
+            let next = conn.next_deadline();
+            if next != conn.scheduled {
+                conn.scheduled = next;
+                if let Some(at) = next {
+                    self.timers.push(Reverse((at, peer)));
+                }
+            }
+        }
+        while let Some(Reverse((at, peer))) = self.timers.peek() {
+            if self.connections.get(peer).is_some_and(|c| c.scheduled == Some(*at)) {
+                break;
+            }
+            self.timers.pop();
+        }
+        if self.timers.len() > 2 * self.connections.len() + 64 {
+            self.timers = self
+                .connections
+                .iter()
+                .filter_map(|(peer, c)| c.scheduled.map(|at| Reverse((at, *peer))))
+                .collect();
         }
     }
 
@@ -251,24 +300,36 @@ impl Endpoint {
         conn.peer_version = f.protocol_version;
         conn.handshake.peer_msg_id = f.msg_id;
         conn.stats.received(16);
-        let mut out = Out { transmits: &mut self.transmits, events: &mut self.events };
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connected(now, &self.config, true, &mut out);
         conn.arm_connect_retry(now);
         self.connections.insert(from, conn);
+        self.reschedule(from);
     }
 
     /// Call at (or after) the deadline from [`Endpoint::poll_timeout`].
     pub fn handle_timeout(&mut self, now: Instant) {
-        let mut due: Vec<SocketAddr> = self
-            .connections
-            .iter()
-            .filter(|(_, c)| c.next_deadline().is_some_and(|at| at <= now))
-            .map(|(addr, _)| *addr)
-            .collect();
+        let mut due = std::mem::take(&mut self.due);
+        while let Some(&Reverse((at, peer))) = self.timers.peek()
+            && at <= now
+        {
+            self.timers.pop();
+            if self.connections.get(&peer).is_some_and(|c| c.scheduled == Some(at)) {
+                due.push(peer);
+            }
+        }
         due.sort_unstable();
-        for peer in due {
+        due.dedup();
+        for &peer in &due {
+            if let Some(conn) = self.connections.get_mut(&peer) {
+                // Its heap entry is gone: a new one is pushed even if the deadline is unchanged.
+                conn.scheduled = None;
+            }
             self.with_conn(peer, |conn, cfg, out| conn.handle_timeout(now, cfg, out));
         }
+        due.clear();
+        self.due = due;
     }
 
     /// The next datagram to send.
@@ -276,13 +337,96 @@ impl Endpoint {
         self.transmits.pop_front()
     }
 
+    /// The next datagram to send, appended to `buf`; returns its destination. Unlike
+    /// [`Endpoint::poll_transmit`] the datagram's buffer stays with the endpoint and is reused,
+    /// so a caller that sends from its own buffer causes no allocation per datagram.
+    pub fn poll_transmit_into(&mut self, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let Transmit { destination, mut contents } = self.transmits.pop_front()?;
+        buf.extend_from_slice(&contents);
+        if self.spare.len() < SPARE_BUFFERS {
+            contents.clear();
+            self.spare.push(contents);
+        }
+        Some(destination)
+    }
+
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
 
-    /// The earliest timer deadline of any connection (absolute).
+    /// The earliest timer deadline of any connection (absolute), in O(1).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.connections.values().filter_map(Connection::next_deadline).min()
+        self.timers.peek().map(|Reverse((at, _))| *at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timer heap gives the same next deadline as a scan of every connection, through
+    /// connect retries (MC-DPL8R 3.1.6.1) of many connections started at different times,
+    /// until each attempt times out and is removed.
+    #[test]
+    fn timer_heap_matches_a_scan() {
+        let origin = crate::tests::origin();
+        let mut ep = Endpoint::new(Config::default(), origin);
+        let scan = |ep: &Endpoint| ep.connections.values().filter_map(Connection::next_deadline).min();
+        for i in 0..40u16 {
+            let at = origin + std::time::Duration::from_millis(u64::from(i) * 7);
+            ep.connect(at, SocketAddr::from(([192, 0, 2, 1], 2000 + i))).unwrap();
+            assert_eq!(ep.poll_timeout(), scan(&ep));
+        }
+        let mut turns = 0;
+        while let Some(at) = ep.poll_timeout() {
+            let before = ep.transmits.len();
+            ep.handle_timeout(at);
+            assert!(
+                ep.transmits.len() > before
+                    || ep.events.iter().any(|e| matches!(e, Event::Disconnected { .. }))
+            );
+            assert_eq!(ep.poll_timeout(), scan(&ep));
+            assert!(ep.timers.len() <= 2 * ep.connections.len() + 64);
+            turns += 1;
+        }
+        assert_eq!(ep.connection_count(), 0);
+        assert!(turns >= 40 * 14);
+    }
+
+    /// `poll_transmit_into` hands out the same datagrams as `poll_transmit` and keeps their
+    /// buffers: once warm, the same buffers carry the next datagrams.
+    #[test]
+    fn transmit_buffers_are_reused() {
+        let now = crate::tests::origin();
+        let (a_addr, b_addr) = (SocketAddr::from(([192, 0, 2, 1], 1)), SocketAddr::from(([192, 0, 2, 2], 2)));
+        let mut a = Endpoint::new(Config::default(), now);
+        let mut b = Endpoint::new(Config { rng_seed: 1, ..Config::default() }, now);
+        a.connect(now, b_addr).unwrap();
+        let mut buf = Vec::new();
+        let mut delivered = 0;
+        for round in 0..200u8 {
+            if round > 10 {
+                a.send(now, b_addr, &[round; 100], MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+            }
+            for _ in 0..4 {
+                while let Some(to) = a.poll_transmit_into(&mut buf) {
+                    assert_eq!(to, b_addr);
+                    b.handle_datagram(now, a_addr, &buf);
+                    buf.clear();
+                }
+                while let Some(to) = b.poll_transmit_into(&mut buf) {
+                    assert_eq!(to, a_addr);
+                    a.handle_datagram(now, b_addr, &buf);
+                    buf.clear();
+                }
+            }
+            delivered +=
+                std::iter::from_fn(|| b.poll_event()).filter(|e| matches!(e, Event::Message { .. })).count();
+            while a.poll_event().is_some() {}
+        }
+        assert_eq!(delivered, 189);
+        assert!(!a.spare.is_empty() && a.spare.len() <= SPARE_BUFFERS);
+        assert!(a.spare.iter().all(|v| v.is_empty() && v.capacity() > 0));
     }
 }

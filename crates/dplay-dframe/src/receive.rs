@@ -3,6 +3,8 @@
 //! delivery rules of the four message categories (MS-DPDX 1.3; MC-DPL8R 3.1.5.2.1,
 //! 3.1.5.2.4, 3.1.5.2.6).
 
+use std::collections::VecDeque;
+
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::event::MessageKind;
@@ -15,43 +17,45 @@ pub(crate) struct Delivery {
     pub(crate) kind: MessageKind,
 }
 
+/// What a received DFRAME carries.
+#[derive(Debug)]
+pub(crate) enum Content {
+    /// A KeepAlive, or any frame without payload: nothing to deliver.
+    Empty,
+    /// One whole message (held without a `Vec` around it: one allocation per frame, not two).
+    One(Delivery),
+    /// The whole messages of a coalesced frame.
+    Many(Vec<Delivery>),
+    /// Whole messages already handed to the caller on arrival (non-sequential).
+    Delivered,
+    /// A piece of a large message.
+    Piece(Vec<u8>),
+}
+
 /// A received DFRAME, as the window keeps it.
 #[derive(Debug)]
 pub(crate) struct Frame {
     pub(crate) command: DframeCommand,
     pub(crate) control: DframeControl,
-    /// A KeepAlive, or any frame without payload: nothing to deliver.
-    pub(crate) empty: bool,
-    /// The messages the frame carries whole: one, or several when coalesced. `None` for a
-    /// piece of a large message (then `piece` holds it).
-    pub(crate) whole: Option<Vec<Delivery>>,
-    pub(crate) piece: Vec<u8>,
-    /// Already handed to the caller on arrival (non-sequential).
-    delivered: bool,
+    pub(crate) content: Content,
 }
 
 impl Frame {
     pub(crate) fn new(command: DframeCommand, control: DframeControl, payload: Vec<u8>) -> Self {
-        let empty = payload.is_empty();
-        let mut frame = Self { command, control, empty, whole: None, piece: Vec::new(), delivered: false };
-        if !empty && command.contains(DframeCommand::NEW_MSG | DframeCommand::END_MSG) {
-            frame.whole = Some(vec![Delivery { data: payload, kind: kind_of(command) }]);
+        let content = if payload.is_empty() {
+            Content::Empty
+        } else if command.contains(DframeCommand::NEW_MSG | DframeCommand::END_MSG) {
+            Content::One(Delivery { data: payload, kind: kind_of(command) })
         } else {
-            frame.piece = payload;
-        }
-        frame
+            Content::Piece(payload)
+        };
+        Self { command, control, content }
     }
 
     /// A coalesced frame: its sub-payloads were already split out (MC-DPL8R 3.1.5.2.5).
     pub(crate) fn coalesced(command: DframeCommand, control: DframeControl, subs: Vec<Delivery>) -> Self {
-        Self {
-            command,
-            control,
-            empty: subs.is_empty(),
-            whole: Some(subs),
-            piece: Vec::new(),
-            delivered: false,
-        }
+        let content = if subs.is_empty() { Content::Empty } else { Content::Many(subs) };
+        Self { command, control, content }
     }
 }
 
@@ -106,7 +110,9 @@ struct Partial {
 pub(crate) struct Receiver {
     /// Next Receive: `bNRcv` (MC-DPL8R 3.1.1).
     next: u8,
-    slots: Vec<Option<Slot>>,
+    /// The window from Next Receive on: index i holds `next + i`. It only grows as far as the
+    /// furthest frame held, so an idle or in-order connection holds no slots.
+    slots: VecDeque<Option<Slot>>,
     partial: Option<Partial>,
     /// Next Receive after the peer's END_STREAM: nothing later is accepted.
     ended: bool,
@@ -115,7 +121,7 @@ pub(crate) struct Receiver {
 
 impl Receiver {
     pub(crate) fn new(max_message: usize) -> Self {
-        Self { next: 0, slots: (0..WINDOW).map(|_| None).collect(), partial: None, ended: false, max_message }
+        Self { next: 0, slots: VecDeque::new(), partial: None, ended: false, max_message }
     }
 
     /// Next Receive.
@@ -123,8 +129,21 @@ impl Receiver {
         self.next
     }
 
+    /// True while frames are held beyond a missing one.
+    pub(crate) fn has_gap(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// The slot of `seq`, which must be in the window, made to exist.
     fn slot(&mut self, seq: u8) -> Option<&mut Option<Slot>> {
-        self.slots.get_mut(usize::from(seq % WINDOW))
+        let index = usize::from(distance(self.next, seq));
+        if index >= usize::from(WINDOW) {
+            return None;
+        }
+        if index >= self.slots.len() {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots.get_mut(index)
     }
 
     /// Validates `bSeq` and stores the frame. A non-sequential whole message is delivered at
@@ -137,16 +156,17 @@ impl Receiver {
         if self.ended {
             return Accept::OutOfWindow;
         }
-        let Some(slot) = self.slot(seq) else { return Accept::OutOfWindow };
-        if slot.is_some() {
+        if matches!(self.slots.get(usize::from(ahead)), Some(Some(_))) {
             return Accept::Duplicate;
         }
-        if !frame.command.contains(DframeCommand::SEQUENTIAL)
-            && let Some(whole) = &frame.whole
-        {
-            early.extend(whole.iter().cloned());
-            frame.delivered = true;
+        if !frame.command.contains(DframeCommand::SEQUENTIAL) {
+            match std::mem::replace(&mut frame.content, Content::Delivered) {
+                Content::One(d) => early.push(d),
+                Content::Many(ds) => early.extend(ds),
+                other => frame.content = other,
+            }
         }
+        let Some(slot) = self.slot(seq) else { return Accept::OutOfWindow };
         *slot = Some(Slot::Frame(frame));
         Accept::Stored { in_order: ahead == 0 }
     }
@@ -176,9 +196,8 @@ impl Receiver {
     /// The SACK mask: bit i set when `NRcv + 1 + i` is held out of order (MC-DPL8R 3.1.5.2.3).
     pub(crate) fn sack_mask(&self) -> u64 {
         let mut mask = 0u64;
-        for i in 1..WINDOW {
-            let seq = self.next.wrapping_add(i);
-            if matches!(self.slots.get(usize::from(seq % WINDOW)), Some(Some(Slot::Frame(_)))) {
+        for (i, slot) in self.slots.iter().enumerate().skip(1).take(64) {
+            if matches!(slot, Some(Slot::Frame(_))) {
                 mask |= 1 << (i - 1);
             }
         }
@@ -189,10 +208,9 @@ impl Receiver {
     /// (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6).
     pub(crate) fn drain(&mut self) -> Drained {
         let mut out = Drained::default();
-        loop {
-            let seq = self.next;
-            let Some(slot) = self.slot(seq).and_then(Option::take) else { break };
-            self.next = seq.wrapping_add(1);
+        while let Some(Some(_)) = self.slots.front() {
+            let Some(Some(slot)) = self.slots.pop_front() else { break };
+            self.next = self.next.wrapping_add(1);
             match slot {
                 Slot::Skipped => {
                     if self.partial.take().is_some() {
@@ -203,7 +221,7 @@ impl Receiver {
                     self.process(frame, &mut out);
                     if out.end_stream || out.too_large {
                         self.ended = true;
-                        self.slots.iter_mut().for_each(|s| *s = None);
+                        self.slots = VecDeque::new();
                         break;
                     }
                 }
@@ -214,37 +232,45 @@ impl Receiver {
 
     fn process(&mut self, frame: Frame, out: &mut Drained) {
         let end_stream = frame.control.contains(DframeControl::END_STREAM);
-        if frame.empty {
-            out.end_stream |= end_stream;
-            return;
-        }
         let new = frame.command.contains(DframeCommand::NEW_MSG);
         let end = frame.command.contains(DframeCommand::END_MSG);
-        if let Some(whole) = frame.whole {
-            // A new message interrupts an unfinished one: its pieces cannot all be there.
-            if self.partial.take().is_some() {
-                out.orphaned += 1;
-            }
-            if !frame.delivered {
-                out.deliveries.extend(whole);
-            }
-        } else if new {
-            if self.partial.take().is_some() {
-                out.orphaned += 1;
-            }
-            self.partial = Some(Partial { data: frame.piece, kind: kind_of(frame.command) });
-        } else if let Some(partial) = &mut self.partial {
-            if partial.data.len().saturating_add(frame.piece.len()) > self.max_message {
-                self.partial = None;
-                out.too_large = true;
+        match frame.content {
+            Content::Empty => {
+                out.end_stream |= end_stream;
                 return;
             }
-            partial.data.extend_from_slice(&frame.piece);
-            if end && let Some(done) = self.partial.take() {
-                out.deliveries.push(Delivery { data: done.data, kind: done.kind });
+            whole @ (Content::One(_) | Content::Many(_) | Content::Delivered) => {
+                // A new message interrupts an unfinished one: its pieces cannot all be there.
+                if self.partial.take().is_some() {
+                    out.orphaned += 1;
+                }
+                match whole {
+                    Content::One(d) => out.deliveries.push(d),
+                    Content::Many(ds) => out.deliveries.extend(ds),
+                    _ => {}
+                }
             }
-        } else {
-            out.orphaned += 1;
+            Content::Piece(piece) if new => {
+                if self.partial.take().is_some() {
+                    out.orphaned += 1;
+                }
+                self.partial = Some(Partial { data: piece, kind: kind_of(frame.command) });
+            }
+            Content::Piece(piece) => {
+                if let Some(partial) = &mut self.partial {
+                    if partial.data.len().saturating_add(piece.len()) > self.max_message {
+                        self.partial = None;
+                        out.too_large = true;
+                        return;
+                    }
+                    partial.data.extend_from_slice(&piece);
+                    if end && let Some(done) = self.partial.take() {
+                        out.deliveries.push(Delivery { data: done.data, kind: done.kind });
+                    }
+                } else {
+                    out.orphaned += 1;
+                }
+            }
         }
         // F-7: a final data frame may carry END_STREAM; deliver it, then close.
         out.end_stream |= end_stream;

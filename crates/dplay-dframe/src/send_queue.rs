@@ -73,11 +73,14 @@ pub(crate) struct InFlight {
     pub(crate) keepalive: bool,
     pub(crate) payload: Vec<u8>,
     pub(crate) state: FrameState,
+    /// When it was last sent (first transmission or retry).
     sent_at: Instant,
+    /// Transmission order of its last sending: a SACK for a frame sent later than this one
+    /// is evidence that this one was lost.
+    sent_order: u64,
     /// Retries sent (or send-mask announcements, once masked).
     retries: u32,
     deadline: Option<Instant>,
-    gap_shortened: bool,
 }
 
 impl InFlight {
@@ -91,6 +94,11 @@ impl InFlight {
 pub(crate) struct Acked {
     /// Our END_STREAM frame is acknowledged.
     pub(crate) end_stream: bool,
+    /// Reliable frames the SACK mask shows lost: resend now (decision in docs/decisions.md,
+    /// MC-DPL8R 3.1.5.2.3).
+    pub(crate) resend: Vec<u8>,
+    /// Unreliable frames the SACK mask shows lost: now in the send mask.
+    pub(crate) newly_masked: u64,
 }
 
 /// What the retry timer did (MC-DPL8R 3.1.6.5).
@@ -115,7 +123,18 @@ pub(crate) struct Sender {
     /// Next Send: the next new frame's `bSeq` (MC-DPL8R 3.1.1).
     next_seq: u8,
     cwnd: u8,
+    /// Frames in flight that a SACK mask reported received: no longer on the network.
+    sacked: u8,
+    /// New frames sent since the last one that carried POLL.
+    since_poll: u8,
+    /// Next Send when the window was last reduced, while frames sent before it are in flight:
+    /// their losses belong to the same loss event.
+    recovery: Option<u8>,
+    /// Transmissions so far (the next one's `sent_order`).
+    sent_count: u64,
     srtt: Option<Duration>,
+    /// Mean deviation of the RTT samples (RFC 6298).
+    rttvar: Duration,
 }
 
 impl Sender {
@@ -126,7 +145,12 @@ impl Sender {
             inflight: VecDeque::new(),
             next_seq: 0,
             cwnd: cfg.initial_window.clamp(1, cfg.max_window.clamp(1, WINDOW)),
+            sacked: 0,
+            since_poll: 0,
+            recovery: None,
+            sent_count: 0,
             srtt: None,
+            rttvar: Duration::ZERO,
         }
     }
 
@@ -142,12 +166,20 @@ impl Sender {
         self.srtt
     }
 
-    /// Records an RTT sample: a running average weighting the new sample 1/8 (MC-DPL8R 3.1.1).
+    /// Records an RTT sample: a running average weighting the new sample 1/8 (MC-DPL8R 3.1.1),
+    /// and the mean deviation weighting it 1/4 (RFC 6298).
     pub(crate) fn sample_rtt(&mut self, sample: Duration) {
-        self.srtt = Some(match self.srtt {
-            None => sample,
-            Some(old) => (old * 7 + sample) / 8,
-        });
+        match self.srtt {
+            None => {
+                self.srtt = Some(sample);
+                self.rttvar = sample / 2;
+            }
+            Some(old) => {
+                let deviation = old.abs_diff(sample);
+                self.rttvar = (self.rttvar * 3 + deviation) / 4;
+                self.srtt = Some((old * 7 + sample) / 8);
+            }
+        }
     }
 
     pub(crate) fn push(&mut self, msg: OutMessage) {
@@ -162,16 +194,23 @@ impl Sender {
 
     /// Drops everything queued and in flight (hard disconnect, MC-DPL8R 3.1.4.5).
     pub(crate) fn clear(&mut self) {
-        self.queue.clear();
-        self.inflight.clear();
+        self.queue = VecDeque::new();
+        self.inflight = VecDeque::new();
         self.queued_bytes = 0;
+        self.sacked = 0;
+        self.recovery = None;
     }
 
-    /// The wait before retry `n` (1-based): 2.5 RTT plus the delayed-ACK time, linear backoff
-    /// for retries 2-3, exponential for 4-8, capped (MC-DPL8R 3.1.2.5).
+    /// The wait before retry `n` (1-based): linear backoff for retries 2-3, exponential for
+    /// 4-8, capped (MC-DPL8R 3.1.2.5). The base is the measured RTT plus four mean deviations
+    /// (RFC 6298) with a floor, in place of the spec's 2.5 RTT plus the delayed-ACK time: the
+    /// frames we need acknowledged soon carry POLL, which the peer answers at once (decision
+    /// in docs/decisions.md). Before any sample: the spec's value from the initial RTT.
     pub(crate) fn retry_interval(&self, cfg: &Config, n: u32) -> Duration {
-        let rtt = self.srtt.unwrap_or(cfg.initial_rtt);
-        let base = rtt * 5 / 2 + cfg.delayed_ack;
+        let base = match self.srtt {
+            Some(srtt) => (srtt + self.rttvar * 4).max(cfg.retry_min_interval),
+            None => cfg.initial_rtt * 5 / 2 + cfg.delayed_ack,
+        };
         let factor = match n {
             0..=3 => n.max(1),
             4..=8 => 3 << (n - 3),
@@ -180,17 +219,59 @@ impl Sender {
         (base * factor).min(cfg.retry_max_interval)
     }
 
-    /// True when a new frame may go out: something is queued and the window has room
-    /// (never more than 64 in flight, MC-DPL8R 3.1.4.4).
+    /// True when a new frame may go out: something is queued, the frames on the network (sent
+    /// and not reported received) are fewer than the congestion window, and the frames from the
+    /// oldest unacknowledged one stay within 64 (MC-DPL8R 3.1.4.4).
     pub(crate) fn can_send(&self, cfg: &Config) -> bool {
-        let limit = usize::from(self.cwnd.min(cfg.max_window).min(WINDOW));
-        !self.queue.is_empty() && self.inflight.len() < limit
+        let span = usize::from(cfg.max_window.min(WINDOW));
+        let on_network = self.inflight.len() - usize::from(self.sacked);
+        !self.queue.is_empty() && self.inflight.len() < span && on_network < usize::from(self.cwnd)
     }
 
-    /// True when, after the frame just built, the sender must wait: nothing queued or the
-    /// window full. Such a frame carries POLL so the peer acknowledges at once.
-    pub(crate) fn wants_poll(&self, cfg: &Config) -> bool {
-        !self.can_send(cfg)
+    /// Called for each new frame built: true when it should carry POLL so the peer acknowledges
+    /// at once. That is when the sender must wait after it (nothing queued, or the window
+    /// full), and on every quarter window (at least every 4th frame), so a lost POLL frame
+    /// does not leave the window waiting for the peer's delayed ACK.
+    pub(crate) fn take_poll(&mut self, cfg: &Config) -> bool {
+        self.since_poll = self.since_poll.saturating_add(1);
+        let poll = !self.can_send(cfg) || self.since_poll >= (self.cwnd / 4).max(4);
+        if poll {
+            self.since_poll = 0;
+        }
+        poll
+    }
+
+    fn next_order(&mut self) -> u64 {
+        self.sent_count += 1;
+        self.sent_count
+    }
+
+    fn put_in_flight(
+        &mut self,
+        now: Instant,
+        cfg: &Config,
+        command: DframeCommand,
+        control: DframeControl,
+        keepalive: bool,
+        payload: Vec<u8>,
+    ) -> Option<&InFlight> {
+        let seq = self.next_seq;
+        self.next_seq = seq.wrapping_add(1);
+        let deadline = Some(now + self.retry_interval(cfg, 1));
+        let sent_order = self.next_order();
+        self.inflight.push_back(InFlight {
+            seq,
+            command,
+            control,
+            keepalive,
+            payload,
+            state: FrameState::Sent,
+            sent_at: now,
+            sent_order,
+            retries: 0,
+            deadline,
+        });
+        self.inflight.back()
     }
 
     /// Takes the next frame's worth from the queue, assigns it Next Send and puts it in flight.
@@ -199,7 +280,10 @@ impl Sender {
         let max = cfg.max_frame_payload();
         let msg = self.queue.front_mut()?;
         let first = msg.offset == 0;
+        let total = msg.data.len();
         let (payload, last) = match msg.body {
+            // A whole single-frame message moves its bytes into the frame, without a copy.
+            Body::Data if first && msg.data.len() <= max => (std::mem::take(&mut msg.data), true),
             Body::Data => {
                 let end = msg.data.len().min(msg.offset.saturating_add(max));
                 let piece = msg.data.get(msg.offset..end).unwrap_or_default().to_vec();
@@ -212,25 +296,10 @@ impl Sender {
         let control =
             if msg.body == Body::EndStream { DframeControl::END_STREAM } else { DframeControl::empty() };
         let keepalive = msg.body == Body::KeepAlive;
-        if last && let Some(done) = self.queue.pop_front() {
-            self.queued_bytes -= done.data.len();
+        if last && self.queue.pop_front().is_some() {
+            self.queued_bytes -= total;
         }
-        let seq = self.next_seq;
-        self.next_seq = seq.wrapping_add(1);
-        let deadline = Some(now + self.retry_interval(cfg, 1));
-        self.inflight.push_back(InFlight {
-            seq,
-            command,
-            control,
-            keepalive,
-            payload,
-            state: FrameState::Sent,
-            sent_at: now,
-            retries: 0,
-            deadline,
-            gap_shortened: false,
-        });
-        self.inflight.back()
+        self.put_in_flight(now, cfg, command, control, keepalive, payload)
     }
 
     /// Puts an already-built frame in flight (a coalesced frame built by the caller).
@@ -242,22 +311,7 @@ impl Sender {
         control: DframeControl,
         payload: Vec<u8>,
     ) -> Option<&InFlight> {
-        let seq = self.next_seq;
-        self.next_seq = seq.wrapping_add(1);
-        let deadline = Some(now + self.retry_interval(cfg, 1));
-        self.inflight.push_back(InFlight {
-            seq,
-            command,
-            control,
-            keepalive: false,
-            payload,
-            state: FrameState::Sent,
-            sent_at: now,
-            retries: 0,
-            deadline,
-            gap_shortened: false,
-        });
-        self.inflight.back()
+        self.put_in_flight(now, cfg, command, control, false, payload)
     }
 
     /// The queue, for the coalescer to look at and take whole small messages from.
@@ -270,7 +324,24 @@ impl Sender {
         self.inflight.get(usize::from(distance(oldest, seq)))
     }
 
-    /// Processes `bNRcv` and the SACK mask (MC-DPL8R 3.1.5.2.2-3).
+    /// A loss was detected, `seq` the latest frame lost: halve the congestion window (not below the initial
+    /// window), once per loss event. Losses of frames sent before the last reduction belong to
+    /// the event that caused it (RFC 6582's recovery point; MC-DPL8R 3.1.4.4 asks for
+    /// TCP-friendly congestion control).
+    fn on_loss(&mut self, cfg: &Config, seq: u8) {
+        let oldest = self.inflight.front().map_or(seq, |f| f.seq);
+        if self.recovery.is_some_and(|r| distance(oldest, seq) < distance(oldest, r)) {
+            return;
+        }
+        self.cwnd = (self.cwnd / 2).max(cfg.initial_window.max(1));
+        self.recovery = Some(self.next_seq);
+    }
+
+    /// Processes `bNRcv` and the SACK mask (MC-DPL8R 3.1.5.2.2-3). Frames the mask reports
+    /// received are never retried; a frame still missing while one sent after it was received
+    /// is lost: a reliable one is resent at once, an unreliable one goes into the send mask
+    /// (decision in docs/decisions.md: this generalises the spec's 10 ms retry of the first
+    /// frame of the window).
     pub(crate) fn on_ack(&mut self, now: Instant, cfg: &Config, n_rcv: u8, sack: u64) -> Acked {
         let mut result = Acked::default();
         let Some(oldest) = self.inflight.front().map(|f| f.seq) else { return result };
@@ -280,39 +351,92 @@ impl Sender {
             return result;
         }
         let mut sample = None;
+        let mut grow = 0u8;
         for frame in self.inflight.drain(..count) {
             if frame.control.contains(DframeControl::END_STREAM) {
                 result.end_stream = true;
             }
-            if frame.state == FrameState::Sent && frame.retries == 0 {
-                sample = Some(now.saturating_duration_since(frame.sent_at));
+            match frame.state {
+                FrameState::Sent if frame.retries == 0 => {
+                    sample = Some(now.saturating_duration_since(frame.sent_at));
+                }
+                FrameState::Sacked => self.sacked = self.sacked.saturating_sub(1),
+                _ => {}
             }
-            if frame.reliable() && frame.state != FrameState::Masked {
-                self.cwnd = self.cwnd.saturating_add(1).min(cfg.max_window.min(WINDOW));
+            if frame.state != FrameState::Masked {
+                grow = grow.saturating_add(1);
             }
+        }
+        if self.recovery.is_some_and(|r| self.inflight.front().is_none_or(|f| distance(r, f.seq) <= WINDOW)) {
+            self.recovery = None;
+        }
+        // The window grows by one per frame acknowledged (MC-DPL8R 3.1.4.4), during a loss
+        // event too: the event already took its one reduction.
+        self.cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window.min(WINDOW));
+        if sack != 0 {
+            self.apply_sack(now, sack, &mut sample);
         }
         if let Some(sample) = sample {
             self.sample_rtt(sample);
         }
         if sack != 0 {
-            for (i, frame) in self.inflight.iter_mut().enumerate().skip(1).take(64) {
-                if sack >> (i - 1) & 1 == 1 && frame.state == FrameState::Sent {
-                    frame.state = FrameState::Sacked;
-                    frame.deadline = None;
-                }
-            }
-            // The first frame of the window is missing at the peer: retry it soon, once.
-            if let Some(first) = self.inflight.front_mut()
-                && first.state == FrameState::Sent
-                && first.reliable()
-                && !first.gap_shortened
-            {
-                first.gap_shortened = true;
-                let soon = now + cfg.sack_gap_retry;
-                first.deadline = Some(first.deadline.map_or(soon, |d| d.min(soon)));
-            }
+            self.detect_losses(now, cfg, &mut result);
         }
         result
+    }
+
+    /// Marks the frames the SACK mask reports received: bit i is `bNRcv + 1 + i`, which after
+    /// `bNRcv` was applied is in-flight index i + 1 (MC-DPL8R 3.1.5.2.3).
+    fn apply_sack(&mut self, now: Instant, sack: u64, sample: &mut Option<Duration>) {
+        for (i, frame) in self.inflight.iter_mut().enumerate().skip(1).take(64) {
+            if sack >> (i - 1) & 1 == 1 && frame.state == FrameState::Sent {
+                frame.state = FrameState::Sacked;
+                frame.deadline = None;
+                self.sacked = self.sacked.saturating_add(1);
+                if frame.retries == 0 {
+                    *sample = Some(now.saturating_duration_since(frame.sent_at));
+                }
+            }
+        }
+    }
+
+    /// Frames sent before the latest transmission the peer reported received, and still
+    /// missing, are lost.
+    fn detect_losses(&mut self, now: Instant, cfg: &Config, result: &mut Acked) {
+        let Some(evidence) =
+            self.inflight.iter().filter(|f| f.state == FrameState::Sacked).map(|f| f.sent_order).max()
+        else {
+            return;
+        };
+        let mut lost = None;
+        for i in 0..self.inflight.len() {
+            let next = self.inflight.get(i).map_or(1, |f| f.retries + 2);
+            let interval = self.retry_interval(cfg, next);
+            let order = self.sent_count + 1;
+            let Some(frame) = self.inflight.get_mut(i) else { break };
+            if frame.state != FrameState::Sent || frame.sent_order >= evidence {
+                continue;
+            }
+            if frame.reliable() {
+                // At the retry limit the timer decides, and ends the connection.
+                if frame.retries >= cfg.max_retries {
+                    continue;
+                }
+                frame.retries += 1;
+                frame.sent_at = now;
+                frame.sent_order = order;
+                self.sent_count = order;
+                result.resend.push(frame.seq);
+                lost = Some(frame.seq);
+            } else {
+                frame.state = FrameState::Masked;
+                result.newly_masked += 1;
+            }
+            frame.deadline = Some(now + interval);
+        }
+        if let Some(seq) = lost {
+            self.on_loss(cfg, seq);
+        }
     }
 
     /// The send mask relative to `base` (a frame's `bSeq`, or `bNSeq` in a SACK): bit i stands
@@ -336,15 +460,15 @@ impl Sender {
     /// Handles the frames whose retry deadline passed (MC-DPL8R 3.1.6.5).
     pub(crate) fn on_retry_timer(&mut self, now: Instant, cfg: &Config) -> Retried {
         let mut out = Retried::default();
-        let mut intervals = Vec::new();
-        for (i, frame) in self.inflight.iter().enumerate() {
-            if frame.deadline.is_some_and(|d| d <= now) {
-                intervals.push((i, self.retry_interval(cfg, frame.retries + 2)));
+        let mut lost = None;
+        for i in 0..self.inflight.len() {
+            let Some(frame) = self.inflight.get(i) else { break };
+            if frame.deadline.is_none_or(|d| d > now) {
+                continue;
             }
-        }
-        let mut lossy = false;
-        for (i, next) in intervals {
-            let Some(frame) = self.inflight.get_mut(i) else { continue };
+            let next = self.retry_interval(cfg, frame.retries + 2);
+            let order = self.sent_count + 1;
+            let Some(frame) = self.inflight.get_mut(i) else { break };
             if frame.retries >= cfg.max_retries {
                 out.lost = true;
                 return out;
@@ -352,8 +476,11 @@ impl Sender {
             match (frame.state, frame.reliable()) {
                 (FrameState::Sent, true) => {
                     frame.retries += 1;
+                    frame.sent_at = now;
+                    frame.sent_order = order;
+                    self.sent_count = order;
                     out.resend.push(frame.seq);
-                    lossy = true;
+                    lost = Some(frame.seq);
                 }
                 (FrameState::Sent, false) => {
                     frame.state = FrameState::Masked;
@@ -367,8 +494,8 @@ impl Sender {
             }
             frame.deadline = Some(now + next);
         }
-        if lossy {
-            self.cwnd = (self.cwnd / 2).max(cfg.initial_window.max(1));
+        if let Some(seq) = lost {
+            self.on_loss(cfg, seq);
         }
         out
     }

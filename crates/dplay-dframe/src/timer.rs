@@ -38,7 +38,7 @@ impl Timer {
         }
     }
 
-    const ALL: [Self; Self::COUNT] = [
+    pub(crate) const ALL: [Self; Self::COUNT] = [
         Self::ConnectRetry,
         Self::DelayedAck,
         Self::DelayedSendMask,
@@ -88,14 +88,11 @@ impl TimerTable {
         self.deadlines.iter().flatten().min().copied()
     }
 
-    /// The timers due at `now`, in table order; each is disarmed.
-    pub(crate) fn take_expired(&mut self, now: Instant) -> Vec<Timer> {
-        let mut due = Vec::new();
-        for timer in Timer::ALL {
-            if self.get(timer).is_some_and(|at| at <= now) {
-                self.stop(timer);
-                due.push(timer);
-            }
+    /// Disarms `timer` and returns true when it is due at `now`.
+    pub(crate) fn take_if_due(&mut self, timer: Timer, now: Instant) -> bool {
+        let due = self.get(timer).is_some_and(|at| at <= now);
+        if due {
+            self.stop(timer);
         }
         due
     }

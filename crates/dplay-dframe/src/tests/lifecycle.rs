@@ -14,15 +14,16 @@ fn hard_disconnect(sess_id: u32) -> Cframe {
 }
 
 /// MC-DPL8R 3.1.2.5, 3.1.6.5: an unacknowledged reliable frame is retried with the original
-/// bSeq, RETRY and POLL after 2.5 RTT + 100 ms, then with linear and exponential backoff capped
-/// at 5 s; after 10 retries the connection is lost with a reason.
+/// bSeq, RETRY and POLL after RTT + 4 deviations (at least 30 ms; decision in docs/decisions.md),
+/// then with linear and exponential backoff capped at 5 s; after 10 retries the connection is
+/// lost with a reason.
 #[test]
 fn retry_backoff_then_exhaustion() {
     let mut h = established(Config::default(), PROTOCOL_VERSION);
     h.ep.send(h.now, peer(), b"lost", MessageKind::RELIABLE_SEQUENTIAL).unwrap();
     let first = h.sent();
     assert_eq!(first[0].dframe().header.seq, 1);
-    let base = h.ep.stats(peer()).unwrap().rtt.unwrap() * 5 / 2 + ms(100);
+    let rtt = h.ep.stats(peer()).unwrap().rtt.unwrap();
     let mut waits = Vec::new();
     let mut waited = Duration::ZERO;
     while h.ep.connection_count() == 1 {
@@ -35,6 +36,8 @@ fn retry_backoff_then_exhaustion() {
         }
     }
     let five = Duration::from_secs(5);
+    let base = waits[0];
+    assert!(base >= ms(30) && base <= rtt * 5 / 2 + ms(100));
     let expect: Vec<Duration> =
         [1, 2, 3, 6, 12, 24, 48, 96, 96, 96].iter().map(|&k| (base * k).min(five)).collect();
     assert_eq!(waits, expect);
@@ -52,8 +55,7 @@ fn unreliable_timeout_goes_into_the_send_mask() {
     let mut h = established(Config::default(), PROTOCOL_VERSION);
     h.ep.send(h.now, peer(), b"gone", MessageKind::SEQUENTIAL).unwrap();
     h.sent();
-    let base = h.ep.stats(peer()).unwrap().rtt.unwrap() * 5 / 2 + ms(100);
-    assert_eq!(h.next_timer(), base);
+    assert!(h.next_timer() >= ms(30));
     assert!(h.sent().is_empty());
     assert_eq!(h.next_timer(), ms(40));
     let sack = *h.sent()[0].sack();
