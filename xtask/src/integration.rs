@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::util::{cargo, root, step};
 
 mod dp4;
+mod dp4_reliable;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -35,7 +36,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         eprintln!("integration: over the time limit; giving up");
         std::process::exit(1);
     });
-    let cases: [(&str, Case); 11] = [
+    let cases: [(&str, Case); 13] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -47,6 +48,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
         ("DirectPlay 4: a joiner killed with SIGKILL is dropped by PING", dp4::joiner_killed),
+        ("DirectPlay 4 RP: guaranteed messages both ways over MC-DPL4R", dp4_reliable::guaranteed),
+        (
+            "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
+            dp4_reliable::through_proxy,
+        ),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");
