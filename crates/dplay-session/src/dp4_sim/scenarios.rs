@@ -1,8 +1,9 @@
 //! Whole DirectPlay 4 sessions on a [`Dp4Net`], covering every message our session logic
 //! sends: enumeration (MC-DPL4CS 3.1.4.1, 3.2.5.3), joins (4.3, 3.2.5.4-3.2.5.6), player
 //! messages small, large and wrapped (3.1.4.16, 3.1.4.18), name-table changes (3.1.5.12-
-//! 3.1.5.22), ping (3.1.6.2, 3.2.6.2), leave and host migration (3.1.4.5, 3.1.7.1) and
-//! refusals. Each returns an error naming what did not happen as expected.
+//! 3.1.5.22), ping (3.1.6.2, 3.2.6.2), leave and host migration (3.1.4.5, 3.1.7.1),
+//! refusals, and a session over the reliable protocol (MC-DPL4R). Each returns an error naming
+//! what did not happen as expected.
 
 use std::time::{Duration, Instant};
 
