@@ -85,8 +85,9 @@ fn free_game_port() -> anyhow::Result<u16> {
 }
 
 /// MC-DPL4R 3.1.5 through a proxy losing, duplicating and reordering 10% of the game UDP
-/// datagrams each: non-guaranteed messages (a text and 30 000 bytes, 21 frames) both ways
-/// arrive whole, MC-DPL4R repairing what the proxy broke.
+/// datagrams each, in a session with DPSESSION_NOPRESERVEORDER (unordered links):
+/// non-guaranteed messages (a text and 30 000 bytes, 21 frames) both ways arrive whole,
+/// MC-DPL4R repairing what the proxy broke.
 pub(super) fn through_proxy(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
     let port = free_game_port()?;
@@ -94,12 +95,15 @@ pub(super) fn through_proxy(s: &Suite) -> anyhow::Result<()> {
     let faults = crate::proxy::Faults { loss: 10, duplicate: 10, reorder: 10 };
     let proxy = crate::proxy::Proxy::start(game.parse()?, faults, 0xD94)?;
     let (front, back) = (proxy.addr().to_string(), proxy.back_addr().to_string());
-    let extra = ["--reliable-protocol", "--echo", "non-guaranteed", "--advertise-udp", &front];
+    let extra =
+        ["--reliable-protocol", "--no-preserve-order", "--echo", "non-guaranteed", "--advertise-udp", &front];
     let mut args = vec!["host", "--dp4", "--json", "--bind", &game, "--enum-port", &enum_port];
     args.extend_from_slice(&["--session", "integration4rp", "--duration", "60"]);
     args.extend_from_slice(&extra);
     let host = s.start("dp4 host", &args)?;
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    let flags = hosting["flags"].as_str().unwrap_or_default();
+    ensure!(flags.contains("DIRECTPLAY_PROTOCOL") && flags.contains("NO_PRESERVE_ORDER"), "{hosting}");
     let tcp = hosting["tcp"].as_str().context("no TCP address in the hosting event")?.to_owned();
     ensure!(tcp == game, "the host listens on {tcp}, not {game}");
     s.expect(&host, "its player", WAIT, is("player_created"))?;
