@@ -2,7 +2,8 @@
 //! (`dplay_session::dp4_sim::scenarios`), read by Wireshark's `dplay` dissector: every system
 //! message is dissected as the command we sent, with our header fields, and no frame is
 //! malformed or draws an expert warning, but for the tshark quirks docs/decisions.md lists
-//! under "Tools".
+//! under "Tools". In sessions with DPSESSION_DIRECTPLAYPROTOCOL, the MC-DPL4R frames between
+//! game sockets carry no 'play' signature: tshark must leave them undecoded, and clean.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
 use std::collections::BTreeSet;
@@ -15,6 +16,8 @@ use dplay_tests::dp4_capture::{CapturedPacket, packets, packets_mss};
 use dplay_tests::tshark::{self, Frame};
 use dplay_wire::dp4::header::{Command, SIGNATURE, SIGNATURE_OFFSET};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+use dplay_wire::dp4::reliable::{FrameBody, ReliableFrame};
+use dplay_wire::dp4::session::SessionFlags;
 use dplay_wire::{Wire, WireError};
 
 #[allow(clippy::disallowed_methods)] // one real starting instant; the network's time is virtual
@@ -34,6 +37,28 @@ fn ours(c: &Capture) -> Result<Option<Dp4Message>, WireError> {
         Dp4Message::parse(&c.bytes).map(Some)
     } else {
         Ok(None)
+    }
+}
+
+/// Whether the scenario's session runs MC-DPL4R (DPSESSION_DIRECTPLAYPROTOCOL): then every
+/// datagram that is not a system message is an MC-DPL4R frame (MC-DPL4CS 3.1.4.16).
+fn reliable_session(net: &Dp4Net) -> bool {
+    net.nodes
+        .iter()
+        .any(|n| n.session_desc().is_some_and(|d| d.flags.contains(SessionFlags::DIRECTPLAY_PROTOCOL)))
+}
+
+/// MC-DPL4R 2.2: an MC-DPL4R frame between two game sockets; its kind.
+#[track_caller]
+fn reliable_frame(what: &str, c: &Capture, net: &Dp4Net) -> &'static str {
+    let frame =
+        ReliableFrame::parse(&c.bytes).unwrap_or_else(|e| panic!("{what}: not an MC-DPL4R frame: {e}"));
+    let games: Vec<_> = (0..net.nodes.len()).filter_map(|i| net.datagram_addr(i)).collect();
+    assert!(games.contains(&c.dst), "{what}: MC-DPL4R frame to {}, not a game socket", c.dst);
+    match frame.body {
+        FrameBody::Data(_) => "data",
+        FrameBody::Ack(_) => "ACK",
+        FrameBody::Nack(_) => "NACK",
     }
 }
 
@@ -90,10 +115,18 @@ fn check_system(f: &Frame, c: &Capture, m: &Dp4Message, net: &Dp4Net) {
     }
 }
 
-/// Checks every frame of one scenario; returns the commands it carried.
+/// Checks every frame of one scenario; returns the commands it carried and the kinds of
+/// MC-DPL4R frame.
 #[track_caller]
-fn check_scenario(name: &str, net: &Dp4Net, pk: &[CapturedPacket], frames: &[Frame]) -> BTreeSet<u16> {
+fn check_scenario(
+    name: &str,
+    net: &Dp4Net,
+    pk: &[CapturedPacket],
+    frames: &[Frame],
+) -> (BTreeSet<u16>, BTreeSet<&'static str>) {
     let mut commands = BTreeSet::new();
+    let mut reliable = BTreeSet::new();
+    let rp = reliable_session(net);
     for (i, (p, f)) in pk.iter().zip(frames).enumerate() {
         let Some(index) = p.capture else {
             f.assert_clean(&format!("{name}: TCP handshake frame {}", i + 1));
@@ -107,12 +140,21 @@ fn check_scenario(name: &str, net: &Dp4Net, pk: &[CapturedPacket], frames: &[Fra
             }
             None => {
                 // No signature, so the heuristic dissector leaves it alone (docs/decisions.md).
-                f.assert_clean(&format!("{name}: player message, frame {}", i + 1));
-                assert!(!f.has("dplay.command"), "{name}: tshark claims player message frame {}", i + 1);
+                let what = match (rp, c.via) {
+                    (true, Via::Udp) => {
+                        let what = format!("{name}: MC-DPL4R frame {}", i + 1);
+                        reliable.insert(reliable_frame(&what, c, net));
+                        what
+                    }
+                    _ => format!("{name}: player message, frame {}", i + 1),
+                };
+                f.assert_clean(&what);
+                assert!(!f.has("dplay.command"), "{what}: tshark claims it");
+                assert!(f.str("frame.protocols").ends_with(":udp:data") || c.via == Via::Tcp, "{what}");
             }
         }
     }
-    commands
+    (commands, reliable)
 }
 
 /// The SPData a joining instance sends for its system player names its own TCP listener and
@@ -167,14 +209,18 @@ fn session_traffic_matches_tshark() {
         return;
     }
     let mut commands = BTreeSet::new();
+    let mut reliable = BTreeSet::new();
     for (name, scenario) in scenarios::ALL {
         let net = run(name, *scenario);
         for (cut, pk) in [("", packets(&net.captures)), ("_mss", packets_mss(&net.captures, 1460))] {
             let list: Vec<_> = pk.iter().map(|p| p.packet.clone()).collect();
             let frames = tshark::dissect(&format!("dp4_session_{name}{cut}"), &list);
-            commands.extend(check_scenario(&format!("{name}{cut}"), &net, &pk, &frames));
+            let (c, r) = check_scenario(&format!("{name}{cut}"), &net, &pk, &frames);
+            commands.extend(c);
+            reliable.extend(r);
         }
     }
+    assert_eq!(reliable, BTreeSet::from(["ACK", "NACK", "data"]), "MC-DPL4R frames seen");
     let sent: Vec<&str> = commands.iter().map(|c| Command(*c).name().unwrap_or("?")).collect();
     assert_eq!(
         sent,

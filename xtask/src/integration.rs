@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::util::{cargo, root, step};
 
 mod dp4;
+mod dp4_reliable;
 mod fs_dp4;
 
 /// The whole suite must finish within this.
@@ -36,7 +37,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         eprintln!("integration: over the time limit; giving up");
         std::process::exit(1);
     });
-    let cases: [(&str, Case); 12] = [
+    let cases: [(&str, Case); 14] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -49,6 +50,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
         ("DirectPlay 4: a joiner killed with SIGKILL is dropped by PING", dp4::joiner_killed),
         ("an add-on session over DirectPlay 4: a player and an observer", fs_dp4::addon_session),
+        ("DirectPlay 4 RP: guaranteed messages both ways over MC-DPL4R", dp4_reliable::guaranteed),
+        (
+            "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
+            dp4_reliable::through_proxy,
+        ),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");

@@ -27,6 +27,7 @@ pub(crate) struct Counts {
 /// A running proxy; stopped and joined when dropped.
 pub(crate) struct Proxy {
     front: SocketAddr,
+    back: SocketAddr,
     stop: Arc<AtomicBool>,
     pub(crate) counts: Arc<Counts>,
     thread: Option<JoinHandle<()>>,
@@ -44,6 +45,7 @@ impl Proxy {
             s.set_read_timeout(Some(Duration::from_millis(2)))?;
         }
         let addr = front.local_addr()?;
+        let back_addr = back.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(Counts::default());
         let mut state = State { front, back, host, client: None, faults, rng: seed | 1, held: Vec::new() };
@@ -53,12 +55,17 @@ impl Proxy {
                 state.turn(&c);
             }
         });
-        Ok(Self { front: addr, stop, counts, thread: Some(thread) })
+        Ok(Self { front: addr, back: back_addr, stop, counts, thread: Some(thread) })
     }
 
     /// Where clients send.
     pub(crate) fn addr(&self) -> SocketAddr {
         self.front
+    }
+
+    /// Where the host's datagrams come from, and where it sends to reach the client.
+    pub(crate) fn back_addr(&self) -> SocketAddr {
+        self.back
     }
 }
 

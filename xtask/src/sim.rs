@@ -1,10 +1,13 @@
 //! `cargo xtask sim --seeds N`: every simulated-network sweep over N seeds, in release mode.
 //!
 //! * the transport scenarios over every link profile (crates/dplay-dframe/examples/sim_sweep.rs);
-//! * the session layer's name-table property (crates/dplay-session/examples/sim_sweep.rs).
+//! * the session layer's name-table property (crates/dplay-session/examples/sim_sweep.rs);
+//! * the DirectPlay 4 reliable protocol (MC-DPL4R) exchange over its link profiles
+//!   (crates/dplay-dpsp/examples/sim_sweep.rs).
 //!
 //! Its last line is `sim: <runs> runs, <messages> messages, <violations> violations`, counting
-//! both sweeps (a session run that fails counts as a violation); any violation fails.
+//! every sweep (a session or MC-DPL4R run that fails counts as a violation); any violation
+//! fails.
 
 use std::process::{Command, Stdio};
 
@@ -28,9 +31,11 @@ pub(crate) fn run(seeds: u64) -> anyhow::Result<()> {
         "session-sim:",
         "session",
     )?;
-    let runs = transport.runs + session.runs;
-    let violations = transport.violations + session.violations;
-    println!("sim: {runs} runs, {} messages, {violations} violations", transport.messages);
+    let reliable = sweep(cargo().args(example("dplay-dpsp", &[], &seeds)), "reliable-sim:", "MC-DPL4R")?;
+    let runs = transport.runs + session.runs + reliable.runs;
+    let violations = transport.violations + session.violations + reliable.violations;
+    let messages = transport.messages + reliable.messages;
+    println!("sim: {runs} runs, {messages} messages, {violations} violations");
     if violations > 0 {
         bail!("{violations} violations: replay one with the DPLAY_SIM_SEED printed above");
     }

@@ -1,7 +1,7 @@
 //! `dplay host --dp4`, `dplay enum --dp4` and `dplay join --dp4`: DirectPlay 4 sessions over
 //! the sockets of MC-DPL4CS 2.1 (UDP 47624 for enumeration, TCP and UDP game ports from 2300).
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -33,14 +33,29 @@ pub(crate) struct Dp4HostArgs {
     /// (guaranteed, the default) or UDP (not guaranteed, fragmented beyond the MTU).
     #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "tcp")]
     pub(crate) echo: Option<Echo>,
+    /// DirectPlay 4: host a session with the DirectPlay reliable protocol
+    /// (DPSESSION_DIRECTPLAYPROTOCOL): once joined, every player message, guaranteed or not,
+    /// goes over MC-DPL4R on the UDP game sockets.
+    #[arg(long)]
+    pub(crate) reliable_protocol: bool,
+    /// DirectPlay 4, with --reliable-protocol: hand guaranteed messages up as soon as they are
+    /// whole, not in the order they were sent (DPSESSION_NOPRESERVEORDER).
+    #[arg(long, requires = "reliable_protocol")]
+    pub(crate) no_preserve_order: bool,
+    /// DirectPlay 4: tell peers this UDP address as our game socket (a relay or NAT in front
+    /// of it forwards there).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub(crate) advertise_udp: Option<SocketAddrV4>,
 }
 
-/// How `--echo` sends back.
+/// How `--echo` sends back (in a --reliable-protocol session both go over MC-DPL4R).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Echo {
     /// Guaranteed, over TCP.
+    #[value(alias = "guaranteed")]
     Tcp,
     /// Not guaranteed, over UDP.
+    #[value(alias = "non-guaranteed")]
     Udp,
 }
 
@@ -57,6 +72,10 @@ pub(crate) struct Dp4JoinArgs {
     /// DirectPlay 4: the host's enumeration port, asked when ADDR has no port.
     #[arg(long = "host-enum-port", value_name = "PORT", default_value_t = ENUM_PORT)]
     pub(crate) enum_port: u16,
+    /// DirectPlay 4: tell peers this UDP address as our game socket (a relay or NAT in front
+    /// of it forwards there).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub(crate) advertise_udp: Option<SocketAddrV4>,
 }
 
 fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
@@ -107,24 +126,10 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
         stream_port: port,
         datagram_port: port,
         enum_port: Some(args.dp4_args.enum_port),
+        advertised_datagram: args.dp4_args.advertise_udp,
         ..Dp4Binding::host(ipv4(bind.ip())?)
     };
     let keepalive = args.session_args.keepalive;
-    let runtime = spawn(&binding, config(keepalive), args.net.pcap.as_ref())?;
-    let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
-    let mut out = Dp4Output::new(Output::new(args.net.json, start));
-    let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
-    out.out.emit(
-        "hosting",
-        json!({"session": args.session, "tcp": tcp, "udp": udp, "enum": addr(Dp4Binding::ENUM_SOCKET)}),
-        format!(
-            "hosting \"{}\" (DirectPlay 4): TCP {}, UDP {}, enumeration UDP {}",
-            args.session,
-            tcp.unwrap_or_default(),
-            udp.unwrap_or_default(),
-            addr(Dp4Binding::ENUM_SOCKET).unwrap_or_default()
-        ),
-    );
     let mut session =
         HostConfig::new(&args.session, args.session_args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID));
     session.max_players = args.max_players;
@@ -132,9 +137,35 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
     }
-    if keepalive.is_some() {
-        session.flags |= SessionFlags::KEEP_ALIVE;
+    for (on, flag) in [
+        (keepalive.is_some(), SessionFlags::KEEP_ALIVE),
+        (args.dp4_args.reliable_protocol, SessionFlags::DIRECTPLAY_PROTOCOL),
+        (args.dp4_args.no_preserve_order, SessionFlags::NO_PRESERVE_ORDER),
+    ] {
+        session.flags.set(flag, on);
     }
+    let runtime = spawn(&binding, config(keepalive), args.net.pcap.as_ref())?;
+    let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
+    let mut out = Dp4Output::new(Output::new(args.net.json, start));
+    let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
+    out.out.emit(
+        "hosting",
+        json!({
+            "session": args.session,
+            "tcp": tcp,
+            "udp": udp,
+            "enum": addr(Dp4Binding::ENUM_SOCKET),
+            "flags": format!("{:?}", session.flags),
+        }),
+        format!(
+            "hosting \"{}\" (DirectPlay 4): TCP {}, UDP {}, enumeration UDP {}, flags {:?}",
+            args.session,
+            tcp.unwrap_or_default(),
+            udp.unwrap_or_default(),
+            addr(Dp4Binding::ENUM_SOCKET).unwrap_or_default(),
+            session.flags
+        ),
+    );
     runtime.command(Dp4Command::Host(session))?;
     runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
     let echo = args.dp4_args.echo;
@@ -159,9 +190,26 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     if stop != Stop::Closed {
         let _ = runtime.command(Dp4Command::Leave);
     }
-    live::finish(runtime);
+    finish(runtime, &mut out);
     out.out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
     Ok(true)
+}
+
+/// Like [`live::finish`], printing the events of the leave (the MC-DPL4R counters among them).
+fn finish(runtime: Runtime<Dp4Protocol>, out: &mut Dp4Output) {
+    #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
+    let until = Instant::now() + Duration::from_secs(1);
+    #[allow(clippy::disallowed_methods)]
+    while runtime.is_running() && Instant::now() < until {
+        while let Ok(e) = runtime.events().try_recv() {
+            out.event(&e);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while let Ok(e) = runtime.events().try_recv() {
+        out.event(&e);
+    }
+    live::finish(runtime);
 }
 
 /// The request `dplay enum --dp4` and the join probe send: every session, passworded or not.
@@ -237,8 +285,12 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let port = (bind.port() != 0).then_some(bind.port());
-    let binding =
-        Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
+    let binding = Dp4Binding {
+        stream_port: port,
+        datagram_port: port,
+        advertised_datagram: args.dp4_args.advertise_udp,
+        ..Dp4Binding::client(ipv4(bind.ip())?)
+    };
     let runtime = spawn(&binding, config(args.session_args.keepalive), args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
@@ -285,7 +337,7 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     if stop != Stop::Closed && stop != Stop::Done {
         let _ = runtime.command(Dp4Command::Leave);
     }
-    live::finish(runtime);
+    finish(runtime, &mut out);
     out.out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
     Ok(true)
 }

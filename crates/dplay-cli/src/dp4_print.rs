@@ -57,6 +57,31 @@ impl Dp4Output {
                 json!({"peer": peer.to_string(), "reason": reason}),
                 format!("closed the TCP connection from {peer}: {reason}"),
             ),
+            Dp4Event::Reliable(s) => self.out.emit(
+                "reliable",
+                json!({
+                    "messages_sent": s.messages_sent,
+                    "frames_sent": s.frames_sent,
+                    "frames_resent": s.frames_resent,
+                    "acks_sent": s.acks_sent,
+                    "nacks_sent": s.nacks_sent,
+                    "frames_received": s.frames_received,
+                    "messages_delivered": s.messages_delivered,
+                    "frames_dropped": s.dropped_total(),
+                    "links_failed": s.links_failed,
+                }),
+                format!(
+                    "MC-DPL4R: {} messages in {} frames ({} resent), {} ACKs, {} NACKs sent; {} frames received ({} dropped), {} messages delivered",
+                    s.messages_sent,
+                    s.frames_sent,
+                    s.frames_resent,
+                    s.acks_sent,
+                    s.nacks_sent,
+                    s.frames_received,
+                    s.dropped_total(),
+                    s.messages_delivered
+                ),
+            ),
             Dp4Event::CommandFailed { command, error } => self.out.emit(
                 "command_failed",
                 json!({"command": command, "error": error}),

@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use dplay_session::dp4::config::{ENUM_PORT, GAME_PORT_FIRST, GAME_PORT_LAST};
 use dplay_session::dp4::{
-    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, DropReason, EnumRequest, HostConfig, Via,
+    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, DropReason, EnumRequest, HostConfig,
+    ReliableStats, Via,
 };
 use dplay_wire::WideString;
 use dplay_wire::dp4::session::SessionFlags;
@@ -38,6 +39,9 @@ pub struct Dp4Binding {
     /// The enumeration port, bound on every address (hosts: 47624); `None`: no enumeration
     /// socket (joining and enumerating need none). Port 0: any free port.
     pub enum_port: Option<u16>,
+    /// The UDP game address peers are told in our SPData (MC-DPL4CS 2.2.2), when it is not
+    /// the bound one: a relay or NAT forwards it to the game socket. `None`: the bound one.
+    pub advertised_datagram: Option<SocketAddrV4>,
 }
 
 impl Dp4Binding {
@@ -50,12 +54,18 @@ impl Dp4Binding {
 
     /// A host on `ip`: game ports from 2300, enumeration on 47624.
     pub fn host(ip: Ipv4Addr) -> Self {
-        Self { ip, stream_port: None, datagram_port: None, enum_port: Some(ENUM_PORT) }
+        Self {
+            ip,
+            stream_port: None,
+            datagram_port: None,
+            enum_port: Some(ENUM_PORT),
+            advertised_datagram: None,
+        }
     }
 
     /// A joining or enumerating endpoint on `ip`: game ports from 2300, no enumeration socket.
     pub fn client(ip: Ipv4Addr) -> Self {
-        Self { ip, stream_port: None, datagram_port: None, enum_port: None }
+        Self { ip, stream_port: None, datagram_port: None, enum_port: None, advertised_datagram: None }
     }
 
     /// The runtime configuration opening these sockets, in [`SocketId`] order.
@@ -162,6 +172,9 @@ pub enum Dp4Event {
         /// Why.
         reason: String,
     },
+    /// The session ended after running MC-DPL4R (DPSESSION_DIRECTPLAYPROTOCOL): the reliable
+    /// protocol's counters over the whole session.
+    Reliable(ReliableStats),
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -204,7 +217,8 @@ impl Dp4Protocol {
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
-    /// endpoint configured by `config`.
+    /// endpoint configured by `config`; peers are told `binding.advertised_datagram` as our
+    /// game socket when it is set.
     pub fn spawn(
         binding: &Dp4Binding,
         config: Dp4Config,
@@ -212,7 +226,14 @@ impl Dp4Protocol {
     ) -> Result<Runtime<Self>, RuntimeError> {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
-        Runtime::try_spawn_with(rc, |local| Self::new(config, local))
+        let advertised = binding.advertised_datagram;
+        Runtime::try_spawn_with(rc, |local| {
+            let mut told = local.to_vec();
+            if let (Some(addr), Some(game)) = (advertised, told.get_mut(Dp4Binding::GAME_SOCKET.0)) {
+                *game = SocketAddr::V4(addr);
+            }
+            Self::new(config, &told)
+        })
     }
 
     /// The session (read-only: commands go through [`Dp4Command`]).
@@ -254,10 +275,13 @@ impl Dp4Protocol {
     fn drain(&mut self) {
         while let Some(event) = self.session.poll_event() {
             let snapshot = matches!(event, SessionEvent::Joined { .. } | SessionEvent::HostMigrated { .. });
-            if matches!(event, SessionEvent::Ended(_)) {
-                self.ended = true;
-            }
+            let ended = matches!(event, SessionEvent::Ended(_));
             self.events.push_back(Dp4Event::Session(event));
+            let reliable = self.session.reliable_stats();
+            if ended && !self.ended && reliable.frames_sent + reliable.frames_received > 0 {
+                self.events.push_back(Dp4Event::Reliable(reliable.clone()));
+            }
+            self.ended |= ended;
             if snapshot {
                 self.events.push_back(Dp4Event::PlayerList(self.players()));
             }

@@ -1,5 +1,6 @@
 //! A DirectPlay 4 session over real loopback sockets: UDP enumeration, the join over TCP,
-//! guaranteed (TCP) and non-guaranteed (UDP, fragmented) messages, bad streams, leaving.
+//! guaranteed (TCP) and non-guaranteed (UDP, fragmented) messages, bad streams, leaving; a
+//! relayed game socket; a session running MC-DPL4R.
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
 use std::io::Write;
@@ -176,4 +177,60 @@ fn join_to_nothing_fails() {
         _ => None,
     });
     assert_eq!(failed, dplay_session::dp4::JoinError::Timeout);
+}
+
+/// MC-DPL4CS 2.2.2: a host's `advertised_datagram` is the game socket its SPData names, so a
+/// member's non-guaranteed messages go there (a relay would forward them), not to the bound
+/// game socket; the join itself still reaches the real TCP listener.
+#[test]
+fn advertised_datagram_address_is_where_members_send() {
+    let relay = UdpSocket::bind("127.0.0.1:0").unwrap();
+    relay.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let SocketAddr::V4(relay_addr) = relay.local_addr().unwrap() else { panic!("IPv4") };
+    let binding = Dp4Binding {
+        enum_port: Some(0),
+        advertised_datagram: Some(relay_addr),
+        ..Dp4Binding::host(Ipv4Addr::LOCALHOST)
+    };
+    let host = Dp4Protocol::spawn(&binding, config(7), None).unwrap();
+    host.command(Dp4Command::Host(HostConfig::new("relayed", APP))).unwrap();
+    let alice = client(8);
+    join(&alice, listener(&host), "alice");
+    let data = b"to the relay".to_vec();
+    alice
+        .command(Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data: data.clone(), guaranteed: false })
+        .unwrap();
+    let mut buf = [0; 1500];
+    let (n, from) = relay.recv_from(&mut buf).unwrap();
+    assert_eq!(from, alice.socket_addr(Dp4Binding::GAME_SOCKET).unwrap());
+    assert!(buf[..n].ends_with(&data), "{:02x?}", &buf[..n]);
+}
+
+/// MC-DPL4CS 3.1.4.16, MC-DPL4R 1.3: in a session with DPSESSION_DIRECTPLAYPROTOCOL, player
+/// messages (one of 200 000 bytes, many frames) go over MC-DPL4R between the game sockets; as
+/// the member leaves, the runtime reports the protocol's counters.
+#[test]
+fn reliable_protocol_session_reports_its_counters() {
+    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let host = Dp4Protocol::spawn(&binding, config(9), None).unwrap();
+    let flags = dplay_wire::dp4::session::SessionFlags::DIRECTPLAY_PROTOCOL;
+    host.command(Dp4Command::Host(HostConfig { flags, ..HostConfig::new("reliable", APP) })).unwrap();
+    let alice = client(10);
+    let alice_id = join(&alice, listener(&host), "alice");
+    for (data, guaranteed) in [(pattern(200_000), true), (pattern(3000), false)] {
+        alice
+            .command(Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data: data.clone(), guaranteed })
+            .unwrap();
+        assert_eq!(message_from(host.events(), alice_id), data, "guaranteed {guaranteed}");
+    }
+    alice.command(Dp4Command::Leave).unwrap();
+    let stats = wait_for(alice.events(), |e| match e {
+        Dp4Event::Reliable(s) => Some(s.clone()),
+        _ => None,
+    });
+    assert_eq!(stats.messages_sent, 2);
+    // 137 frames of at most 1462 bytes, then 3 (MC-DPL4R 2: frames within the 1472-byte MTU);
+    // the host's ACKs come back.
+    assert!(stats.frames_sent >= 140 && stats.frames_received > 0, "{stats:?}");
+    assert_eq!(stats.links_failed, 0, "{stats:?}");
 }

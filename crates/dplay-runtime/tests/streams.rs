@@ -161,3 +161,63 @@ fn overflow_closes_the_connection() {
     let c = closed(&rt);
     assert_eq!((c.reason, c.opened_to), (CloseReason::Overflow, Some(to)));
 }
+
+/// A listener whose accept queue is full: Linux drops further SYNs (the connect neither
+/// completes nor fails), so a connect to it hangs without any network access.
+fn full_listener() -> (socket2::Socket, Vec<TcpStream>) {
+    use socket2::{Domain, Socket, Type};
+    let listener = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    listener.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
+    listener.listen(0).unwrap();
+    let to = listener.local_addr().unwrap().as_socket().unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..16 {
+        match TcpStream::connect_timeout(&to, Duration::from_millis(300)) {
+            Ok(s) => queued.push(s),
+            Err(_) => return (listener, queued),
+        }
+    }
+    panic!("the accept queue never filled");
+}
+
+/// MC-DPL4CS 2.1: a connect that never completes (a listener whose accept queue is full drops
+/// our SYNs) fails when the connect timeout runs out; the protocol is told, with the
+/// destination and the bytes that were never sent.
+#[test]
+fn connect_that_never_completes_times_out() {
+    let (listener, _queued) = full_listener();
+    let to = listener.local_addr().unwrap().as_socket().unwrap();
+    let rt = runtime(1 << 20);
+    let started = Instant::now();
+    rt.command((to, b"hello".to_vec())).unwrap();
+    let c = closed(&rt);
+    assert_eq!(c.reason, CloseReason::ConnectFailed("no answer".into()), "{c:?}");
+    assert_eq!((c.opened_to, c.unsent), (Some(to), 5));
+    // The runtime's connect timeout is 500 ms.
+    assert!(started.elapsed() >= Duration::from_millis(450), "failed after {:?}", started.elapsed());
+}
+
+/// A peer that accepts and then stops reading: the socket buffers fill, then our bounded
+/// write buffer; the connection is dropped and reported as an overflow, with what was unsent.
+#[test]
+fn peer_that_stops_reading_overflows() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let to = listener.local_addr().unwrap();
+    let rt = runtime(256 << 10);
+    let chunk = vec![9; 64 << 10];
+    rt.command((to, chunk.clone())).unwrap();
+    let (_peer, _) = listener.accept().unwrap();
+    // Up to 64 MiB: far beyond loopback's socket buffers and our 256 KiB limit.
+    for _ in 0..1024 {
+        rt.command((to, chunk.clone())).unwrap();
+        match rt.events().recv_timeout(Duration::from_millis(5)) {
+            Ok(Ev::Closed(c)) => {
+                assert_eq!((c.reason, c.opened_to), (CloseReason::Overflow, Some(to)));
+                assert!(c.unsent > 256 << 10, "{} bytes unsent", c.unsent);
+                return;
+            }
+            Ok(Ev::Read(_)) | Err(_) => {}
+        }
+    }
+    panic!("a peer that never reads did not overflow the write buffer");
+}

@@ -10,7 +10,7 @@
 //! transmit to a listener no node has is reported back with
 //! [`Dp4Session::handle_unreachable`].
 //!
-//! To add a scenario (e.g. one for the reliable protocol, MC-DPL4R), write a
+//! To add a scenario, write a
 //! [`scenarios::Scenario`] (it builds its own [`Dp4Net`], so it may choose the nodes'
 //! configurations, drives it and checks the outcome) and list it in [`scenarios::ALL`]: the
 //! tshark conformance test (`tests/tests/tshark_dp4_sessions.rs`) then checks its traffic
@@ -74,6 +74,8 @@ pub struct Dp4Net {
     pub now: Instant,
     /// Links `(from, to)` whose traffic is lost after it is captured at the sender.
     pub cut: BTreeSet<(usize, usize)>,
+    /// Indexes into `captures` of datagrams lost after they are captured at the sender.
+    pub lose: BTreeSet<usize>,
     /// Open TCP connections: (sender, listener) to (id, bytes written).
     conns: BTreeMap<(usize, SocketAddrV4), (ConnId, u64)>,
 }
@@ -115,6 +117,7 @@ impl Dp4Net {
             captures: Vec::new(),
             now: start,
             cut: BTreeSet::new(),
+            lose: BTreeSet::new(),
             conns: BTreeMap::new(),
         })
     }
@@ -265,7 +268,8 @@ impl Dp4Net {
             })
             .collect();
         let now = self.now;
-        for j in targets.into_iter().filter(|&j| !self.cut.contains(&(from, j))) {
+        let lost = self.lose.contains(&self.captures.len());
+        for j in targets.into_iter().filter(|&j| !lost && !self.cut.contains(&(from, j))) {
             if let Some(node) = self.nodes.get_mut(j) {
                 node.handle_udp(now, SocketAddr::V4(src), &bytes);
             }

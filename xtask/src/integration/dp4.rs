@@ -18,12 +18,12 @@ use serde_json::Value;
 use super::{Proc, Suite, WAIT, event_with, is};
 
 /// A free UDP port on 127.0.0.1, for a host's enumeration socket.
-fn free_udp_port() -> anyhow::Result<String> {
+pub(super) fn free_udp_port() -> anyhow::Result<String> {
     Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port().to_string())
 }
 
 /// A DirectPlay 4 host on loopback; returns it with its TCP listener's address.
-fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
+pub(super) fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
     let mut args = vec!["host", "--dp4", "--json", "--bind", "127.0.0.1", "--enum-port", enum_port];
     args.extend_from_slice(&["--session", "integration4", "--duration", "60"]);
     args.extend_from_slice(extra);
@@ -35,12 +35,12 @@ fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, Str
 }
 
 /// A message event of `len` bytes with `digest`.
-fn message_of<'a>(len: u64, digest: &'a str) -> impl Fn(&Value) -> bool + 'a {
+pub(super) fn message_of<'a>(len: u64, digest: &'a str) -> impl Fn(&Value) -> bool + 'a {
     move |v| v["event"] == "message" && v["len"] == len && v["digest"] == digest
 }
 
 /// The digest the joiner printed for the message of `len` bytes it sent.
-fn sent_digest(s: &Suite, p: &Proc, len: u64) -> anyhow::Result<String> {
+pub(super) fn sent_digest(s: &Suite, p: &Proc, len: u64) -> anyhow::Result<String> {
     let sent = s.expect(p, "the sent message", WAIT, |v| v["event"] == "sent" && v["len"] == len)?;
     Ok(sent["digest"].as_str().unwrap_or_default().to_owned())
 }
@@ -194,7 +194,7 @@ fn wait_count(p: &Proc, event: &str, n: usize) -> anyhow::Result<()> {
 /// tshark's `dplay` dissector decodes the host's capture with no malformed packet, and sees
 /// the join. 29West's LBMSRS heuristic claims some DirectPlay 4 TCP segments before `dplay`
 /// gets them, so it is turned off. Skipped, loudly, without tshark.
-fn check_capture(pcap: &Path) -> anyhow::Result<()> {
+pub(super) fn check_capture(pcap: &Path) -> anyhow::Result<()> {
     if !crate::util::have("tshark") {
         println!("    !!! tshark not installed: the DirectPlay 4 capture was not checked");
         return Ok(());

@@ -22,6 +22,8 @@ pub mod stream;
 pub mod table;
 
 pub use config::{Dp4Config, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
+/// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
+pub use dplay_dpsp::reliable::Stats as ReliableStats;
 pub use event::{
     CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, FoundSession, JoinError, Stats, Via,
 };

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_dpsp::reliable::Reliable;
+use dplay_dpsp::reliable::{Reliable, Stats as ReliableStats};
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
 use dplay_wire::dp4::header::{SockAddrIn, Token};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
@@ -172,6 +172,12 @@ impl Dp4Session {
         &self.stats
     }
 
+    /// MC-DPL4R's counters (frames sent, resent, acknowledged, dropped ...): all zero unless
+    /// the session has DPSESSION_DIRECTPLAYPROTOCOL.
+    pub fn reliable_stats(&self) -> &ReliableStats {
+        self.reliable.stats()
+    }
+
     /// The next bytes to send.
     pub fn poll_transmit(&mut self) -> Option<Dp4Transmit> {
         self.transmits.pop_front()
@@ -220,7 +226,7 @@ impl Dp4Session {
             Err(e) => {
                 self.framers.remove(&conn);
                 self.stats.streams_rejected += 1;
-                tracing::warn!(%from, conn, error = %e, "DP4 stream rejected");
+                // Not logged here: the caller closes the connection and says why.
                 Err(e)
             }
         }
