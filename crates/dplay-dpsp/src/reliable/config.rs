@@ -32,7 +32,8 @@ pub struct Config {
     pub ordered: bool,
     /// The retry time-out before any round trip was measured: 1 s (MC-DPL4R 3.1.2).
     pub initial_rto: Duration,
-    /// Floor of the retry time-out, so a very fast link does not resend on jitter. 20 ms.
+    /// Floor of the retry time-out above `ack_delay`, so a very fast link does not resend on
+    /// jitter or on a peer's delayed ACK. 20 ms (so 70 ms with the default `ack_delay`).
     pub min_rto: Duration,
     /// Ceiling of the retry time-out after backing off. 5 s.
     pub max_rto: Duration,

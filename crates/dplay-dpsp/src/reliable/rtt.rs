@@ -46,13 +46,16 @@ impl Rtt {
     }
 
     /// The retry time-out: average round trip plus three deviations (MC-DPL4R 3.1.2), 1 s
-    /// before any sample, clamped to `[min_rto, max_rto]` and doubled per back-off.
+    /// before any sample, at least `min_rto + ack_delay` (a peer may hold its ACK that long,
+    /// and samples taken from immediate ACKs do not show it), at most `max_rto`, doubled per
+    /// back-off.
     pub(crate) fn rto(&self, config: &Config) -> Duration {
         let base = match self.srtt {
             None => config.initial_rto,
             Some(srtt) => srtt.saturating_add(self.rttvar.saturating_mul(3)),
         };
-        let base = base.clamp(config.min_rto, config.max_rto);
+        let floor = config.min_rto.saturating_add(config.ack_delay);
+        let base = base.max(floor).min(config.max_rto);
         base.saturating_mul(1 << self.backoff.min(16)).min(config.max_rto)
     }
 
