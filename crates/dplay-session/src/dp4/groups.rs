@@ -185,6 +185,24 @@ impl Dp4Session {
         Ok(())
     }
 
+    /// Renames our group `group` and sends GROUPNAMECHANGED to every instance (MC-DPL4CS
+    /// 3.1.4.9, 2.2.32).
+    pub fn set_group_name(
+        &mut self,
+        group: u32,
+        short: Option<&str>,
+        long: Option<&str>,
+    ) -> Result<(), CommandError> {
+        self.in_session()?;
+        let g = self.groups.get_mut(&group).filter(|g| g.local).ok_or(CommandError::UnknownGroup(group))?;
+        let (short_name, long_name) = (short.map(WideString::new), long.map(WideString::new));
+        g.short_name = short_name.clone();
+        g.long_name = long_name.clone();
+        let body = Dp4Body::GroupNameChanged(NameChanged { id_to: 0, id: group, short_name, long_name });
+        self.send_to_instances(&body, None);
+        Ok(())
+    }
+
     /// Deletes our group `group` and sends DELETEGROUP to every instance (MC-DPL4CS 3.1.4.7,
     /// 2.2.23).
     pub fn delete_group(&mut self, group: u32) -> Result<(), CommandError> {

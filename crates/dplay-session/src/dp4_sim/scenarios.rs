@@ -16,6 +16,9 @@ use crate::dp4::{
     DPERR_INVALIDPASSWORD, DPID_ALLPLAYERS, Dp4Event, EndReason, EnumRequest, HostConfig, JoinError, Role,
 };
 
+mod groups;
+pub use groups::groups;
+
 /// The application GUID the scenarios host.
 pub const APP: Uuid = uuid::uuid!("5bfdb060-06a4-11d0-9c4f-00a0c905425e");
 
@@ -32,6 +35,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("refusals", refusals),
     ("dead_member", dead_member),
     ("explicit_addresses", explicit_addresses),
+    ("groups", groups),
 ];
 
 fn check(ok: bool, what: &str) -> Result<(), String> {
