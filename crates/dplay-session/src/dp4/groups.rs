@@ -257,9 +257,10 @@ impl Dp4Session {
         self.players.get(&system_player_id).is_some_and(|s| s.is_system() && !s.local)
     }
 
-    /// DPSP_MSG_CREATEGROUP: a new entry in the Group List (MC-DPL4CS 3.1.5.11). The owner must
-    /// be a known instance, the parent a known group; members we do not know are left out.
-    pub(crate) fn on_create_group(&mut self, m: &PlayerInfoMessage) {
+    /// DPSP_MSG_CREATEGROUP: a new entry in the Group List (MC-DPL4CS 3.1.5.11). The owner is
+    /// GroupInfo's SystemPlayerID if that is a known instance, else the sending instance; the
+    /// parent must be a known group; members we do not know are left out.
+    pub(crate) fn on_create_group(&mut self, reply_to: SocketAddr, m: &PlayerInfoMessage) {
         if !matches!(self.role, Role::Member | Role::Host) {
             return self.drop_msg(DropReason::Unexpected, "CREATEGROUP while not joined");
         }
@@ -271,7 +272,13 @@ impl Dp4Session {
             return self.drop_msg(DropReason::Unexpected, "CREATEGROUP with a player's ID");
         }
         if !self.remote_owner(g.system_player_id) {
-            return self.drop_msg(DropReason::UnknownPlayer, "CREATEGROUP of an unknown instance");
+            // 2.2.20 does not say what GroupInfo's SystemPlayerID holds: fall back on the sender.
+            match self.instance_at(reply_to).filter(|&s| self.remote_owner(s)) {
+                Some(sender) => g.system_player_id = sender,
+                None => {
+                    return self.drop_msg(DropReason::UnknownPlayer, "CREATEGROUP of an unknown instance");
+                }
+            }
         }
         if g.parent_id != 0 && !self.groups.contains_key(&g.parent_id) {
             return self.drop_msg(DropReason::UnknownPlayer, "CREATEGROUP in an unknown group");

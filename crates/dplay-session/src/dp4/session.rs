@@ -313,7 +313,7 @@ impl Dp4Session {
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::RequestGroupId(_) => self.on_request_group_id(reply_to),
-            Dp4Body::CreateGroup(m) => self.on_create_group(&m),
+            Dp4Body::CreateGroup(m) => self.on_create_group(reply_to, &m),
             Dp4Body::DeleteGroup(m) => self.on_delete_group(&m),
             Dp4Body::AddPlayerToGroup(m) => self.on_add_player_to_group(&m),
             Dp4Body::DeletePlayerFromGroup(m) => self.on_delete_player_from_group(&m),

@@ -332,3 +332,73 @@ fn hostile_group_list_is_repaired() {
     assert_eq!(node.stats().dropped(DropReason::Malformed), 4);
     assert_eq!(node.stats().dropped(DropReason::UnknownPlayer), 1);
 }
+
+/// MC-DPL4CS 3.1.7.1, 3.2.5.4 note, 3.1.5.16: after host migration the new host's IDs never
+/// repeat a live group's; the old host's groups went with it, the members' stay.
+#[test]
+fn migrated_host_never_reuses_a_group_id() {
+    let mut net = session_of(3, |c| c.flags = dplay_wire::dp4::session::SessionFlags::MIGRATE_HOST);
+    let old = group(&mut net, 0, "old host's");
+    let kept = [group(&mut net, 1, "one"), group(&mut net, 2, "two")];
+    net.nodes[0].leave().unwrap();
+    net.run();
+    let new_host = (1..3).find(|&i| net.nodes[i].role() == crate::dp4::Role::Host).expect("a new host");
+    assert_eq!(net.nodes[new_host].groups().keys().copied().collect::<Vec<_>>(), {
+        let mut k = kept.to_vec();
+        k.sort_unstable();
+        k
+    });
+    assert!(!net.nodes[new_host].groups().contains_key(&old));
+    let fresh = group(&mut net, new_host, "fresh");
+    assert!(!kept.contains(&fresh) && !net.nodes[new_host].players().contains_key(&fresh));
+}
+
+/// MC-DPL4CS 3.1.5.11, 2.2.20: a CREATEGROUP whose GroupInfo names no known instance is owned by
+/// the instance that sent it; from no instance at all it is dropped and counted.
+#[test]
+fn create_group_owner_falls_back_on_the_sender() {
+    use dplay_wire::Blob;
+    use dplay_wire::dp4::join::PlayerInfoMessage;
+    use dplay_wire::dp4::player::PackedPlayer;
+
+    let mut net = session_of(3, |_| {});
+    (0..3).for_each(|i| drop(net.take(i)));
+    let info = |id| PlayerInfoMessage {
+        id_to: 0,
+        player_id: id,
+        group_id: 0,
+        password_offset: 0,
+        player_info: PackedPlayer {
+            flags: PlayerFlags::empty(),
+            player_id: id,
+            system_player_id: 0,
+            player_version: 14,
+            parent_id: 0,
+            short_name: Some(WideString::new("w")),
+            long_name: None,
+            sp_data: Blob::default(),
+            player_data: Blob::default(),
+            player_ids: vec![0xBAD],
+            size_counts_player_ids: false,
+        },
+        reserved: None,
+    };
+    // Node 2 (10.0.0.3) sends it with the SockAddr "0.0.0.0:2300": its listener.
+    let bytes = Dp4Message::new(
+        Token::FROM_REMOTE,
+        SockAddrIn::new("0.0.0.0:2300".parse().unwrap()),
+        14,
+        Dp4Body::CreateGroup(info(0x0600_0001)),
+    )
+    .to_vec()
+    .unwrap();
+    let now = net.now;
+    net.nodes[0].handle_tcp(now, 78, "10.0.0.3:40002".parse().unwrap(), &bytes).unwrap();
+    let owner = net.nodes[2].system_player().unwrap();
+    let g = &net.nodes[0].groups()[&0x0600_0001];
+    assert_eq!((g.system_player_id, g.members.len()), (owner, 0));
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::UnknownPlayer), 1, "the unknown member");
+    inject(&mut net, 1, Dp4Body::CreateGroup(info(0x0600_0002)));
+    assert!(!net.nodes[1].groups().contains_key(&0x0600_0002), "SockAddr 0.0.0.0:0 names no instance");
+    assert_eq!(net.nodes[1].stats().dropped(DropReason::UnknownPlayer), 1);
+}
