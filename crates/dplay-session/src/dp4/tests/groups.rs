@@ -402,3 +402,35 @@ fn create_group_owner_falls_back_on_the_sender() {
     assert!(!net.nodes[1].groups().contains_key(&0x0600_0002), "SockAddr 0.0.0.0:0 names no instance");
     assert_eq!(net.nodes[1].stats().dropped(DropReason::UnknownPlayer), 1);
 }
+
+/// MC-DPL4CS 3.1.4.6, 2.2.50: a REQUESTPLAYERREPLY refusing our REQUESTGROUPID is reported with
+/// its Result; a reply naming an ID already in use is refused too, and counted.
+#[test]
+fn refused_group_request() {
+    use dplay_wire::dp4::join::{DPERR_NONEWPLAYERS, RequestPlayerReply};
+    use dplay_wire::dp4::session::SecurityDesc;
+
+    let mut net = session_of(2, |_| {});
+    net.take(1);
+    net.cut.insert((1, 0));
+    let reply = |id, result| {
+        Dp4Body::RequestPlayerReply(RequestPlayerReply {
+            id,
+            sec_desc: SecurityDesc::default(),
+            result,
+            sspi_provider: None,
+            capi_provider: None,
+        })
+    };
+    let refused = Dp4Event::Group(GroupEvent::CreateFailed(JoinError::Refused(DPERR_NONEWPLAYERS)));
+    let now = net.now;
+    net.nodes[1].create_group(now, "g").unwrap();
+    inject(&mut net, 1, reply(0, DPERR_NONEWPLAYERS));
+    assert_eq!(net.take(1), [refused.clone()]);
+    let me = net.nodes[1].system_player().unwrap();
+    net.nodes[1].create_group(now, "g").unwrap();
+    inject(&mut net, 1, reply(me, 0));
+    assert_eq!(net.take(1), [refused]);
+    assert_eq!(net.nodes[1].stats().dropped(DropReason::Unexpected), 1);
+    assert!(net.nodes[1].groups().is_empty());
+}
