@@ -426,7 +426,7 @@ fn refused_group_request() {
     let now = net.now;
     net.nodes[1].create_group(now, "g").unwrap();
     inject(&mut net, 1, reply(0, DPERR_NONEWPLAYERS));
-    assert_eq!(net.take(1), [refused.clone()]);
+    assert_eq!(net.take(1), std::slice::from_ref(&refused));
     let me = net.nodes[1].system_player().unwrap();
     net.nodes[1].create_group(now, "g").unwrap();
     inject(&mut net, 1, reply(me, 0));
