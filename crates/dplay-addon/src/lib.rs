@@ -35,7 +35,9 @@ mod testutil;
 
 pub use client::{Client, ClientConfig, ClientState, CommandError, PositionFormat};
 pub use host::{Host, HostConfig, HostPolicy};
-pub use over_dp4::{AddonOverDp4, GUID_FS6, OverDp4Event, OverDp4Stats};
+pub use over_dp4::{
+    AddonOverDp4, FS61_REFUSE_PARAMS, FS61_REQUEST_PARAMS, GUID_FS6, OverDp4Event, OverDp4Stats,
+};
 pub use over_dp8::{AddonOverDp8, OverDp8Event, OverDp8Stats};
 pub use packet::{Dialect, Packet, PacketId};
 pub use session_iface::{DisconnectReason, Endpoint, Event, Outgoing, PlayerId, Role, Stats, Target};

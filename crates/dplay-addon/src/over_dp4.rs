@@ -17,6 +17,11 @@
 //! * each [`Outgoing`] becomes [`Dp4Session::send`] from our player to the target
 //!   ([`Target::All`] is `DPID_ALLPLAYERS`), guaranteed over TCP or not over UDP as the add-on
 //!   asks (seed 004: "Send this packet with guaranteed messaging");
+//! * FS98's sessions have two groups, [`FS61_REQUEST_PARAMS`] and [`FS61_REFUSE_PARAMS`]: a
+//!   host creates both once its player exists, and a client adds its player to
+//!   [`FS61_REFUSE_PARAMS`] as soon as both exist, so that the PARAMS FS98 sends to
+//!   [`FS61_REQUEST_PARAMS`] never reach it (FS-MULTIPLAYER.md 1.5 step 4;
+//!   [`Dp4Session::create_group`], [`Dp4Session::add_player_to_group`]);
 //! * [`AddonEvent::Disconnect`] becomes [`Dp4Session::leave`], which deletes our players at
 //!   every instance; a host leaving ends the session for the others unless it may migrate
 //!   (MC-DPL4CS 3.1.4.5, 3.1.7.1).
@@ -36,7 +41,7 @@ use std::time::Instant;
 
 use dplay_session::dp4::{
     CommandError as SessionError, ConnId, DPID_ALLPLAYERS, Dp4Event, Dp4Session, Dp4Transmit, EnumRequest,
-    HostConfig as SessionHostConfig, StreamError,
+    GroupEvent, HostConfig as SessionHostConfig, StreamError,
 };
 use dplay_wire::dp4::enumeration::EnumSessionsFlags;
 use uuid::Uuid;
@@ -49,6 +54,14 @@ use crate::tracking::Tracker;
 /// `GUID_FS6`, the DirectPlay application GUID of Flight Simulator 98 sessions:
 /// {CC080A27-6D4E-11D0-8E21-00A0C90542EF} (FS-MULTIPLAYER.md 2; SDK "Connecting an Add-On").
 pub const GUID_FS6: Uuid = uuid::uuid!("cc080a27-6d4e-11d0-8e21-00a0c90542ef");
+
+/// The group of players that want detailed aircraft data (PARAMS) (FS-MULTIPLAYER.md 1.5
+/// step 4).
+pub const FS61_REQUEST_PARAMS: &str = "FS61_REQUEST_PARAMS";
+
+/// The group of players that do not want PARAMS: the add-on puts its player in it
+/// (FS-MULTIPLAYER.md 1.5 step 4).
+pub const FS61_REFUSE_PARAMS: &str = "FS61_REFUSE_PARAMS";
 
 /// A DirectPlay 4 session of FS98 named `name`: application [`GUID_FS6`], no player limit, no
 /// password, no flags (FS-MULTIPLAYER.md 1.5 step 1).
@@ -372,7 +385,15 @@ impl AddonOverDp4 {
                 // Refused only when not joined, which Joined rules out.
                 let _ = self.session.create_player(now, &self.name);
             }
-            Dp4Event::PlayerCreated { id } => self.start(now, *id),
+            Dp4Event::PlayerCreated { id } => {
+                self.start(now, *id);
+                self.params_groups(now);
+            }
+            Dp4Event::Group(GroupEvent::Created { name: Some(name), local: false, .. })
+                if name == FS61_REFUSE_PARAMS =>
+            {
+                self.params_groups(now)
+            }
             // Without a player of its own the add-on cannot take part (FS-MULTIPLAYER.md 1.5
             // step 2): leave again.
             Dp4Event::PlayerCreateFailed(_) if self.own.is_none() => {
@@ -427,6 +448,28 @@ impl AddonOverDp4 {
             Side::Client(c) => drop(c.start(now, own)),
             Side::PendingHost(config) => self.side = Side::Host(Host::new(*config, own)),
             Side::Host(_) => {}
+        }
+    }
+
+    /// FS-MULTIPLAYER.md 1.5 step 4: a host makes FS98's two groups; a client puts its player
+    /// in [`FS61_REFUSE_PARAMS`] once that group exists (adding a member again sends nothing).
+    fn params_groups(&mut self, now: Instant) {
+        let Some(own) = self.own else { return };
+        match self.side {
+            Side::Client(_) => {
+                if let Some(group) = self.session.group_named(FS61_REFUSE_PARAMS) {
+                    // Refused only when not joined or the group or player is gone: nothing to do.
+                    let _ = self.session.add_player_to_group(group, own);
+                }
+            }
+            Side::Host(_) | Side::PendingHost(_) => {
+                for name in [FS61_REQUEST_PARAMS, FS61_REFUSE_PARAMS] {
+                    if self.session.group_named(name).is_none() {
+                        // The host allocates at once; refused only when not in the session.
+                        let _ = self.session.create_group(now, name);
+                    }
+                }
+            }
         }
     }
 

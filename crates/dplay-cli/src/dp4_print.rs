@@ -189,6 +189,9 @@ impl Dp4Output {
                     format!("chat from {name}: {text}"),
                 );
             }
+            SessionEvent::Group(e) => {
+                self.out.emit("group", json!({"event": format!("{e:?}")}), format!("group: {e:?}"))
+            }
             SessionEvent::SessionDescChanged(d) => self.out.emit(
                 "session_changed",
                 json!({"max_players": d.max_players, "flags": format!("{:?}", d.flags)}),

@@ -47,5 +47,16 @@ fn hosting_creates_our_named_player() {
     assert!(bridge.host_ref().is_some());
     assert_eq!(bridge.session().session_desc().map(|d| d.application_guid), Some(GUID_FS6));
     let events: Vec<_> = std::iter::from_fn(|| bridge.poll_event()).collect();
-    assert_eq!(events, vec![OverDp4Event::Session(Dp4Event::PlayerCreated { id: own.0 })]);
+    assert_eq!(events.first(), Some(&OverDp4Event::Session(Dp4Event::PlayerCreated { id: own.0 })));
+    // FS-MULTIPLAYER.md 1.5 step 4: FS98's two groups, made by the host.
+    let groups = [FS61_REQUEST_PARAMS, FS61_REFUSE_PARAMS].map(|n| bridge.session().group_named(n));
+    let [Some(request), Some(refuse)] = groups else { panic!("groups missing: {groups:?}") };
+    let created = |id, name: &str| {
+        OverDp4Event::Session(Dp4Event::Group(GroupEvent::Created {
+            id,
+            name: Some(name.into()),
+            local: true,
+        }))
+    };
+    assert_eq!(events[1..], [created(request, FS61_REQUEST_PARAMS), created(refuse, FS61_REFUSE_PARAMS)]);
 }

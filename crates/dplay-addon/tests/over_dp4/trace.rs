@@ -1,5 +1,6 @@
 //! The trace of one add-on join over DirectPlay 4, fixed seed, clean links: the session join
-//! (MC-DPL4CS 3.1.4.2, 3.1.5.1, INDEX E.6), our player (3.1.4.4), then ADD_PLAYER_REQUEST,
+//! (MC-DPL4CS 3.1.4.2, 3.1.5.1, INDEX E.6), our player (3.1.4.4) and its ADDPLAYERTOGROUP into
+//! FS61_REFUSE_PARAMS (3.1.4.12; FS-MULTIPLAYER.md 1.5 step 4), then ADD_PLAYER_REQUEST,
 //! CHANGE_TO_PLAYER, QUERY_PLAYER_TYPE and the first positions (seed 004).
 
 use std::time::Duration;

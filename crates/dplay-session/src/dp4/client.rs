@@ -13,7 +13,9 @@ use dplay_wire::dp4::message::Dp4Body;
 use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
 
 use crate::dp4::config::{ENUM_PORT, EnumRequest};
-use crate::dp4::event::{CommandError, Dp4Event, DropReason, FoundSession, JoinError, Timer, Via};
+use crate::dp4::event::{
+    CommandError, Dp4Event, DropReason, FoundSession, GroupEvent, JoinError, Timer, Via,
+};
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
 
@@ -78,7 +80,7 @@ impl Dp4Session {
                 self.host_create_player(now, name);
                 Ok(())
             }
-            Role::Member if self.creating.is_none() => {
+            Role::Member if self.creating.is_none() && self.creating_group.is_none() => {
                 let Some(host) = self.host_stream() else { return Err(CommandError::WrongState) };
                 self.creating = Some(name.to_owned());
                 // PL (0x8), as Windows sends it (Wine's dplayx tests).
@@ -127,6 +129,7 @@ impl Dp4Session {
                 let wait = self.config.reliable_api_timeout + self.config.name_table_timeout;
                 self.timers.set(Timer::ReliableApi, now + wait);
             }
+            Role::Member if self.creating_group.is_some() => self.on_request_group_reply(m),
             Role::Member | Role::Host if self.creating.is_some() => {
                 self.timers.cancel(Timer::ReliableApi);
                 let name = self.creating.take().unwrap_or_default();
@@ -183,7 +186,6 @@ impl Dp4Session {
         self.session_name = m.session_name;
         self.role = Role::Member;
         self.events.push_back(Dp4Event::Joined { system_player: me });
-        self.groups = m.groups.iter().chain(&m.shortcuts).map(|g| g.id).collect();
         for p in m.players.iter().filter(|p| p.id != me) {
             let player = Player::from_super(p, seen);
             if player.flags.contains(PlayerFlags::NAME_SERVER) {
@@ -191,6 +193,8 @@ impl Dp4Session {
             }
             self.add_player(player);
         }
+        let groups: Vec<_> = m.groups.into_iter().chain(m.shortcuts).collect();
+        self.load_groups(&groups);
         if self.host_id.is_none() {
             self.host_id = self.instance_at(host);
         }
@@ -217,6 +221,8 @@ impl Dp4Session {
             self.events.push_back(Dp4Event::JoinFailed(JoinError::Timeout));
         } else if self.creating.take().is_some() {
             self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Timeout));
+        } else if self.creating_group.take().is_some() {
+            self.events.push_back(Dp4Event::Group(GroupEvent::CreateFailed(JoinError::Timeout)));
         }
     }
 }

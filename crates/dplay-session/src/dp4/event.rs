@@ -130,6 +130,9 @@ pub enum Dp4Event {
         /// `ChatMessage` (absent: a NULL message).
         text: Option<String>,
     },
+    /// The Group List changed (MC-DPL4CS 3.1.5.11, 3.1.5.15-3.1.5.17, 3.1.5.20, 3.1.5.21), or
+    /// a group we asked for could not be made.
+    Group(GroupEvent),
     /// The host changed the session description (MC-DPL4CS 3.1.5.22).
     SessionDescChanged(SessionDesc2),
     /// A new host took over (MC-DPL4CS 3.1.7.1); `local` when it is us.
@@ -143,6 +146,60 @@ pub enum Dp4Event {
     Ended(EndReason),
 }
 
+/// A change of the Group List, in [`Dp4Event::Group`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupEvent {
+    /// A group is in the Group List (MC-DPL4CS 3.1.5.11); `local` when we created it with
+    /// [`crate::dp4::Dp4Session::create_group`].
+    Created {
+        /// Group ID.
+        id: u32,
+        /// Short name.
+        name: Option<String>,
+        /// Whether we created it.
+        local: bool,
+    },
+    /// Creating a group failed: the host refused (DPERR_NONEWPLAYERS) or the Reliable API timer
+    /// ran out (MC-DPL4CS 3.1.4.6).
+    CreateFailed(JoinError),
+    /// A group was deleted, or went with the instance that created it (MC-DPL4CS 3.1.5.15,
+    /// 3.1.5.16).
+    Deleted {
+        /// Group ID.
+        id: u32,
+    },
+    /// A remote instance added a player to a group (MC-DPL4CS 3.1.5.20).
+    PlayerAdded {
+        /// Group ID.
+        group: u32,
+        /// Player ID.
+        player: u32,
+    },
+    /// A remote instance removed a player from a group (MC-DPL4CS 3.1.5.21).
+    PlayerRemoved {
+        /// Group ID.
+        group: u32,
+        /// Player ID.
+        player: u32,
+    },
+    /// A group's data changed (MC-DPL4CS 3.1.5.16).
+    DataChanged {
+        /// Group ID.
+        id: u32,
+        /// The new data.
+        data: Vec<u8>,
+    },
+    /// A group was renamed (MC-DPL4CS 3.1.5.17).
+    NameChanged {
+        /// Group ID.
+        id: u32,
+        /// New short name.
+        short_name: Option<String>,
+        /// New long name.
+        long_name: Option<String>,
+    },
+}
+
 /// Why a command was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
@@ -152,6 +209,9 @@ pub enum CommandError {
     /// No such player, or not one of ours where that is required.
     #[error("unknown player {0:#010x}")]
     UnknownPlayer(u32),
+    /// No such group, or not one of ours where that is required.
+    #[error("unknown group {0:#010x}")]
+    UnknownGroup(u32),
     /// The message cannot be encoded (too long for the size field).
     #[error("message cannot be encoded")]
     Unencodable,
@@ -165,11 +225,11 @@ pub enum CommandError {
 pub enum DropReason {
     /// It did not parse (bad offsets, truncated, bad size field).
     Malformed,
-    /// It names a player we do not know, or is not addressed to one of ours.
+    /// It names a player or group we do not know, or is not addressed to one of ours.
     UnknownPlayer,
     /// It makes no sense in our role or state (e.g. REQUESTPLAYERREPLY with none outstanding).
     Unexpected,
-    /// A command we do not handle (security, groups, multicast, MC-DPL4R).
+    /// A command we do not handle (security, shortcuts, multicast).
     Unsupported,
     /// A fragment the dplay-dpsp layer refused.
     Fragment,

@@ -245,7 +245,7 @@ impl Dp4Session {
             session_name: self.session_name.clone(),
             password: self.password.clone(),
             players: self.players.values().map(Player::to_super).collect(),
-            groups: Vec::new(),
+            groups: self.super_groups(),
             shortcuts: Vec::new(),
         });
         self.send_body(Via::Tcp, to.0, body);

@@ -106,7 +106,8 @@ impl Dp4Session {
             self.pump_dpsp(now);
         }
         for g in &gone {
-            self.players.remove(g);
+            let system = self.players.remove(g).is_some_and(|p| p.is_system());
+            self.forget_in_groups(*g, system);
             self.recent.remove(g);
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(*g);
@@ -153,7 +154,8 @@ impl Dp4Session {
         let Some(desc) = self.desc else { return };
         self.role = Role::Host;
         self.host_id = Some(me);
-        self.ids = Some(IdAllocator::from_live(desc.reserved1, self.players.keys().copied()));
+        let live = self.players.keys().chain(self.groups.keys()).copied();
+        self.ids = Some(IdAllocator::from_live(desc.reserved1, live));
         let flags = PlayerFlags::SYSTEM_PLAYER | PlayerFlags::NAME_SERVER | PlayerFlags::IN_GROUP;
         if let Some(p) = self.players.get_mut(&me) {
             p.flags = flags;
@@ -317,7 +319,7 @@ impl Dp4Session {
             Some(ids) => {
                 let sender = self.players.get(&ids.id_from).filter(|p| !p.local).map(|p| p.system_player_id);
                 let to_ours = ids.id_to == DPID_ALLPLAYERS
-                    || self.groups.contains(&ids.id_to)
+                    || self.group_has_local_member(ids.id_to)
                     || self.players.get(&ids.id_to).is_some_and(|p| p.local);
                 let Some(system) = sender.filter(|_| to_ours) else {
                     return self
@@ -333,7 +335,8 @@ impl Dp4Session {
     }
 
     /// Sends `data` from our player `from` to player `to` ([`DPID_ALLPLAYERS`]: one copy to
-    /// every other instance): over TCP with the size/token and
+    /// every other instance; a group: one copy to each instance with a member in it,
+    /// 3.1.4.16): over TCP with the size/token and
     /// SockAddr prefix when `guaranteed`, else as a UDP datagram of IDs and data, fragmented
     /// with DPSP_MSG_PACKET beyond the MTU; wrapped in PLAYERWRAPPER when its bytes would
     /// carry 'play' at offset 20 (MC-DPL4CS 3.1.4.16, 3.1.4.16.2, 3.1.4.18). In a session with
@@ -361,6 +364,8 @@ impl Dp4Session {
         };
         let targets: Vec<(SocketAddr, SocketAddr)> = if to == DPID_ALLPLAYERS {
             self.players.values().filter(|p| p.is_system() && !p.local).filter_map(|p| p.addrs).collect()
+        } else if let Some(targets) = self.group_targets(to) {
+            targets
         } else {
             let target = self
                 .players
@@ -464,6 +469,7 @@ impl Dp4Session {
         self.recent.clear();
         self.groups.clear();
         self.creating = None;
+        self.creating_group = None;
         self.sync_links();
         self.events.push_back(Dp4Event::Ended(reason));
     }

@@ -1,5 +1,5 @@
 //! DirectPlay 4 sessions (MC-DPL4CS 3.1, 3.2; INDEX A.4, C.3, E.6): hosting and joining, the
-//! Player List, player messages, ping, leave and host migration, sans-IO.
+//! Player List, the Group List, player messages, ping, leave and host migration, sans-IO.
 //!
 //! [`Dp4Session`] is one endpoint, host or client; [`stream::StreamFramer`] splits a TCP stream
 //! into messages. The runtime owns the sockets: a UDP socket on port 47624 (all addresses, so
@@ -13,6 +13,8 @@ mod changes;
 mod client;
 pub mod config;
 pub mod event;
+pub mod group_table;
+mod groups;
 mod host;
 pub mod ids;
 mod members;
@@ -25,8 +27,10 @@ pub use config::{Dp4Config, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity}
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
 pub use dplay_dpsp::reliable::Stats as ReliableStats;
 pub use event::{
-    CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, FoundSession, JoinError, Stats, Via,
+    CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, FoundSession, GroupEvent, JoinError, Stats,
+    Via,
 };
+pub use group_table::{Group, GroupList};
 pub use host::{DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
 pub use members::DPID_ALLPLAYERS;
 pub use session::{ConnId, Dp4Session, Role};

@@ -8,7 +8,8 @@
 //! when one closes, [`Dp4Session::handle_unreachable`] when a listener cannot be reached, and
 //! [`Dp4Session::handle_timeout`] at [`Dp4Session::poll_timeout`].
 //! Commands: [`Dp4Session::host`], [`Dp4Session::enum_sessions`], [`Dp4Session::join`],
-//! [`Dp4Session::create_player`], [`Dp4Session::send`], [`Dp4Session::set_session`],
+//! [`Dp4Session::create_player`], [`Dp4Session::create_group`],
+//! [`Dp4Session::add_player_to_group`], [`Dp4Session::send`], [`Dp4Session::set_session`],
 //! [`Dp4Session::leave`]. After each, drain [`Dp4Session::poll_transmit`] and
 //! [`Dp4Session::poll_event`] until `None`.
 
@@ -28,6 +29,7 @@ use rand_chacha::rand_core::SeedableRng;
 
 use crate::dp4::config::Dp4Config;
 use crate::dp4::event::{Dp4Event, Dp4Transmit, DropReason, Stats, Timer, TimerTable, Via};
+use crate::dp4::group_table::GroupList;
 use crate::dp4::ids::IdAllocator;
 use crate::dp4::stream::{StreamError, StreamFramer};
 use crate::dp4::table::{Player, PlayerList, resolve};
@@ -82,13 +84,14 @@ pub struct Dp4Session {
     /// Host: system player IDs handed out by REQUESTPLAYERID, awaiting ADDFORWARDREQUEST.
     pub(crate) reserved: BTreeSet<u32>,
     pub(crate) joins: BTreeMap<u32, PendingJoin>,
-    /// Group IDs known from SUPERENUMPLAYERSREPLY and CREATEGROUP, so that messages to a group
-    /// are accepted (groups are not otherwise modelled).
-    pub(crate) groups: BTreeSet<u32>,
+    /// The Group List (MC-DPL4CS 3.1.1; see `dp4::groups`).
+    pub(crate) groups: GroupList,
     /// When each local application player was created, for CREATEPLAYERVERIFY (2.2.22).
     pub(crate) recent: BTreeMap<u32, Instant>,
     /// Client: short name of a player asked for with REQUESTPLAYERID (no SP).
     pub(crate) creating: Option<String>,
+    /// Member: name of a group asked for with REQUESTGROUPID (MC-DPL4CS 3.1.4.6).
+    pub(crate) creating_group: Option<String>,
     pub(crate) framers: HashMap<ConnId, StreamFramer>,
     pub(crate) dpsp: Dpsp,
     /// MC-DPL4R, for sessions with DPSESSION_DIRECTPLAYPROTOCOL (see `dp4::reliable`).
@@ -129,9 +132,10 @@ impl Dp4Session {
             host_id: None,
             reserved: BTreeSet::new(),
             joins: BTreeMap::new(),
-            groups: BTreeSet::new(),
+            groups: GroupList::new(),
             recent: BTreeMap::new(),
             creating: None,
+            creating_group: None,
             framers: HashMap::new(),
             dpsp,
             reliable,
@@ -314,12 +318,13 @@ impl Dp4Session {
             Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
-            Dp4Body::CreateGroup(m) if matches!(self.role, Role::Member | Role::Host) => {
-                self.groups.insert(m.player_id);
-            }
-            Dp4Body::DeleteGroup(m) if matches!(self.role, Role::Member | Role::Host) => {
-                self.groups.remove(&m.group_id);
-            }
+            Dp4Body::RequestGroupId(_) => self.on_request_group_id(reply_to),
+            Dp4Body::CreateGroup(m) => self.on_create_group(reply_to, &m),
+            Dp4Body::DeleteGroup(m) => self.on_delete_group(&m),
+            Dp4Body::AddPlayerToGroup(m) => self.on_add_player_to_group(&m),
+            Dp4Body::DeletePlayerFromGroup(m) => self.on_delete_player_from_group(&m),
+            Dp4Body::GroupDataChanged(m) => self.on_group_data_changed(m),
+            Dp4Body::GroupNameChanged(m) => self.on_group_name_changed(m),
             Dp4Body::PlayerDataChanged(m) => self.on_player_data_changed(m),
             Dp4Body::PlayerNameChanged(m) => self.on_player_name_changed(m),
             Dp4Body::Chat(m) => self.on_chat(m),

@@ -2,6 +2,7 @@
 
 mod enumeration;
 mod faults;
+mod groups;
 mod join;
 mod leave;
 mod messages;

@@ -17,6 +17,9 @@ use crate::dp4::{
     DPERR_INVALIDPASSWORD, DPID_ALLPLAYERS, Dp4Event, EndReason, EnumRequest, HostConfig, JoinError, Role,
 };
 
+mod groups;
+pub use groups::groups;
+
 /// The application GUID the scenarios host.
 pub const APP: Uuid = uuid::uuid!("5bfdb060-06a4-11d0-9c4f-00a0c905425e");
 
@@ -34,6 +37,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("dead_member", dead_member),
     ("explicit_addresses", explicit_addresses),
     ("reliable_protocol", reliable_protocol),
+    ("groups", groups),
 ];
 
 fn check(ok: bool, what: &str) -> Result<(), String> {

@@ -123,7 +123,8 @@ fn chat_reaches_the_player() {
 }
 
 /// MC-DPL4CS 2.2.45 (idTo), 3.1.4.16: DPID_ALLPLAYERS sends one copy to every other instance,
-/// each delivered with idTo 0; a message to a group we learned of by CREATEGROUP is accepted.
+/// each delivered with idTo 0; a message to a group we learned of by CREATEGROUP (3.1.5.11), with
+/// one of our players in it, is delivered with the group as idTo.
 #[test]
 fn all_players_and_known_groups() {
     use dplay_wire::dp4::header::{SockAddrIn, Token};
@@ -174,5 +175,11 @@ fn all_players_and_known_groups() {
     net.nodes[0].handle_udp(now, "10.0.0.3:2350".parse().unwrap(), &to_group);
     assert_eq!(net.nodes[0].stats().dropped, Default::default());
     net.run();
-    assert_eq!(net.take(0), [Dp4Event::Message { from: Some(c), to: Some(group), data: b"grp".to_vec() }]);
+    assert_eq!(
+        net.take(0),
+        [
+            Dp4Event::Group(crate::dp4::GroupEvent::Created { id: group, name: None, local: false }),
+            Dp4Event::Message { from: Some(c), to: Some(group), data: b"grp".to_vec() }
+        ]
+    );
 }

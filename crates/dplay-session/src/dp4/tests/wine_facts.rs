@@ -351,7 +351,9 @@ fn join_a_windows_host() {
     assert_eq!(bob.short_name.as_ref().map(WideString::to_string_lossy).as_deref(), Some("short name"));
     assert_eq!(bob.player_data.0, [1, 2, 3, 4]);
     assert!(node.players().contains_key(&0xd00de));
-    assert!(node.groups.contains(&0x5e7));
+    let group = &node.groups()[&0x5e7];
+    assert_eq!(group.members.iter().copied().collect::<Vec<_>>(), [0xd00de]);
+    assert_eq!((group.name().as_deref(), group.system_player_id), (Some("short name"), 0x51573));
     assert_eq!(node.session_name().as_deref(), Some("normal"));
     assert_eq!(node.session_desc().map(|d| d.reserved1), Some(0xaabb_ccdd));
     assert_eq!(node.stats().dropped_total(), 0);
