@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,11 +32,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
     // Every wait below ends at the deadline; this catches a wait that does not (a deadlock).
-    // Children started with --duration end by themselves within a minute.
-    std::thread::spawn(|| {
-        std::thread::sleep(SUITE_LIMIT + Duration::from_secs(30));
-        eprintln!("integration: over the time limit; giving up");
-        std::process::exit(1);
+    // Children started with --duration end by themselves within a minute. The watchdog stands
+    // down when `_suite_done` drops, so it never cuts into the steps that follow the suite.
+    let (_suite_done, done) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if done.recv_timeout(SUITE_LIMIT + Duration::from_secs(30)) == Err(RecvTimeoutError::Timeout) {
+            eprintln!("integration: over the time limit; giving up");
+            std::process::exit(1);
+        }
     });
     let cases: [(&str, Case); 14] = [
         ("enum and join across processes", enum_and_join),
