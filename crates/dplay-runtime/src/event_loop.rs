@@ -12,12 +12,11 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::bind::{Bound, SocketSpec};
 use crate::streams::Streams;
+use crate::udp::RecvBuffers;
 use crate::{Direction, Path, Protocol, RuntimeError, SocketId, Tap};
 
 /// The waker's token; sockets take `Token(index)`, TCP connections [`crate::streams`] tokens.
 const WAKER: Token = Token(usize::MAX);
-/// The largest UDP payload.
-const MAX_DATAGRAM: usize = 65_535;
 
 /// How to start a [`Runtime`].
 pub struct RuntimeConfig {
@@ -206,7 +205,7 @@ impl<P: Protocol> EventLoop<P> {
     fn run(mut self) -> Result<(), RuntimeError> {
         let mut events = Events::with_capacity(256);
         let mut ready = Vec::with_capacity(256);
-        let mut recv_buf = vec![0; MAX_DATAGRAM];
+        let mut recv_bufs = RecvBuffers::new();
         let mut send_buf = Vec::with_capacity(2048);
         while !self.stop.load(Ordering::Acquire) {
             let deadline = match (self.protocol.poll_timeout(), self.streams.next_deadline()) {
@@ -226,7 +225,7 @@ impl<P: Protocol> EventLoop<P> {
                 writable: e.is_writable() || e.is_write_closed() || e.is_error(),
             }));
             for r in &ready {
-                self.dispatch(*r, &mut recv_buf)?;
+                self.dispatch(*r, &mut recv_bufs)?;
             }
             let now = Instant::now();
             loop {
@@ -254,34 +253,36 @@ impl<P: Protocol> EventLoop<P> {
     }
 
     /// Hands one readiness event to the socket or connection it names.
-    fn dispatch(&mut self, r: Ready, buf: &mut [u8]) -> Result<(), RuntimeError> {
+    fn dispatch(&mut self, r: Ready, bufs: &mut RecvBuffers) -> Result<(), RuntimeError> {
         if r.token == WAKER {
             return Ok(());
         }
         if let Some(stream) = crate::streams::stream_of(r.token) {
-            return self.stream_ready(stream, r.readable, r.writable, buf);
+            return self.stream_ready(stream, r.readable, r.writable, bufs.scratch());
         }
         let id = SocketId(r.token.0);
         match self.sockets.get(id.0) {
-            Some(Bound::Udp(_)) if r.readable => self.read_udp(id, buf),
+            Some(Bound::Udp(_)) if r.readable => self.read_udp(id, bufs),
             Some(Bound::Listener(_)) => self.accept_all(id),
             _ => Ok(()),
         }
     }
 
-    /// Reads until UDP socket `id` would block, handing each datagram to the protocol.
-    fn read_udp(&mut self, id: SocketId, buf: &mut [u8]) -> Result<(), RuntimeError> {
+    /// Reads until UDP socket `id` would block, in batches ([`RecvBuffers::recv`]), handing
+    /// each datagram to the tap and the protocol.
+    fn read_udp(&mut self, id: SocketId, bufs: &mut RecvBuffers) -> Result<(), RuntimeError> {
         let Some(Bound::Udp(socket)) = self.sockets.get(id.0) else { return Ok(()) };
         let local = self.local_addrs.get(id.0).copied().unwrap_or_else(|| SocketAddr::from(([0; 4], 0)));
+        let (tap, protocol) = (&mut self.tap, &mut self.protocol);
         loop {
-            match socket.recv_from(buf) {
-                Ok((len, from)) => {
-                    let data = buf.get(..len).unwrap_or_default();
-                    if let Some(tap) = self.tap.as_mut() {
-                        tap.datagram(Direction::Received, local, from, data);
-                    }
-                    self.protocol.handle_udp(Instant::now(), id, from, data);
+            let read = bufs.recv(socket, |from, data| {
+                if let Some(tap) = tap.as_mut() {
+                    tap.datagram(Direction::Received, local, from, data);
                 }
+                protocol.handle_udp(Instant::now(), id, from, data);
+            });
+            match read {
+                Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // An ICMP error for an earlier send (port unreachable): the transport's timers

@@ -39,6 +39,7 @@ mod event_loop;
 mod protocol;
 mod socket;
 mod streams;
+mod udp;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
 pub use addon_dp4::{AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role};

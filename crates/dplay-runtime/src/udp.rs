@@ -1,0 +1,126 @@
+//! Reading UDP datagrams in batches: on Linux one `recvmmsg` system call reads up to [`BATCH`]
+//! datagrams (through nix's safe wrapper, as this crate forbids unsafe code); elsewhere one
+//! `recv_from` per datagram.
+
+use std::io;
+use std::net::SocketAddr;
+
+use mio::net::UdpSocket;
+
+/// The largest UDP payload.
+pub(crate) const MAX_DATAGRAM: usize = 65_535;
+/// Datagrams read by one system call at most.
+#[cfg(target_os = "linux")]
+pub(crate) const BATCH: usize = 32;
+#[cfg(not(target_os = "linux"))]
+pub(crate) const BATCH: usize = 1;
+
+/// The buffers one event-loop thread reads into, reused for every read. They live on the
+/// thread (the system call's headers hold pointers, so they are not `Send`).
+pub(crate) struct RecvBuffers {
+    /// [`BATCH`] slots of [`MAX_DATAGRAM`] bytes: a datagram is never truncated. Zeroed pages
+    /// the kernel has not written to take no memory.
+    data: Vec<u8>,
+    #[cfg(target_os = "linux")]
+    headers: nix::sys::socket::MultiHeaders<nix::sys::socket::SockaddrStorage>,
+}
+
+impl RecvBuffers {
+    pub(crate) fn new() -> Self {
+        Self {
+            data: vec![0; BATCH * MAX_DATAGRAM],
+            #[cfg(target_os = "linux")]
+            headers: nix::sys::socket::MultiHeaders::preallocate(BATCH, None),
+        }
+    }
+
+    /// One slot, as scratch space for TCP reads.
+    pub(crate) fn scratch(&mut self) -> &mut [u8] {
+        self.data.get_mut(..MAX_DATAGRAM).unwrap_or_default()
+    }
+
+    /// Reads the datagrams waiting on `socket`, at most [`BATCH`], handing each to `each`;
+    /// returns how many were read. WouldBlock when none is waiting.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn recv(
+        &mut self,
+        socket: &UdpSocket,
+        mut each: impl FnMut(SocketAddr, &[u8]),
+    ) -> io::Result<usize> {
+        use std::io::IoSliceMut;
+        use std::os::fd::AsRawFd;
+
+        use nix::sys::socket::{MsgFlags, recvmmsg};
+
+        let mut slots = self.data.chunks_mut(MAX_DATAGRAM);
+        let mut iovs: [[IoSliceMut<'_>; 1]; BATCH] =
+            std::array::from_fn(|_| [IoSliceMut::new(slots.next().unwrap_or_default())]);
+        let received = recvmmsg(socket.as_raw_fd(), &mut self.headers, iovs.iter_mut(), MsgFlags::empty(), None)
+            .map_err(io::Error::from)?;
+        let mut count = 0;
+        for msg in received {
+            count += 1;
+            let from = msg.address.and_then(|a| {
+                a.as_sockaddr_in()
+                    .map(|v4| SocketAddr::from(*v4))
+                    .or_else(|| a.as_sockaddr_in6().map(|v6| SocketAddr::from(*v6)))
+            });
+            // A datagram with no IP source cannot be answered; UDP sockets always give one.
+            let Some(from) = from else { continue };
+            each(from, msg.iovs().next().unwrap_or_default());
+        }
+        Ok(count)
+    }
+
+    /// Reads the datagram waiting on `socket`, handing it to `each`; returns 1.
+    /// WouldBlock when none is waiting.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn recv(
+        &mut self,
+        socket: &UdpSocket,
+        mut each: impl FnMut(SocketAddr, &[u8]),
+    ) -> io::Result<usize> {
+        let (len, from) = socket.recv_from(&mut self.data)?;
+        each(from, self.data.get(..len).unwrap_or_default());
+        Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every datagram waiting is read, in order, with its sender, across more than one batch;
+    /// then WouldBlock.
+    #[test]
+    fn reads_every_waiting_datagram_in_batches() {
+        let local = SocketAddr::from(([127, 0, 0, 1], 0));
+        let receiver = crate::socket::bind_udp(local).expect("bind");
+        let sender = std::net::UdpSocket::bind(local).expect("bind");
+        let to = receiver.local_addr().expect("addr");
+        let total = BATCH * 2 + 3;
+        for i in 0..total {
+            let len = 1 + i * 37 % 1400;
+            sender.send_to(&vec![u8::try_from(i).expect("small"); len], to).expect("send");
+        }
+        let mut bufs = RecvBuffers::new();
+        let mut got = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while got.len() < total && std::time::Instant::now() < deadline {
+            match bufs.recv(&receiver, |from, data| got.push((from, data.to_vec()))) {
+                Ok(n) => assert!((1..=BATCH).contains(&n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                Err(e) => panic!("recv: {e}"),
+            }
+        }
+        assert_eq!(got.len(), total);
+        let from = sender.local_addr().expect("addr");
+        for (i, (who, data)) in got.iter().enumerate() {
+            assert_eq!(*who, from);
+            assert_eq!(data.len(), 1 + i * 37 % 1400);
+            assert!(data.iter().all(|&b| usize::from(b) == i));
+        }
+        let empty = bufs.recv(&receiver, |_, _| panic!("nothing is waiting"));
+        assert_eq!(empty.map_err(|e| e.kind()), Err(io::ErrorKind::WouldBlock));
+    }
+}
