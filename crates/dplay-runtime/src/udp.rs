@@ -1,15 +1,18 @@
-//! Reading UDP datagrams in batches: on Linux one `recvmmsg` system call reads up to [`BATCH`]
-//! datagrams (through nix's safe wrapper, as this crate forbids unsafe code); elsewhere one
-//! `recv_from` per datagram.
+//! UDP datagrams in batches: on Linux one `recvmmsg` system call reads up to [`BATCH`]
+//! datagrams and one `sendmmsg` writes up to [`BATCH`] (through the safe wrappers of nix and
+//! rustix, as this crate forbids unsafe code); elsewhere one `recv_from` or `send_to` per
+//! datagram.
 
 use std::io;
 use std::net::SocketAddr;
 
 use mio::net::UdpSocket;
 
+use crate::SocketId;
+
 /// The largest UDP payload.
 pub(crate) const MAX_DATAGRAM: usize = 65_535;
-/// Datagrams read by one system call at most.
+/// Datagrams read or written by one system call at most.
 #[cfg(target_os = "linux")]
 pub(crate) const BATCH: usize = 32;
 #[cfg(not(target_os = "linux"))]
@@ -84,6 +87,104 @@ impl RecvBuffers {
         each(from, self.data.get(..len).unwrap_or_default());
         Ok(1)
     }
+}
+
+/// One datagram taken from the protocol and not yet sent.
+pub(crate) struct Outgoing {
+    pub(crate) socket: SocketId,
+    pub(crate) to: SocketAddr,
+    pub(crate) data: Vec<u8>,
+}
+
+/// Datagrams taken from the protocol and not yet sent, in order, at most [`BATCH`]. Their
+/// buffers are kept and reused, so queueing allocates nothing once each slot has held a
+/// datagram.
+pub(crate) struct Outbox {
+    slots: Vec<Outgoing>,
+    /// `slots[..len]` hold datagrams.
+    len: usize,
+    /// `slots[..sent]` were sent (or dropped).
+    sent: usize,
+}
+
+impl Outbox {
+    /// [`BATCH`] free slots (their buffers allocated on first use).
+    pub(crate) fn new() -> Self {
+        let to = SocketAddr::from(([0; 4], 0));
+        let slots = (0..BATCH).map(|_| Outgoing { socket: SocketId::MAIN, to, data: Vec::new() }).collect();
+        Self { slots, len: 0, sent: 0 }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sent == self.len
+    }
+
+    /// The next free slot's buffer, for the protocol to write a datagram into (it counts once
+    /// [`Outbox::push`] names its socket and destination); `None` when full.
+    pub(crate) fn slot(&mut self) -> Option<&mut Vec<u8>> {
+        self.slots.get_mut(self.len).map(|slot| &mut slot.data)
+    }
+
+    /// Queues what [`Outbox::slot`] holds, from `socket` to `to`.
+    pub(crate) fn push(&mut self, socket: SocketId, to: SocketAddr) {
+        if let Some(slot) = self.slots.get_mut(self.len) {
+            slot.socket = socket;
+            slot.to = to;
+            self.len += 1;
+        }
+    }
+
+    /// The unsent datagrams from the first one's socket up to the first from another socket.
+    pub(crate) fn next_run(&self) -> Option<(SocketId, &[Outgoing])> {
+        let rest = self.slots.get(self.sent..self.len)?;
+        let socket = rest.first()?.socket;
+        let run = rest.iter().position(|d| d.socket != socket).unwrap_or(rest.len());
+        Some((socket, rest.get(..run).unwrap_or_default()))
+    }
+
+    /// The first unsent datagram's socket.
+    pub(crate) fn blocked_socket(&self) -> Option<SocketId> {
+        self.slots.get(self.sent..self.len)?.first().map(|d| d.socket)
+    }
+
+    /// `n` more datagrams were sent (or dropped); once all are, the slots are free again.
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.sent = (self.sent + n).min(self.len);
+        if self.sent == self.len {
+            (self.sent, self.len) = (0, 0);
+        }
+    }
+}
+
+/// Sends the datagrams of `run` (all from `socket`) in order, at most [`BATCH`]; returns how
+/// many were sent, at least one. An error (WouldBlock among them) concerns the first.
+#[cfg(target_os = "linux")]
+pub(crate) fn send(socket: &UdpSocket, run: &[Outgoing]) -> io::Result<usize> {
+    use std::io::IoSlice;
+
+    use rustix::net::{MMsgHdr, SendAncillaryBuffer, SendFlags, SocketAddrAny, sendmmsg};
+
+    if let [one] = run {
+        return socket.send_to(&one.data, one.to).map(|_| 1);
+    }
+    let run = run.get(..BATCH).unwrap_or(run);
+    let addrs: Vec<SocketAddrAny> = run.iter().map(|d| SocketAddrAny::from(d.to)).collect();
+    let iovs: Vec<[IoSlice<'_>; 1]> = run.iter().map(|d| [IoSlice::new(&d.data)]).collect();
+    let mut controls: Vec<SendAncillaryBuffer<'_, '_, '_>> = run.iter().map(|_| Default::default()).collect();
+    let mut msgs: Vec<MMsgHdr<'_>> = addrs
+        .iter()
+        .zip(&iovs)
+        .zip(&mut controls)
+        .map(|((addr, iov), control)| MMsgHdr::new_with_addr(addr, iov, control))
+        .collect();
+    Ok(sendmmsg(socket, &mut msgs, SendFlags::empty())?)
+}
+
+/// Sends the first datagram of `run`; returns 1. An error (WouldBlock among them) concerns it.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn send(socket: &UdpSocket, run: &[Outgoing]) -> io::Result<usize> {
+    let Some(first) = run.first() else { return Ok(0) };
+    socket.send_to(&first.data, first.to).map(|_| 1)
 }
 
 #[cfg(test)]
