@@ -224,4 +224,73 @@ mod tests {
         let empty = bufs.recv(&receiver, |_, _| panic!("nothing is waiting"));
         assert_eq!(empty.map_err(|e| e.kind()), Err(io::ErrorKind::WouldBlock));
     }
+
+    fn queue(outbox: &mut Outbox, socket: usize, to: SocketAddr, data: &[u8]) {
+        let slot = outbox.slot().expect("room");
+        slot.clear();
+        slot.extend_from_slice(data);
+        outbox.push(SocketId(socket), to);
+    }
+
+    /// Runs end where the socket changes; a full outbox takes no more; once every datagram is
+    /// sent the slots are free again, their buffers kept.
+    #[test]
+    fn outbox_runs_are_split_by_socket() {
+        let to = SocketAddr::from(([127, 0, 0, 1], 9));
+        let mut outbox = Outbox::new();
+        for socket in [0, 0, 1, 1, 0] {
+            queue(&mut outbox, socket, to, &[1; 100]);
+        }
+        let run = |o: &Outbox| o.next_run().map(|(id, run)| (id.0, run.len()));
+        assert_eq!(run(&outbox), Some((0, 2)));
+        outbox.advance(1);
+        assert_eq!((run(&outbox), outbox.blocked_socket()), (Some((0, 1)), Some(SocketId(0))));
+        outbox.advance(1);
+        assert_eq!(run(&outbox), Some((1, 2)));
+        outbox.advance(2);
+        assert_eq!(run(&outbox), Some((0, 1)));
+        outbox.advance(1);
+        assert!(outbox.is_empty());
+        assert_eq!((run(&outbox), outbox.blocked_socket()), (None, None));
+        assert!(outbox.slot().expect("free again").capacity() >= 100);
+        for _ in 0..BATCH {
+            queue(&mut outbox, 0, to, &[2]);
+        }
+        assert!(outbox.slot().is_none());
+        assert_eq!(run(&outbox), Some((0, BATCH)));
+    }
+
+    /// One run to two destinations: each gets its datagrams, in order.
+    #[test]
+    fn sends_a_run_in_order_to_several_destinations() {
+        let local = SocketAddr::from(([127, 0, 0, 1], 0));
+        let receivers = [crate::socket::bind_udp(local).expect("bind"), crate::socket::bind_udp(local).expect("bind")];
+        let addrs = receivers.each_ref().map(|r| r.local_addr().expect("addr"));
+        let sender = crate::socket::bind_udp(local).expect("bind");
+        let mut outbox = Outbox::new();
+        for i in 0..6u8 {
+            queue(&mut outbox, 0, addrs[usize::from(i % 2)], &[i; 50]);
+        }
+        while let Some((_, run)) = outbox.next_run() {
+            match send(&sender, run) {
+                Ok(n) => outbox.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                Err(e) => panic!("send: {e}"),
+            }
+        }
+        let from = sender.local_addr().expect("addr");
+        let mut bufs = RecvBuffers::new();
+        for (r, receiver) in receivers.iter().enumerate() {
+            let mut got = Vec::new();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while got.len() < 3 && std::time::Instant::now() < deadline {
+                let _ = bufs.recv(receiver, |who, data| {
+                    assert_eq!(who, from);
+                    got.push(data.to_vec());
+                });
+            }
+            let want: Vec<Vec<u8>> = (0..6u8).filter(|i| usize::from(i % 2) == r).map(|i| vec![i; 50]).collect();
+            assert_eq!(got, want);
+        }
+    }
 }
