@@ -58,8 +58,9 @@ impl RecvBuffers {
         let mut slots = self.data.chunks_mut(MAX_DATAGRAM);
         let mut iovs: [[IoSliceMut<'_>; 1]; BATCH] =
             std::array::from_fn(|_| [IoSliceMut::new(slots.next().unwrap_or_default())]);
-        let received = recvmmsg(socket.as_raw_fd(), &mut self.headers, iovs.iter_mut(), MsgFlags::empty(), None)
-            .map_err(io::Error::from)?;
+        let received =
+            recvmmsg(socket.as_raw_fd(), &mut self.headers, iovs.iter_mut(), MsgFlags::empty(), None)
+                .map_err(io::Error::from)?;
         let mut count = 0;
         for msg in received {
             count += 1;
@@ -264,7 +265,8 @@ mod tests {
     #[test]
     fn sends_a_run_in_order_to_several_destinations() {
         let local = SocketAddr::from(([127, 0, 0, 1], 0));
-        let receivers = [crate::socket::bind_udp(local).expect("bind"), crate::socket::bind_udp(local).expect("bind")];
+        let receivers =
+            [crate::socket::bind_udp(local).expect("bind"), crate::socket::bind_udp(local).expect("bind")];
         let addrs = receivers.each_ref().map(|r| r.local_addr().expect("addr"));
         let sender = crate::socket::bind_udp(local).expect("bind");
         let mut outbox = Outbox::new();
@@ -289,7 +291,8 @@ mod tests {
                     got.push(data.to_vec());
                 });
             }
-            let want: Vec<Vec<u8>> = (0..6u8).filter(|i| usize::from(i % 2) == r).map(|i| vec![i; 50]).collect();
+            let want: Vec<Vec<u8>> =
+                (0..6u8).filter(|i| usize::from(i % 2) == r).map(|i| vec![i; 50]).collect();
             assert_eq!(got, want);
         }
     }

@@ -130,7 +130,7 @@ proptest! {
 #[test]
 fn poll_transmit_into_matches_poll_transmit() {
     let cfg = SessionConfig::new(Uuid::from_u128(7), sim_addr(0), "p");
-    let now = Instant::now();
+    let now = dplay_sim::Sim::new(1).now();
     let (mut a, mut b) = (Session::new(cfg.clone(), now), Session::new(cfg, now));
     for s in [&mut a, &mut b] {
         s.enum_hosts(now, sim_addr(2), None).expect("enum");
