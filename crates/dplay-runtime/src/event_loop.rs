@@ -385,3 +385,6 @@ fn is_icmp_error(e: &io::Error) -> bool {
             | io::ErrorKind::NetworkUnreachable
     )
 }
+
+#[cfg(test)]
+mod tests;
