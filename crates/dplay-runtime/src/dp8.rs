@@ -168,9 +168,7 @@ impl Protocol for Dp8Protocol {
     }
 
     fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        let transmit = self.session.poll_transmit()?;
-        buf.extend_from_slice(&transmit.contents);
-        Some(transmit.destination)
+        self.session.poll_transmit_into(buf)
     }
 
     fn poll_event(&mut self) -> Option<Dp8Event> {

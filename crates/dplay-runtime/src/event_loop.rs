@@ -12,12 +12,11 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::bind::{Bound, SocketSpec};
 use crate::streams::Streams;
+use crate::udp::{Outbox, RecvBuffers};
 use crate::{Direction, Path, Protocol, RuntimeError, SocketId, Tap};
 
 /// The waker's token; sockets take `Token(index)`, TCP connections [`crate::streams`] tokens.
 const WAKER: Token = Token(usize::MAX);
-/// The largest UDP payload.
-const MAX_DATAGRAM: usize = 65_535;
 
 /// How to start a [`Runtime`].
 pub struct RuntimeConfig {
@@ -117,7 +116,7 @@ impl<P: Protocol> Runtime<P> {
             events: event_tx,
             stop: Arc::clone(&stop),
             tap: config.tap,
-            pending: None,
+            outbox: Outbox::new(),
             writable_interest: None,
             streams,
         };
@@ -187,8 +186,9 @@ pub(crate) struct EventLoop<P: Protocol> {
     events: Sender<P::Event>,
     stop: Arc<AtomicBool>,
     pub(crate) tap: Option<Box<dyn Tap>>,
-    /// A datagram a socket refused with WouldBlock, sent first once it is writable.
-    pending: Option<(SocketId, SocketAddr, Vec<u8>)>,
+    /// Datagrams taken from the protocol and not yet sent; those a socket refused with
+    /// WouldBlock stay here, in order, and are sent first once it is writable.
+    outbox: Outbox,
     /// The UDP socket registered for writable events, if any.
     writable_interest: Option<SocketId>,
     pub(crate) streams: Streams,
@@ -206,8 +206,7 @@ impl<P: Protocol> EventLoop<P> {
     fn run(mut self) -> Result<(), RuntimeError> {
         let mut events = Events::with_capacity(256);
         let mut ready = Vec::with_capacity(256);
-        let mut recv_buf = vec![0; MAX_DATAGRAM];
-        let mut send_buf = Vec::with_capacity(2048);
+        let mut recv_bufs = RecvBuffers::new();
         while !self.stop.load(Ordering::Acquire) {
             let deadline = match (self.protocol.poll_timeout(), self.streams.next_deadline()) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -226,7 +225,7 @@ impl<P: Protocol> EventLoop<P> {
                 writable: e.is_writable() || e.is_write_closed() || e.is_error(),
             }));
             for r in &ready {
-                self.dispatch(*r, &mut recv_buf)?;
+                self.dispatch(*r, &mut recv_bufs)?;
             }
             let now = Instant::now();
             loop {
@@ -241,12 +240,12 @@ impl<P: Protocol> EventLoop<P> {
                 self.protocol.handle_timeout(now);
             }
             self.expire_connects(now)?;
-            self.flush(now, &mut send_buf)?;
+            self.flush(now)?;
             while let Some(event) = self.protocol.poll_event() {
                 // The application may have stopped listening; the protocol still runs.
                 let _ = self.events.send(event);
             }
-            if self.protocol.is_finished() && self.pending.is_none() && self.streams.all_written() {
+            if self.protocol.is_finished() && self.outbox.is_empty() && self.streams.all_written() {
                 break;
             }
         }
@@ -254,34 +253,36 @@ impl<P: Protocol> EventLoop<P> {
     }
 
     /// Hands one readiness event to the socket or connection it names.
-    fn dispatch(&mut self, r: Ready, buf: &mut [u8]) -> Result<(), RuntimeError> {
+    fn dispatch(&mut self, r: Ready, bufs: &mut RecvBuffers) -> Result<(), RuntimeError> {
         if r.token == WAKER {
             return Ok(());
         }
         if let Some(stream) = crate::streams::stream_of(r.token) {
-            return self.stream_ready(stream, r.readable, r.writable, buf);
+            return self.stream_ready(stream, r.readable, r.writable, bufs.scratch());
         }
         let id = SocketId(r.token.0);
         match self.sockets.get(id.0) {
-            Some(Bound::Udp(_)) if r.readable => self.read_udp(id, buf),
+            Some(Bound::Udp(_)) if r.readable => self.read_udp(id, bufs),
             Some(Bound::Listener(_)) => self.accept_all(id),
             _ => Ok(()),
         }
     }
 
-    /// Reads until UDP socket `id` would block, handing each datagram to the protocol.
-    fn read_udp(&mut self, id: SocketId, buf: &mut [u8]) -> Result<(), RuntimeError> {
+    /// Reads until UDP socket `id` would block, in batches ([`RecvBuffers::recv`]), handing
+    /// each datagram to the tap and the protocol.
+    fn read_udp(&mut self, id: SocketId, bufs: &mut RecvBuffers) -> Result<(), RuntimeError> {
         let Some(Bound::Udp(socket)) = self.sockets.get(id.0) else { return Ok(()) };
         let local = self.local_addrs.get(id.0).copied().unwrap_or_else(|| SocketAddr::from(([0; 4], 0)));
+        let (tap, protocol) = (&mut self.tap, &mut self.protocol);
         loop {
-            match socket.recv_from(buf) {
-                Ok((len, from)) => {
-                    let data = buf.get(..len).unwrap_or_default();
-                    if let Some(tap) = self.tap.as_mut() {
-                        tap.datagram(Direction::Received, local, from, data);
-                    }
-                    self.protocol.handle_udp(Instant::now(), id, from, data);
+            let read = bufs.recv(socket, |from, data| {
+                if let Some(tap) = tap.as_mut() {
+                    tap.datagram(Direction::Received, local, from, data);
                 }
+                protocol.handle_udp(Instant::now(), id, from, data);
+            });
+            match read {
+                Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // An ICMP error for an earlier send (port unreachable): the transport's timers
@@ -292,52 +293,67 @@ impl<P: Protocol> EventLoop<P> {
         }
     }
 
-    /// Writes what the protocol queued: datagrams until a socket is full, stream bytes into
-    /// their connection's buffer.
-    fn flush(&mut self, now: Instant, buf: &mut Vec<u8>) -> Result<(), RuntimeError> {
-        if let Some((id, to, data)) = self.pending.take()
-            && !self.send_udp(id, to, &data)?
-        {
-            self.pending = Some((id, to, data));
-            return self.want_writable(Some(id));
-        }
+    /// Writes what the protocol queued: datagrams in batches until a socket is full, stream
+    /// bytes into their connection's buffer. Nothing more is taken from the protocol while a
+    /// datagram waits for its socket.
+    fn flush(&mut self, now: Instant) -> Result<(), RuntimeError> {
         loop {
-            buf.clear();
-            let Some(transmit) = self.protocol.poll_send(now, buf) else { break };
-            match transmit.path {
-                Path::Tcp => self.send_stream(now, transmit.to, buf)?,
-                Path::Udp(id) => {
-                    if !self.send_udp(id, transmit.to, buf)? {
-                        self.pending = Some((id, transmit.to, std::mem::take(buf)));
-                        return self.want_writable(Some(id));
+            if !self.send_outbox()? {
+                return self.want_writable(self.outbox.blocked_socket());
+            }
+            while let Some(buf) = self.outbox.slot() {
+                buf.clear();
+                let Some(transmit) = self.protocol.poll_send(now, buf) else { break };
+                match transmit.path {
+                    Path::Udp(id) => self.outbox.push(id, transmit.to),
+                    Path::Tcp => {
+                        let bytes = self.outbox.slot().map(std::mem::take).unwrap_or_default();
+                        self.send_stream(now, transmit.to, &bytes)?;
+                        if let Some(slot) = self.outbox.slot() {
+                            *slot = bytes;
+                        }
                     }
                 }
             }
+            if self.outbox.is_empty() {
+                return self.want_writable(None);
+            }
         }
-        self.want_writable(None)
     }
 
-    /// Sends one datagram from UDP socket `id`; `Ok(false)` when the socket would block.
-    fn send_udp(&mut self, id: SocketId, to: SocketAddr, data: &[u8]) -> Result<bool, RuntimeError> {
-        let Some(Bound::Udp(socket)) = self.sockets.get(id.0) else {
-            tracing::warn!("no UDP socket {} to send to {to} from; datagram dropped", id.0);
-            return Ok(true);
-        };
-        match socket.send_to(data, to) {
-            Ok(_) => {
-                if let (Some(tap), Some(local)) = (self.tap.as_mut(), self.local_addrs.get(id.0)) {
-                    tap.datagram(Direction::Sent, *local, to, data);
+    /// Sends the outbox's datagrams in order, each run from one socket with one system call
+    /// where the platform allows ([`crate::udp::send`]); `Ok(false)` when a socket would block,
+    /// the rest staying queued.
+    fn send_outbox(&mut self) -> Result<bool, RuntimeError> {
+        while let Some((id, run)) = self.outbox.next_run() {
+            let Some(Bound::Udp(socket)) = self.sockets.get(id.0) else {
+                tracing::warn!("no UDP socket {} to send from; {} datagrams dropped", id.0, run.len());
+                let n = run.len();
+                self.outbox.advance(n);
+                continue;
+            };
+            let done = match crate::udp::send(socket, run) {
+                Ok(n) => {
+                    if let (Some(tap), Some(local)) = (self.tap.as_mut(), self.local_addrs.get(id.0)) {
+                        for d in run.iter().take(n) {
+                            tap.datagram(Direction::Sent, *local, d.to, &d.data);
+                        }
+                    }
+                    n
                 }
-                Ok(true)
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
-            // Unreachable hosts and the like lose this datagram, as a network would; the
-            // protocol's retry and timeout rules handle it.
-            Err(e) => {
-                tracing::warn!("send to {to} failed: {e}");
-                Ok(true)
-            }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+                // Unreachable hosts and the like lose this datagram, as a network would; the
+                // protocol's retry and timeout rules handle it.
+                Err(e) => {
+                    let to = run.first().map(|d| d.to);
+                    tracing::warn!("send to {to:?} failed: {e}");
+                    1
+                }
+            };
+            self.outbox.advance(done);
         }
+        Ok(true)
     }
 
     /// Registers UDP socket `id` (and no other) for writable events.
@@ -369,3 +385,6 @@ fn is_icmp_error(e: &io::Error) -> bool {
             | io::ErrorKind::NetworkUnreachable
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,8 +5,9 @@
 //! running a mio event loop. It drives any sans-IO [`Protocol`] (the DirectPlay 8 session
 //! layer, the add-on on top of it, a DirectPlay 4 session):
 //!
-//! - it reads every datagram until the socket would block and hands each to
-//!   [`Protocol::handle_udp`] with the [`SocketId`] it came in on;
+//! - it reads every datagram until the socket would block (on Linux up to 32 per `recvmmsg`
+//!   system call) and hands each to [`Protocol::handle_udp`] with the [`SocketId`] it came in
+//!   on;
 //! - it accepts TCP connections on its listeners and opens them on demand, without blocking,
 //!   to the destination of a [`Transmit`] that goes [`Path::Tcp`] (reused while open); it reads
 //!   each connection until it would block and hands the bytes to [`Protocol::handle_stream`],
@@ -14,8 +15,9 @@
 //!   a connection that closes, fails, is refused or cannot be opened through
 //!   [`Protocol::handle_stream_closed`] ([`StreamClosed`], [`CloseReason`]);
 //! - it calls [`Protocol::handle_timeout`] at the earliest [`Protocol::poll_timeout`], and
-//!   writes every [`Protocol::poll_send`], keeping a datagram when a socket is full and waiting
-//!   until it is writable.
+//!   writes every [`Protocol::poll_send`] (datagrams on Linux up to 32 per `sendmmsg` system
+//!   call), keeping the datagrams a socket refused when it is full and taking nothing more
+//!   from the protocol until it is writable.
 //!
 //! Applications talk to it through crossbeam channels (commands in, events out) and a mio
 //! `Waker`; it stops on [`Runtime::shutdown`], when dropped, or by itself once the protocol
@@ -39,6 +41,7 @@ mod event_loop;
 mod protocol;
 mod socket;
 mod streams;
+mod udp;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
 pub use addon_dp4::{AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role};

@@ -209,6 +209,14 @@ impl Session {
         self.ep.poll_transmit()
     }
 
+    /// The next datagram to send, appended to `buf`; returns its destination. The datagram's
+    /// own buffer stays with the transport for the next one
+    /// ([`dplay_dframe::Endpoint::poll_transmit_into`]), so a caller sending from a reused
+    /// buffer causes no allocation per datagram.
+    pub fn poll_transmit_into(&mut self, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        self.ep.poll_transmit_into(buf)
+    }
+
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

@@ -124,3 +124,26 @@ proptest! {
         prop_assert!(mesh.node(2).session.is_joined());
     }
 }
+
+/// `poll_transmit_into` gives the same datagrams, to the same addresses, as `poll_transmit`
+/// (two sessions with the same seeded configuration, enumerating and joining alike).
+#[test]
+fn poll_transmit_into_matches_poll_transmit() {
+    let cfg = SessionConfig::new(Uuid::from_u128(7), sim_addr(0), "p");
+    let now = dplay_sim::Sim::new(1).now();
+    let (mut a, mut b) = (Session::new(cfg.clone(), now), Session::new(cfg, now));
+    for s in [&mut a, &mut b] {
+        s.enum_hosts(now, sim_addr(2), None).expect("enum");
+        s.join(now, sim_addr(1), None).expect("join");
+    }
+    let mut buf = Vec::new();
+    let mut sent = 0;
+    while let Some(expected) = a.poll_transmit() {
+        buf.clear();
+        assert_eq!(b.poll_transmit_into(&mut buf), Some(expected.destination));
+        assert_eq!(buf, expected.contents);
+        sent += 1;
+    }
+    assert!(sent >= 2, "a CONNECT and an EnumQuery");
+    assert_eq!(b.poll_transmit_into(&mut buf), None);
+}
