@@ -2,7 +2,7 @@
 //! share: the players' tracks, the kinds of node, and the checks on what a node's tracker holds
 //! (seed 004; FS-MULTIPLAYER.md 1.4, 1.5).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use dplay_addon::tracking::Remote;
@@ -30,23 +30,52 @@ pub(crate) enum Kind {
     Client(Role),
 }
 
-/// Checks the `packet_index` rule at node `at`, which recorded the `accepted` indices and the
-/// `updates` count of every sender: the indices strictly increase (seed 004 row
-/// POSITION_LLAPBH). Returns the number of positions accepted from each sender.
+/// The positions a node accepted, per sender, for the `packet_index` rule (seed 004 row
+/// POSITION_LLAPBH).
+#[derive(Debug, Default)]
+pub(crate) struct Accepted {
+    /// Per sender: the tracker's `packet_index` after each input that accepted positions.
+    pub(crate) indices: BTreeMap<PlayerId, Vec<u32>>,
+    /// Per sender: the positions accepted.
+    pub(crate) updates: BTreeMap<PlayerId, usize>,
+}
+
+impl Accepted {
+    /// Records one input's accepted positions, a sender per `PositionUpdated` event. Several
+    /// positions of one sender may be accepted in one input (a datagram that waited for a gap to
+    /// fill): the add-on's `tracker` then holds the last one, recorded once.
+    #[track_caller]
+    pub(crate) fn record(&mut self, updated: &[PlayerId], tracker: Option<&Tracker>) {
+        for id in updated {
+            *self.updates.entry(*id).or_default() += 1;
+        }
+        let once: BTreeSet<PlayerId> = updated.iter().copied().collect();
+        if once.is_empty() {
+            return;
+        }
+        let tracker = tracker.expect("the add-on has started");
+        for id in once {
+            let index = tracker.get(id).and_then(|r| r.last_packet_index);
+            let index = index.expect("an accepted position has a packet_index");
+            self.indices.entry(id).or_default().push(index);
+        }
+    }
+}
+
+/// Checks the `packet_index` rule at node `at`: the indices it accepted of every sender
+/// strictly increase (seed 004 row POSITION_LLAPBH). Returns the number of positions accepted
+/// from each sender.
 #[track_caller]
-pub(crate) fn assert_increasing(
-    at: usize,
-    accepted: &BTreeMap<PlayerId, Vec<u32>>,
-    updates: &BTreeMap<PlayerId, usize>,
-) -> BTreeMap<PlayerId, usize> {
+pub(crate) fn assert_increasing(at: usize, accepted: &Accepted) -> BTreeMap<PlayerId, usize> {
     accepted
+        .indices
         .iter()
         .map(|(id, indices)| {
             assert!(
                 indices.is_sorted_by(|a, b| a < b),
                 "node {at} accepted an out-of-order position from {id:?}: {indices:?}"
             );
-            (*id, updates.get(id).copied().unwrap_or(0))
+            (*id, accepted.updates.get(id).copied().unwrap_or(0))
         })
         .collect()
 }
@@ -97,10 +126,10 @@ pub(crate) fn assert_silent_observer(
     tracker: &Tracker,
     of: usize,
     id: PlayerId,
-    accepted: &BTreeMap<PlayerId, Vec<u32>>,
+    accepted: &Accepted,
 ) {
     let remote = remote(tracker, at, of, id);
     assert_eq!(remote.role, Some(Role::Observer), "node {at} sees node {of} as {:?}", remote.role);
     assert!(remote.fix.is_none(), "node {at} has a position of observer node {of}");
-    assert!(!accepted.contains_key(&id));
+    assert!(!accepted.indices.contains_key(&id));
 }

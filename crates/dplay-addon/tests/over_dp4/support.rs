@@ -1,7 +1,7 @@
 //! [`AddonOverDp4`] nodes on the [`Wires`] of `net.rs`, addressed by index, with the checks the
 //! scenarios share.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use dplay_addon::over_dp4::fs98_host_config;
@@ -10,7 +10,7 @@ use dplay_addon::{
 };
 use dplay_session::dp4::{Dp4Event, Dp4Session};
 
-use crate::common;
+use crate::common::{self, Accepted};
 pub(crate) use crate::common::{Kind, track};
 
 use crate::net::{Delivery, Links, Wires, dp4_config, listener};
@@ -28,10 +28,7 @@ pub(crate) struct AddonNode {
     index: usize,
     /// Moves along [`track`] (players only).
     pub(crate) flying: bool,
-    /// Per sender: the tracker's `packet_index` after each input that accepted positions.
-    pub(crate) accepted: BTreeMap<PlayerId, Vec<u32>>,
-    /// Per sender: the positions accepted.
-    pub(crate) updates: BTreeMap<PlayerId, usize>,
+    pub(crate) accepted: Accepted,
 }
 
 impl AddonNode {
@@ -49,19 +46,14 @@ impl AddonNode {
 
     /// Takes the bridge's events; records accepted positions once per sender and input.
     fn drain(&mut self) {
-        let mut updated = BTreeSet::new();
+        let mut updated = Vec::new();
         while let Some(e) = self.bridge.poll_event() {
             if let OverDp4Event::Addon(Event::PositionUpdated { id }) = &e {
-                updated.insert(*id);
-                *self.updates.entry(*id).or_default() += 1;
+                updated.push(*id);
             }
             self.events.push(e);
         }
-        for id in updated {
-            let index = self.tracker().get(id).and_then(|r| r.last_packet_index);
-            let index = index.expect("an accepted position has a packet_index");
-            self.accepted.entry(id).or_default().push(index);
-        }
+        self.accepted.record(&updated, self.bridge.tracker());
     }
 
     /// The add-on's tracker.
@@ -118,14 +110,7 @@ impl Net {
                         (AddonOverDp4::client(session, client, &name(i)), *role == Role::Player)
                     }
                 };
-                AddonNode {
-                    bridge,
-                    events: Vec::new(),
-                    index: i,
-                    flying,
-                    accepted: BTreeMap::new(),
-                    updates: BTreeMap::new(),
-                }
+                AddonNode { bridge, events: Vec::new(), index: i, flying, accepted: Accepted::default() }
             })
             .collect();
         let now = start_instant();
@@ -230,7 +215,7 @@ impl Net {
 /// Checks the `packet_index` rule at node `at` ([`common::assert_increasing`]).
 #[track_caller]
 pub(crate) fn assert_increasing(net: &Net, at: usize) -> BTreeMap<PlayerId, usize> {
-    common::assert_increasing(at, &net.node(at).accepted, &net.node(at).updates)
+    common::assert_increasing(at, &net.node(at).accepted)
 }
 
 /// Checks that node `at` tracks node `of` as a player with a recent fix close to where `of`

@@ -1,7 +1,7 @@
 //! A simulated network of [`AddonOverDp8`] nodes, addressed by index, with the checks the
 //! scenarios share.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use dplay_addon::{
 };
 use dplay_session::{Session, SessionConfig};
 
-use crate::common;
+use crate::common::{self, Accepted};
 pub(crate) use crate::common::{Kind, track};
 use dplay_sim::{LinkConfig, Node, NodeId, Sim, Transmit};
 
@@ -26,10 +26,7 @@ pub(crate) struct AddonNode {
     origin: Instant,
     /// Moves along [`track`] (players only).
     pub(crate) flying: bool,
-    /// Per sender: the tracker's `packet_index` after each call that accepted positions.
-    pub(crate) accepted: BTreeMap<PlayerId, Vec<u32>>,
-    /// Per sender: the positions accepted.
-    pub(crate) updates: BTreeMap<PlayerId, usize>,
+    pub(crate) accepted: Accepted,
 }
 
 impl AddonNode {
@@ -43,22 +40,16 @@ impl AddonNode {
         }
     }
 
-    /// Several positions of one sender may be accepted in one call (a datagram that waited for
-    /// a gap to fill): the tracker then holds the last one, recorded once.
+    /// Takes the bridge's events; records accepted positions once per sender and call.
     fn drain(&mut self) {
-        let mut updated = BTreeSet::new();
+        let mut updated = Vec::new();
         while let Some(e) = self.bridge.poll_event() {
             if let OverDp8Event::Addon(Event::PositionUpdated { id }) = &e {
-                updated.insert(*id);
-                *self.updates.entry(*id).or_default() += 1;
+                updated.push(*id);
             }
             self.events.push(e);
         }
-        for id in updated {
-            let index = self.tracker().get(id).and_then(|r| r.last_packet_index);
-            let index = index.expect("an accepted position has a packet_index");
-            self.accepted.entry(id).or_default().push(index);
-        }
+        self.accepted.record(&updated, self.bridge.tracker());
     }
 
     /// The add-on's tracker.
@@ -152,8 +143,7 @@ impl Net {
                     index: i,
                     origin,
                     flying,
-                    accepted: BTreeMap::new(),
-                    updates: BTreeMap::new(),
+                    accepted: Accepted::default(),
                 };
                 sim.add_node(addr(i), node)
             })
@@ -212,7 +202,7 @@ impl Net {
 /// Checks the `packet_index` rule at node `at` ([`common::assert_increasing`]).
 #[track_caller]
 pub(crate) fn assert_increasing(net: &Net, at: usize) -> BTreeMap<PlayerId, usize> {
-    common::assert_increasing(at, &net.node(at).accepted, &net.node(at).updates)
+    common::assert_increasing(at, &net.node(at).accepted)
 }
 
 /// Checks that node `at` tracks node `of` as a player with a recent fix close to where `of`
