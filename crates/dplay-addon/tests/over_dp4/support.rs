@@ -28,6 +28,7 @@ pub(crate) struct AddonNode {
     index: usize,
     /// Moves along [`track`] (players only).
     pub(crate) flying: bool,
+    /// The positions accepted, per sender.
     pub(crate) accepted: Accepted,
 }
 

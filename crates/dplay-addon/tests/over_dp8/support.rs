@@ -26,6 +26,7 @@ pub(crate) struct AddonNode {
     origin: Instant,
     /// Moves along [`track`] (players only).
     pub(crate) flying: bool,
+    /// The positions accepted, per sender.
     pub(crate) accepted: Accepted,
 }
 
