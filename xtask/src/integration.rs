@@ -279,13 +279,18 @@ fn addon_session(s: &Suite) -> anyhow::Result<()> {
     )?;
     s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
     s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
-    // Four updates a second: at least four within a few seconds, all from the pilot.
-    s.expect(&observer, "a position", WAIT, is("position"))?;
+    expect_pilot_positions(s, &observer)
+}
+
+/// Four updates a second: at least four within two seconds at `observer`, from the pilot at
+/// 1000 m.
+fn expect_pilot_positions(s: &Suite, observer: &Proc) -> anyhow::Result<()> {
+    s.expect(observer, "a position", WAIT, is("position"))?;
     std::thread::sleep(Duration::from_secs(2));
     let positions =
         observer.lines.lock().map(|l| l.iter().filter(|v| v["event"] == "position").count()).unwrap_or(0);
     ensure!(positions >= 4, "only {positions} positions in two seconds");
-    let position = s.expect(&observer, "a position", WAIT, is("position"))?;
+    let position = s.expect(observer, "a position", WAIT, is("position"))?;
     ensure!(position["name"] == "pilot", "{position}");
     ensure!(position["alt_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
     Ok(())

@@ -21,6 +21,7 @@
 //! every output is queued for the caller. Hostile input is counted and dropped, never a panic.
 #![warn(clippy::indexing_slicing)]
 
+mod bridge;
 pub mod client;
 pub mod host;
 pub mod over_dp4;

@@ -11,9 +11,9 @@
 //!   DPID is the add-on's own [`PlayerId`], and the add-on starts on
 //!   [`Dp4Event::PlayerCreated`] ([`Client::start`], or [`Host::new`] for a session we host);
 //! * [`Dp4Event::PlayerJoined`] / [`Dp4Event::PlayerLeft`] of application players (not system
-//!   players, which are instances) become [`Endpoint::player_joined`] /
-//!   [`Endpoint::player_left`]; a DPID is the add-on's player id (FS-MULTIPLAYER.md 4, Q10);
-//! * [`Dp4Event::Message`] becomes [`Endpoint::handle_message`] with `idFrom` as the sender;
+//!   players, which are instances) become [`Endpoint::player_joined`](crate::session_iface::Endpoint::player_joined) /
+//!   [`Endpoint::player_left`](crate::session_iface::Endpoint::player_left); a DPID is the add-on's player id (FS-MULTIPLAYER.md 4, Q10);
+//! * [`Dp4Event::Message`] becomes [`Endpoint::handle_message`](crate::session_iface::Endpoint::handle_message) with `idFrom` as the sender;
 //! * each [`Outgoing`] becomes [`Dp4Session::send`] from our player to the target
 //!   ([`Target::All`] is `DPID_ALLPLAYERS`), guaranteed over TCP or not over UDP as the add-on
 //!   asks (seed 004: "Send this packet with guaranteed messaging");
@@ -46,9 +46,10 @@ use dplay_session::dp4::{
 use dplay_wire::dp4::enumeration::EnumSessionsFlags;
 use uuid::Uuid;
 
+use crate::bridge::{self, AddonSide, Bridge};
 use crate::client::{Client, CommandError};
 use crate::host::{Host, HostConfig};
-use crate::session_iface::{Endpoint, Event as AddonEvent, Outgoing, PlayerId, Target};
+use crate::session_iface::{Event as AddonEvent, Outgoing, PlayerId, Target};
 use crate::tracking::Tracker;
 
 /// `GUID_FS6`, the DirectPlay application GUID of Flight Simulator 98 sessions:
@@ -79,17 +80,6 @@ pub fn fs98_enum_request(password: Option<&str>) -> EnumRequest {
     }
 }
 
-/// The add-on side of the bridge.
-#[derive(Debug)]
-enum Side {
-    /// A player or an observer; started once our player exists.
-    Client(Client),
-    /// The host side, built once our player exists and its DPID is known.
-    PendingHost(HostConfig),
-    /// The host side.
-    Host(Host),
-}
-
 /// What the bridge reports: the session's events and the add-on's, in the order they happened.
 /// Session [`Dp4Event::Message`]s are the add-on's input and do not appear here.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +107,7 @@ pub struct OverDp4Stats {
 #[derive(Debug)]
 pub struct AddonOverDp4 {
     session: Dp4Session,
-    side: Side,
+    addon: AddonSide,
     /// The short name of our DirectPlay player.
     name: String,
     /// Our DirectPlay player, once created.
@@ -126,8 +116,6 @@ pub struct AddonOverDp4 {
     players: BTreeSet<u32>,
     events: VecDeque<OverDp4Event>,
     stats: OverDp4Stats,
-    /// The session ended: the add-on is no longer driven.
-    ended: bool,
 }
 
 impl AddonOverDp4 {
@@ -135,25 +123,24 @@ impl AddonOverDp4 {
     /// `name`: [`AddonOverDp4::join`] a session, after [`AddonOverDp4::enum_sessions`] if the
     /// host's listener is not known.
     pub fn client(session: Dp4Session, client: Client, name: &str) -> Self {
-        Self::with_side(session, Side::Client(client), name)
+        Self::with_side(session, AddonSide::client(client), name)
     }
 
     /// The host side over `session` (idle), whose DirectPlay player will be called `name`:
     /// [`AddonOverDp4::host_session`] creates the session.
     pub fn host(session: Dp4Session, config: HostConfig, name: &str) -> Self {
-        Self::with_side(session, Side::PendingHost(config), name)
+        Self::with_side(session, AddonSide::host(config), name)
     }
 
-    fn with_side(session: Dp4Session, side: Side, name: &str) -> Self {
+    fn with_side(session: Dp4Session, addon: AddonSide, name: &str) -> Self {
         Self {
             session,
-            side,
+            addon,
             name: name.to_owned(),
             own: None,
             players: BTreeSet::new(),
             events: VecDeque::new(),
             stats: OverDp4Stats::default(),
-            ended: false,
         }
     }
 
@@ -198,7 +185,7 @@ impl AddonOverDp4 {
         now: Instant,
         f: impl FnOnce(&mut Client, Instant) -> Result<T, CommandError>,
     ) -> Option<Result<T, CommandError>> {
-        let Side::Client(c) = &mut self.side else { return None };
+        let c = self.addon.client_mut()?;
         let r = f(c, now);
         self.pump(now);
         Some(r)
@@ -207,7 +194,7 @@ impl AddonOverDp4 {
     /// Runs `f` on the add-on host once it exists (`None` otherwise), then pumps: for
     /// [`Host::remove_player`], [`Host::end_session`], [`Host::send_chat`].
     pub fn with_host<T>(&mut self, now: Instant, f: impl FnOnce(&mut Host, Instant) -> T) -> Option<T> {
-        let Side::Host(h) = &mut self.side else { return None };
+        let h = self.addon.host_mut()?;
         let r = f(h, now);
         self.pump(now);
         Some(r)
@@ -236,36 +223,22 @@ impl AddonOverDp4 {
 
     /// The add-on client, if this is one.
     pub fn client_ref(&self) -> Option<&Client> {
-        match &self.side {
-            Side::Client(c) => Some(c),
-            _ => None,
-        }
+        self.addon.client_ref()
     }
 
     /// The add-on host, once it exists.
     pub fn host_ref(&self) -> Option<&Host> {
-        match &self.side {
-            Side::Host(h) => Some(h),
-            _ => None,
-        }
+        self.addon.host_ref()
     }
 
     /// The other players, as the add-on tracks them.
     pub fn tracker(&self) -> Option<&Tracker> {
-        match &self.side {
-            Side::Client(c) => Some(c.tracker()),
-            Side::Host(h) => Some(h.tracker()),
-            Side::PendingHost(_) => None,
-        }
+        self.addon.tracker()
     }
 
     /// The add-on's receive counters (zero before a host exists).
     pub fn addon_stats(&self) -> crate::Stats {
-        match &self.side {
-            Side::Client(c) => c.stats(),
-            Side::Host(h) => h.stats(),
-            Side::PendingHost(_) => crate::Stats::default(),
-        }
+        self.addon.stats()
     }
 
     /// The bridge's counters.
@@ -311,9 +284,7 @@ impl AddonOverDp4 {
             self.session.handle_timeout(now);
         }
         self.pump(now);
-        if let Some(e) = self.endpoint_mut().filter(|e| e.poll_timeout().is_some_and(|t| now >= t)) {
-            e.handle_timeout(now);
-        }
+        self.addon.handle_timeout(now);
         self.pump(now);
     }
 
@@ -324,8 +295,7 @@ impl AddonOverDp4 {
 
     /// The earliest deadline of the session and the add-on (absolute).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let addon = self.endpoint().and_then(|e| e.poll_timeout());
-        self.session.poll_timeout().into_iter().chain(addon).min()
+        self.addon.poll_timeout(self.session.poll_timeout())
     }
 
     /// The next event.
@@ -333,50 +303,10 @@ impl AddonOverDp4 {
         self.events.pop_front()
     }
 
-    /// The add-on while it is driven: started or not, and not after the session ended.
-    fn endpoint(&self) -> Option<&dyn Endpoint> {
-        match &self.side {
-            _ if self.ended => None,
-            Side::Client(c) => Some(c),
-            Side::Host(h) => Some(h),
-            Side::PendingHost(_) => None,
-        }
-    }
-
-    fn endpoint_mut(&mut self) -> Option<&mut dyn Endpoint> {
-        match &mut self.side {
-            _ if self.ended => None,
-            Side::Client(c) => Some(c),
-            Side::Host(h) => Some(h),
-            Side::PendingHost(_) => None,
-        }
-    }
-
     /// Moves everything between the session and the add-on until nothing moves (module
     /// documentation, "Poll order").
     fn pump(&mut self, now: Instant) {
-        loop {
-            let mut moved = false;
-            while let Some(ev) = self.session.poll_event() {
-                moved = true;
-                self.on_session_event(now, ev);
-            }
-            while let Some(out) = self.endpoint_mut().and_then(|e| e.poll_outgoing()) {
-                moved = true;
-                self.send(now, &out);
-            }
-            while let Some(ev) = self.endpoint_mut().and_then(|e| e.poll_event()) {
-                moved = true;
-                if let AddonEvent::Disconnect(_) = ev {
-                    // Already ended (a second disconnect): nothing left to close.
-                    let _ = self.session.leave();
-                }
-                self.events.push_back(OverDp4Event::Addon(ev));
-            }
-            if !moved {
-                break;
-            }
-        }
+        bridge::pump(self, now);
     }
 
     fn on_session_event(&mut self, now: Instant, ev: Dp4Event) {
@@ -404,7 +334,7 @@ impl AddonOverDp4 {
             Dp4Event::Message { from, data, .. } => {
                 match from {
                     Some(from) => {
-                        if let Some(e) = self.endpoint_mut() {
+                        if let Some(e) = self.addon.endpoint_mut() {
                             e.handle_message(now, PlayerId(*from), data);
                         }
                     }
@@ -412,7 +342,7 @@ impl AddonOverDp4 {
                 }
                 return;
             }
-            Dp4Event::Ended(_) => self.ended = true,
+            Dp4Event::Ended(_) => self.addon.end(),
             _ => {}
         }
         self.events.push_back(OverDp4Event::Session(ev));
@@ -422,7 +352,7 @@ impl AddonOverDp4 {
     fn player_joined(&mut self, now: Instant, id: u32) {
         if Some(id) != self.own
             && self.players.insert(id)
-            && let Some(e) = self.endpoint_mut()
+            && let Some(e) = self.addon.endpoint_mut()
         {
             e.player_joined(now, PlayerId(id));
         }
@@ -430,7 +360,7 @@ impl AddonOverDp4 {
 
     fn player_left(&mut self, now: Instant, id: u32) {
         if self.players.remove(&id)
-            && let Some(e) = self.endpoint_mut()
+            && let Some(e) = self.addon.endpoint_mut()
         {
             e.player_left(now, PlayerId(id));
         }
@@ -442,32 +372,23 @@ impl AddonOverDp4 {
             return;
         }
         self.own = Some(id);
-        let own = PlayerId(id);
-        match &mut self.side {
-            // A started client refuses a second start; only one player is ever created.
-            Side::Client(c) => drop(c.start(now, own)),
-            Side::PendingHost(config) => self.side = Side::Host(Host::new(*config, own)),
-            Side::Host(_) => {}
-        }
+        self.addon.start(now, PlayerId(id));
     }
 
     /// FS-MULTIPLAYER.md 1.5 step 4: a host makes FS98's two groups; a client puts its player
     /// in [`FS61_REFUSE_PARAMS`] once that group exists (adding a member again sends nothing).
     fn params_groups(&mut self, now: Instant) {
         let Some(own) = self.own else { return };
-        match self.side {
-            Side::Client(_) => {
-                if let Some(group) = self.session.group_named(FS61_REFUSE_PARAMS) {
-                    // Refused only when not joined or the group or player is gone: nothing to do.
-                    let _ = self.session.add_player_to_group(group, own);
-                }
+        if self.addon.is_client() {
+            if let Some(group) = self.session.group_named(FS61_REFUSE_PARAMS) {
+                // Refused only when not joined or the group or player is gone: nothing to do.
+                let _ = self.session.add_player_to_group(group, own);
             }
-            Side::Host(_) | Side::PendingHost(_) => {
-                for name in [FS61_REQUEST_PARAMS, FS61_REFUSE_PARAMS] {
-                    if self.session.group_named(name).is_none() {
-                        // The host allocates at once; refused only when not in the session.
-                        let _ = self.session.create_group(now, name);
-                    }
+        } else {
+            for name in [FS61_REQUEST_PARAMS, FS61_REFUSE_PARAMS] {
+                if self.session.group_named(name).is_none() {
+                    // The host allocates at once; refused only when not in the session.
+                    let _ = self.session.create_group(now, name);
                 }
             }
         }
@@ -486,6 +407,34 @@ impl AddonOverDp4 {
             Ok(()) => self.stats.sent += 1,
             Err(_) => self.stats.send_failed += 1,
         }
+    }
+}
+
+impl Bridge for AddonOverDp4 {
+    type SessionEvent = Dp4Event;
+
+    fn poll_session_event(&mut self) -> Option<Dp4Event> {
+        self.session.poll_event()
+    }
+
+    fn on_session_event(&mut self, now: Instant, ev: Dp4Event) {
+        AddonOverDp4::on_session_event(self, now, ev);
+    }
+
+    fn addon(&mut self) -> &mut AddonSide {
+        &mut self.addon
+    }
+
+    fn send(&mut self, now: Instant, out: &Outgoing) {
+        AddonOverDp4::send(self, now, out);
+    }
+
+    fn on_addon_event(&mut self, _now: Instant, ev: AddonEvent) {
+        if let AddonEvent::Disconnect(_) = ev {
+            // Already ended (a second disconnect): nothing left to close.
+            let _ = self.session.leave();
+        }
+        self.events.push_back(OverDp4Event::Addon(ev));
     }
 }
 

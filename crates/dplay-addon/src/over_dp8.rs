@@ -6,9 +6,9 @@
 //! * session [`SessionEvent::Joined`] starts the add-on with our DPNID as its [`PlayerId`]
 //!   ([`Client::start`], or [`Host::new`] for a session we host);
 //! * [`SessionEvent::PlayerAdded`] / [`SessionEvent::PlayerRemoved`] become
-//!   [`Endpoint::player_joined`] / [`Endpoint::player_left`] (a DPNID is the add-on's player
+//!   [`Endpoint::player_joined`](crate::session_iface::Endpoint::player_joined) / [`Endpoint::player_left`](crate::session_iface::Endpoint::player_left) (a DPNID is the add-on's player
 //!   id, FS-MULTIPLAYER.md 4);
-//! * [`SessionEvent::Message`] becomes [`Endpoint::handle_message`];
+//! * [`SessionEvent::Message`] becomes [`Endpoint::handle_message`](crate::session_iface::Endpoint::handle_message);
 //! * each [`Outgoing`] becomes [`Session::send_to`] ([`Target::One`]) or [`Session::send_all`]
 //!   ([`Target::All`]): guaranteed as reliable and sequential, not guaranteed as an unreliable,
 //!   non-sequential datagram (the `packet_index` rule orders positions);
@@ -38,9 +38,10 @@ use dplay_session::{CommandError as SessionError, Event as SessionEvent, SendFla
 use dplay_wire::dp8::dpnid::Dpnid;
 use uuid::Uuid;
 
+use crate::bridge::{self, AddonSide, Bridge};
 use crate::client::{Client, CommandError};
 use crate::host::{Host, HostConfig};
-use crate::session_iface::{DisconnectReason, Endpoint, Event as AddonEvent, Outgoing, PlayerId, Target};
+use crate::session_iface::{DisconnectReason, Event as AddonEvent, Outgoing, PlayerId, Target};
 use crate::tracking::Tracker;
 
 /// How long a message to a player we cannot reach yet is held before it is dropped.
@@ -56,17 +57,6 @@ struct Held {
     to: Dpnid,
     bytes: Vec<u8>,
     flags: SendFlags,
-}
-
-/// The add-on side of the bridge.
-#[derive(Debug)]
-enum Side {
-    /// A player or an observer; started once the session is joined.
-    Client(Client),
-    /// The host side, built once the session is created and our DPNID is known.
-    PendingHost(HostConfig),
-    /// The host side.
-    Host(Host),
 }
 
 /// What the bridge reports: the session's events and the add-on's, in the order they happened.
@@ -98,38 +88,35 @@ pub struct OverDp8Stats {
 #[derive(Debug)]
 pub struct AddonOverDp8 {
     session: Session,
-    side: Side,
+    addon: AddonSide,
     events: VecDeque<OverDp8Event>,
     stats: OverDp8Stats,
     /// Messages to players not reachable yet, oldest first.
     held: VecDeque<Held>,
     /// When the held messages are tried next.
     held_retry: Option<Instant>,
-    /// The session ended: the add-on is no longer driven.
-    ended: bool,
 }
 
 impl AddonOverDp8 {
     /// A player or an observer over `session` (idle): [`AddonOverDp8::join`] it, or join through
     /// [`AddonOverDp8::session_mut`] after enumerating hosts.
     pub fn client(session: Session, client: Client) -> Self {
-        Self::with_side(session, Side::Client(client))
+        Self::with_side(session, AddonSide::client(client))
     }
 
     /// The host side over `session` (idle): [`AddonOverDp8::host_session`] creates the session.
     pub fn host(session: Session, config: HostConfig) -> Self {
-        Self::with_side(session, Side::PendingHost(config))
+        Self::with_side(session, AddonSide::host(config))
     }
 
-    fn with_side(session: Session, side: Side) -> Self {
+    fn with_side(session: Session, addon: AddonSide) -> Self {
         Self {
             session,
-            side,
+            addon,
             events: VecDeque::new(),
             stats: OverDp8Stats::default(),
             held: VecDeque::new(),
             held_retry: None,
-            ended: false,
         }
     }
 
@@ -159,7 +146,7 @@ impl AddonOverDp8 {
         now: Instant,
         f: impl FnOnce(&mut Client, Instant) -> Result<T, CommandError>,
     ) -> Option<Result<T, CommandError>> {
-        let Side::Client(c) = &mut self.side else { return None };
+        let c = self.addon.client_mut()?;
         let r = f(c, now);
         self.pump(now);
         Some(r)
@@ -168,7 +155,7 @@ impl AddonOverDp8 {
     /// Runs `f` on the add-on host once it exists (`None` otherwise), then pumps: for
     /// [`Host::remove_player`], [`Host::end_session`], [`Host::send_chat`].
     pub fn with_host<T>(&mut self, now: Instant, f: impl FnOnce(&mut Host, Instant) -> T) -> Option<T> {
-        let Side::Host(h) = &mut self.side else { return None };
+        let h = self.addon.host_mut()?;
         let r = f(h, now);
         self.pump(now);
         Some(r)
@@ -196,36 +183,22 @@ impl AddonOverDp8 {
 
     /// The add-on client, if this is one.
     pub fn client_ref(&self) -> Option<&Client> {
-        match &self.side {
-            Side::Client(c) => Some(c),
-            _ => None,
-        }
+        self.addon.client_ref()
     }
 
     /// The add-on host, once the session is created.
     pub fn host_ref(&self) -> Option<&Host> {
-        match &self.side {
-            Side::Host(h) => Some(h),
-            _ => None,
-        }
+        self.addon.host_ref()
     }
 
     /// The other players, as the add-on tracks them.
     pub fn tracker(&self) -> Option<&Tracker> {
-        match &self.side {
-            Side::Client(c) => Some(c.tracker()),
-            Side::Host(h) => Some(h.tracker()),
-            Side::PendingHost(_) => None,
-        }
+        self.addon.tracker()
     }
 
     /// The add-on's receive counters (zero before a host exists).
     pub fn addon_stats(&self) -> crate::Stats {
-        match &self.side {
-            Side::Client(c) => c.stats(),
-            Side::Host(h) => h.stats(),
-            Side::PendingHost(_) => crate::Stats::default(),
-        }
+        self.addon.stats()
     }
 
     /// The bridge's counters.
@@ -248,9 +221,7 @@ impl AddonOverDp8 {
             self.session.handle_timeout(now);
         }
         self.pump(now);
-        if let Some(e) = self.endpoint_mut().filter(|e| e.poll_timeout().is_some_and(|t| now >= t)) {
-            e.handle_timeout(now);
-        }
+        self.addon.handle_timeout(now);
         self.pump(now);
     }
 
@@ -261,8 +232,7 @@ impl AddonOverDp8 {
 
     /// The earliest deadline of the session and the add-on (absolute).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let addon = self.endpoint().and_then(|e| e.poll_timeout());
-        self.session.poll_timeout().into_iter().chain(addon).chain(self.held_retry).min()
+        self.addon.poll_timeout(self.session.poll_timeout().into_iter().chain(self.held_retry))
     }
 
     /// The next event.
@@ -270,72 +240,33 @@ impl AddonOverDp8 {
         self.events.pop_front()
     }
 
-    /// The add-on while it is driven: started or not, and not after the session ended.
-    fn endpoint(&self) -> Option<&dyn Endpoint> {
-        match &self.side {
-            _ if self.ended => None,
-            Side::Client(c) => Some(c),
-            Side::Host(h) => Some(h),
-            Side::PendingHost(_) => None,
-        }
-    }
-
-    fn endpoint_mut(&mut self) -> Option<&mut dyn Endpoint> {
-        match &mut self.side {
-            _ if self.ended => None,
-            Side::Client(c) => Some(c),
-            Side::Host(h) => Some(h),
-            Side::PendingHost(_) => None,
-        }
-    }
-
     /// Moves everything between the session and the add-on until nothing moves (module
     /// documentation, "Poll order").
     fn pump(&mut self, now: Instant) {
-        loop {
-            let mut moved = false;
-            while let Some(ev) = self.session.poll_event() {
-                moved = true;
-                self.on_session_event(now, ev);
-            }
-            while let Some(out) = self.endpoint_mut().and_then(|e| e.poll_outgoing()) {
-                moved = true;
-                self.send(now, &out);
-            }
-            while let Some(ev) = self.endpoint_mut().and_then(|e| e.poll_event()) {
-                moved = true;
-                if let AddonEvent::Disconnect(reason) = ev {
-                    self.close(now, reason);
-                }
-                self.events.push_back(OverDp8Event::Addon(ev));
-            }
-            if !moved {
-                break;
-            }
-        }
+        bridge::pump(self, now);
     }
 
     fn on_session_event(&mut self, now: Instant, ev: SessionEvent) {
         match &ev {
             SessionEvent::Joined { local, .. } => self.start(now, *local),
             SessionEvent::PlayerAdded { dpnid, .. } => {
-                if let Some(e) = self.endpoint_mut() {
+                if let Some(e) = self.addon.endpoint_mut() {
                     e.player_joined(now, player_id(*dpnid));
                 }
             }
             SessionEvent::PlayerRemoved { dpnid, .. } => {
-                if let Some(e) = self.endpoint_mut() {
+                if let Some(e) = self.addon.endpoint_mut() {
                     e.player_left(now, player_id(*dpnid));
                 }
             }
             SessionEvent::Message { from, data, .. } => {
-                if let Some(e) = self.endpoint_mut() {
+                if let Some(e) = self.addon.endpoint_mut() {
                     e.handle_message(now, player_id(*from), data);
                 }
                 return;
             }
             SessionEvent::SessionEnded { .. } => {
-                self.ended = true;
+                self.addon.end();
                 self.stats.send_failed += self.held.len() as u64;
                 self.held.clear();
                 self.held_retry = None;
@@ -349,13 +280,7 @@ impl AddonOverDp8 {
 
     /// The session is joined as `local`: the add-on starts.
     fn start(&mut self, now: Instant, local: Dpnid) {
-        let own = player_id(local);
-        match &mut self.side {
-            // Only an idle client starts; a second Joined (none is expected) changes nothing.
-            Side::Client(c) => drop(c.start(now, own)),
-            Side::PendingHost(config) => self.side = Side::Host(Host::new(*config, own)),
-            Side::Host(_) => {}
-        }
+        self.addon.start(now, player_id(local));
     }
 
     fn send(&mut self, now: Instant, out: &Outgoing) {
@@ -410,6 +335,33 @@ impl AddonOverDp8 {
             return;
         }
         self.session.leave(now);
+    }
+}
+
+impl Bridge for AddonOverDp8 {
+    type SessionEvent = SessionEvent;
+
+    fn poll_session_event(&mut self) -> Option<SessionEvent> {
+        self.session.poll_event()
+    }
+
+    fn on_session_event(&mut self, now: Instant, ev: SessionEvent) {
+        AddonOverDp8::on_session_event(self, now, ev);
+    }
+
+    fn addon(&mut self) -> &mut AddonSide {
+        &mut self.addon
+    }
+
+    fn send(&mut self, now: Instant, out: &Outgoing) {
+        AddonOverDp8::send(self, now, out);
+    }
+
+    fn on_addon_event(&mut self, now: Instant, ev: AddonEvent) {
+        if let AddonEvent::Disconnect(reason) = ev {
+            self.close(now, reason);
+        }
+        self.events.push_back(OverDp8Event::Addon(ev));
     }
 }
 

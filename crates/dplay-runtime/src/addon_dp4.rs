@@ -9,20 +9,18 @@
 //! by enumeration and join it, fly (set the position sent four times a second), chat, leave.
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, SocketAddrV4};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_addon::packet::ZString;
 use dplay_addon::{
     AddonOverDp4, Client, ClientConfig, Event, HostConfig, OverDp4Event, PlayerId, Position, Velocity,
 };
-use dplay_session::dp4::{
-    Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig, Via,
-};
+use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig};
 
+use crate::dp4::{set_bound_addrs, transmit, unreachable_listener};
 use crate::{
-    CloseReason, Dp4Binding, Dp4Event, Path, Protocol, Runtime, RuntimeError, SocketId, StreamClosed,
-    StreamId, Tap, Transmit,
+    Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, Tap, Transmit,
 };
 
 /// Which side of the add-on protocol we run.
@@ -104,8 +102,7 @@ impl AddonDp4Protocol {
         role: AddonDp4Role,
         name: &str,
     ) -> Result<Self, RuntimeError> {
-        config.datagram_addr = v4(local, Dp4Binding::GAME_SOCKET)?;
-        config.stream_addr = v4(local, Dp4Binding::LISTENER)?;
+        set_bound_addrs(&mut config, local)?;
         let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
         let bridge = match role {
             AddonDp4Role::Host(config) => AddonOverDp4::host(session, config, name),
@@ -179,17 +176,6 @@ impl AddonDp4Protocol {
     }
 }
 
-/// The IPv4 address of bound socket `id`.
-fn v4(local: &[SocketAddr], id: SocketId) -> Result<SocketAddrV4, RuntimeError> {
-    match local.get(id.0) {
-        Some(SocketAddr::V4(a)) => Ok(*a),
-        Some(SocketAddr::V6(a)) => Err(RuntimeError::Protocol(format!(
-            "DirectPlay 4 runs over IPv4 only, not {a}: bind an IPv4 address"
-        ))),
-        None => Err(RuntimeError::Protocol("the DirectPlay 4 sockets are missing".into())),
-    }
-}
-
 impl Protocol for AddonDp4Protocol {
     type Command = AddonDp4Command;
     type Event = AddonDp4Event;
@@ -219,15 +205,8 @@ impl Protocol for AddonDp4Protocol {
     /// closed with bytes still queued makes its instance unreachable.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.bridge.handle_tcp_closed(stream.0);
-        if let Some(to) = closed.opened_to {
-            let broken = matches!(
-                closed.reason,
-                CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
-            );
-            if broken || closed.unsent > 0 {
-                tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
-                self.bridge.handle_unreachable(now, to);
-            }
+        if let Some(to) = unreachable_listener(closed) {
+            self.bridge.handle_unreachable(now, to);
         }
         self.drain(now);
     }
@@ -289,13 +268,7 @@ impl Protocol for AddonDp4Protocol {
     }
 
     fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let t = self.bridge.poll_transmit()?;
-        buf.extend_from_slice(&t.bytes);
-        let path = match t.via {
-            Via::Udp => Path::Udp(Dp4Binding::GAME_SOCKET),
-            Via::Tcp => Path::Tcp,
-        };
-        Some(Transmit { to: t.to, path })
+        self.bridge.poll_transmit().map(|t| transmit(t, buf))
     }
 
     fn poll_event(&mut self) -> Option<AddonDp4Event> {

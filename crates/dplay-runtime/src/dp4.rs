@@ -15,8 +15,8 @@ use std::time::Instant;
 
 use dplay_session::dp4::config::{ENUM_PORT, GAME_PORT_FIRST, GAME_PORT_LAST};
 use dplay_session::dp4::{
-    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, DropReason, EnumRequest, HostConfig,
-    ReliableStats, Via,
+    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, Dp4Transmit, DropReason, EnumRequest,
+    HostConfig, ReliableStats, Via,
 };
 use dplay_wire::WideString;
 use dplay_wire::dp4::session::SessionFlags;
@@ -202,15 +202,7 @@ impl Dp4Protocol {
     /// [`Dp4Binding::runtime_config`] (as [`Runtime::try_spawn_with`] gives them): they become
     /// `config.datagram_addr` and `config.stream_addr`, the addresses peers are told.
     pub fn new(mut config: Dp4Config, local: &[SocketAddr]) -> Result<Self, RuntimeError> {
-        let v4 = |id: SocketId| match local.get(id.0) {
-            Some(SocketAddr::V4(a)) => Ok(*a),
-            Some(SocketAddr::V6(a)) => Err(RuntimeError::Protocol(format!(
-                "DirectPlay 4 runs over IPv4 only, not {a}: bind an IPv4 address"
-            ))),
-            None => Err(RuntimeError::Protocol("the DirectPlay 4 sockets are missing".into())),
-        };
-        config.datagram_addr = v4(Dp4Binding::GAME_SOCKET)?;
-        config.stream_addr = v4(Dp4Binding::LISTENER)?;
+        set_bound_addrs(&mut config, local)?;
         let addrs = (config.stream_addr, config.datagram_addr);
         let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
         Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false, addrs })
@@ -334,15 +326,8 @@ impl Protocol for Dp4Protocol {
     /// connection.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.session.handle_tcp_closed(stream.0);
-        if let Some(to) = closed.opened_to {
-            let broken = matches!(
-                closed.reason,
-                CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
-            );
-            if broken || closed.unsent > 0 {
-                tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
-                self.session.handle_unreachable(now, to);
-            }
+        if let Some(to) = unreachable_listener(closed) {
+            self.session.handle_unreachable(now, to);
         }
         self.drain();
     }
@@ -387,13 +372,7 @@ impl Protocol for Dp4Protocol {
     }
 
     fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let t = self.session.poll_transmit()?;
-        buf.extend_from_slice(&t.bytes);
-        let path = match t.via {
-            Via::Udp => Path::Udp(Dp4Binding::GAME_SOCKET),
-            Via::Tcp => Path::Tcp,
-        };
-        Some(Transmit { to: t.to, path })
+        self.session.poll_transmit().map(|t| transmit(t, buf))
     }
 
     fn poll_event(&mut self) -> Option<Dp4Event> {
@@ -409,6 +388,46 @@ impl Protocol for Dp4Protocol {
     fn is_finished(&self) -> bool {
         self.ended
     }
+}
+
+/// Sets `config.datagram_addr` and `config.stream_addr`, the addresses peers are told, to the
+/// bound sockets `local` of a [`Dp4Binding::runtime_config`].
+pub(crate) fn set_bound_addrs(config: &mut Dp4Config, local: &[SocketAddr]) -> Result<(), RuntimeError> {
+    let v4 = |id: SocketId| match local.get(id.0) {
+        Some(SocketAddr::V4(a)) => Ok(*a),
+        Some(SocketAddr::V6(a)) => Err(RuntimeError::Protocol(format!(
+            "DirectPlay 4 runs over IPv4 only, not {a}: bind an IPv4 address"
+        ))),
+        None => Err(RuntimeError::Protocol("the DirectPlay 4 sockets are missing".into())),
+    };
+    config.datagram_addr = v4(Dp4Binding::GAME_SOCKET)?;
+    config.stream_addr = v4(Dp4Binding::LISTENER)?;
+    Ok(())
+}
+
+/// A session's transmit as the runtime's: its bytes into `buf`, UDP from the game socket.
+pub(crate) fn transmit(t: Dp4Transmit, buf: &mut Vec<u8>) -> Transmit {
+    buf.extend_from_slice(&t.bytes);
+    let path = match t.via {
+        Via::Udp => Path::Udp(Dp4Binding::GAME_SOCKET),
+        Via::Tcp => Path::Tcp,
+    };
+    Transmit { to: t.to, path }
+}
+
+/// The listener a closed connection makes unreachable: one we opened that could not be opened,
+/// broke, or closed with bytes still queued. A clean close is not: the next message opens a new
+/// connection.
+pub(crate) fn unreachable_listener(closed: &StreamClosed) -> Option<SocketAddr> {
+    let to = closed.opened_to?;
+    let broken = matches!(
+        closed.reason,
+        CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
+    );
+    (broken || closed.unsent > 0).then(|| {
+        tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
+        to
+    })
 }
 
 #[cfg(test)]

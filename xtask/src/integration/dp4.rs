@@ -8,7 +8,7 @@
 
 use std::io::Write;
 use std::net::{TcpStream, UdpSocket};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -47,10 +47,50 @@ pub(super) fn sent_digest(s: &Suite, p: &Proc, len: u64) -> anyhow::Result<Strin
 
 /// MC-DPL4CS 3.1.4.1, 3.1.4.2, 3.1.4.16: enumeration, the join, and guaranteed messages both
 /// ways over TCP (one of 200 000 bytes, many TCP segments); the capture decodes cleanly.
+/// A capture file in the temporary directory, `tag` naming the case: its path, and the same as
+/// a `--pcap` argument.
+pub(super) fn capture_file(tag: &str) -> (PathBuf, String) {
+    let pcap = std::env::temp_dir().join(format!("dplay-integration-{tag}-{}.pcap", std::process::id()));
+    let arg = pcap.to_string_lossy().into_owned();
+    (pcap, arg)
+}
+
+/// Alice joins the DirectPlay 4 host whose enumeration socket is on `enum_port`, sends `text`
+/// and 200 000 bytes, and stays `duration` seconds.
+pub(super) fn join_alice(s: &Suite, enum_port: &str, text: &str, duration: &str) -> anyhow::Result<Proc> {
+    let args = [
+        "join",
+        "--dp4",
+        "127.0.0.1",
+        "--host-enum-port",
+        enum_port,
+        "--json",
+        "--name",
+        "alice",
+        "--send",
+        text,
+        "--send-size",
+        "200000",
+        "--duration",
+        duration,
+    ];
+    s.start("alice", &args)
+}
+
+/// The `text` and the `len` bytes `sender` sent reach the echoing `host` and come back.
+pub(super) fn echoed(s: &Suite, host: &Proc, sender: &Proc, text: &str, len: u64) -> anyhow::Result<()> {
+    let name = &sender.name;
+    s.expect(host, &format!("{name}'s text"), WAIT, event_with("message", "text", text))?;
+    let digest = sent_digest(s, sender, len)?;
+    s.expect(host, &format!("{name}'s {len} bytes"), WAIT, message_of(len, &digest))?;
+    s.expect(sender, "the echoed text", WAIT, event_with("message", "text", text))?;
+    s.expect(sender, &format!("the echoed {len} bytes"), WAIT, message_of(len, &digest))?;
+    Ok(())
+}
+
 pub(super) fn tcp_session(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
-    let pcap = std::env::temp_dir().join(format!("dplay-integration-dp4-{}.pcap", std::process::id()));
-    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let (pcap, pcap_arg) = capture_file("dp4");
     let (host, _) = host(s, &enum_port, &["--echo", "--pcap", &pcap_arg])?;
     let target = format!("127.0.0.1:{enum_port}");
     let mut en = s.start("dp4 enum", &["enum", "--dp4", &target, "--json", "--timeout", "2"])?;
@@ -58,30 +98,10 @@ pub(super) fn tcp_session(s: &Suite) -> anyhow::Result<()> {
     ensure!(found["name"] == "integration4", "enum reported {found}");
     ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "enum --dp4 did not exit 0");
 
-    let args = [
-        "join",
-        "--dp4",
-        "127.0.0.1",
-        "--host-enum-port",
-        &enum_port,
-        "--json",
-        "--name",
-        "alice",
-        "--send",
-        "hello from alice",
-        "--send-size",
-        "200000",
-        // Room for 400 000 bytes both ways on a loaded machine.
-        "--duration",
-        "5",
-    ];
-    let mut alice = s.start("alice", &args)?;
+    // Room for 400 000 bytes both ways on a loaded machine.
+    let mut alice = join_alice(s, &enum_port, "hello from alice", "5")?;
     s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
-    s.expect(&host, "alice's text", WAIT, event_with("message", "text", "hello from alice"))?;
-    let digest = sent_digest(s, &alice, 200_000)?;
-    s.expect(&host, "alice's 200 000 bytes", WAIT, message_of(200_000, &digest))?;
-    s.expect(&alice, "the echoed text", WAIT, event_with("message", "text", "hello from alice"))?;
-    s.expect(&alice, "the echoed 200 000 bytes", WAIT, message_of(200_000, &digest))?;
+    echoed(s, &host, &alice, "hello from alice", 200_000)?;
     s.expect(&host, "alice leaving", WAIT, event_with("player_left", "name", "alice"))?;
     ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join --dp4 did not exit 0");
     drop(host);

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, ensure};
 use serde_json::Value;
 
-use super::dp4::{check_capture, free_udp_port, host, message_of, sent_digest};
+use super::dp4::{capture_file, check_capture, echoed, free_udp_port, host, join_alice};
 use super::{Suite, WAIT, event_with, is};
 
 /// The joiner's `reliable` event (printed as it leaves): MC-DPL4R carried its messages.
@@ -33,34 +33,13 @@ fn reliable_counts(s: &Suite, p: &super::Proc, delivered: u64) -> anyhow::Result
 /// capture decodes without a malformed packet (MC-DPL4R frames are left undecoded).
 pub(super) fn guaranteed(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
-    let pcap = std::env::temp_dir().join(format!("dplay-integration-dp4rp-{}.pcap", std::process::id()));
-    let pcap_arg = pcap.to_string_lossy().into_owned();
+    let (pcap, pcap_arg) = capture_file("dp4rp");
     let (host, _) = host(s, &enum_port, &["--reliable-protocol", "--echo", "--pcap", &pcap_arg])?;
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
     ensure!(hosting["flags"].as_str().is_some_and(|f| f.contains("DIRECTPLAY_PROTOCOL")), "{hosting}");
     // Found by enumeration, as a game would (the capture then holds ENUMSESSIONSREPLY).
-    let args = [
-        "join",
-        "--dp4",
-        "127.0.0.1",
-        "--host-enum-port",
-        &enum_port,
-        "--json",
-        "--name",
-        "alice",
-        "--send",
-        "hello over MC-DPL4R",
-        "--send-size",
-        "200000",
-        "--duration",
-        "3",
-    ];
-    let mut alice = s.start("alice", &args)?;
-    s.expect(&host, "alice's text", WAIT, event_with("message", "text", "hello over MC-DPL4R"))?;
-    let digest = sent_digest(s, &alice, 200_000)?;
-    s.expect(&host, "alice's 200 000 bytes", WAIT, message_of(200_000, &digest))?;
-    s.expect(&alice, "the echoed text", WAIT, event_with("message", "text", "hello over MC-DPL4R"))?;
-    s.expect(&alice, "the echoed 200 000 bytes", WAIT, message_of(200_000, &digest))?;
+    let mut alice = join_alice(s, &enum_port, "hello over MC-DPL4R", "3")?;
+    echoed(s, &host, &alice, "hello over MC-DPL4R", 200_000)?;
     let counts = reliable_counts(s, &alice, 2)?;
     ensure!(counts["frames_sent"].as_u64().unwrap_or(0) >= 138, "alice: {counts}");
     s.expect(&host, "alice leaving", WAIT, event_with("player_left", "name", "alice"))?;
@@ -127,11 +106,7 @@ pub(super) fn through_proxy(s: &Suite) -> anyhow::Result<()> {
         "20",
     ];
     let mut bob = s.start("bob", &args)?;
-    s.expect(&host, "bob's text", WAIT, event_with("message", "text", "through the proxy"))?;
-    let digest = sent_digest(s, &bob, 30_000)?;
-    s.expect(&host, "bob's 30 000 bytes", WAIT, message_of(30_000, &digest))?;
-    s.expect(&bob, "the echoed text", WAIT, event_with("message", "text", "through the proxy"))?;
-    s.expect(&bob, "the echoed 30 000 bytes", WAIT, message_of(30_000, &digest))?;
+    echoed(s, &host, &bob, "through the proxy", 30_000)?;
     let counts = reliable_counts(s, &bob, 2)?;
     ensure!(s.exit_code(&mut bob, WAIT)? == Some(0), "join --dp4 through the proxy did not exit 0");
     let c = &proxy.counts;

@@ -4,11 +4,8 @@
 //! DirectPlay 4 cases, so nothing needs UDP 47624.
 
 use std::net::UdpSocket;
-use std::time::Duration;
 
-use anyhow::ensure;
-
-use super::{Suite, WAIT, event_with, is};
+use super::{Suite, WAIT, event_with, expect_pilot_positions, is};
 
 /// Seed 004: the player's positions (4 a second) reach the observer, named after the player's
 /// DirectPlay 4 short name.
@@ -42,13 +39,5 @@ pub(super) fn addon_session(s: &Suite) -> anyhow::Result<()> {
     s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
     s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
     s.expect(&host, "the observer accepted", WAIT, event_with("accepted", "name", "tower"))?;
-    s.expect(&observer, "a position", WAIT, is("position"))?;
-    std::thread::sleep(Duration::from_secs(2));
-    let positions =
-        observer.lines.lock().map(|l| l.iter().filter(|v| v["event"] == "position").count()).unwrap_or(0);
-    ensure!(positions >= 4, "only {positions} positions in two seconds");
-    let position = s.expect(&observer, "a position", WAIT, is("position"))?;
-    ensure!(position["name"] == "pilot", "{position}");
-    ensure!(position["alt_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
-    Ok(())
+    expect_pilot_positions(s, &observer)
 }

@@ -5,6 +5,8 @@
 //!
 //! Replay one seed with `DPLAY_SIM_SEED=<seed>`; run more with `DPLAY_SIM_SEEDS=<n>`.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod groups;
 mod lifecycle;
 mod net;

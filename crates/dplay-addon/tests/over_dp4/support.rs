@@ -1,43 +1,23 @@
 //! [`AddonOverDp4`] nodes on the [`Wires`] of `net.rs`, addressed by index, with the checks the
 //! scenarios share.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{
-    AddonOverDp4, Client, ClientConfig, Event, HostConfig, HostPolicy, OverDp4Event, PlayerId, Position,
-    Role, Tracker,
+    AddonOverDp4, Client, ClientConfig, Event, HostConfig, OverDp4Event, PlayerId, Role, Tracker,
 };
 use dplay_session::dp4::{Dp4Event, Dp4Session};
 
+use crate::common::{self, Accepted};
+pub(crate) use crate::common::{Kind, track};
+
 use crate::net::{Delivery, Links, Wires, dp4_config, listener};
-
-/// Degrees of latitude a player moves per second along its track.
-pub(crate) const DEG_PER_S: f64 = 0.001;
-
-/// Where player node `i` is `t` into the run: a straight northward track.
-pub(crate) fn track(i: usize, t: Duration) -> Position {
-    Position {
-        latitude_deg: 40.0 + i as f64 + DEG_PER_S * t.as_secs_f64(),
-        longitude_deg: -100.0 + i as f64,
-        altitude_m: 1000.0,
-        ..Position::default()
-    }
-}
 
 /// The DirectPlay player name of node `i`.
 pub(crate) fn name(i: usize) -> String {
     format!("pilot{i}")
-}
-
-/// What a node is.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Kind {
-    /// The add-on host, with its own role and policy.
-    Host(Role, HostPolicy),
-    /// A client joining as this role.
-    Client(Role),
 }
 
 /// One add-on over DP4: it keeps every event, moves along its track while it flies, and
@@ -48,10 +28,8 @@ pub(crate) struct AddonNode {
     index: usize,
     /// Moves along [`track`] (players only).
     pub(crate) flying: bool,
-    /// Per sender: the tracker's `packet_index` after each input that accepted positions.
-    pub(crate) accepted: BTreeMap<PlayerId, Vec<u32>>,
-    /// Per sender: the positions accepted.
-    pub(crate) updates: BTreeMap<PlayerId, usize>,
+    /// The positions accepted, per sender.
+    pub(crate) accepted: Accepted,
 }
 
 impl AddonNode {
@@ -69,19 +47,14 @@ impl AddonNode {
 
     /// Takes the bridge's events; records accepted positions once per sender and input.
     fn drain(&mut self) {
-        let mut updated = BTreeSet::new();
+        let mut updated = Vec::new();
         while let Some(e) = self.bridge.poll_event() {
             if let OverDp4Event::Addon(Event::PositionUpdated { id }) = &e {
-                updated.insert(*id);
-                *self.updates.entry(*id).or_default() += 1;
+                updated.push(*id);
             }
             self.events.push(e);
         }
-        for id in updated {
-            let index = self.tracker().get(id).and_then(|r| r.last_packet_index);
-            let index = index.expect("an accepted position has a packet_index");
-            self.accepted.entry(id).or_default().push(index);
-        }
+        self.accepted.record(&updated, self.bridge.tracker());
     }
 
     /// The add-on's tracker.
@@ -138,14 +111,7 @@ impl Net {
                         (AddonOverDp4::client(session, client, &name(i)), *role == Role::Player)
                     }
                 };
-                AddonNode {
-                    bridge,
-                    events: Vec::new(),
-                    index: i,
-                    flying,
-                    accepted: BTreeMap::new(),
-                    updates: BTreeMap::new(),
-                }
+                AddonNode { bridge, events: Vec::new(), index: i, flying, accepted: Accepted::default() }
             })
             .collect();
         let now = start_instant();
@@ -247,58 +213,31 @@ impl Net {
     }
 }
 
-/// Checks the `packet_index` rule at node `at`: the accepted indices of every sender strictly
-/// increase (seed 004 row POSITION_LLAPBH). Returns the number of positions accepted from
-/// each sender.
+/// Checks the `packet_index` rule at node `at` ([`common::assert_increasing`]).
 #[track_caller]
 pub(crate) fn assert_increasing(net: &Net, at: usize) -> BTreeMap<PlayerId, usize> {
-    net.node(at)
-        .accepted
-        .iter()
-        .map(|(id, indices)| {
-            assert!(
-                indices.is_sorted_by(|a, b| a < b),
-                "node {at} accepted an out-of-order position from {id:?}: {indices:?}"
-            );
-            (*id, net.node(at).updates.get(id).copied().unwrap_or(0))
-        })
-        .collect()
+    common::assert_increasing(at, &net.node(at).accepted)
 }
 
-/// Checks that node `at` tracks node `of` as a player with a recent fix close to where `of` was.
+/// Checks that node `at` tracks node `of` as a player with a recent fix close to where `of`
+/// was ([`common::assert_tracks`]).
 #[track_caller]
 pub(crate) fn assert_tracks(net: &Net, at: usize, of: usize) {
-    let id = net.node(of).id();
-    let remote =
-        net.node(at).tracker().get(id).unwrap_or_else(|| panic!("node {at} does not know node {of}"));
-    assert_eq!(
-        remote.role,
-        Some(Role::Player),
-        "node {at} sees node {of} as {:?}; its events: {:#?}\nbridge {:?} add-on {:?} session {:?}",
-        remote.role,
-        net.node(at).events,
-        net.node(at).bridge.stats(),
-        net.node(at).bridge.addon_stats(),
-        net.node(at).bridge.session().stats(),
-    );
-    let fix = remote.fix.unwrap_or_else(|| panic!("node {at} has no position of node {of}"));
-    let age = net.now.duration_since(fix.at);
-    assert!(age < Duration::from_secs(2), "node {at}: last position of node {of} is {age:?} old");
-    // Sent at most one interval before it arrived, plus the link's delay and a loss or two.
-    let expected = track(of, fix.at.duration_since(net.origin));
-    let lag_deg = (expected.latitude_deg - fix.position.latitude_deg).abs();
-    assert!(lag_deg < DEG_PER_S * 1.5, "node {at} sees node {of} {lag_deg} deg behind");
-    assert!((expected.longitude_deg - fix.position.longitude_deg).abs() < 1e-4);
-    assert!((expected.altitude_m - fix.position.altitude_m).abs() < 1.0);
+    let node = net.node(at);
+    common::assert_tracks(at, node.tracker(), of, net.node(of).id(), net.origin, net.now, || {
+        format!(
+            "its events: {:#?}\nbridge {:?} add-on {:?} session {:?}",
+            node.events,
+            node.bridge.stats(),
+            node.bridge.addon_stats(),
+            node.bridge.session().stats(),
+        )
+    });
 }
 
 /// Checks that node `at` knows node `of` as an observer without any position.
 #[track_caller]
 pub(crate) fn assert_silent_observer(net: &Net, at: usize, of: usize) {
-    let id = net.node(of).id();
-    let remote =
-        net.node(at).tracker().get(id).unwrap_or_else(|| panic!("node {at} does not know node {of}"));
-    assert_eq!(remote.role, Some(Role::Observer), "node {at} sees node {of} as {:?}", remote.role);
-    assert!(remote.fix.is_none(), "node {at} has a position of observer node {of}");
-    assert!(!net.node(at).accepted.contains_key(&id));
+    let node = net.node(at);
+    common::assert_silent_observer(at, node.tracker(), of, net.node(of).id(), &node.accepted);
 }

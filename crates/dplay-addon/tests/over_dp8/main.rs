@@ -4,6 +4,8 @@
 //!
 //! Replay one seed with `DPLAY_SIM_SEED=<seed>`; run more with `DPLAY_SIM_SEEDS=<n>`.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod lifecycle;
 mod scenarios;
 mod support;
