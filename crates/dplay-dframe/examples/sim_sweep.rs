@@ -10,20 +10,11 @@ mod scenario;
 use scenario::Profile;
 
 fn main() {
-    let mut seeds = 200u64;
-    let mut first = 0u64;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--seeds" => seeds = args.next().and_then(|s| s.parse().ok()).expect("--seeds N"),
-            "--first" => first = args.next().and_then(|s| s.parse().ok()).expect("--first SEED"),
-            other => panic!("unknown argument {other}"),
-        }
-    }
+    let seeds = dplay_sim::sweep_args(std::env::args().skip(1));
     let (mut runs, mut messages, mut violations) = (0u64, 0u64, 0u64);
     for profile in Profile::ALL {
         let mut profile_violations = 0;
-        for seed in first..first + seeds {
+        for seed in seeds.clone() {
             let (outcome, _) = scenario::run(seed, profile, 40, false);
             runs += 1;
             messages += outcome.messages;
@@ -32,7 +23,7 @@ fn main() {
             }
             profile_violations += outcome.violations.len() as u64;
         }
-        println!("{}: {seeds} seeds, {profile_violations} violations", profile.name());
+        println!("{}: {} seeds, {profile_violations} violations", profile.name(), seeds.end - seeds.start);
         violations += profile_violations;
     }
     println!("sim: {runs} runs, {messages} messages, {violations} violations");

@@ -10,23 +10,11 @@
 mod exchange;
 
 fn main() {
-    let (mut seeds, mut first) = (200u64, 0u64);
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let value = args.next().and_then(|v| v.parse().ok());
-        match (arg.as_str(), value) {
-            ("--seeds", Some(v)) => seeds = v,
-            ("--first", Some(v)) => first = v,
-            _ => {
-                eprintln!("usage: sim_sweep [--seeds N] [--first SEED]");
-                std::process::exit(2);
-            }
-        }
-    }
+    let seeds = dplay_sim::sweep_args(std::env::args().skip(1));
     let (mut runs, mut messages, mut failures) = (0u64, 0u64, 0u64);
     for (name, link, ordered, count) in exchange::profiles() {
         let mut failed = 0u64;
-        for seed in first..first.saturating_add(seeds) {
+        for seed in seeds.clone() {
             runs += 1;
             match exchange::exchange(seed, link.clone(), ordered, count, false) {
                 Ok(o) => messages += o.messages,
@@ -36,7 +24,7 @@ fn main() {
                 }
             }
         }
-        println!("{name}: {seeds} seeds, {failed} failures");
+        println!("{name}: {} seeds, {failed} failures", seeds.end - seeds.start);
         failures += failed;
     }
     println!("reliable-sim: {runs} runs, {messages} messages, {failures} failures");

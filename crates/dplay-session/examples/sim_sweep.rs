@@ -7,20 +7,8 @@
 use dplay_session::sim_check::run;
 
 fn main() {
-    let (mut seeds, mut first) = (200u64, 0u64);
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let value = args.next().and_then(|v| v.parse().ok());
-        match (arg.as_str(), value) {
-            ("--seeds", Some(v)) => seeds = v,
-            ("--first", Some(v)) => first = v,
-            _ => {
-                eprintln!("usage: sim_sweep [--seeds N] [--first SEED]");
-                std::process::exit(2);
-            }
-        }
-    }
-    let summary = run(first..first.saturating_add(seeds));
+    let seeds = dplay_sim::sweep_args(std::env::args().skip(1));
+    let summary = run(seeds);
     for (seed, why) in &summary.failures {
         eprintln!("failure: DPLAY_SIM_SEED={seed}: {why}");
     }

@@ -67,7 +67,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 pub use link::{LinkConfig, LinkStats};
-pub use seed::{SEED_VAR, SEEDS_VAR, run_seeds, seed_from_env, seeds_from_env};
+pub use seed::{SEED_VAR, SEEDS_VAR, run_seeds, seed_from_env, seeds_from_env, sweep_args};
 pub use sim::{NodeId, Sim};
 
 /// A datagram a node wants sent: the sim delivers `contents` to the node bound to `destination`,

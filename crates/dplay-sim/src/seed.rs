@@ -57,3 +57,26 @@ pub fn run_seeds(default_count: u64, mut test: impl FnMut(u64)) {
         }
     }
 }
+
+/// The seeds a `sim_sweep` example runs, from its arguments `[--seeds N] [--first SEED]`
+/// (default 200 seeds from 0), as `cargo xtask sim` passes them. Any other argument prints
+/// the usage and exits with status 2.
+pub fn sweep_args(args: impl IntoIterator<Item = String>) -> std::ops::Range<u64> {
+    let (mut seeds, mut first) = (200u64, 0u64);
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let value = args.next().and_then(|v| v.parse().ok());
+        match (arg.as_str(), value) {
+            ("--seeds", Some(v)) => seeds = v,
+            ("--first", Some(v)) => first = v,
+            _ => {
+                #[allow(clippy::print_stderr, reason = "a command-line usage error")]
+                {
+                    eprintln!("usage: sim_sweep [--seeds N] [--first SEED]");
+                }
+                std::process::exit(2);
+            }
+        }
+    }
+    first..first.saturating_add(seeds)
+}
