@@ -33,6 +33,7 @@ fn run_all() -> anyhow::Result<()> {
         cargo().args(["test", "--workspace", "--locked"]).env("INSTA_UPDATE", "no").env("CI", "true"),
     )?;
     crate::integration::run()?;
+    crate::hostile::run()?;
     // The transport sim sweep: 200 seeds over every link profile.
     crate::sim::run(200)?;
     step(

@@ -27,10 +27,7 @@ const SUITE_LIMIT: Duration = Duration::from_secs(180);
 /// Builds `dplay` once and runs every case.
 #[allow(clippy::disallowed_methods)] // the suite's own clock: deadlines for real processes
 pub(crate) fn run() -> anyhow::Result<()> {
-    step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-    let suite = Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + SUITE_LIMIT };
+    let suite = Suite::build(SUITE_LIMIT)?;
     // Every wait below ends at the deadline; this catches a wait that does not (a deadlock).
     // Children started with --duration end by themselves within a minute. The watchdog stands
     // down when `_suite_done` drops, so it never cuts into the steps that follow the suite.
@@ -70,23 +67,34 @@ pub(crate) fn run() -> anyhow::Result<()> {
 }
 
 /// One integration case.
-type Case = fn(&Suite) -> anyhow::Result<()>;
+pub(crate) type Case = fn(&Suite) -> anyhow::Result<()>;
 
-struct Suite {
+/// The `dplay` binary under test and the deadline every wait ends at.
+pub(crate) struct Suite {
     bin: PathBuf,
     deadline: Instant,
 }
 
 /// One `dplay` process; killed when dropped. Its stdout lines are parsed as JSON as they come.
-struct Proc {
+pub(crate) struct Proc {
     name: String,
     child: Child,
     lines: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Suite {
+    /// Builds `dplay` (debug) once; every wait of the suite ends within `limit` from now.
+    #[allow(clippy::disallowed_methods)] // the suite's own clock
+    pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
+        step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("target"));
+        Ok(Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + limit })
+    }
+
     /// Starts `dplay args...` with `--json` output collected.
-    fn start(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
+    pub(crate) fn start(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
         let mut child = Command::new(&self.bin)
             .args(args)
             .stdin(Stdio::null())
@@ -111,7 +119,7 @@ impl Suite {
 
     /// Waits until `p` printed an event that `want` accepts.
     #[allow(clippy::disallowed_methods)]
-    fn expect(
+    pub(crate) fn expect(
         &self,
         p: &Proc,
         what: &str,
@@ -133,7 +141,7 @@ impl Suite {
 
     /// Waits for `p` to exit; its status code.
     #[allow(clippy::disallowed_methods)]
-    fn exit_code(&self, p: &mut Proc, limit: Duration) -> anyhow::Result<Option<i32>> {
+    pub(crate) fn exit_code(&self, p: &mut Proc, limit: Duration) -> anyhow::Result<Option<i32>> {
         let until = (Instant::now() + limit).min(self.deadline);
         loop {
             if let Some(status) = p.child.try_wait()? {
@@ -155,23 +163,23 @@ impl Drop for Proc {
 }
 
 /// A free UDP port on 127.0.0.1.
-fn free_addr() -> anyhow::Result<String> {
+pub(crate) fn free_addr() -> anyhow::Result<String> {
     let socket = UdpSocket::bind("127.0.0.1:0")?;
     let addr: SocketAddr = socket.local_addr()?;
     Ok(addr.to_string())
 }
 
-fn is(event: &str) -> impl Fn(&Value) -> bool + '_ {
+pub(crate) fn is(event: &str) -> impl Fn(&Value) -> bool + '_ {
     move |v| v["event"] == event
 }
 
-fn event_with<'a>(event: &'a str, key: &'a str, value: &'a str) -> impl Fn(&Value) -> bool + 'a {
+pub(crate) fn event_with<'a>(event: &'a str, key: &'a str, value: &'a str) -> impl Fn(&Value) -> bool + 'a {
     move |v| v["event"] == event && v[key] == value
 }
 
-const WAIT: Duration = Duration::from_secs(15);
+pub(crate) const WAIT: Duration = Duration::from_secs(15);
 
-fn host<'a>(s: &Suite, addr: &'a str, extra: &[&'a str]) -> anyhow::Result<Proc> {
+pub(crate) fn host<'a>(s: &Suite, addr: &'a str, extra: &[&'a str]) -> anyhow::Result<Proc> {
     let mut args = vec!["host", "--json", "--bind", addr, "--session", "integration", "--duration", "60"];
     args.extend_from_slice(extra);
     let p = s.start("host", &args)?;

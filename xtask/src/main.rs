@@ -6,6 +6,7 @@
 mod bench;
 mod ci;
 mod fuzz;
+mod hostile;
 mod integration;
 mod proxy;
 mod sim;
@@ -39,6 +40,9 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         secs: u64,
     },
+    /// Floods, spoofed sources and forged messages against `dplay host` (a private network
+    /// namespace when run as root).
+    Hostile,
     /// Run `dplay` processes on loopback and check their JSON output.
     Integration,
     /// Run every transport scenario over N seeds and every link profile (release build).
@@ -55,6 +59,7 @@ fn main() -> anyhow::Result<()> {
         Command::Ci => ci::run(),
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
         Command::Sim { seeds } => sim::run(seeds),
+        Command::Hostile => hostile::run(),
         Command::Integration => integration::run(),
     }
 }
