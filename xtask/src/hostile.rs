@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::integration::{Case, Suite};
+use crate::integration::Suite;
 use crate::util::{have, step};
 
 mod dp4;
