@@ -87,9 +87,8 @@ impl Suite {
     #[allow(clippy::disallowed_methods)] // the suite's own clock
     pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
         step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root().join("target"));
+        let target =
+            std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
         Ok(Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + limit })
     }
 
