@@ -273,7 +273,9 @@ impl AddonOverDp8 {
             }
             SessionEvent::HostFound { .. }
             | SessionEvent::HostMigrated { .. }
-            | SessionEvent::Chat { .. } => {}
+            | SessionEvent::Chat { .. }
+            | SessionEvent::NameTable(_)
+            | SessionEvent::Completed { .. } => {}
         }
         self.events.push_back(OverDp8Event::Session(ev));
     }

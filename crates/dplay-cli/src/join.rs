@@ -33,6 +33,9 @@ pub(crate) struct JoinArgs {
     /// Send this text to everyone once joined (DirectPlay 8: as a chat message).
     #[arg(long)]
     pub(crate) send: Option<String>,
+    /// Once joined, rename our player (DirectPlay 8: DN_REQ_UPDATE_INFO to the host).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) set_name: Option<String>,
     /// Give up joining after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     pub(crate) timeout: f64,
@@ -89,6 +92,9 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     if !joined {
         drop(runtime);
         return Err(join_error(args.host, ended, stop, args.timeout));
+    }
+    if let Some(name) = &args.set_name {
+        runtime.command(Dp8Command::SetInfo { name: Some(name.clone()), data: None })?;
     }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;

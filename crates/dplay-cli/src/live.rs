@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use crossbeam_channel::{Receiver, select};
 use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig};
-use dplay_session::{Event, Mode, SessionConfig};
+use dplay_session::{Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 use serde_json::{Value, json};
@@ -346,6 +346,17 @@ impl Output {
                     format!("chat from {name}: {text}"),
                 );
             }
+            Event::NameTable(change) => self.table_change(change),
+            Event::Completed { context, result } => match result {
+                Ok(()) => {
+                    self.emit("completed", json!({"context": context}), format!("operation {context} done"))
+                }
+                Err(e) => self.emit(
+                    "completed",
+                    json!({"context": context, "error": e.to_string()}),
+                    format!("operation {context} failed: {e}"),
+                ),
+            },
             Event::SessionEnded { reason } => {
                 self.emit(
                     "session_ended",
@@ -356,6 +367,60 @@ impl Output {
             }
         }
         false
+    }
+}
+
+impl Output {
+    /// A group or information change (MC-DPL8CS 2.2.4, 2.2.5): event `group` (with `change`
+    /// created, destroyed, member_added or member_removed) or `info_updated`.
+    fn table_change(&mut self, change: &TableChange) {
+        match change {
+            TableChange::GroupCreated { group, name, requested_by } => {
+                self.names.insert(*group, name.clone());
+                let by = self.name(*requested_by);
+                self.emit(
+                    "group",
+                    json!({"change": "created", "group": group.to_string(), "name": name, "requested_by": requested_by.to_string()}),
+                    format!("group created: {name} ({group}), asked by {by}"),
+                );
+            }
+            TableChange::GroupDestroyed { group } => {
+                let name = self.name(*group);
+                self.emit(
+                    "group",
+                    json!({"change": "destroyed", "group": group.to_string(), "name": name}),
+                    format!("group destroyed: {name} ({group})"),
+                );
+            }
+            TableChange::MemberAdded { group, player } | TableChange::MemberRemoved { group, player } => {
+                let added = matches!(change, TableChange::MemberAdded { .. });
+                let (g, p) = (self.name(*group), self.name(*player));
+                self.emit(
+                    "group",
+                    json!({
+                        "change": if added { "member_added" } else { "member_removed" },
+                        "group": group.to_string(),
+                        "player": player.to_string(),
+                    }),
+                    format!("{p} {} group {g}", if added { "joined" } else { "left" }),
+                );
+            }
+            TableChange::InfoUpdated { dpnid, name, data } => {
+                let old = self.name(*dpnid);
+                if let Some(n) = name {
+                    self.names.insert(*dpnid, n.clone());
+                }
+                let data = data.as_deref().map(printable);
+                let fields = json!({
+                    "dpnid": dpnid.to_string(),
+                    "name": name,
+                    "data": data.as_ref().map(|(key, value)| json!({*key: value})),
+                });
+                let name = name.as_ref().map(|n| format!(": name {n}")).unwrap_or_default();
+                let data = data.map(|(_, value)| format!(", data {value}")).unwrap_or_default();
+                self.emit("info_updated", fields, format!("info of {old} ({dpnid}) updated{name}{data}"));
+            }
+        }
     }
 }
 
