@@ -280,6 +280,20 @@ pub fn property_run(seed: u64) -> (Mesh, Result<(), String>) {
             Some(reason) => check = Err(format!("node {i} ended: {reason:?}")),
         }
     }
+    // MS-DPDX 2.2.15: every DN_DESTROY_PLAYER says NORMAL or HOSTDESTROYEDPLAYER.
+    let allowed = [
+        dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_NORMAL,
+        dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER,
+    ];
+    for i in 0..n {
+        let odd = mesh.node(i).events.iter().find_map(|e| match e {
+            Event::PlayerRemoved { reason, .. } if !allowed.contains(reason) => Some(*reason),
+            _ => None,
+        });
+        if let Some(reason) = odd {
+            check = Err(format!("node {i} heard destroy reason {reason:?}"));
+        }
+    }
     let check = check.and_then(|()| {
         // Lost links while the host goes may split the session, which MC-DPL8CS 3.2.5.4
         // allows ("this can be split out to more than one host"): each part must agree.

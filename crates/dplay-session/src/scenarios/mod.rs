@@ -22,6 +22,8 @@ mod leave;
 mod migration;
 mod property;
 mod seed003;
+mod windows;
+mod windows_peer;
 
 /// A link with 15 ms of latency and `loss`.
 fn link(loss: f64) -> LinkConfig {
