@@ -442,3 +442,84 @@ fn ms_dpdx_2_2_15_a_lost_member_is_normal() {
     }
     assert_eq!(net.ours(0).session.phase(), Phase::Host);
 }
+
+/// MC-DPL8CS 2.2.2.9, 2.2.2.10, 2.2.6, 3.2.5.4: our host leaves; our oldest peer (node 2)
+/// takes over and hears from the Windows peer that it is two operations ahead. It asks with
+/// DN_REQ_NAMETABLE_OP, and the Windows peer's DN_ACK_NAMETABLE_OP (dwNumEntries, then
+/// {dwMsgId, dwOpOffset, dwOpSize} records, then each operation's body, INDEX F-16) carries a
+/// DN_CREATE_GROUP and a DN_UPDATE_INFO of that group: both are applied, in version order.
+#[test]
+fn mc_dpl8cs_2_2_2_10_group_operations_in_a_migration_replay() {
+    let (mut net, me) = windows_joins_our_host(Mode::PeerToPeer);
+    assert!(net.peer().connected.contains(&sim_addr(2)), "our older peer connected to the Windows peer");
+    let v = net.ours(2).session.name_table().version();
+    net.with(0, |s, now| s.leave(now));
+    net.sim.run_for(Duration::from_secs(2));
+    let migrate = net.peer().of_type(0xCD).pop().expect("DN_HOST_MIGRATE");
+    let new_host = net.ours(2).session.local_dpnid();
+    assert_eq!(dword(&migrate, 8), new_host.0);
+    net.peer_send(2, &Msg::new(0xC9).u32(v + 2).u32(0).0);
+    let req = net.peer().of_type(0xCB).pop().expect("DN_REQ_NAMETABLE_OP");
+    assert_eq!(req, Msg::new(0xCB).u32(v).u32(0).0);
+
+    let group = Dpnid::new(9, v + 1, &net.ours(2).session.name_table().instance());
+    let name = wide("Red");
+    let create = Msg::new(0)
+        .u32(me.0)
+        .u32(5)
+        .u32(group.0)
+        .u32(me.0)
+        .u32(0x10)
+        .u32(v + 1)
+        .u32(0)
+        .u32(0)
+        .u32(56)
+        .u32(len32(&name))
+        .u32(0)
+        .u32(0)
+        .u32(0)
+        .u32(0)
+        .bytes(&name);
+    let create = create.0.get(4..).expect("the op body").to_vec();
+    let update = Msg::new(0)
+        .u32(6)
+        .u32(group.0)
+        .u32(v + 2)
+        .u32(0)
+        .u32(2)
+        .u32(0)
+        .u32(0)
+        .u32(40)
+        .u32(1)
+        .u32(me.0)
+        .bytes(&[9]);
+    let update = update.0.get(4..).expect("the op body").to_vec();
+    let first = 4 + 2 * 12_u32;
+    let ack = Msg::new(0xCC)
+        .u32(2)
+        .u32(0xD7)
+        .u32(first)
+        .u32(len32(&create))
+        .u32(0xDB)
+        .u32(first + len32(&create))
+        .u32(len32(&update))
+        .bytes(&create)
+        .bytes(&update);
+    net.peer_send(2, &ack.0);
+    net.sim.run_for(Duration::from_secs(2));
+
+    let s = &net.ours(2).session;
+    assert_eq!(s.phase(), Phase::Host);
+    let g = s.name_table().group(group).expect("the replayed group");
+    assert_eq!(
+        (g.name.as_ref().map(|n| n.to_string_lossy()), g.data.0.clone()),
+        (Some("Red".into()), vec![9])
+    );
+    assert_eq!(s.name_table().version(), v + 3, "then the old host's DN_DESTROY_PLAYER");
+    assert!(table_changes(&net, 2).contains(&TableChange::GroupCreated {
+        group,
+        name: "Red".into(),
+        requested_by: me
+    }));
+    assert!(net.peer().of_type(0xCE).len() == 1, "DN_HOST_MIGRATE_COMPLETE");
+}
