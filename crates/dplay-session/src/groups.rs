@@ -151,9 +151,7 @@ impl Session {
             return Err(CommandError::WrongState);
         }
         // Checked against our copy first, so that the host never has to ignore it.
-        if self.cfg.mode == Mode::PeerToPeer || !is_group_op {
-            self.make_op(local, 0, ask.clone())?;
-        }
+        self.make_op(local, 0, ask.clone())?;
         let context = self.pending.start(Waiter::Host)?;
         let msg = request_message(context, local, ask);
         let host = self.host;
@@ -201,8 +199,7 @@ impl Session {
                 dpnid_requesting: requesting,
                 packet_context: context,
             }),
-            Ask::Add { group, player } | Ask::Remove { group, player } if !group_known(group) => {
-                let _ = player;
+            Ask::Add { group, .. } | Ask::Remove { group, .. } if !group_known(group) => {
                 return Err(CommandError::InvalidGroup);
             }
             Ask::Add { player, .. } | Ask::Remove { player, .. } if !self.table.contains(player) => {

@@ -68,15 +68,13 @@ impl Session {
     /// leaves leaves its groups first (3.4.1), each reported.
     pub(crate) fn apply_reported(&mut self, op: &NameTableOp) -> Result<(), OpError> {
         let left = match op {
-            NameTableOp::DestroyPlayer(d) => self.groups_of(d.dpnid_leaving),
+            NameTableOp::DestroyPlayer(d) => {
+                self.groups_of(d.dpnid_leaving).into_iter().map(|g| (g, d.dpnid_leaving)).collect()
+            }
             _ => Vec::new(),
         };
         self.table.apply(op)?;
-        for group in left {
-            let player = match op {
-                NameTableOp::DestroyPlayer(d) => d.dpnid_leaving,
-                _ => continue,
-            };
+        for (group, player) in left {
             self.events.push_back(Event::NameTable(TableChange::MemberRemoved { group, player }));
         }
         let event = match op {
