@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
-use crate::util::{cargo, root, step};
+use crate::util::build_dplay;
 
 mod dp4;
 mod dp4_reliable;
@@ -86,10 +86,7 @@ impl Suite {
     /// Builds `dplay` (debug) once; every wait of the suite ends within `limit` from now.
     #[allow(clippy::disallowed_methods)] // the suite's own clock
     pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
-        step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
-        let target =
-            std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-        Ok(Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + limit })
+        Ok(Suite { bin: build_dplay()?, deadline: Instant::now() + limit })
     }
 
     /// Starts `dplay args...` with `--json` output collected.

@@ -83,7 +83,10 @@ fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Capture> {
         let block = match block {
             Ok(b) => b,
             Err(e) => {
-                return Ok(Capture { cut: Some(format!("block after packet {}: {e}", frames.len())), frames });
+                return Ok(Capture {
+                    cut: Some(format!("block after packet {}: {e}", frames.len())),
+                    frames,
+                });
             }
         };
         let (interface, raw_time, data) = match block {

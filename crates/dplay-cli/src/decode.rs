@@ -13,7 +13,7 @@ use dplay_wire::WireError;
 use crate::addon_view::{self, AddonPacket};
 use crate::capture::Frame;
 use crate::flows::Flows;
-use crate::message::{Carrier, Message};
+use crate::message::{Carrier, Message, dp4_stream_message_size};
 use crate::net::{self, Segment, Transport};
 use crate::stream::{Cut, Streams};
 
@@ -36,6 +36,9 @@ pub(crate) struct Record {
     pub(crate) result: Result<Message, WireError>,
     /// The add-on packets in its application payload.
     pub(crate) addon: Vec<AddonPacket>,
+    /// Bytes given after a DirectPlay 4 stream message, beyond what its `dwSize` covers
+    /// (hex input only; in a capture they start the next message).
+    pub(crate) trailing: Vec<u8>,
 }
 
 impl Record {
@@ -49,7 +52,7 @@ impl Record {
             Ok(m) => m.app_payloads().into_iter().filter_map(|p| addon_view::find(p, dialect)).collect(),
             Err(_) => Vec::new(),
         };
-        Self { origin, bytes, result, addon }
+        Self { origin, bytes, result, addon, trailing: Vec::new() }
     }
 }
 
@@ -75,10 +78,16 @@ pub(crate) struct Options {
     pub(crate) dialect: Option<Dialect>,
 }
 
-/// Decodes one message given as bytes, carried as `carrier` says.
-pub(crate) fn decode_bytes(bytes: Vec<u8>, carrier: Carrier, dialect: Dialect) -> Record {
+/// Decodes one message given as bytes, carried as `carrier` says. Bytes given after a
+/// DirectPlay 4 stream message's `dwSize` (MC-DPL4CS 2.1: the next message of the stream) are
+/// kept apart as `trailing`, not read as part of it.
+pub(crate) fn decode_bytes(mut bytes: Vec<u8>, carrier: Carrier, dialect: Dialect) -> Record {
+    let trailing = match dp4_stream_message_size(&bytes) {
+        Some(size) if carrier != Carrier::Dp4Datagram && size < bytes.len() => bytes.split_off(size),
+        _ => Vec::new(),
+    };
     let result = Message::parse(&bytes, carrier);
-    Record::new(None, bytes, result, dialect)
+    Record { trailing, ..Record::new(None, bytes, result, dialect) }
 }
 
 /// Decodes every DirectPlay message in a capture, in frame order.

@@ -42,6 +42,9 @@ pub(crate) fn json(record: &Record, reemit: bool) -> Value {
         obj.insert("transport".into(), json!(o.transport.name()));
     }
     obj.insert("length".into(), json!(record.bytes.len()));
+    if !record.trailing.is_empty() {
+        obj.insert("trailing".into(), json!(hexdump::hex(&record.trailing)));
+    }
     match &record.result {
         Ok(m) => {
             obj.insert("family".into(), json!(m.family().name()));
@@ -182,6 +185,14 @@ pub(crate) fn tree(record: &Record, reemit: bool) -> String {
             }
             if reemit {
                 let _ = writeln!(out, "  reemitted: {}", reemitted(m));
+            }
+            if !record.trailing.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  trailing: {} bytes after the message's dwSize: {}",
+                    record.trailing.len(),
+                    hexdump::hex(&record.trailing)
+                );
             }
         }
         Err(e) => {
