@@ -83,7 +83,12 @@ impl AddonPacket {
 /// `NAME fields...` on one line.
 impl fmt::Display for AddonPacket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.name(), self.view())
+        let view = self.view().to_string();
+        f.write_str(&self.name())?;
+        if !view.is_empty() {
+            write!(f, " {view}")?;
+        }
+        Ok(())
     }
 }
 
@@ -185,6 +190,7 @@ impl fmt::Display for View {
             Self::Plane { engine_type, aircraft } => write!(f, "\"{aircraft}\" {engine_type}"),
             Self::Chat { text } => write!(f, "\"{text}\""),
             Self::Player { player_id } => write!(f, "player {player_id}"),
+            Self::Data { data_bytes: 0 } => Ok(()),
             Self::Data { data_bytes } => write!(f, "{data_bytes} bytes"),
         }
     }

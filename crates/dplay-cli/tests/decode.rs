@@ -1,9 +1,9 @@
 //! `dplay decode`, run as a user runs it: hex, pcap, pcapng, JSON, malformed input, bad arguments.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
+use common::{dplay, hex, json_lines, stdout, temp};
 use dplay_tests::pcap::{Packet, write_pcap, write_pcapng};
 use serde_json::Value;
 
@@ -13,22 +13,6 @@ const CONNECT: &str = "88 01 00 00 06 00 01 00 C6 AE C9 79 9D 36 67 23";
 const SACK: &str = "80 06 01 00 03 06 00 00 07 5D 11 00";
 /// A CFRAME with the undefined bExtOpCode 0x09.
 const BAD_CFRAME: &str = "88 09 00 00 06 00 01 00 C6 AE C9 79";
-
-fn dplay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dplay")).args(args).output().expect("run dplay")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    dplay_wire::hexdump::parse_hex(s).unwrap()
-}
 
 /// MC-DPL4CS 2.2.29: a 52-byte DPSP_MSG_ENUMSESSIONS without password.
 fn enum_sessions() -> Vec<u8> {
@@ -43,10 +27,6 @@ fn unassigned(len: u8) -> Vec<u8> {
     msg[0] = len;
     msg.resize(usize::from(len), 0xAA);
     msg
-}
-
-fn temp(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
 
 #[test]
