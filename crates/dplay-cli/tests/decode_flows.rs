@@ -92,7 +92,7 @@ fn tcp_stream_from_a_player_message_with_a_retransmission() {
     let packets = [
         Packet::tcp("10.0.0.1:1033", "10.0.0.2:2300", 100, &msg),
         Packet::tcp("10.0.0.1:1033", "10.0.0.2:2300", 100, &msg),
-        Packet::tcp("10.0.0.1:1033", "10.0.0.2:2300", 100 + msg.len() as u32, &msg),
+        Packet::tcp("10.0.0.1:1033", "10.0.0.2:2300", 100 + u32::try_from(msg.len()).unwrap(), &msg),
     ];
     let (lines, err) = decode_json("dp4_retransmit.pcap", &packets, &[]);
     assert!(err.contains("0 malformed"), "{err}");

@@ -8,12 +8,12 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 /// Runs `dplay args...`.
-pub fn dplay(args: &[&str]) -> Output {
+pub(crate) fn dplay(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dplay")).args(args).output().expect("run dplay")
 }
 
 /// Runs `dplay args...` with `input` on its standard input.
-pub fn dplay_stdin(args: &[&str], input: &[u8]) -> Output {
+pub(crate) fn dplay_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_dplay"))
         .args(args)
         .stdin(Stdio::piped())
@@ -25,23 +25,23 @@ pub fn dplay_stdin(args: &[&str], input: &[u8]) -> Output {
     child.wait_with_output().expect("dplay output")
 }
 
-pub fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
 }
 
-pub fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-pub fn json_lines(out: &Output) -> Vec<Value> {
+pub(crate) fn json_lines(out: &Output) -> Vec<Value> {
     stdout(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
-pub fn hex(s: &str) -> Vec<u8> {
+pub(crate) fn hex(s: &str) -> Vec<u8> {
     dplay_wire::hexdump::parse_hex(s).unwrap()
 }
 
 /// A path in this test target's temporary folder.
-pub fn temp(name: &str) -> PathBuf {
+pub(crate) fn temp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
