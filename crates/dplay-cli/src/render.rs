@@ -86,11 +86,7 @@ pub(crate) fn line(record: &Record) -> String {
     match &record.result {
         Ok(m) => {
             let _ = write!(out, "{} {}", m.family().short(), m.name());
-            let key = if record.addon.is_empty() {
-                key_fields(m)
-            } else {
-                record.addon.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-            };
+            let key = addon_summary(record).unwrap_or_else(|| key_fields(m));
             if !key.is_empty() {
                 let _ = write!(out, "  {key}");
             }
@@ -101,6 +97,14 @@ pub(crate) fn line(record: &Record) -> String {
         }
     }
     out
+}
+
+/// The add-on packets a message carries, in human units (`POSITION_VELOCITY #3 47.46700
+/// -122.30900 3281 ft ...`), or `None` when it carries none. Shared by the one-line summary and
+/// the demo timeline.
+pub(crate) fn addon_summary(record: &Record) -> Option<String> {
+    (!record.addon.is_empty())
+        .then(|| record.addon.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
 }
 
 /// Fields the one-line summary leaves out: the message name again, framing and flags.
