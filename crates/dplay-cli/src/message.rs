@@ -169,3 +169,6 @@ impl Message {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

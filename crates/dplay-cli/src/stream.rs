@@ -1,7 +1,7 @@
 //! DirectPlay 4 TCP streams: segments put back in sequence order, then cut into messages by
 //! their size fields (MC-DPL4CS 2.1, 2.2.6).
 //!
-//! A stream is followed from a segment that starts a DirectPlay 4 message: a system message
+//! A stream is followed from the first bytes that start a DirectPlay 4 message: a system message
 //! ('play' at offset 20) or the stream form of a player message
 //! ([`crate::message::dp4_stream_message_size`]). A retransmitted segment is trimmed to its
 //! new bytes; a gap (bytes the capture missed) drops the partial message and waits for the
@@ -63,7 +63,7 @@ impl Streams {
                 let old = usize::try_from(ahead.unsigned_abs()).unwrap_or(usize::MAX);
                 data = payload.get(old..).unwrap_or_default();
             } else if ahead > 0 {
-                self.gaps += u64::from(stream.following);
+                self.gaps += u64::from(stream.following || !stream.buf.is_empty());
                 stream.buf.clear();
                 stream.following = false;
             }
@@ -73,13 +73,17 @@ impl Streams {
         }
         let end = seq.wrapping_add(u32::try_from(payload.len()).unwrap_or(u32::MAX));
         stream.next_seq = Some(end);
-        if !stream.following {
-            if dp4_stream_message_size(data).is_none() {
-                return (Vec::new(), false);
-            }
-            stream.following = true;
-        }
         stream.buf.extend_from_slice(data);
+        if !stream.following {
+            match stream.starts_message() {
+                Some(true) => stream.following = true,
+                Some(false) => {
+                    stream.buf.clear();
+                    return (Vec::new(), false);
+                }
+                None => return (Vec::new(), false),
+            }
+        }
         (stream.cut(), true)
     }
 
@@ -90,17 +94,29 @@ impl Streams {
 }
 
 impl Stream {
+    /// The size field of the message the buffer starts with.
+    fn size_field(&self) -> usize {
+        self.buf
+            .get(..4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map_or(0, |b| (u32::from_le_bytes(b) & 0xF_FFFF) as usize)
+    }
+
+    /// Whether the buffer has enough bytes to tell whether it starts a message: the whole
+    /// message, or its 28-byte header when longer.
+    fn can_judge(&self) -> bool {
+        self.buf.len() >= 4 && self.buf.len() >= self.size_field().clamp(4, HEADER_LEN)
+    }
+
+    /// Whether the buffer starts a DirectPlay 4 message; `None` until it can tell.
+    fn starts_message(&self) -> Option<bool> {
+        self.can_judge().then(|| dp4_stream_message_size(&self.buf).is_some())
+    }
+
     fn cut(&mut self) -> Vec<Cut> {
         let mut out = Vec::new();
-        while self.buf.len() >= 4 {
-            let size_field = self
-                .buf
-                .get(..4)
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map_or(0, |b| (u32::from_le_bytes(b) & 0xF_FFFF) as usize);
-            if self.buf.len() < size_field.clamp(4, HEADER_LEN) {
-                break;
-            }
+        while self.can_judge() {
+            let size_field = self.size_field();
             let Some(size) = dp4_stream_message_size(&self.buf) else {
                 let bytes = std::mem::take(&mut self.buf);
                 self.following = false;
@@ -121,3 +137,6 @@ impl Stream {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;
