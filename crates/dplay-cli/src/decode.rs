@@ -81,12 +81,12 @@ pub(crate) struct Options {
 /// Decodes one message given as bytes, carried as `carrier` says. Bytes given after a
 /// DirectPlay 4 stream message's `dwSize` (MC-DPL4CS 2.1: the next message of the stream) are
 /// kept apart as `trailing`, not read as part of it.
-pub(crate) fn decode_bytes(mut bytes: Vec<u8>, carrier: Carrier, dialect: Dialect) -> Record {
+pub(crate) fn decode_bytes(mut bytes: Vec<u8>, carrier: Carrier, dialect: Dialect, ids: bool) -> Record {
     let trailing = match dp4_stream_message_size(&bytes) {
         Some(size) if carrier != Carrier::Dp4Datagram && size < bytes.len() => bytes.split_off(size),
         _ => Vec::new(),
     };
-    let result = Message::parse(&bytes, carrier);
+    let result = Message::parse(&bytes, carrier, ids);
     Record { trailing, ..Record::new(None, bytes, result, dialect) }
 }
 
@@ -123,7 +123,7 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
         });
         let found = match seg.transport {
             Transport::Udp => flows.udp_carrier(&seg).map(|carrier| {
-                let result = Message::parse(seg.payload, carrier);
+                let result = Message::parse(seg.payload, carrier, flows.ids);
                 records.push(Record::new(origin, seg.payload.to_vec(), result, dialect));
             }),
             Transport::Tcp => {
@@ -131,7 +131,7 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
                 for cut in cuts {
                     let (bytes, result) = match cut {
                         Cut::Message(bytes) => {
-                            let result = Message::parse(&bytes, Carrier::Dp4Stream);
+                            let result = Message::parse(&bytes, Carrier::Dp4Stream, flows.ids);
                             (bytes, result)
                         }
                         Cut::Unframed(bytes, e) => (bytes, Err(e)),

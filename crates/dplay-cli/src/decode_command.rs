@@ -51,6 +51,10 @@ pub(crate) struct DecodeArgs {
     /// message in its datagram form).
     #[arg(long, requires = "hex", conflicts_with = "tcp")]
     dp4: bool,
+    /// With --hex: DirectPlay 4 player messages carry no idFrom/idTo (a session with
+    /// DPSESSION_NOMESSAGEID; in a capture, its session description says so).
+    #[arg(long, requires = "hex")]
+    no_message_ids: bool,
     /// The Flight Simulator add-on dialect of application data (default: FS2004 when the
     /// capture carries FS2004's application GUID, FS98 otherwise).
     #[arg(long, value_enum)]
@@ -153,7 +157,8 @@ pub(crate) fn run(args: DecodeArgs) -> anyhow::Result<bool> {
                 _ => Carrier::Datagram,
             };
             let dialect = dialect.unwrap_or_default();
-            (args.hex.iter().map(|h| decode::decode_bytes(h.clone(), carrier, dialect)).collect(), None)
+            let ids = !args.no_message_ids;
+            (args.hex.iter().map(|h| decode::decode_bytes(h.clone(), carrier, dialect, ids)).collect(), None)
         }
     };
     let filters: Vec<Filter> = args.filter.iter().map(|f| Filter::new(f)).collect();

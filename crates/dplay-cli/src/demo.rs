@@ -307,7 +307,7 @@ fn print(d: &Demo, seen: Vec<Seen>, positions: u64) -> anyhow::Result<bool> {
     let mut steps = std::collections::BTreeSet::new();
     writeln!(out, "    time  from      -> to        message (seed 003 step)")?;
     for s in &datagrams {
-        let record = crate::decode::decode_bytes(s.bytes.clone(), Carrier::Datagram, Dialect::Fs98);
+        let record = crate::decode::decode_bytes(s.bytes.clone(), Carrier::Datagram, Dialect::Fs98, true);
         let message = match &record.result {
             Ok(m) => match crate::render::addon_summary(&record) {
                 Some(addon) => format!("{} {addon}", m.name()),

@@ -13,6 +13,8 @@
 //!   DirectPlay 4 and it uses an endpoint that carried a system message or the service
 //!   provider's port range 2300-2400 on both sides (MC-DPL4CS 1.9; decision in
 //!   docs/decisions.md).
+//! * Player messages carry `idFrom` and `idTo` unless a session description in the capture has
+//!   DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.45, 2.2.5).
 //! * The add-on dialect: FS2004 when the capture carries FS2004's application GUID
 //!   (FS-MULTIPLAYER.md 2), FS98 otherwise.
 
@@ -21,6 +23,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use dplay_addon::Dialect;
 use dplay_wire::datagram::{Kind, classify};
+use dplay_wire::dp4::message::Dp4Body;
+use dplay_wire::dp4::session::SessionFlags;
 use dplay_wire::dp8::cframe::Cframe;
 use dplay_wire::dp8::enumeration::EnumMessage;
 use dplay_wire::{Datagram, Family, parse_datagram};
@@ -67,7 +71,22 @@ pub(crate) struct Flows {
     dp4_endpoints: HashSet<SocketAddr>,
     /// FS2004 when its GUID was seen, FS98 otherwise.
     pub(crate) dialect: Dialect,
+    /// Whether DirectPlay 4 player messages carry `idFrom` and `idTo`.
+    pub(crate) ids: bool,
     any_port: bool,
+}
+
+/// The session flags a DirectPlay 4 message describes, if it carries a DPSESSIONDESC2
+/// (MC-DPL4CS 2.2.5).
+fn session_flags(d: &Datagram) -> Option<SessionFlags> {
+    let Datagram::Dp4(m) = d else { return None };
+    Some(match &m.body {
+        Dp4Body::EnumSessionsReply(r) => r.session_desc.flags,
+        Dp4Body::EnumPlayersReply(r) => r.session_desc.flags,
+        Dp4Body::SuperEnumPlayersReply(r) => r.session_desc.flags,
+        Dp4Body::SessionDescChanged(c) => c.session_desc.flags,
+        _ => return None,
+    })
 }
 
 /// Whether a DirectPlay 8 message could only be DirectPlay 8 (see the module documentation).
@@ -83,11 +102,14 @@ fn proves_dp8(d: &Datagram, dst_port: u16) -> bool {
 impl Flows {
     /// Learns from every segment of a capture.
     pub(crate) fn learn<'a>(segments: impl IntoIterator<Item = Segment<'a>>, any_port: bool) -> Self {
-        let mut flows = Self { any_port, ..Self::default() };
+        let mut flows = Self { any_port, ids: true, ..Self::default() };
         for seg in segments {
             let signed = classify(seg.payload) == Kind::Dp4Message;
             if signed {
-                if parse_datagram(seg.payload).is_ok() {
+                if let Ok(d) = parse_datagram(seg.payload) {
+                    if session_flags(&d).is_some_and(|f| f.contains(SessionFlags::NO_MESSAGE_ID)) {
+                        flows.ids = false;
+                    }
                     for ip in [seg.src.ip(), seg.dst.ip()].into_iter().filter(|&ip| unicast(ip)) {
                         flows.dp4_hosts.insert(ip);
                     }

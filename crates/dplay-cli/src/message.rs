@@ -72,20 +72,17 @@ pub(crate) fn dp4_stream_message_size(bytes: &[u8]) -> Option<usize> {
 }
 
 impl Message {
-    /// Parses `bytes` as `carrier` says they came. Player messages are read with `idFrom` and
-    /// `idTo`: a session without DPSESSION_NOMESSAGEID (decision in docs/decisions.md).
-    pub(crate) fn parse(bytes: &[u8], carrier: Carrier) -> Result<Self, WireError> {
+    /// Parses `bytes` as `carrier` says they came. Player messages carry `idFrom` and `idTo`
+    /// when `ids` is true: a session without DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.45).
+    pub(crate) fn parse(bytes: &[u8], carrier: Carrier, ids: bool) -> Result<Self, WireError> {
         match carrier {
             _ if has_signature(bytes) => parse_datagram(bytes).map(|d| Self::Wire(Box::new(d))),
-            Carrier::Dp4Stream => PlayerMessage::parse(bytes, true).map(Self::Player),
-            Carrier::Datagram if looks_like_stream_player_message(bytes) => {
-                PlayerMessage::parse(bytes, true).map(Self::Player)
+            Carrier::Dp4Stream => PlayerMessage::parse(bytes, ids).map(Self::Player),
+            Carrier::Datagram | Carrier::Dp4Datagram if looks_like_stream_player_message(bytes) => {
+                PlayerMessage::parse(bytes, ids).map(Self::Player)
             }
             Carrier::Datagram => parse_datagram(bytes).map(|d| Self::Wire(Box::new(d))),
-            Carrier::Dp4Datagram if looks_like_stream_player_message(bytes) => {
-                PlayerMessage::parse(bytes, true).map(Self::Player)
-            }
-            Carrier::Dp4Datagram => DatagramPlayerMessage::parse(bytes, true).map(Self::PlayerDatagram),
+            Carrier::Dp4Datagram => DatagramPlayerMessage::parse(bytes, ids).map(Self::PlayerDatagram),
         }
     }
 

@@ -189,3 +189,44 @@ fn hex_player_messages() {
     assert_eq!(lines[0]["fields"]["form"], "datagram");
     assert_eq!(lines[0]["fields"]["ids"]["id_to"], IDS.id_to);
 }
+
+/// A session description with DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.5) in the capture: its
+/// player messages carry no idFrom/idTo, so all of their bytes are payload.
+#[test]
+fn no_message_id_sessions() {
+    use dplay_wire::Wire;
+    use dplay_wire::dp4::enumeration::EnumSessionsReply;
+    use dplay_wire::dp4::header::{SockAddrIn, Token};
+    use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+    use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
+
+    let desc = SessionDesc2 {
+        size: 80,
+        flags: SessionFlags::NO_MESSAGE_ID,
+        instance_guid: dplay_wire::Uuid::from_u128(1),
+        application_guid: dplay_wire::Uuid::from_u128(2),
+        max_players: 0,
+        current_player_count: 1,
+        session_name: 0,
+        password: 0,
+        reserved1: 0,
+        reserved2: 0,
+        application_defined: [0; 4],
+    };
+    let body = Dp4Body::EnumSessionsReply(EnumSessionsReply { session_desc: desc, session_name: None });
+    let reply = Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap();
+    let nm = PlayerMessage::new(None, Blob::new(b"0123456789")).to_vec().unwrap();
+    let packets = [
+        Packet::tcp("10.0.0.2:2300", "10.0.0.1:1033", 1, &reply),
+        Packet::tcp("10.0.0.1:1034", "10.0.0.2:2300", 1, &nm),
+    ];
+    let (lines, err) = decode_json("dp4_nm.pcap", &packets, &[]);
+    assert!(err.contains("0 malformed"), "{err}");
+    assert_eq!(lines[1]["message"], "DPSP_MSG_PLAYERMESSAGE");
+    assert_eq!(lines[1]["fields"]["ids"], Value::Null);
+    assert_eq!(lines[1]["fields"]["payload"], "30 31 32 33 34 35 36 37 38 39");
+
+    let lines = json_lines(&dplay(&["decode", "--json", "--dp4", "--no-message-ids", "--hex", "41 42 43"]));
+    assert_eq!(lines[0]["fields"]["ids"], Value::Null);
+    assert_eq!(lines[0]["fields"]["payload"], "41 42 43");
+}

@@ -16,13 +16,13 @@ proptest! {
     #[test]
     fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200), which in 0usize..3) {
         let carrier = CARRIERS[which];
-        if let Ok(m) = Message::parse(&bytes, carrier) {
+        if let Ok(m) = Message::parse(&bytes, carrier, true) {
             for payload in m.app_payloads() {
                 let _ = addon_view::find(payload, Dialect::Fs98);
                 let _ = addon_view::find(payload, Dialect::Fs2004);
             }
             if let Ok(again) = m.reemit() {
-                let reparsed = Message::parse(&again, carrier).map(|r| r.name());
+                let reparsed = Message::parse(&again, carrier, true).map(|r| r.name());
                 prop_assert_eq!(reparsed.ok(), Some(m.name()));
             }
         }
@@ -37,7 +37,7 @@ proptest! {
         let msg = PlayerMessage::new(ids, Blob::new(&payload));
         prop_assume!(!msg.needs_wrapper());
         let bytes = msg.to_vec().expect("emit");
-        let parsed = Message::parse(&bytes, Carrier::Datagram).expect("parse");
+        let parsed = Message::parse(&bytes, Carrier::Datagram, true).expect("parse");
         prop_assert_eq!(parsed.name(), "DPSP_MSG_PLAYERMESSAGE");
         prop_assert_eq!(parsed.reemit().expect("reemit"), bytes);
     }
