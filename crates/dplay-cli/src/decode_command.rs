@@ -45,15 +45,15 @@ pub(crate) struct DecodeArgs {
     any_port: bool,
     /// With --hex: each is one message cut from a DirectPlay 4 TCP stream (without 'play' at
     /// offset 20, a player message in its stream form).
-    #[arg(long, requires = "hex")]
+    #[arg(long, conflicts_with = "file")]
     tcp: bool,
     /// With --hex: each is a DirectPlay 4 UDP datagram (without 'play' at offset 20, a player
     /// message in its datagram form).
-    #[arg(long, requires = "hex", conflicts_with = "tcp")]
+    #[arg(long, conflicts_with_all = ["file", "tcp"])]
     dp4: bool,
     /// With --hex: DirectPlay 4 player messages carry no idFrom/idTo (a session with
     /// DPSESSION_NOMESSAGEID; in a capture, its session description says so).
-    #[arg(long, requires = "hex")]
+    #[arg(long, conflicts_with = "file")]
     no_message_ids: bool,
     /// The Flight Simulator add-on dialect of application data (default: FS2004 when the
     /// capture carries FS2004's application GUID, FS98 otherwise).

@@ -189,3 +189,27 @@ fn bad_arguments_fail_clearly() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a pcap or pcapng file"));
 }
+
+/// What `dplay decode --help` says, and every error message of decode's own arguments.
+#[test]
+fn help_and_errors_snapshot() {
+    insta::assert_snapshot!("decode_help", stdout(&dplay(&["decode", "--help"])));
+    let not_pcap = temp("snapshot-not.pcap");
+    std::fs::write(&not_pcap, b"hello").unwrap();
+    let cases: [&[&str]; 7] = [
+        &["decode"],
+        &["decode", "--hex", "88 0"],
+        &["decode", "--hex", ""],
+        &["decode", "--tcp", "x.pcap"],
+        &["decode", "--dialect", "fs2", "--hex", "00"],
+        &["decode", "/nonexistent/x.pcap"],
+        &["decode", not_pcap.to_str().unwrap()],
+    ];
+    let mut all = String::new();
+    for args in cases {
+        let out = dplay(args);
+        let err = String::from_utf8_lossy(&out.stderr).replace(not_pcap.to_str().unwrap(), "NOT.pcap");
+        all.push_str(&format!("$ dplay {}\n[exit {:?}]\n{err}\n", args.join(" "), out.status.code()));
+    }
+    insta::assert_snapshot!("decode_errors", all.replace(not_pcap.to_str().unwrap(), "NOT.pcap"));
+}
