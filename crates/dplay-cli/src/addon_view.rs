@@ -1,6 +1,7 @@
 //! Flight Simulator add-on packets as people read them: the packet's name in its dialect and
 //! its fields in human units (degrees, feet, knots), one line or one JSON object. Shared by
-//! `dplay decode` and the demo timeline (FS-MULTIPLAYER.md 1.3, 3.3; seed 004).
+//! `dplay decode`, the demo timeline and the hosts' message logs (FS-MULTIPLAYER.md 1.3, 3.3;
+//! seed 004).
 
 use std::fmt;
 
@@ -195,3 +196,6 @@ impl fmt::Display for View {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
