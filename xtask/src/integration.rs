@@ -39,7 +39,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 15] = [
+    let cases: [(&str, Case); 16] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -53,6 +53,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("DirectPlay 4: a joiner killed with SIGKILL is dropped by PING", dp4::joiner_killed),
         ("an add-on session over DirectPlay 4: a player and an observer", fs_dp4::addon_session),
         ("a recorded add-on session on a non-default port, decoded", fs_capture::decoded),
+        ("a recorded add-on session over DirectPlay 4, decoded", fs_capture::decoded_dp4),
         ("DirectPlay 4 RP: guaranteed messages both ways over MC-DPL4R", dp4_reliable::guaranteed),
         (
             "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",

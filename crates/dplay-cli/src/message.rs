@@ -39,25 +39,11 @@ pub(crate) enum Message {
 /// The spec's name of a player message, in both forms (MC-DPL4CS 2.2.45).
 const PLAYER_MESSAGE: &str = "DPSP_MSG_PLAYERMESSAGE";
 
-/// True when `bytes` look like the stream form of a player message (MC-DPL4CS 2.2.45): a size
-/// equal to the length, a known token, then an AF_INET SOCKADDR_IN whose 8 padding bytes are
-/// zero. That is 12 checked bytes, which is what lets a lone message be told from DirectPlay 8
-/// without knowing its flow.
-pub(crate) fn looks_like_stream_player_message(bytes: &[u8]) -> bool {
-    let Some(head) = bytes.get(..STREAM_PREFIX_LEN) else { return false };
-    let dword = head.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok()).map_or(0, u32::from_le_bytes);
-    let size = (dword & 0xF_FFFF) as usize;
-    let token = Token(u16::try_from(dword >> 20).unwrap_or(0));
-    size == bytes.len()
-        && token.name().is_some()
-        && head.get(4..6) == Some(&SockAddrIn::AF_INET.to_le_bytes()[..])
-        && head.get(12..20).is_some_and(|pad| pad.iter().all(|&b| b == 0))
-        && !has_signature(bytes)
-}
-
-/// True when `bytes` start a DirectPlay 4 stream message: a valid size and token and either
-/// 'play' at offset 20 (a system message) or the stream form of a player message. `size` is
-/// the message's size field.
+/// The size field of the DirectPlay 4 stream message `bytes` start with, when they start one: a
+/// size of at least 20 and a known token (MC-DPL4CS 2.2.6), then either 'play' at offset 20 (a
+/// system message) or, for the stream form of a player message (2.2.45), an AF_INET
+/// SOCKADDR_IN whose 8 padding bytes are zero: 12 checked bytes, which other protocols do not
+/// produce by chance.
 pub(crate) fn dp4_stream_message_size(bytes: &[u8]) -> Option<usize> {
     let dword = bytes.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(u32::from_le_bytes)?;
     let size = (dword & 0xF_FFFF) as usize;
@@ -69,6 +55,12 @@ pub(crate) fn dp4_stream_message_size(bytes: &[u8]) -> Option<usize> {
             && head.get(12..20).is_some_and(|pad| pad.iter().all(|&b| b == 0))
     });
     (head_ok && (signed || player)).then_some(size)
+}
+
+/// True when `bytes` are exactly one stream-form player message ([`dp4_stream_message_size`]):
+/// what lets a lone one be told from DirectPlay 8 without knowing its flow.
+pub(crate) fn looks_like_stream_player_message(bytes: &[u8]) -> bool {
+    !has_signature(bytes) && dp4_stream_message_size(bytes) == Some(bytes.len())
 }
 
 impl Message {
