@@ -142,6 +142,12 @@ pub(crate) fn run(args: DecodeArgs) -> anyhow::Result<bool> {
             if stats.unfinished > 0 {
                 warn(&format!("the capture ends inside DirectPlay 4 messages ({} bytes)", stats.unfinished));
             }
+            if records.is_empty() && stats.frames > 0 && !args.any_port {
+                warn(
+                    "no DirectPlay found; a capture that starts after the CONNECT, on a port other \
+                     than 6073 or 2302-2400, needs --any-port",
+                );
+            }
             let summary = format!(
                 "{} frames, {} DirectPlay messages, {} other frames skipped",
                 stats.frames,

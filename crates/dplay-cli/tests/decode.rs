@@ -164,6 +164,8 @@ fn any_port_finds_dp8_elsewhere() {
     write_pcap(&path, &[Packet::udp("10.0.0.1:5000", "10.0.0.2:5001", &hex(SACK))]);
     let out = dplay(&["decode", "--json", path.to_str().unwrap()]);
     assert!(json_lines(&out).is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: no DirectPlay found") && err.contains("--any-port"), "{err}");
     let out = dplay(&["decode", "--json", "--any-port", path.to_str().unwrap()]);
     assert_eq!(json_lines(&out)[0]["message"], "SACK");
 }
