@@ -14,7 +14,8 @@
 //!   provider's port range 2300-2400 on both sides (MC-DPL4CS 1.9; decision in
 //!   docs/decisions.md).
 //! * Player messages carry `idFrom` and `idTo` unless a session description in the capture has
-//!   DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.45, 2.2.5).
+//!   DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.45, 2.2.5); with DPSESSION_DIRECTPLAYPROTOCOL, the
+//!   UDP datagrams without 'play' are MC-DPL4R frames (MC-DPL4CS 3.1.4.16).
 //! * The add-on dialect: FS2004 when the capture carries FS2004's application GUID
 //!   (FS-MULTIPLAYER.md 2), FS98 otherwise.
 
@@ -73,6 +74,8 @@ pub(crate) struct Flows {
     pub(crate) dialect: Dialect,
     /// Whether DirectPlay 4 player messages carry `idFrom` and `idTo`.
     pub(crate) ids: bool,
+    /// Whether a DirectPlay 4 session runs MC-DPL4R (DPSESSION_DIRECTPLAYPROTOCOL).
+    reliable: bool,
     any_port: bool,
 }
 
@@ -107,9 +110,9 @@ impl Flows {
             let signed = classify(seg.payload) == Kind::Dp4Message;
             if signed {
                 if let Ok(d) = parse_datagram(seg.payload) {
-                    if session_flags(&d).is_some_and(|f| f.contains(SessionFlags::NO_MESSAGE_ID)) {
-                        flows.ids = false;
-                    }
+                    let flags = session_flags(&d).unwrap_or(SessionFlags::empty());
+                    flows.ids &= !flags.contains(SessionFlags::NO_MESSAGE_ID);
+                    flows.reliable |= flags.contains(SessionFlags::DIRECTPLAY_PROTOCOL);
                     for ip in [seg.src.ip(), seg.dst.ip()].into_iter().filter(|&ip| unicast(ip)) {
                         flows.dp4_hosts.insert(ip);
                     }
@@ -145,7 +148,7 @@ impl Flows {
             || self.dp4_endpoints.contains(&seg.dst)
             || (dp4_port(seg.src.port()) && dp4_port(seg.dst.port()));
         if dp4_hosts && dp4_ports {
-            return Some(Carrier::Dp4Datagram);
+            return Some(if self.reliable { Carrier::Dp4Reliable } else { Carrier::Dp4Datagram });
         }
         let dp8_ports = self.any_port || dp8_port(seg.src.port()) || dp8_port(seg.dst.port());
         (kind.family() == Some(Family::Dp8) && dp8_ports).then_some(Carrier::Datagram)

@@ -1,12 +1,13 @@
 //! One DirectPlay message as `dplay decode` shows it: a datagram `dplay-wire` classifies by
-//! its own bytes, or a DirectPlay 4 player message, which only its transport and flow identify
-//! (MC-DPL4CS 2.2.45: it carries no 'play' signature).
+//! its own bytes, or a DirectPlay 4 player message or MC-DPL4R frame, which only their
+//! transport and flow identify (MC-DPL4CS 2.2.45, 3.1.4.16: no 'play' signature).
 
 use dplay_wire::datagram::{DframePayload, PartBody};
-use dplay_wire::dp4::header::{HEADER_LEN, MAX_MESSAGE_SIZE, SockAddrIn, Token};
+use dplay_wire::dp4::header::{HEADER_LEN, MAX_MESSAGE_SIZE, SIGNATURE, SockAddrIn, Token};
 use dplay_wire::dp4::player_message::{
-    DatagramPlayerMessage, PlayerMessage, STREAM_PREFIX_LEN, has_signature,
+    DatagramPlayerMessage, IDS_LEN, PlayerMessage, STREAM_PREFIX_LEN, has_signature,
 };
+use dplay_wire::dp4::reliable::{FrameBody, ReliableFlags, ReliableFrame};
 use dplay_wire::dp8::dframe::DframeCommand;
 use dplay_wire::{Datagram, Family, Wire, WireError, parse_datagram};
 use serde_json::{Value, json};
@@ -20,6 +21,9 @@ pub(crate) enum Carrier {
     /// A UDP datagram of a DirectPlay 4 flow: without 'play' at offset 20 it is a player
     /// message in its datagram form.
     Dp4Datagram,
+    /// A UDP datagram of a DirectPlay 4 session with DPSESSION_DIRECTPLAYPROTOCOL: without
+    /// 'play' at offset 20 it is an MC-DPL4R frame (MC-DPL4CS 3.1.4.16; MC-DPL4R 2.2).
+    Dp4Reliable,
     /// One message cut from a DirectPlay 4 TCP stream: a system message or a player message
     /// in its stream form; never DirectPlay 8, which has no TCP transport (MC-DPL8R 1).
     Dp4Stream,
@@ -34,10 +38,23 @@ pub(crate) enum Message {
     Player(PlayerMessage),
     /// DPSP_MSG_PLAYERMESSAGE in the datagram form (MC-DPL4CS 2.2.45; decision F-23).
     PlayerDatagram(DatagramPlayerMessage),
+    /// An MC-DPL4R frame (MC-DPL4R 2.2): its data frames carry a short-form system message or a
+    /// player message in the datagram form, whole or in pieces.
+    Reliable(ReliableFrame, bool),
 }
 
 /// The spec's name of a player message, in both forms (MC-DPL4CS 2.2.45).
 const PLAYER_MESSAGE: &str = "DPSP_MSG_PLAYERMESSAGE";
+
+/// The application payload of a data frame that holds a whole player message (STA and EOM
+/// set, no 'play' first: MC-DPL4R 2.2.2; MC-DPL4CS 3.1.4.16), after its IDs unless `ids` is
+/// false.
+fn reliable_payload(f: &ReliableFrame, ids: bool) -> Option<&[u8]> {
+    let FrameBody::Data(d) = &f.body else { return None };
+    let whole = d.flags.contains(ReliableFlags::STA | ReliableFlags::EOM);
+    let payload = d.data.get(if ids { IDS_LEN } else { 0 }..)?;
+    (whole && d.data.get(..4) != Some(&SIGNATURE[..])).then_some(payload)
+}
 
 /// The size field of the DirectPlay 4 stream message `bytes` start with, when they start one: a
 /// size of at least 20 and a known token (MC-DPL4CS 2.2.6), then either 'play' at offset 20 (a
@@ -75,6 +92,7 @@ impl Message {
             }
             Carrier::Datagram => parse_datagram(bytes).map(|d| Self::Wire(Box::new(d))),
             Carrier::Dp4Datagram => DatagramPlayerMessage::parse(bytes, ids).map(Self::PlayerDatagram),
+            Carrier::Dp4Reliable => ReliableFrame::parse(bytes).map(|f| Self::Reliable(f, ids)),
         }
     }
 
@@ -82,7 +100,7 @@ impl Message {
     pub(crate) fn family(&self) -> Family {
         match self {
             Self::Wire(d) => d.family(),
-            Self::Player(_) | Self::PlayerDatagram(_) => Family::Dp4,
+            Self::Player(_) | Self::PlayerDatagram(_) | Self::Reliable(..) => Family::Dp4,
         }
     }
 
@@ -91,6 +109,11 @@ impl Message {
         match self {
             Self::Wire(d) => d.message_name(),
             Self::Player(_) | Self::PlayerDatagram(_) => PLAYER_MESSAGE,
+            Self::Reliable(f, _) => match f.body {
+                FrameBody::Data(_) => "Data Frame",
+                FrameBody::Ack(_) => "ACK Frame",
+                FrameBody::Nack(_) => "NACK Frame",
+            },
         }
     }
 
@@ -98,7 +121,7 @@ impl Message {
     pub(crate) fn alias(&self) -> Option<&'static str> {
         match self {
             Self::Wire(d) => d.alias(),
-            Self::Player(_) | Self::PlayerDatagram(_) => None,
+            Self::Player(_) | Self::PlayerDatagram(_) | Self::Reliable(..) => None,
         }
     }
 
@@ -106,6 +129,7 @@ impl Message {
     pub(crate) fn fields(&self) -> Result<Value, serde_json::Error> {
         let (form, value) = match self {
             Self::Wire(d) => return serde_json::to_value(d),
+            Self::Reliable(f, _) => ("MC-DPL4R", serde_json::to_value(f)?),
             Self::Player(m) => ("stream", serde_json::to_value(m)?),
             Self::PlayerDatagram(m) => ("datagram", serde_json::to_value(m)?),
         };
@@ -123,6 +147,7 @@ impl Message {
             Self::Wire(d) => d.to_vec(),
             Self::Player(m) => m.to_vec(),
             Self::PlayerDatagram(m) => m.to_vec(),
+            Self::Reliable(f, _) => f.to_vec(),
         }
     }
 
@@ -133,6 +158,7 @@ impl Message {
         let dframe = match self {
             Self::Player(m) => return vec![&m.payload[..]],
             Self::PlayerDatagram(m) => return vec![&m.payload[..]],
+            Self::Reliable(f, ids) => return reliable_payload(f, *ids).into_iter().collect(),
             Self::Wire(w) => match &**w {
                 Datagram::Dframe(d) => d,
                 _ => return Vec::new(),

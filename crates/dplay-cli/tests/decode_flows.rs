@@ -190,19 +190,17 @@ fn hex_player_messages() {
     assert_eq!(lines[0]["fields"]["ids"]["id_to"], IDS.id_to);
 }
 
-/// A session description with DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.5) in the capture: its
-/// player messages carry no idFrom/idTo, so all of their bytes are payload.
-#[test]
-fn no_message_id_sessions() {
+/// DPSP_MSG_ENUMSESSIONSREPLY (MC-DPL4CS 2.2.30) of a session with `flags`.
+fn session_reply(flags: dplay_wire::dp4::session::SessionFlags) -> Vec<u8> {
     use dplay_wire::Wire;
     use dplay_wire::dp4::enumeration::EnumSessionsReply;
     use dplay_wire::dp4::header::{SockAddrIn, Token};
     use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
-    use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
+    use dplay_wire::dp4::session::SessionDesc2;
 
     let desc = SessionDesc2 {
         size: 80,
-        flags: SessionFlags::NO_MESSAGE_ID,
+        flags,
         instance_guid: dplay_wire::Uuid::from_u128(1),
         application_guid: dplay_wire::Uuid::from_u128(2),
         max_players: 0,
@@ -214,7 +212,14 @@ fn no_message_id_sessions() {
         application_defined: [0; 4],
     };
     let body = Dp4Body::EnumSessionsReply(EnumSessionsReply { session_desc: desc, session_name: None });
-    let reply = Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap();
+    Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap()
+}
+
+/// A session description with DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.5) in the capture: its
+/// player messages carry no idFrom/idTo, so all of their bytes are payload.
+#[test]
+fn no_message_id_sessions() {
+    let reply = session_reply(dplay_wire::dp4::session::SessionFlags::NO_MESSAGE_ID);
     let nm = PlayerMessage::new(None, Blob::new(b"0123456789")).to_vec().unwrap();
     let packets = [
         Packet::tcp("10.0.0.2:2300", "10.0.0.1:1033", 1, &reply),
@@ -229,4 +234,43 @@ fn no_message_id_sessions() {
     let lines = json_lines(&dplay(&["decode", "--json", "--dp4", "--no-message-ids", "--hex", "41 42 43"]));
     assert_eq!(lines[0]["fields"]["ids"], Value::Null);
     assert_eq!(lines[0]["fields"]["payload"], "41 42 43");
+}
+
+/// DPSESSION_DIRECTPLAYPROTOCOL (MC-DPL4CS 3.1.4.16): UDP between the instances carries
+/// MC-DPL4R frames (MC-DPL4R 2.2), whose whole player messages are looked into for add-on
+/// packets.
+#[test]
+fn reliable_protocol_sessions() {
+    use dplay_wire::Wire;
+    use dplay_wire::dp4::reliable::{AckFrame, DataFrame, FrameBody, ReliableFlags, ReliableFrame};
+
+    let reply = session_reply(dplay_wire::dp4::session::SessionFlags::DIRECTPLAY_PROTOCOL);
+    // CHAT_TEXT "hi" (FS-MULTIPLAYER.md 1.3) after idFrom and idTo.
+    let message = [&[1, 0, 0, 0, 2, 0, 0, 0][..], &hex("20 10 00 00 03 00 00 00 68 69 00")].concat();
+    let flags = ReliableFlags::CMD | ReliableFlags::STA | ReliableFlags::EOM | ReliableFlags::RLY;
+    let data =
+        DataFrame { flags, message_id: 1, sequence: 1, serial: 0, nack: None, data: Blob::new(&message) };
+    let data = ReliableFrame { id_from: 2, id_to: 0, body: FrameBody::Data(data) }.to_vec().unwrap();
+    let ack = AckFrame {
+        flags: ReliableFlags::ACK,
+        message_id: 1,
+        sequence: 1,
+        serial: 0,
+        bytes_received: 31,
+        local_tick_count: 5,
+    };
+    let ack = ReliableFrame { id_from: 0, id_to: 2, body: FrameBody::Ack(ack) }.to_vec().unwrap();
+    let packets = [
+        Packet::tcp("10.0.0.2:2300", "10.0.0.1:1033", 1, &reply),
+        Packet::udp("10.0.0.1:2301", "10.0.0.2:2300", &data),
+        Packet::udp("10.0.0.2:2300", "10.0.0.1:2301", &ack),
+    ];
+    let (lines, err) = decode_json("dp4_rp.pcap", &packets, &[]);
+    assert!(err.contains("0 malformed"), "{err}");
+    assert_eq!(summary(&lines)[1..], [triple("udp", "dp4", "Data Frame"), triple("udp", "dp4", "ACK Frame")]);
+    assert_eq!(lines[1]["addon"][0]["packet"], "CHAT_TEXT");
+    assert_eq!(lines[1]["addon"][0]["text"], "hi");
+    for l in &lines {
+        assert_eq!(l["bytes"], l["reemitted"], "{l}");
+    }
 }

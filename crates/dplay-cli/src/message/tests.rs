@@ -7,14 +7,15 @@ use proptest::prelude::*;
 use super::*;
 use crate::addon_view;
 
-const CARRIERS: [Carrier; 3] = [Carrier::Datagram, Carrier::Dp4Datagram, Carrier::Dp4Stream];
+const CARRIERS: [Carrier; 4] =
+    [Carrier::Datagram, Carrier::Dp4Datagram, Carrier::Dp4Stream, Carrier::Dp4Reliable];
 
 proptest! {
     /// Any bytes under any carrier: no panic; a parsed message re-emits to bytes that parse,
     /// under the same carrier, as a message of the same name; add-on packets are looked for
     /// without a panic in both dialects.
     #[test]
-    fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200), which in 0usize..3) {
+    fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200), which in 0usize..4) {
         let carrier = CARRIERS[which];
         if let Ok(m) = Message::parse(&bytes, carrier, true) {
             for payload in m.app_payloads() {
