@@ -5,8 +5,8 @@
 //!   `expected_message` (our `--json` `message`), and re-emits byte for byte;
 //! * every unscored item (a DirectPlay 4 player message in its UDP form, which only session
 //!   state identifies) re-emits byte for byte when decoded as DirectPlay 4 UDP (`--dp4`);
-//! * every capture in `pcaps/` decodes with 0 malformed messages, no DirectPlay 8 over TCP, and
-//!   every message re-emitted byte for byte.
+//! * every capture in `pcaps/` decodes with 0 malformed messages, no DirectPlay 8 over TCP,
+//!   every message re-emitted byte for byte, and the messages its README row names.
 //!
 //! The files are read where they are; nothing is copied into the project.
 // serde_json's `value["key"]` gives Null for a missing key; it never panics.
@@ -163,7 +163,24 @@ fn check_item(bin: &Path, item: &Value) -> anyhow::Result<String> {
     })
 }
 
-/// One capture: 0 malformed, no DirectPlay 8 over TCP, every message re-emitted byte for byte.
+/// What the interop README says each family of captures holds, by file-name prefix: messages
+/// that must be found (with their transport).
+const EXPECTED: &[(&str, &[(&str, &str)])] = &[
+    (
+        "torrente-",
+        &[
+            ("udp", "CONNECT"),
+            ("udp", "DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO_EX"),
+            ("udp", "DN_SEND_CONNECT_INFO"),
+            ("udp", "DN_ACK_CONNECT_INFO"),
+        ],
+    ),
+    ("lotr2-", &[("tcp", "DPSP_MSG_PLAYERMESSAGE"), ("tcp", "DPSP_MSG_CREATEPLAYER")]),
+    ("kevincar-", &[("tcp", "DPSP_MSG_REQUESTPLAYERID"), ("udp", "DPSP_MSG_ENUMSESSIONS")]),
+];
+
+/// One capture: 0 malformed, no DirectPlay 8 over TCP, every message re-emitted byte for byte,
+/// and the messages its README row promises.
 fn check_capture(bin: &Path, path: &Path) -> anyhow::Result<String> {
     let lines = decode(bin, &[path.to_str().context("a capture path that is not UTF-8")?])?;
     let malformed = lines.iter().filter(|l| l.get("error").is_some()).count();
@@ -175,6 +192,13 @@ fn check_capture(bin: &Path, path: &Path) -> anyhow::Result<String> {
     );
     if lines.is_empty() || malformed > 0 || dp8_tcp > 0 || differ > 0 {
         bail!("{detail}");
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let wanted = EXPECTED.iter().filter(|(prefix, _)| name.starts_with(prefix)).flat_map(|(_, w)| w.iter());
+    for (transport, message) in wanted {
+        if !lines.iter().any(|l| l["transport"] == *transport && l["message"] == *message) {
+            bail!("{detail}; no {message} over {transport}");
+        }
     }
     Ok(detail)
 }
