@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -119,41 +119,8 @@ pub(crate) fn run(args: DecodeArgs) -> anyhow::Result<bool> {
     });
     let (records, summary) = match &args.file {
         Some(path) => {
-            let name = path.display();
-            let bytes = if path.as_os_str() == "-" {
-                let mut bytes = Vec::new();
-                std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
-                bytes
-            } else {
-                std::fs::read(path).with_context(|| format!("cannot read {name}"))?
-            };
-            let capture = capture::read(&bytes).with_context(|| format!("cannot read {name}"))?;
-            if let Some(cut) = &capture.cut {
-                warn(&format!(
-                    "{name} ends early ({cut}): decoding the {} frames before",
-                    capture.frames.len()
-                ));
-            }
             let options = Options { any_port: args.any_port, ports: args.port.clone(), dialect };
-            let (records, stats) = decode::decode_frames(&capture.frames, &options);
-            if stats.gaps > 0 {
-                warn(&format!("{} TCP segments follow bytes missing from the capture", stats.gaps));
-            }
-            if stats.unfinished > 0 {
-                warn(&format!("the capture ends inside DirectPlay 4 messages ({} bytes)", stats.unfinished));
-            }
-            if records.is_empty() && stats.frames > 0 && !args.any_port {
-                warn(
-                    "no DirectPlay found; a capture that starts after the CONNECT, on a port other \
-                     than 6073 or 2302-2400, needs --any-port",
-                );
-            }
-            let summary = format!(
-                "{} frames, {} DirectPlay messages, {} other frames skipped",
-                stats.frames,
-                records.len(),
-                stats.skipped
-            );
+            let (records, summary) = decode_capture(path, &options)?;
             (records, Some(summary))
         }
         None => {
@@ -186,6 +153,43 @@ pub(crate) fn run(args: DecodeArgs) -> anyhow::Result<bool> {
         let _ = writeln!(std::io::stderr(), "{summary}, {malformed} malformed{filtered}");
     }
     Ok(malformed == 0)
+}
+
+/// Reads and decodes a capture file (`-`: standard input), warning about what fell short;
+/// returns the messages and the summary line.
+fn decode_capture(path: &Path, options: &Options) -> anyhow::Result<(Vec<Record>, String)> {
+    let stdin = path.as_os_str() == "-";
+    let name = if stdin { "standard input".to_owned() } else { path.display().to_string() };
+    let mut bytes = Vec::new();
+    if stdin {
+        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
+    } else {
+        bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    }
+    let capture = capture::read(&bytes).with_context(|| format!("cannot read {name}"))?;
+    if let Some(cut) = &capture.cut {
+        warn(&format!("{name} ends early ({cut}): decoding the {} frames before", capture.frames.len()));
+    }
+    let (records, stats) = decode::decode_frames(&capture.frames, options);
+    if stats.gaps > 0 {
+        warn(&format!("{} TCP segments follow bytes missing from the capture", stats.gaps));
+    }
+    if stats.unfinished > 0 {
+        warn(&format!("the capture ends inside DirectPlay 4 messages ({} bytes)", stats.unfinished));
+    }
+    if records.is_empty() && stats.frames > 0 && !options.any_port {
+        warn(
+            "no DirectPlay found; a capture that starts after the CONNECT, on a port other than \
+             6073 or 2302-2400, needs --any-port",
+        );
+    }
+    let summary = format!(
+        "{} frames, {} DirectPlay messages, {} other frames skipped",
+        stats.frames,
+        records.len(),
+        stats.skipped
+    );
+    Ok((records, summary))
 }
 
 fn warn(text: &str) {
