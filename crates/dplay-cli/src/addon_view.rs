@@ -5,7 +5,10 @@
 
 use std::fmt;
 
-use dplay_addon::packet::{Fs2004PacketId, HEADER_LEN, PositionLlapbh, PositionVelocity, ReducedLlapbh};
+use dplay_addon::packet::{
+    Fs2004PacketId, HEADER_LEN, PLAYER_INFO_LEN, PlayerInfo, PlayerInfoFlags, PositionLlapbh,
+    PositionVelocity, ReducedLlapbh,
+};
 use dplay_addon::units::Velocity16;
 use dplay_addon::{Dialect, Packet, PacketId};
 use serde::Serialize;
@@ -13,11 +16,18 @@ use serde::Serialize;
 /// Knots in one foot per second.
 const KT_PER_FT_S: f64 = 0.592_483_801;
 
-/// An add-on packet found in an application payload, with the dialect it was read in.
+/// An add-on packet found in an application payload, with the dialect it was read in; or the
+/// PLAYER_INFO_STRUCT an FS2004 joiner puts in its DirectPlay 8 player data.
 #[derive(Debug)]
 pub(crate) struct AddonPacket {
     pub(crate) dialect: Dialect,
-    pub(crate) packet: Packet,
+    content: Content,
+}
+
+#[derive(Debug)]
+enum Content {
+    Packet(Packet),
+    PlayerInfo(PlayerInfo),
 }
 
 /// Reads `payload` as an add-on packet when its MULTIPLAYER_PACKET_HEADER fits: an id of the
@@ -30,13 +40,22 @@ pub(crate) fn find(payload: &[u8], dialect: Dialect) -> Option<AddonPacket> {
     let fits = PacketId::ALL.iter().any(|known| known.0 == id)
         && usize::try_from(size).is_ok_and(|s| s == payload.len() - HEADER_LEN);
     let packet = fits.then(|| Packet::parse(dialect, payload).ok()).flatten()?;
-    Some(AddonPacket { dialect, packet })
+    Some(AddonPacket { dialect, content: Content::Packet(packet) })
+}
+
+/// Reads a joiner's DirectPlay 8 player data as FS2004's PLAYER_INFO_STRUCT: in that dialect
+/// only, and when it has the structure's 268 bytes (FS-MULTIPLAYER.md 3.1, 3.6).
+pub(crate) fn find_player_info(data: &[u8], dialect: Dialect) -> Option<AddonPacket> {
+    let info =
+        (dialect == Dialect::Fs2004 && data.len() == PLAYER_INFO_LEN).then(|| PlayerInfo::parse(data).ok());
+    Some(AddonPacket { dialect, content: Content::PlayerInfo(info.flatten()?) })
 }
 
 impl AddonPacket {
     /// The packet's name in its dialect (`POSITION_VELOCITY`, `CHAT_TEXT_SEND`, ...), or its id.
     pub(crate) fn name(&self) -> String {
-        let id = self.packet.packet_id(self.dialect).unwrap_or_default();
+        let Content::Packet(packet) = &self.content else { return "PLAYER_INFO_STRUCT".to_owned() };
+        let id = packet.packet_id(self.dialect).unwrap_or_default();
         let name = match self.dialect {
             Dialect::Fs98 => PacketId(id).name(),
             Dialect::Fs2004 => Fs2004PacketId(id).name(),
@@ -54,7 +73,17 @@ impl AddonPacket {
 
     /// The fields in human units.
     pub(crate) fn view(&self) -> View {
-        match &self.packet {
+        let packet = match &self.content {
+            Content::Packet(p) => p,
+            Content::PlayerInfo(info) => {
+                return View::PlayerInfo {
+                    aircraft: info.aircraft.to_string_lossy(),
+                    observer: info.flags.contains(PlayerInfoFlags::OBSERVER),
+                    flags: format!("0x{:X}", info.flags.bits()),
+                };
+            }
+        };
+        match packet {
             Packet::PositionVelocity(p) => View::Position(velocity(p)),
             Packet::PositionLlapbh(p) => View::Position(llapbh(p)),
             Packet::ChangePlayerPlane(p) => View::Plane {
@@ -127,6 +156,7 @@ pub(crate) enum View {
     Plane { engine_type: String, aircraft: String },
     Chat { text: String },
     Player { player_id: String },
+    PlayerInfo { aircraft: String, observer: bool, flags: String },
     Data { data_bytes: usize },
 }
 
@@ -191,6 +221,9 @@ impl fmt::Display for View {
             Self::Plane { engine_type, aircraft } => write!(f, "\"{aircraft}\" {engine_type}"),
             Self::Chat { text } => write!(f, "\"{text}\""),
             Self::Player { player_id } => write!(f, "player {player_id}"),
+            Self::PlayerInfo { aircraft, observer, .. } => {
+                write!(f, "\"{aircraft}\"{}", if *observer { " observer" } else { "" })
+            }
             Self::Data { data_bytes: 0 } => Ok(()),
             Self::Data { data_bytes } => write!(f, "{data_bytes} bytes"),
         }

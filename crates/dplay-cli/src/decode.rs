@@ -49,7 +49,12 @@ impl Record {
         dialect: Dialect,
     ) -> Self {
         let addon = match &result {
-            Ok(m) => m.app_payloads().into_iter().filter_map(|p| addon_view::find(p, dialect)).collect(),
+            Ok(m) => m
+                .app_payloads()
+                .into_iter()
+                .filter_map(|p| addon_view::find(p, dialect))
+                .chain(m.player_data().and_then(|d| addon_view::find_player_info(d, dialect)))
+                .collect(),
             Err(_) => Vec::new(),
         };
         Self { origin, bytes, result, addon, trailing: Vec::new() }

@@ -9,6 +9,7 @@ use dplay_wire::dp4::player_message::{
 };
 use dplay_wire::dp4::reliable::{FrameBody, ReliableFlags, ReliableFrame};
 use dplay_wire::dp8::dframe::DframeCommand;
+use dplay_wire::dp8::session::SessionMessage;
 use dplay_wire::{Datagram, Family, Wire, WireError, parse_datagram};
 use serde_json::{Value, json};
 
@@ -148,6 +149,17 @@ impl Message {
             Self::Player(m) => m.to_vec(),
             Self::PlayerDatagram(m) => m.to_vec(),
             Self::Reliable(f, _) => f.to_vec(),
+        }
+    }
+
+    /// The joiner's player data of a DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO(_EX) (MC-DPL8CS
+    /// 2.2.1.1), where an FS2004 joiner puts its PLAYER_INFO_STRUCT (FS-MULTIPLAYER.md 3.1).
+    pub(crate) fn player_data(&self) -> Option<&[u8]> {
+        let Self::Wire(w) = self else { return None };
+        let Datagram::Dframe(d) = &**w else { return None };
+        match &d.payload {
+            DframePayload::Session(SessionMessage::PlayerConnectInfo(p)) => Some(&p.data[..]),
+            _ => None,
         }
     }
 

@@ -40,3 +40,18 @@ fn header_only_packets_and_the_host_log() {
     assert_eq!(crate::live::printable(&request), ("addon", "ADD_PLAYER_REQUEST".to_owned()));
     assert_eq!(crate::live::printable(b"hello\0"), ("text", "hello".to_owned()));
 }
+
+/// FS2004's PLAYER_INFO_STRUCT in a joiner's player data (FS-MULTIPLAYER.md 3.6): shown in
+/// that dialect only, and only at its exact size.
+#[test]
+fn fs2004_player_info() {
+    use dplay_addon::packet::{PlayerInfo, PlayerInfoFlags};
+    let info =
+        PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::from_ascii_lossy("Cessna 172") };
+    let bytes = info.to_bytes();
+    let found = find_player_info(&bytes, Dialect::Fs2004).expect("player info");
+    assert_eq!(found.to_string(), "PLAYER_INFO_STRUCT \"Cessna 172\" observer");
+    assert_eq!(found.json()["flags"], "0x1");
+    assert!(find_player_info(&bytes, Dialect::Fs98).is_none());
+    assert!(find_player_info(&bytes[..200], Dialect::Fs2004).is_none());
+}
