@@ -122,6 +122,7 @@ const LINE_SKIP: &[&str] = &[
     "masks",
     "signature",
     "header_flags",
+    "size",
 ];
 /// Fields that hold bytes (hex strings): the summary shows their length.
 const LINE_BLOBS: &[&str] =
