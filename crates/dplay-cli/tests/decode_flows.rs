@@ -165,6 +165,16 @@ fn truncated_capture() {
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.lines().nth(1).unwrap().contains("dp8 SACK"), "{text}");
+
+    // The same with pcapng, cut inside the last block.
+    let path = temp("truncated.pcapng");
+    dplay_tests::pcap::write_pcapng(&path, &packets);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 5]).unwrap();
+    let out = dplay(&["decode", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stderr(&out).contains("decoding the 2 frames before"), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 2);
 }
 
 /// A lone message given as hex: the stream form of a player message is recognised by its bytes
