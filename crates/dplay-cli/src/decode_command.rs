@@ -36,12 +36,12 @@ pub(crate) struct DecodeArgs {
     #[arg(long, value_name = "TEXT")]
     filter: Vec<String>,
     /// Only frames from or to this port; repeat for several.
-    #[arg(long, value_name = "PORT")]
+    #[arg(long, value_name = "PORT", conflicts_with = "hex")]
     port: Vec<u16>,
     /// Take DirectPlay 8 lead bytes as DirectPlay 8 on every UDP port. Without it, a flow is
     /// DirectPlay 8 when it carries a CONNECT, CONNECTED or enumeration, or uses UDP 6073 or
     /// 2302-2400.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hex")]
     any_port: bool,
     /// With --hex: each is one message cut from a DirectPlay 4 TCP stream (without 'play' at
     /// offset 20, a player message in its stream form).
