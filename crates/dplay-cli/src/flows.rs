@@ -12,7 +12,8 @@
 //!   ([`crate::stream`]); a UDP datagram is a player message when both hosts were seen speaking
 //!   DirectPlay 4 and it uses an endpoint that carried a system message or the service
 //!   provider's port range 2300-2400 on both sides (MC-DPL4CS 1.9; decision in
-//!   docs/decisions.md).
+//!   docs/decisions.md). A datagram that holds a Flight Simulator add-on packet after the two
+//!   IDs is one too, wherever it was captured.
 //! * Player messages carry `idFrom` and `idTo` unless a session description in the capture has
 //!   DPSESSION_NOMESSAGEID (MC-DPL4CS 2.2.45, 2.2.5); with DPSESSION_DIRECTPLAYPROTOCOL, the
 //!   UDP datagrams without 'play' are MC-DPL4R frames (MC-DPL4CS 3.1.4.16).
@@ -25,12 +26,14 @@ use std::net::{IpAddr, SocketAddr};
 use dplay_addon::Dialect;
 use dplay_wire::datagram::{Kind, classify};
 use dplay_wire::dp4::message::Dp4Body;
+use dplay_wire::dp4::player_message::IDS_LEN;
 use dplay_wire::dp4::session::SessionFlags;
 use dplay_wire::dp8::cframe::Cframe;
 use dplay_wire::dp8::enumeration::EnumMessage;
 use dplay_wire::{Datagram, Family, parse_datagram};
 
-use crate::message::Carrier;
+use crate::addon_view;
+use crate::message::{Carrier, Message};
 use crate::net::{Segment, Transport};
 
 /// FS2004's application GUID as it appears on the wire (FS-MULTIPLAYER.md 2).
@@ -92,6 +95,19 @@ fn session_flags(d: &Datagram) -> Option<SessionFlags> {
     })
 }
 
+/// Whether `payload` is a player message in its datagram form carrying a Flight Simulator
+/// add-on packet (the FS98 dialect over DirectPlay 4: `idFrom`, `idTo`, then a packet whose
+/// header fits, FS-MULTIPLAYER.md 1.1), and not a DirectPlay 8 DFRAME carrying one: found this
+/// way even when the capture missed the session's start.
+fn dp4_addon_datagram(payload: &[u8]) -> bool {
+    let dp4 = payload.get(IDS_LEN..).and_then(|p| addon_view::find(p, Dialect::Fs98)).is_some();
+    let dp8 = || {
+        Message::parse(payload, Carrier::Datagram, true)
+            .is_ok_and(|m| m.app_payloads().iter().any(|p| addon_view::find(p, Dialect::Fs98).is_some()))
+    };
+    dp4 && !dp8()
+}
+
 /// Whether a DirectPlay 8 message could only be DirectPlay 8 (see the module documentation).
 fn proves_dp8(d: &Datagram, dst_port: u16) -> bool {
     match d {
@@ -149,6 +165,9 @@ impl Flows {
             || (dp4_port(seg.src.port()) && dp4_port(seg.dst.port()));
         if dp4_hosts && dp4_ports {
             return Some(if self.reliable { Carrier::Dp4Reliable } else { Carrier::Dp4Datagram });
+        }
+        if dp4_addon_datagram(seg.payload) {
+            return Some(Carrier::Dp4Datagram);
         }
         let dp8_ports = self.any_port || dp8_port(seg.src.port()) || dp8_port(seg.dst.port());
         (kind.family() == Some(Family::Dp8) && dp8_ports).then_some(Carrier::Datagram)

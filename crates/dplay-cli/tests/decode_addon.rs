@@ -176,3 +176,27 @@ fn fs2004_dialect() {
     let lines = json_lines(&dplay(&["decode", "--json", "--hex", &text]));
     assert_eq!(lines[0]["addon"][0]["packet"], "OBSERVER_CHANGE_REFUSED");
 }
+
+/// FS98 positions over DirectPlay 4 UDP in a capture that missed the session's start (no
+/// system message seen): the add-on packet after the two IDs identifies them, even on
+/// DirectPlay 8's default ports; a DFRAME carrying one stays DirectPlay 8.
+#[test]
+fn fs98_over_dp4_without_the_session_start() {
+    let ids = Some(PlayerIds { id_from: 0x0194_FDAD, id_to: 0 });
+    let dp4 = DatagramPlayerMessage::new(ids, Blob::new(&position(Dialect::Fs98))).to_vec().unwrap();
+    let dp8 = dframe(5, &position(Dialect::Fs98));
+    let path = temp("fs98_mid_session.pcap");
+    write_pcap(
+        &path,
+        &[
+            Frame::udp("10.0.0.1:2350", "10.0.0.2:2350", &dp4),
+            Frame::udp("10.0.0.1:2302", "10.0.0.2:2302", &dp8),
+        ],
+    );
+    let lines = json_lines(&dplay(&["decode", "--json", path.to_str().unwrap()]));
+    assert_eq!(lines[0]["family_short"], "dp4");
+    assert_eq!(lines[0]["message"], "DPSP_MSG_PLAYERMESSAGE");
+    assert_eq!(lines[0]["addon"][0]["packet"], "POSITION_VELOCITY");
+    assert_eq!(lines[1]["family_short"], "dp8");
+    assert_eq!(lines[1]["addon"][0]["packet"], "POSITION_VELOCITY");
+}
