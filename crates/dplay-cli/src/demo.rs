@@ -25,9 +25,9 @@ use crate::live;
 /// `dplay demo` options.
 #[derive(Args)]
 pub(crate) struct DemoArgs {
-    /// How long the add-on player flies, in seconds.
-    #[arg(long, default_value_t = 3.0)]
-    fly: f64,
+    /// How long the add-on player flies (seconds, or a unit such as 5s; 0.5 s to 60 s).
+    #[arg(long, value_name = "TIME", default_value = "3", value_parser = crate::duration::parse)]
+    fly: Duration,
 }
 
 /// One datagram as one runtime's tap saw it.
@@ -252,7 +252,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<bool> {
     d.check("the player was accepted", ok);
     #[allow(clippy::disallowed_methods)] // the flight's clock
     let took_off = Instant::now();
-    let fly = Duration::from_secs_f64(args.fly.clamp(0.5, 60.0));
+    let fly = args.fly.clamp(Duration::from_millis(500), Duration::from_secs(60));
     let mut positions = 0;
     let ticks = crossbeam_channel::tick(Duration::from_millis(250));
     let landing = crossbeam_channel::after(fly);

@@ -88,10 +88,10 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
 }
 
 /// A fresh seed; `--keepalive` sets the Ping timer period (MC-DPL4CS 3.1.2.5, 35 s by default).
-fn config(keepalive: Option<f64>) -> Dp4Config {
+fn config(keepalive: Option<Duration>) -> Dp4Config {
     let mut c = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
-    if let Some(secs) = keepalive {
-        c.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    if let Some(period) = keepalive {
+        c.ping_interval = period.max(live::MIN_KEEPALIVE);
     }
     c
 }
@@ -236,7 +236,7 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
     runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
     let out = Output::new(args.json, start);
     let mut seen = Vec::new();
-    let deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     live::wait(runtime.events(), &interrupt, Some(deadline), |e| {
         if let Dp4Event::Session(SessionEvent::SessionFound(f)) = e
             && !seen.contains(&(f.host, f.desc.instance_guid))
@@ -293,7 +293,7 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     };
     let runtime = spawn(&binding, config(args.session_args.keepalive), args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
-    let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     let host = match args.host.port() {
         0 => probe(&runtime, args, &interrupt, join_deadline)?,
         _ => args.host,
@@ -326,8 +326,8 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
             (Some(why), _) => bail!("could not join {host}: {why}"),
             (None, Stop::Interrupted) => bail!("interrupted before the join completed"),
             _ => bail!(
-                "no answer from {host} within {} s: check that a DirectPlay 4 host runs there (dplay enum --dp4 {})",
-                args.timeout,
+                "no answer from {host} within {}: check that a DirectPlay 4 host runs there (dplay enum --dp4 {})",
+                crate::duration::show(args.timeout),
                 host.ip()
             ),
         }

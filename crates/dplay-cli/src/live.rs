@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use crossbeam_channel::{Receiver, select};
-use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig};
+use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig, SocketSpec};
 use dplay_session::{Event, Mode, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
@@ -30,15 +30,15 @@ pub(crate) struct NetArgs {
     /// file.
     #[arg(long, value_name = "FILE")]
     pub(crate) pcap: Option<PathBuf>,
-    /// Stop after this many seconds (default: run until Ctrl-C).
-    #[arg(long, value_name = "SECS")]
-    pub(crate) duration: Option<f64>,
+    /// Stop after this long: seconds or a unit, such as 30s or 2m (default: run until Ctrl-C).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) duration: Option<Duration>,
 }
 
 impl NetArgs {
     /// The instant to stop at, if any.
     pub(crate) fn deadline(&self, start: Instant) -> Option<Instant> {
-        self.duration.map(|s| start + Duration::from_secs_f64(s.max(0.0)))
+        self.duration.map(|d| start + d)
     }
 }
 
@@ -51,40 +51,24 @@ pub(crate) struct SessionArgs {
     /// The password (required to join when the host sets one).
     #[arg(long)]
     pub(crate) password: Option<String>,
-    /// Seconds of silence before a KeepAlive is sent, which DirectPlay sends between once and
-    /// twice that (MC-DPL8R 3.1.2.6 recommends 25; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
+    /// The silence before a KeepAlive is sent, which DirectPlay sends between once and twice
+    /// that (MC-DPL8R 3.1.2.6 recommends 25 s; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
     /// finds a silent dead player sooner. DirectPlay 4: the PING period (spec 35), and a host
     /// sets KEEP_ALIVE.
-    #[arg(long, value_name = "SECS")]
-    pub(crate) keepalive: Option<f64>,
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) keepalive: Option<Duration>,
     /// Retries of a reliable frame before its peer is declared lost (MC-DPL8R 3.1.2.5
     /// recommends 10; DPN_CAPS_EX dwNumSendRetries). Fewer finds a dead player sooner, and
     /// gives up sooner on a lossy link.
     #[arg(long, value_name = "N")]
     pub(crate) send_retries: Option<u32>,
-    /// The longest wait between two retries, in seconds (MC-DPL8R 3.1.2.5 recommends 5;
-    /// DPN_CAPS_EX dwMaxSendRetryInterval).
-    #[arg(long, value_name = "SECS")]
-    pub(crate) max_retry_interval: Option<f64>,
+    /// The longest wait between two retries (MC-DPL8R 3.1.2.5 recommends 5 s; DPN_CAPS_EX
+    /// dwMaxSendRetryInterval).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) max_retry_interval: Option<Duration>,
 }
 
-/// Parses `ip:port` with a message saying what is expected.
-pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
-    text.parse()
-        .map_err(|_| format!("`{text}` is not an address: give ip:port, such as 127.0.0.1:{DPLAY8_PORT}"))
-}
-
-/// Parses `ip` or `ip:port`; a bare IP gets port 0, which each command reads as its default.
-pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
-    match text.parse::<IpAddr>() {
-        Ok(ip) => Ok(SocketAddr::new(ip, 0)),
-        Err(_) => text.parse().map_err(|_| {
-            format!(
-                "`{text}` is not an address: give ip or ip:port, such as 127.0.0.1 or 127.0.0.1:{DPLAY8_PORT}"
-            )
-        }),
-    }
-}
+pub(crate) use crate::address::{parse_addr, parse_host};
 
 /// `addr`, with `port` when it has none (port 0).
 pub(crate) fn or_port(addr: SocketAddr, port: u16) -> SocketAddr {
@@ -106,6 +90,12 @@ pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
     SocketAddr::new(ip, 0)
 }
 
+/// The shortest join or enumeration `--timeout` taken (shorter ones are raised to it).
+pub(crate) const MIN_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The shortest `--keepalive` period taken (shorter ones are raised to it).
+pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
+
 /// A session configuration for `name` at `local` from the shared options.
 pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) -> SessionConfig {
     let mut c = SessionConfig::new(args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID), local, name);
@@ -113,8 +103,8 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
     c.rng_seed = fresh_seed();
     c.mode = Mode::PeerToPeer;
     let t = &mut c.transport;
-    if let Some(secs) = args.keepalive {
-        t.keepalive_idle = Duration::from_secs_f64(secs.max(0.1));
+    if let Some(idle) = args.keepalive {
+        t.keepalive_idle = idle.max(MIN_KEEPALIVE);
         // The timer checks the silence once per granularity: at most the idle time, so a
         // KeepAlive goes between once and twice the idle time, as DPN_CAPS documents.
         t.keepalive_granularity = t.keepalive_granularity.min(t.keepalive_idle);
@@ -122,8 +112,8 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
     if let Some(n) = args.send_retries {
         t.max_retries = n.max(1);
     }
-    if let Some(secs) = args.max_retry_interval {
-        t.retry_max_interval = Duration::from_secs_f64(secs.max(0.01));
+    if let Some(interval) = args.max_retry_interval {
+        t.retry_max_interval = interval.max(Duration::from_millis(10));
     }
     c
 }
@@ -142,7 +132,25 @@ pub(crate) fn spawn<P: Protocol>(
     pcap: Option<&PathBuf>,
     make: impl FnOnce(SocketAddr) -> P,
 ) -> anyhow::Result<Runtime<P>> {
-    let mut config = RuntimeConfig::new(bind);
+    spawn_on(SocketSpec::udp(bind), pcap, make)
+}
+
+/// Like [`spawn`], on a socket with SO_BROADCAST set, so EnumQuery may go to a broadcast
+/// address (MS-DPDX 3.3.4: a client enumerates at a known address or the broadcast address).
+pub(crate) fn spawn_broadcast<P: Protocol>(
+    bind: SocketAddr,
+    pcap: Option<&PathBuf>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
+    spawn_on(SocketSpec::udp(bind).broadcast(), pcap, make)
+}
+
+fn spawn_on<P: Protocol>(
+    socket: SocketSpec,
+    pcap: Option<&PathBuf>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
+    let mut config = RuntimeConfig::with_sockets(vec![socket]);
     if let Some(path) = pcap {
         config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
     }

@@ -5,11 +5,13 @@
 //! field, as a tree or (`--json`) one JSON object per line. The protocol knowledge is all in
 //! `dplay-wire`; this crate only finds datagrams in captures and renders what it parsed.
 
+mod address;
 mod capture;
 mod decode;
 mod demo;
 mod dp4;
 mod dp4_print;
+mod duration;
 mod enumerate;
 mod fs;
 mod host;

@@ -35,7 +35,7 @@ fn spawn(
     binding: &Dp4Binding,
     role: AddonDp4Role,
     name: &str,
-    keepalive: Option<f64>,
+    keepalive: Option<Duration>,
     pcap: Option<&PathBuf>,
 ) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
     let tap = match pcap {
@@ -44,8 +44,8 @@ fn spawn(
     };
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
     let mut config = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
-    if let Some(secs) = keepalive {
-        config.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    if let Some(period) = keepalive {
+        config.ping_interval = period.max(live::MIN_KEEPALIVE);
     }
     AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
