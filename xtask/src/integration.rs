@@ -279,12 +279,12 @@ fn addon_session(s: &Suite) -> anyhow::Result<()> {
         "observer",
         &["fs", "join", &addr, "--observer", "--name", "tower", "--json", "--duration", "60"],
     )?;
-    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "Observer"))?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "observer"))?;
     let player = s.start(
         "player",
         &["fs", "join", &addr, "--player", "--name", "pilot", "--json", "--duration", "60"],
     )?;
-    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
     s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
     expect_pilot_positions(s, &observer)
 }

@@ -42,6 +42,31 @@ pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
 const EXAMPLE: &str =
     "give an IP or a host name, with :port or without, such as 127.0.0.1, localhost:6073 or 192.168.1.10";
 
+/// Where players can join a socket bound to `bound`: itself, or when bound to the unspecified
+/// address, every interface address of its family (loopback last), with its port.
+pub(crate) fn joinable(bound: SocketAddr) -> Vec<SocketAddr> {
+    if !bound.ip().is_unspecified() {
+        return vec![bound];
+    }
+    let mut ips: Vec<IpAddr> = if_addrs::get_if_addrs()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| i.ip())
+        .filter(|ip| ip.is_ipv4() == bound.is_ipv4())
+        .collect();
+    ips.sort_by_key(|ip| (ip.is_loopback(), *ip));
+    ips.dedup();
+    match ips.is_empty() {
+        true => vec![bound],
+        false => ips.into_iter().map(|ip| SocketAddr::new(ip, bound.port())).collect(),
+    }
+}
+
+/// `a, b, c` for the text output.
+pub(crate) fn list(addrs: &[SocketAddr]) -> String {
+    addrs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
 /// The first IPv4 address `name` resolves to, else the first address.
 fn resolve(name: &str, port: u16) -> Option<SocketAddr> {
     let addrs: Vec<SocketAddr> = (name, port).to_socket_addrs().ok()?.collect();
@@ -71,5 +96,16 @@ mod tests {
         assert!(parse_host("localhost:70000").unwrap_err().contains("not a port"));
         assert!(parse_host(":6073").unwrap_err().contains("no host"));
         assert!(parse_host("no-such-host.invalid").unwrap_err().contains("not an address"));
+    }
+
+    /// Issue #15 item 11: a host bound to 0.0.0.0 lists its interfaces' addresses.
+    #[test]
+    fn joinable_addresses() {
+        let bound: SocketAddr = "127.0.0.1:6073".parse().unwrap();
+        assert_eq!(joinable(bound), [bound]);
+        let any = joinable("0.0.0.0:6073".parse().unwrap());
+        assert!(any.contains(&bound), "{any:?}");
+        assert!(any.iter().all(|a| a.is_ipv4() && a.port() == 6073 && !a.ip().is_unspecified()));
+        assert_eq!(any.last(), Some(&bound), "loopback last");
     }
 }

@@ -10,9 +10,9 @@ use clap::Args;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
 use dplay_session::Event;
 use dplay_wire::WideString;
-use serde_json::json;
 use uuid::Uuid;
 
+use crate::events::{JsonEvent, flag_names, flags_text};
 use crate::live::{self, Output};
 
 /// `dplay enum` options.
@@ -71,24 +71,24 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
             && seen.insert((from, r.application_instance_guid))
         {
             let name = r.session_name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
-            let flags = format!("{:?}", r.application_desc_flags);
+            let flags = flag_names(&r.application_desc_flags);
             let data = r.application_data.as_ref().map(|d| dplay_wire::hexdump::hex(d));
-            out.emit(
-                "session",
-                json!({
-                    "from": from.to_string(),
-                    "name": name,
-                    "instance": r.application_instance_guid.to_string(),
-                    "application": r.application_guid.to_string(),
-                    "players": r.current_players,
-                    "max_players": r.max_players,
-                    "flags": flags,
-                    "application_data": data,
-                }),
+            out.event(
+                &JsonEvent::Session {
+                    host: from.to_string(),
+                    name: name.clone(),
+                    instance: r.application_instance_guid.to_string(),
+                    application: r.application_guid.to_string(),
+                    players: r.current_players,
+                    max_players: r.max_players,
+                    flags: flags.clone(),
+                    application_data: data,
+                },
                 format!(
-                    "{from}: \"{name}\"  players {}/{}  flags {flags}\n    instance {}  application {}",
+                    "{from}: \"{name}\"  players {}/{}  flags {}\n    instance {}  application {}",
                     r.current_players,
                     if r.max_players == 0 { "unlimited".to_owned() } else { r.max_players.to_string() },
+                    flags_text(&flags),
                     r.application_instance_guid,
                     r.application_guid,
                 ),

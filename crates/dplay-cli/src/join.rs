@@ -8,9 +8,9 @@ use clap::Args;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
 use dplay_session::{EndReason, Event, Mode, SessionConfig};
 use dplay_wire::dp8::session::ApplicationDescFlags;
-use serde_json::json;
 use uuid::Uuid;
 
+use crate::events::{JsonEvent, Proto};
 use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
 
 /// `dplay join` options.
@@ -69,9 +69,14 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
-    out.emit(
-        "joining",
-        json!({"host": args.host.to_string(), "addr": runtime.local_addr().to_string(), "name": args.name}),
+    out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp8,
+            host: args.host.to_string(),
+            name: args.name.clone(),
+            addr: Some(runtime.local_addr().to_string()),
+            role: None,
+        },
         format!("joining {} from {} as {}", args.host, runtime.local_addr(), args.name),
     );
     runtime.command(Dp8Command::Join { host: args.host, instance: session.map(|(i, _)| i) })?;
@@ -92,14 +97,20 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;
-        out.emit("sent", json!({"text": text}), format!("sent: {text}"));
+        let sent = JsonEvent::Sent {
+            text: Some(text.clone()),
+            len: text.len(),
+            digest: crate::dp4_print::digest(text.as_bytes()),
+            guaranteed: true,
+        };
+        out.event(&sent, format!("sent: {text}"));
     }
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
     if stop != Stop::Closed && stop != Stop::Done {
         let _ = runtime.command(Dp8Command::Leave);
     }
     live::finish(runtime);
-    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.stopped(stop);
     Ok(true)
 }
 

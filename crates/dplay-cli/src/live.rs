@@ -14,8 +14,11 @@ use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig, SocketSp
 use dplay_session::{Event, Mode, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
+use dplay_wire::dp8::session::DestroyReason;
 use serde_json::{Value, json};
 use uuid::Uuid;
+
+use crate::events::{JsonEvent, Row};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -187,6 +190,18 @@ pub(crate) enum Stop {
     Closed,
 }
 
+impl Stop {
+    /// As the `stopped` event says it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Deadline => "deadline",
+            Self::Interrupted => "interrupted",
+            Self::Done => "done",
+            Self::Closed => "closed",
+        }
+    }
+}
+
 /// Hands events to `handle` until it returns false, the deadline passes, Ctrl-C, or the
 /// runtime's event channel closes.
 pub(crate) fn wait<E>(
@@ -265,14 +280,28 @@ impl Output {
         self.names.get(&dpnid).cloned().unwrap_or_else(|| dpnid.to_string())
     }
 
+    /// Prints one typed event (docs/json-events.md) as a JSON line, or `text`.
+    pub(crate) fn event(&self, event: &JsonEvent, text: impl std::fmt::Display) {
+        let Ok(Value::Object(mut fields)) = serde_json::to_value(event) else { return };
+        let name = match fields.shift_remove("event") {
+            Some(Value::String(name)) => name,
+            _ => return,
+        };
+        self.emit(&name, Value::Object(fields), text);
+    }
+
+    /// Prints the last line of a run: why it stopped.
+    pub(crate) fn stopped(&self, stop: Stop) {
+        self.event(&JsonEvent::Stopped { why: stop.name() }, "stopped");
+    }
+
     /// Prints a DirectPlay 8 event (and remembers names). Returns whether the session ended.
     pub(crate) fn dp8(&mut self, event: &Dp8Event) -> bool {
         match event {
             Dp8Event::Session(e) => return self.session(e),
             Dp8Event::NameTable(players) => self.name_table(players),
-            Dp8Event::CommandFailed { command, error } => self.emit(
-                "error",
-                json!({"command": command, "error": error}),
+            Dp8Event::CommandFailed { command, error } => self.event(
+                &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
             ),
         }
@@ -283,9 +312,15 @@ impl Output {
         for p in players {
             self.names.insert(p.dpnid, p.name.clone());
         }
-        let rows: Vec<Value> = players
+        let rows = players
             .iter()
-            .map(|p| json!({"dpnid": p.dpnid.to_string(), "name": p.name, "host": p.is_host, "local": p.is_local}))
+            .map(|p| Row {
+                id: p.dpnid.to_string(),
+                name: Some(p.name.clone()),
+                host: p.is_host,
+                local: p.is_local,
+                system: None,
+            })
             .collect();
         let text: Vec<String> = players
             .iter()
@@ -301,69 +336,93 @@ impl Output {
                 format!("\n    {} {}{tags}", p.dpnid, p.name)
             })
             .collect();
-        self.emit("name_table", json!({"players": rows}), format!("name table:{}", text.concat()));
+        self.event(&JsonEvent::NameTable { players: rows }, format!("name table:{}", text.concat()));
     }
 
     fn session(&mut self, event: &Event) -> bool {
         match event {
-            Event::HostFound { from, .. } => self.emit("host_found", json!({"from": from.to_string()}), from),
-            Event::Joined { local, host } => self.emit(
-                "joined",
-                json!({"dpnid": local.to_string(), "host": host.to_string()}),
+            Event::HostFound { from, .. } => {
+                self.emit(
+                    "host_found",
+                    json!({"host": from.to_string()}),
+                    format!("a session answered at {from}"),
+                );
+            }
+            Event::Joined { local, host } => self.event(
+                &JsonEvent::Joined { id: local.to_string(), host: Some(host.to_string()) },
                 format!("in the session as {local}, host {host}"),
             ),
             Event::PlayerAdded { dpnid, name } => {
                 self.names.insert(*dpnid, name.clone());
-                self.emit(
-                    "player_joined",
-                    json!({"dpnid": dpnid.to_string(), "name": name}),
+                self.event(
+                    &JsonEvent::PlayerJoined {
+                        id: dpnid.to_string(),
+                        name: Some(name.clone()),
+                        system: None,
+                    },
                     format!("player joined: {name} ({dpnid})"),
                 );
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 let name = self.name(*dpnid);
-                let why = reason.name().unwrap_or("unknown reason");
-                self.emit(
-                    "player_left",
-                    json!({"dpnid": dpnid.to_string(), "name": name, "reason": why}),
+                let why = destroy_reason(*reason);
+                self.event(
+                    &JsonEvent::PlayerLeft {
+                        id: dpnid.to_string(),
+                        name: Some(name.clone()),
+                        reason: Some(why.clone()),
+                    },
                     format!("player left: {name} ({dpnid}), {why}"),
                 );
             }
             Event::HostMigrated { new_host } => {
                 let name = self.name(*new_host);
-                self.emit(
-                    "host_migrated",
-                    json!({"new_host": new_host.to_string(), "name": name}),
+                self.event(
+                    &JsonEvent::HostMigrated {
+                        new_host: new_host.to_string(),
+                        name: name.clone(),
+                        local: None,
+                    },
                     format!("host migrated to {name} ({new_host})"),
                 );
             }
             Event::Message { from, data, reliable, .. } => {
                 let name = self.name(*from);
-                let (key, value) = printable(data);
-                self.emit(
-                    "message",
-                    json!({"from": from.to_string(), "name": name, key: value, "reliable": reliable}),
-                    format!("message from {name}: {value}"),
-                );
+                let mut e = JsonEvent::message(Some(from.to_string()), Some(name.clone()), data);
+                if let JsonEvent::Message { reliable: r, .. } = &mut e {
+                    *r = Some(*reliable);
+                }
+                let (_, value) = printable(data);
+                self.event(&e, format!("message from {name}: {value}"));
             }
             Event::Chat { from, text } => {
                 let name = self.name(*from);
-                self.emit(
-                    "message",
-                    json!({"from": from.to_string(), "name": name, "text": text, "chat": true}),
-                    format!("chat from {name}: {text}"),
-                );
+                let mut e = JsonEvent::message(Some(from.to_string()), Some(name.clone()), text.as_bytes());
+                if let JsonEvent::Message { chat, .. } = &mut e {
+                    *chat = true;
+                }
+                self.event(&e, format!("chat from {name}: {text}"));
             }
             Event::SessionEnded { reason } => {
-                self.emit(
-                    "session_ended",
-                    json!({"reason": reason.to_string()}),
+                self.event(
+                    &JsonEvent::SessionEnded { reason: reason.to_string() },
                     format!("session ended: {reason}"),
                 );
                 return true;
             }
         }
         false
+    }
+}
+
+/// DESTROY_PLAYER's reason in words (MC-DPL8CS 2.2.3.3; `DPNDESTROYPLAYERREASON_*`).
+fn destroy_reason(reason: DestroyReason) -> String {
+    match reason {
+        DestroyReason::DPNDESTROYPLAYERREASON_NORMAL => "left".to_owned(),
+        DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST => "connection lost".to_owned(),
+        DestroyReason::DPNDESTROYPLAYERREASON_SESSIONTERMINATED => "session terminated".to_owned(),
+        DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER => "removed by the host".to_owned(),
+        other => other.to_string(),
     }
 }
 

@@ -13,6 +13,7 @@ mod dp4;
 mod dp4_print;
 mod duration;
 mod enumerate;
+mod events;
 mod fs;
 mod host;
 mod join;

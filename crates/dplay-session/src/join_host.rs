@@ -22,8 +22,8 @@ use crate::session::{AppDesc, Link, LinkState, Phase, Session};
 use crate::stats::DropReason;
 
 /// `DPNERR_SESSIONFULL`: the session has `dwMaxPlayers` players. MC-DPL8CS 2.2.1.3 lists no
-/// code for a full session; this value follows the numbering of the codes it lists (decision).
-pub const DPNERR_SESSIONFULL: ResultCode = ResultCode(0x8015_8500);
+/// code for a full session; this is the SDK header's (0x80158610, decisions.md 2026-11-24).
+pub const DPNERR_SESSIONFULL: ResultCode = ResultCode::DPNERR_SESSIONFULL;
 
 /// The highest `dwDNETVersion` we know: 8, DirectX 9.0c (MC-DPL8CS 2.2.1.1).
 const MAX_DNET_VERSION: u32 = 8;
