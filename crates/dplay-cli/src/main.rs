@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::decode::Record;
 
@@ -60,6 +60,18 @@ enum Command {
     Fs(fs::FsCommand),
     /// A host, two clients and an add-on flight on loopback, with a timeline of every message.
     Demo(demo::DemoArgs),
+    /// Print a shell completion script (such as `dplay completions bash >
+    /// /etc/bash_completion.d/dplay`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), such as `dplay manpage > dplay.1; man ./dplay.1`.
+    Manpage {
+        /// A command's own page instead (dplay-host(1) for `host`).
+        command: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -94,6 +106,8 @@ fn main() -> ExitCode {
         Command::Join(args) => join::run(args),
         Command::Fs(command) => fs::run(command),
         Command::Demo(args) => demo::run(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Manpage { command } => manpage(command),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -103,6 +117,33 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `dplay completions SHELL`.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut Cli::command(), "dplay", &mut out);
+    out.flush().context("writing the completions")?;
+    Ok(true)
+}
+
+/// `dplay manpage [COMMAND]`: dplay(1), or with a command its own page (dplay-host(1), ...).
+fn manpage(command: Option<String>) -> anyhow::Result<bool> {
+    let top = Cli::command();
+    let page = match &command {
+        None => clap_mangen::Man::new(top),
+        Some(name) => {
+            let sub = top.find_subcommand(name).cloned().with_context(|| {
+                let names: Vec<&str> = top.get_subcommands().map(clap::Command::get_name).collect();
+                format!("no command `{name}`: give one of {}", names.join(", "))
+            })?;
+            clap_mangen::Man::new(sub).title(format!("dplay-{name}"))
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    page.render(&mut out).context("writing the manual page")?;
+    out.flush().context("writing the manual page")?;
+    Ok(true)
 }
 
 /// Decodes and prints; returns whether every message was well formed.
