@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::util::{cargo, root, step};
 
+mod cli_ux;
 mod dp4;
 mod dp4_reliable;
 mod fs_dp4;
@@ -38,7 +39,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 14] = [
+    let cases: [(&str, Case); 18] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -56,6 +57,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
             dp4_reliable::through_proxy,
         ),
+        ("fs join against nothing and a plain host: exit 1 within the timeout", cli_ux::fs_join_fails),
+        ("host names: localhost for enum and join", cli_ux::host_names),
+        ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
+        ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");

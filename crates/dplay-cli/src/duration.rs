@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-/// The longest duration any option takes: 30 days.
+/// The longest duration any option takes: 30 days (the error message says so).
 pub(crate) const MAX: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Parses `30s`, `2m`, `1h 30m`, `250ms` or plain seconds such as `1.5`; at most [`MAX`].
@@ -30,7 +30,7 @@ pub(crate) fn parse(text: &str) -> Result<Duration, String> {
 }
 
 fn too_long(text: &str) -> String {
-    format!("`{text}` is too long: give at most {}", humantime::format_duration(MAX))
+    format!("`{text}` is too long: give at most 30 days")
 }
 
 /// A duration as the user would write it again (`1.5s`, `2m`).

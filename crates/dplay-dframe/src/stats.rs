@@ -53,7 +53,9 @@ impl Drops {
         self.0.iter().sum()
     }
 
+    /// Counts a drop and logs it at debug level (the peer comes from the caller's span).
     pub(crate) fn add(&mut self, reason: DropReason) {
+        tracing::debug!(?reason, "dropped");
         if let Some(n) = self.0.get_mut(reason.index()) {
             *n += 1;
         }

@@ -77,6 +77,7 @@ pub struct Stats {
 impl Stats {
     /// Counts one dropped input.
     pub(crate) fn drop(&mut self, why: DropReason) {
+        tracing::debug!(reason = ?why, "session message dropped");
         let counter = match why {
             DropReason::Malformed => &mut self.malformed,
             DropReason::WrongRole => &mut self.wrong_role,
