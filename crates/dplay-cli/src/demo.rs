@@ -325,7 +325,8 @@ fn print(d: &Demo, seen: Vec<Seen>, positions: u64) -> anyhow::Result<bool> {
     let mut checks = d.checks.clone();
     checks.push(("every step of seed 003 (1-18) was seen on the wire", missing.is_empty()));
     if !missing.is_empty() {
-        writeln!(out, "seed 003 steps not seen: {missing:?}")?;
+        let missing: Vec<String> = missing.iter().map(u8::to_string).collect();
+        writeln!(out, "seed 003 steps not seen: {}", missing.join(", "))?;
     }
     let mut all = true;
     for (what, ok) in &checks {
