@@ -234,3 +234,12 @@ fn dp8_broadcast_enumeration() {
     let v: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
     assert_eq!(v["event"], "session", "{v}");
 }
+
+/// Issue #15 item 8: a refusal names its DPNERR (a full session: DPNERR_SESSIONFULL, 0x80158610).
+#[test]
+fn refusal_names_the_dpnerr() {
+    let port = free_port();
+    let _host = host(port, &["--max-players", "1"]);
+    let err = fails(&["join", &format!("127.0.0.1:{port}"), "--timeout", "3"], 1);
+    assert!(err.contains("DPNERR_SESSIONFULL"), "{err}");
+}
