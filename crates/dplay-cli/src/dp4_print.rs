@@ -7,7 +7,7 @@ use dplay_runtime::{Dp4Event, Dp4Player};
 use dplay_session::dp4::{Dp4Event as SessionEvent, DropReason, EndReason, GroupEvent, JoinError};
 use serde_json::json;
 
-use crate::events::{JsonEvent, Row, flag_names, flags_text};
+use crate::events::{JsonEvent, Row, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
 
 /// Application data longer than this is printed cut, with its length and digest.
@@ -232,12 +232,13 @@ impl Dp4Output {
             value.push_str("...");
         }
         let text = format!("message from {} ({} bytes): {value}", name.as_deref().unwrap_or("?"), data.len());
-        let (text_field, hex_field) = if key == "text" { (Some(value), None) } else { (None, Some(value)) };
+        let (text_field, addon, hex_field) = data_fields(key, value);
         let e = JsonEvent::Message {
             from: from.map(id),
             name,
             to: to.map(id),
             text: text_field,
+            addon,
             hex: hex_field,
             len: data.len(),
             digest: Some(digest(data)),

@@ -97,6 +97,9 @@ pub(crate) enum JsonEvent {
         /// The data as text when it is printable UTF-8 ...
         #[serde(skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+        /// ... a Flight Simulator add-on packet by name (FS98 numbering, human units) ...
+        #[serde(skip_serializing_if = "Option::is_none")]
+        addon: Option<String>,
         /// ... else as hex.
         #[serde(skip_serializing_if = "Option::is_none")]
         hex: Option<String>,
@@ -156,18 +159,28 @@ impl JsonEvent {
     /// A message event from `data`: text when printable, else hex.
     pub(crate) fn message(from: Option<String>, name: Option<String>, data: &[u8]) -> Self {
         let (key, value) = crate::live::printable(data);
-        let (text, hex) = if key == "text" { (Some(value), None) } else { (None, Some(value)) };
+        let (text, addon, hex) = data_fields(key, value);
         JsonEvent::Message {
             from,
             name,
             to: None,
             text,
+            addon,
             hex,
             len: data.len(),
             digest: Some(crate::dp4_print::digest(data)),
             reliable: None,
             chat: false,
         }
+    }
+}
+
+/// [`crate::live::printable`]'s `(key, value)` as the `text`, `addon` and `hex` fields.
+pub(crate) fn data_fields(key: &str, value: String) -> (Option<String>, Option<String>, Option<String>) {
+    match key {
+        "text" => (Some(value), None, None),
+        "addon" => (None, Some(value), None),
+        _ => (None, None, Some(value)),
     }
 }
 
