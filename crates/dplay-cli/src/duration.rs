@@ -60,4 +60,21 @@ mod tests {
         }
         assert_eq!(parse("30d"), Ok(MAX));
     }
+
+    proptest::proptest! {
+        /// Any text: an error or a duration of at most [`MAX`], never a panic.
+        #[test]
+        fn never_panics(text in "\\PC{0,24}") {
+            if let Ok(d) = parse(&text) {
+                proptest::prop_assert!(d <= MAX);
+            }
+        }
+
+        /// Any number: taken exactly when finite and within 0..=MAX seconds.
+        #[test]
+        fn numbers(secs in proptest::num::f64::ANY) {
+            let ok = secs.is_finite() && (0.0..=MAX.as_secs_f64()).contains(&secs);
+            proptest::prop_assert_eq!(parse(&secs.to_string()).is_ok(), ok, "{}", secs);
+        }
+    }
 }
