@@ -118,6 +118,8 @@ pub enum TableChange {
     InfoUpdated {
         /// The player or group.
         dpnid: Dpnid,
+        /// True for a group.
+        group: bool,
         /// The new name, when DPNINFO_NAME was set.
         name: Option<String>,
         /// The new data, when DPNINFO_DATA was set.

@@ -212,6 +212,7 @@ impl NameTable {
     /// Host: records DN_INSTRUCT_CONNECT for `dpnid` at the next version (MC-DPL8CS 2.2.1.9).
     pub fn instruct(&mut self, dpnid: Dpnid) -> InstructConnect {
         self.version += 1;
+        tracing::debug!(%dpnid, version = self.version, "name table: instruct connect");
         let op = InstructConnect { dpnid, version: self.version, version_not_used: 0 };
         self.log.insert(self.version, NameTableOp::InstructConnect(op));
         op
@@ -238,11 +239,14 @@ impl NameTable {
         let expected = self.next_version();
         let gap = got.wrapping_sub(expected);
         if got != expected && !(got > expected && gap <= self.unreadable) {
+            tracing::debug!(expected, got, "name-table op out of order");
             return Err(OpError::Version { expected, got });
         }
         if got != expected {
+            tracing::debug!(expected, got, "name-table op after {gap} unread");
             self.unreadable -= gap;
         }
+        tracing::debug!(version = got, ?op, "name-table op applied");
         self.version = got;
         self.log.insert(got, op.clone());
         self.effect(op, got)

@@ -104,6 +104,7 @@ impl Session {
             }
             NameTableOp::UpdateInfo(u) => Event::NameTable(TableChange::InfoUpdated {
                 dpnid: u.dpnid,
+                group: self.table.group(u.dpnid).is_some(),
                 name: u.info_flags.contains(InfoFlags::NAME).then(|| text(&u.name)),
                 data: u.info_flags.contains(InfoFlags::DATA).then(|| u.data.0.clone()),
             }),

@@ -203,7 +203,7 @@ fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
         [
             TableChange::GroupCreated { group, name: "Team".into(), requested_by: HOST },
             TableChange::MemberAdded { group, player: JOINER },
-            TableChange::InfoUpdated { dpnid: HOST, name: Some("Host 2".into()), data: None },
+            TableChange::InfoUpdated { dpnid: HOST, group: false, name: Some("Host 2".into()), data: None },
             TableChange::MemberRemoved { group, player: JOINER },
             TableChange::GroupDestroyed { group },
         ]
@@ -370,6 +370,7 @@ fn mc_dpl8cs_3_4_host_answers_windows_requests() {
     assert!(ours.stats().wrong_role + ours.stats().unknown_dpnid >= 2);
     assert!(table_changes(&net, 2).contains(&TableChange::InfoUpdated {
         dpnid: me,
+        group: false,
         name: Some("Win".into()),
         data: None
     }));
