@@ -5,8 +5,10 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use clap::Args;
-use dplay_runtime::{Dp8Command, Dp8Protocol};
+use crossbeam_channel::Receiver;
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol, Runtime};
 use dplay_session::Mode;
+use dplay_web::{Observed, ServerSide};
 use serde_json::json;
 
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
@@ -40,6 +42,8 @@ pub(crate) struct HostArgs {
     pub(crate) session_args: SessionArgs,
     #[command(flatten)]
     pub(crate) net: NetArgs,
+    #[command(flatten)]
+    pub(crate) web: crate::web::WebArgs,
 }
 
 /// Runs `dplay host` until the duration passes or Ctrl-C.
@@ -51,13 +55,31 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
+    let make = |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };
         Dp8Protocol::new(c, start)
-    })?;
+    };
+    let Some(web) = args.web.web else {
+        let runtime = live::spawn(bind, args.net.pcap.as_ref(), make)?;
+        return serve(&args, runtime, start, &interrupt, None);
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let runtime =
+        live::spawn(bind, args.net.pcap.as_ref(), |local| Observed::new(make(local), loop_side, start))?;
+    serve(&args, runtime, start, &interrupt, Some((web, server_side)))
+}
+
+/// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.
+fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
+    args: &HostArgs,
+    runtime: Runtime<P>,
+    start: Instant,
+    interrupt: &Receiver<()>,
+    web: Option<(SocketAddr, ServerSide)>,
+) -> anyhow::Result<bool> {
     let mut out = Output::new(args.net.json, start);
     let addr = runtime.local_addr();
     let mode = if args.client_server { "client-server" } else { "peer-to-peer" };
@@ -67,7 +89,11 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         format!("hosting \"{}\" ({mode}) on {addr}", args.session),
     );
     runtime.command(Dp8Command::Host)?;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
+    let _server = match web {
+        Some((at, link)) => Some(crate::web::start(at, args.web.web_token.as_deref(), link, &out)?),
+        None => None,
+    };
+    let stop = live::wait(runtime.events(), interrupt, args.net.deadline(start), |e| !out.dp8(&e));
     if stop != Stop::Closed {
         let _ = runtime.command(Dp8Command::Leave);
     }

@@ -297,6 +297,12 @@ impl Session {
         }
     }
 
+    /// The address of the member `dpnid`, when we have a connection with it (for display and
+    /// per-connection statistics).
+    pub fn player_address(&self, dpnid: Dpnid) -> Option<SocketAddr> {
+        self.route(dpnid)
+    }
+
     /// The address of the identified member `dpnid`, when we have a connection with it.
     pub(crate) fn route(&self, dpnid: Dpnid) -> Option<SocketAddr> {
         self.links
