@@ -21,6 +21,7 @@ mod dp4;
 mod dp4_reliable;
 mod fs_capture;
 mod fs_dp4;
+mod web;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -39,7 +40,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 16] = [
+    let cases: [(&str, Case); 17] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -59,6 +60,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
             dp4_reliable::through_proxy,
         ),
+        ("the host's dashboard in a browser: players, a hostile name as text, a kick", web::dashboard),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");
