@@ -2,7 +2,7 @@
 //! players live in a browser and takes admin commands.
 //!
 //! Three parts, so the protocol loop never waits for the web:
-//! - [`link`]: a snapshot cell and an event broadcast the loop writes without blocking, and a
+//! - [`link()`]: a snapshot cell and an event broadcast the loop writes without blocking, and a
 //!   bounded admin channel it drains with `try_recv` ([`LoopSide`], [`ServerSide`]);
 //! - [`Observed`]: a DirectPlay 8 host as a runtime protocol that publishes through the link
 //!   from the protocol thread and carries out the admin commands there;
@@ -10,13 +10,13 @@
 //!   (built in, no build step), the JSON API and the event stream.
 
 mod host_view;
-pub mod link;
+mod link;
 mod server;
 mod snapshot;
 mod token;
 
 pub use host_view::{Observed, PUBLISH_INTERVAL};
-pub use link::{AdminCommand, LoopSide, ServerSide, link};
+pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, link};
 pub use server::{MAX_BODY, MAX_STREAMS, WebServer};
 pub use snapshot::{PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;

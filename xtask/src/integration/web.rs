@@ -67,11 +67,20 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
 /// Chromium, installed from Debian's packages when missing.
 fn chromium() -> anyhow::Result<&'static str> {
     if !have("chromium") {
-        step("apt-get update", Command::new("apt-get").arg("update"))?;
+        println!(
+            "==> chromium is missing: installing Debian's chromium package (the dashboard case needs it)"
+        );
+        step("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
         step(
             "install chromium",
-            Command::new("apt-get").args(["install", "-y", "--no-install-recommends", "chromium"]),
+            Command::new("apt-get")
+                .args(["install", "-y", "-qq", "--no-install-recommends", "chromium"])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
         )?;
+        ensure!(
+            have("chromium"),
+            "chromium is still missing after apt-get; install Debian's chromium package"
+        );
     }
     Ok("chromium")
 }
