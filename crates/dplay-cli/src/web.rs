@@ -2,11 +2,10 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 
+use crate::events::JsonEvent;
+use crate::live::Output;
 use clap::Args;
 use dplay_web::{ServerSide, WebServer};
-use serde_json::json;
-
-use crate::live::Output;
 
 /// The dashboard's options.
 #[derive(Args)]
@@ -42,9 +41,8 @@ pub(crate) fn start(
     let server = WebServer::start(addr, link, token.clone())
         .map_err(|e| anyhow::anyhow!("cannot serve the dashboard on {addr}: {e}"))?;
     let url = format!("http://{}/", server.local_addr());
-    out.emit(
-        "web",
-        json!({"url": url, "token": token}),
+    out.event(
+        &JsonEvent::Web { url: url.clone(), token: token.clone() },
         format!("dashboard on {url} (admin token {token}; open {url}#token={token} to kick)"),
     );
     Ok(server)
