@@ -99,3 +99,48 @@ impl ServerSide {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn join(n: usize) -> WebEvent {
+        WebEvent::Join { dpnid: format!("0x{n:08X}"), name: format!("p{n}"), at_s: 0 }
+    }
+
+    #[test]
+    fn publish_skips_a_cell_the_server_holds() {
+        let (loop_side, server_side) = link();
+        let held = server_side.cell.lock().unwrap();
+        assert!(!loop_side.publish(Snapshot::default()), "the loop must not wait for the server");
+        drop(held);
+        let mut next = Snapshot::default();
+        next.session.name = "published".into();
+        assert!(loop_side.publish(next));
+        assert_eq!(server_side.snapshot().session.name, "published");
+    }
+
+    #[test]
+    fn a_full_admin_queue_refuses_and_drains_in_order() {
+        let (loop_side, server_side) = link();
+        for id in 0..ADMIN_QUEUE {
+            assert!(server_side.admin(AdminCommand::Kick(u32::try_from(id).unwrap())));
+        }
+        assert!(!server_side.admin(AdminCommand::Kick(99)));
+        assert_eq!(loop_side.admin(), Some(AdminCommand::Kick(0)));
+        while loop_side.admin().is_some() {}
+        assert_eq!(loop_side.admin(), None);
+    }
+
+    #[test]
+    fn a_slow_event_client_lags_instead_of_holding_the_loop() {
+        let (loop_side, server_side) = link();
+        loop_side.event(join(0)); // no client: dropped, no error
+        let mut slow = server_side.subscribe();
+        for n in 0..EVENT_BUFFER + 10 {
+            loop_side.event(join(n));
+        }
+        assert!(matches!(slow.try_recv(), Err(broadcast::error::TryRecvError::Lagged(10))));
+        assert_eq!(slow.try_recv().unwrap(), join(10));
+    }
+}
