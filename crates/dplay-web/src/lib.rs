@@ -9,12 +9,14 @@
 //! - [`WebServer`]: axum on a current-thread tokio runtime on its own thread, serving the page
 //!   (built in, no build step), the JSON API and the event stream.
 
+mod connections;
 mod host_view;
 mod link;
 mod server;
 mod snapshot;
 mod token;
 
+pub use connections::MAX_CONNECTIONS;
 pub use host_view::{Observed, PUBLISH_INTERVAL};
 pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, link};
 pub use server::{MAX_BODY, MAX_STREAMS, WebServer};

@@ -24,6 +24,7 @@ use axum::routing::{get, post};
 use futures_util::Stream;
 use tokio::sync::{broadcast, oneshot};
 
+use crate::connections::Capped;
 use crate::link::{AdminCommand, ServerSide};
 use crate::snapshot::WebEvent;
 use crate::token;
@@ -70,7 +71,7 @@ impl WebServer {
                     Ok(l) => l,
                     Err(e) => return tracing::warn!("web server: {e}"),
                 };
-                let serve = axum::serve(listener, router(state)).into_future();
+                let serve = axum::serve(Capped::new(listener), router(state)).into_future();
                 // Dropping the server (not a graceful shutdown) ends open event streams too.
                 let _ = futures_util::future::select(Box::pin(serve), stopped).await;
             });

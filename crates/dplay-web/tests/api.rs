@@ -194,3 +194,22 @@ fn page_is_served_with_a_strict_policy_and_bodies_are_bounded() {
     let _ = s.read_to_string(&mut answer);
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
 }
+
+#[test]
+fn connections_beyond_the_cap_wait_for_one_to_close() {
+    let (_loop_side, server_side) = dplay_web::link();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    let idle: Vec<TcpStream> =
+        (0..dplay_web::MAX_CONNECTIONS).map(|_| TcpStream::connect(at).unwrap()).collect();
+    let mut late = TcpStream::connect(at).unwrap();
+    write!(late, "GET /api/session HTTP/1.1\r\nHost: {at}\r\nConnection: close\r\n\r\n").unwrap();
+    late.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut byte = [0u8; 1];
+    assert!(late.read(&mut byte).is_err(), "a connection over the cap was served");
+    drop(idle);
+    late.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = String::new();
+    late.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
