@@ -11,7 +11,7 @@ use dplay_session::{Event, Mode};
 use dplay_wire::dp8::dpnid::Dpnid;
 
 use crate::link::{AdminCommand, LoopSide};
-use crate::snapshot::{PlayerView, SessionView, Snapshot, WebEvent};
+use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
@@ -26,6 +26,8 @@ pub struct Observed {
     joined: HashMap<Dpnid, Instant>,
     /// Names of the players in the name table, for the leave events.
     names: HashMap<Dpnid, String>,
+    /// Host migrations seen.
+    migrations: u32,
     /// The time of the last protocol call.
     last_call: Instant,
     /// The next publish; `None`: publish at the next call.
@@ -41,6 +43,7 @@ impl Observed {
             start,
             joined: HashMap::new(),
             names: HashMap::new(),
+            migrations: 0,
             last_call: start,
             next_publish: None,
         }
@@ -81,6 +84,7 @@ impl Observed {
             uptime_s: self.secs(now),
             players: players.len(),
             max_players: config.max_players,
+            host_migrations: self.migrations,
             hosting: session.is_joined(),
         };
         let players = players
@@ -113,7 +117,8 @@ impl Observed {
         Snapshot { session: view, players }
     }
 
-    /// Turns a join or leave into a [`WebEvent`] and publishes the new name table at once.
+    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
+    /// once.
     fn observe(&mut self, event: &Dp8Event, now: Instant) {
         let Dp8Event::Session(event) = event else { return };
         let web = match event {
@@ -130,6 +135,17 @@ impl Observed {
                     reason: reason.name().unwrap_or("unknown reason").to_owned(),
                     at_s: self.secs(now),
                 }
+            }
+            Event::Chat { from, text } => WebEvent::Chat {
+                dpnid: from.to_string(),
+                name: self.names.get(from).cloned().unwrap_or_default(),
+                text: text.chars().take(CHAT_CHARS).collect(),
+                at_s: self.secs(now),
+            },
+            Event::HostMigrated { .. } => {
+                self.migrations = self.migrations.saturating_add(1);
+                self.next_publish = None;
+                return;
             }
             _ => return,
         };

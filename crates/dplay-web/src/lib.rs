@@ -20,5 +20,5 @@ pub use connections::MAX_CONNECTIONS;
 pub use host_view::{Observed, PUBLISH_INTERVAL};
 pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, link};
 pub use server::{MAX_BODY, MAX_STREAMS, WebServer};
-pub use snapshot::{PlayerView, SessionView, Snapshot, WebEvent};
+pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;

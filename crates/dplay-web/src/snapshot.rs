@@ -28,6 +28,8 @@ pub struct SessionView {
     pub players: usize,
     /// At most this many players; 0: no limit.
     pub max_players: u32,
+    /// Host migrations seen since the start (MC-DPL8CS 3.2.5.4).
+    pub host_migrations: u32,
     /// The session is being hosted (false before it is created and after it ended).
     pub hosting: bool,
 }
@@ -81,7 +83,21 @@ pub enum WebEvent {
         /// Seconds after the session start.
         at_s: u64,
     },
+    /// A DXDiag chat line (MS-DPDX 3.1.5.7), cut to [`CHAT_CHARS`] characters.
+    Chat {
+        /// The sender's DPNID (`0x...`).
+        dpnid: String,
+        /// The sender's name, as it was known.
+        name: String,
+        /// The text.
+        text: String,
+        /// Seconds after the session start.
+        at_s: u64,
+    },
 }
+
+/// Characters of a chat line the event stream carries at most.
+pub const CHAT_CHARS: usize = 500;
 
 impl WebEvent {
     /// The SSE `event:` name.
@@ -89,6 +105,7 @@ impl WebEvent {
         match self {
             Self::Join { .. } => "join",
             Self::Leave { .. } => "leave",
+            Self::Chat { .. } => "chat",
         }
     }
 }

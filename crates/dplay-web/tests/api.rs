@@ -141,6 +141,13 @@ fn session_players_events_and_kick() {
     let me = players.iter().find(|p| p["name"] == "host").unwrap();
     assert_eq!(me["state"], "local");
     assert_eq!(get_json(at, "/api/session")["players"], 2);
+    assert_eq!(get_json(at, "/api/session")["host_migrations"], 0);
+
+    // MS-DPDX 3.1.5.7: a DXDiag chat line reaches the stream with its sender's name.
+    joiner.command(Dp8Command::Chat("hello <b>all</b>".into())).unwrap();
+    let chat = next_event(&mut sse, "chat");
+    assert_eq!(chat["text"], "hello <b>all</b>");
+    assert_eq!(chat["name"], HOSTILE);
 
     // Kicks need the token, a known player, and not the host itself.
     let kick = format!("/api/players/{}/kick", guest["dpnid"].as_str().unwrap());
