@@ -297,10 +297,10 @@ impl Session {
         }
     }
 
-    /// The address of the member `dpnid`, when we have a connection with it (for display and
+    /// Every member we have a connection with and its address, in one pass (for display and
     /// per-connection statistics).
-    pub fn player_address(&self, dpnid: Dpnid) -> Option<SocketAddr> {
-        self.route(dpnid)
+    pub fn player_addresses(&self) -> Vec<(Dpnid, SocketAddr)> {
+        self.member_routes(None)
     }
 
     /// The address of the identified member `dpnid`, when we have a connection with it.

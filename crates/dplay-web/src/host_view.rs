@@ -87,10 +87,12 @@ impl Observed {
             host_migrations: self.migrations,
             hosting: session.is_joined(),
         };
+        // One pass over the connections, not one per player: the name table may be large.
+        let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
         let players = players
             .into_iter()
             .map(|p| {
-                let address = session.player_address(p.dpnid);
+                let address = addresses.get(&p.dpnid).copied();
                 let stats = address.and_then(|a| session.endpoint().stats(a));
                 PlayerView {
                     dpnid: p.dpnid.to_string(),
