@@ -47,11 +47,17 @@ impl Dp4Output {
         match event {
             Dp4Event::Session(e) => return self.session(e),
             Dp4Event::PlayerList(players) => self.player_list(players),
-            Dp4Event::Dropped { reason, count } => self.out.emit(
+            Dp4Event::Dropped { reason, count, total } => self.out.emit(
                 "dropped",
-                json!({"reason": format!("{reason:?}"), "count": count}),
-                format!("dropped {count} message(s): {reason:?}"),
+                json!({"reason": reason, "count": count, "total": total}),
+                format!("dropped or refused {count} more ({total} in all): {}", reason.replace('_', " ")),
             ),
+            Dp4Event::DropSummary(counts) => {
+                let text: Vec<String> =
+                    counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('_', " "))).collect();
+                let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
+                self.out.emit("drop_summary", json!({"counts": counts}), format!("dropped or refused: {text}"));
+            }
             Dp4Event::StreamRejected { peer, reason } => self.out.emit(
                 "stream_rejected",
                 json!({"peer": peer.to_string(), "reason": reason}),

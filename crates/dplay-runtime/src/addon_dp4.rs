@@ -18,9 +18,10 @@ use dplay_addon::{
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig};
 
-use crate::dp4::{set_bound_addrs, transmit, unreachable_listener};
+use crate::dp4::{set_bound_addrs, stream_status, transmit, unreachable_listener};
 use crate::{
-    Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, Tap, Transmit,
+    Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, StreamStatus,
+    Tap, Transmit,
 };
 
 /// Which side of the add-on protocol we run.
@@ -191,14 +192,14 @@ impl Protocol for AddonDp4Protocol {
         stream: StreamId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<StreamStatus, String> {
         let result = self.bridge.handle_tcp(now, stream.0, peer, data).map_err(|e| e.to_string());
         if let Err(reason) = &result {
             self.events
                 .push_back(AddonDp4Event::Dp4(Dp4Event::StreamRejected { peer, reason: reason.clone() }));
         }
         self.drain(now);
-        result
+        result.map(stream_status)
     }
 
     /// As [`crate::Dp4Protocol`]: a connection we opened that could not be opened, broke, or
