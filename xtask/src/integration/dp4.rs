@@ -18,12 +18,12 @@ use serde_json::Value;
 use super::{Proc, Suite, WAIT, event_with, is};
 
 /// A free UDP port on 127.0.0.1, for a host's enumeration socket.
-pub(super) fn free_udp_port() -> anyhow::Result<String> {
+pub(crate) fn free_udp_port() -> anyhow::Result<String> {
     Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port().to_string())
 }
 
 /// A DirectPlay 4 host on loopback; returns it with its TCP listener's address.
-pub(super) fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
+pub(crate) fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
     let mut args = vec!["host", "--dp4", "--json", "--bind", "127.0.0.1", "--enum-port", enum_port];
     args.extend_from_slice(&["--session", "integration4", "--duration", "60"]);
     args.extend_from_slice(extra);

@@ -229,8 +229,8 @@ impl Dp4Session {
     /// connection belongs to a known instance, for the caller's deadlines (docs/limits.md).
     ///
     /// A connection that belongs to no known instance may carry messages of at most
-    /// `limits.max_unjoined_message` bytes, and only system messages ('play' at offset 20): a
-    /// player message there closes it.
+    /// `limits.max_unjoined_message` bytes, and, at a host or a joiner, only system messages
+    /// ('play' at offset 20): a player message there closes it.
     pub fn handle_tcp(
         &mut self,
         now: Instant,
@@ -253,7 +253,12 @@ impl Dp4Session {
         let count = messages.len();
         for m in messages {
             let known = self.tcp.get(&conn).is_some_and(|c| c.known) || self.is_known_sender(from, &m);
-            if !known && !has_signature(&m) {
+            // A member may hear from a joiner before the host's ADDFORWARD about it, and one
+            // that left from those who do not know yet: such a message is dropped
+            // (UnknownPlayer), the connection kept. A host or a joiner only gets player
+            // messages from instances it knows (docs/decisions.md).
+            let strict = !matches!(self.role, Role::Member | Role::Ended);
+            if !known && !has_signature(&m) && strict {
                 return Err(self.reject_stream(conn, StreamError::NoSignature));
             }
             self.receive(now, from, &m, Via::Tcp);

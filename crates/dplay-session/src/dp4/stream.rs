@@ -30,7 +30,8 @@ pub enum StreamError {
         max: usize,
     },
     /// A message without the 'play' signature (so a player message) on a connection that
-    /// belongs to no known instance (MC-DPL4CS 2.2.6, 2.2.45): nothing on it can be trusted.
+    /// belongs to no known instance, at a host or an endpoint in no session (MC-DPL4CS 2.2.6,
+    /// 2.2.45): nothing on it can be trusted.
     #[error("no 'play' signature from an unknown sender")]
     NoSignature,
 }
