@@ -104,8 +104,8 @@ fn total(host: &Proc, reason: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Issue 14, item 2 and 4: 1,280 stalled connections from 80 sources and 128 connections each
-/// holding 1,000,000 bytes of a message announced as 0xFFFFF bytes, kept open while new
+/// Issue 14, item 2 and 4: 128 connections each holding 1,000,000 bytes of a message announced
+/// as 0xFFFFF bytes, then 1,280 stalled connections from 80 sources, kept open while new
 /// stalled ones keep coming. A join must succeed during the flood and after it, and the host's
 /// peak RSS stay under 64 MiB.
 #[allow(clippy::disallowed_methods)] // the suite's own clock
@@ -115,15 +115,6 @@ fn slowloris(s: &Suite) -> anyhow::Result<()> {
     let to: SocketAddr = tcp.parse()?;
     let rss_before = peak_rss_kib(&host)?;
     let mut held = Vec::new();
-    let mut refused = 0;
-    for i in 0..STALLED_SOURCES {
-        for _ in 0..STALLED_PER_SOURCE {
-            match connect_from(Ipv4Addr::new(127, 0, 1, i + 1), to) {
-                Ok(c) => held.push(c),
-                Err(_) => refused += 1,
-            }
-        }
-    }
     let mut header = (0xF_FFFFu32 | 0xFAB << 20).to_le_bytes().to_vec();
     header.resize(PARTIAL_BYTES, 0x55);
     for i in 0..PARTIAL_CONNECTIONS {
@@ -132,6 +123,15 @@ fn slowloris(s: &Suite) -> anyhow::Result<()> {
         // The host may close it after the first bytes: a failed write is the fix working.
         let _ = c.write_all(&header);
         held.push(c);
+    }
+    let mut refused = 0;
+    for i in 0..STALLED_SOURCES {
+        for _ in 0..STALLED_PER_SOURCE {
+            match connect_from(Ipv4Addr::new(127, 0, 1, i + 1), to) {
+                Ok(c) => held.push(c),
+                Err(_) => refused += 1,
+            }
+        }
     }
     println!("    flood: {} connections open, {refused} connects failed", held.len());
     // New stalled connections keep coming, 50 a second, while the join runs.
