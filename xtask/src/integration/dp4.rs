@@ -167,7 +167,7 @@ fn enum_sessions_bad_offset() -> Vec<u8> {
 }
 
 /// MC-DPL4CS 2.1, 2.2.6, 2.2.45: TCP connections carrying garbage, a bad token and a bad size
-/// are each closed with the reason logged; a message with an offset out of range and a player
+/// are each closed and counted (the first reported with its reason); a message with an offset out of range and a player
 /// message from an unknown player are dropped and logged; the host then takes a join.
 pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
@@ -176,18 +176,20 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     for (i, bytes) in streams.iter().enumerate() {
         let mut c = TcpStream::connect(&tcp)?;
         c.write_all(bytes)?;
-        wait_count(&host, "stream_rejected", i + 1)?;
+        // The first from a source is reported with its reason; every one is counted.
+        wait_total(&host, "tcp_rejected", i + 1)?;
     }
+    s.expect(&host, "the first rejection", WAIT, is("stream_rejected"))?;
     let mut c = TcpStream::connect(&tcp)?;
     c.write_all(&enum_sessions_bad_offset())?;
-    s.expect(&host, "the bad offset dropped", WAIT, event_with("dropped", "reason", "Malformed"))?;
+    s.expect(&host, "the bad offset dropped", WAIT, event_with("dropped", "reason", "malformed"))?;
     let mut forged = 0x1234_5678u32.to_le_bytes().to_vec();
     forged.extend_from_slice(&[0; 4]);
     forged.extend_from_slice(b"who am I");
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
     let udp = hosting["udp"].as_str().context("no UDP address in the hosting event")?;
     UdpSocket::bind("127.0.0.1:0")?.send_to(&forged, udp)?;
-    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "UnknownPlayer"))?;
+    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "unknown_player"))?;
 
     let args =
         ["join", "--dp4", &tcp, "--json", "--name", "carol", "--send", "still here", "--duration", "1"];
@@ -197,16 +199,20 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits until `p` printed `n` events named `event`.
+/// Waits until `p` counted `n` drops or refusals for `reason` (its `dropped` events).
 #[allow(clippy::disallowed_methods)] // the suite's own clock
-fn wait_count(p: &Proc, event: &str, n: usize) -> anyhow::Result<()> {
+fn wait_total(p: &Proc, reason: &str, n: usize) -> anyhow::Result<()> {
     let until = std::time::Instant::now() + WAIT;
     loop {
-        let count = p.lines.lock().map(|l| l.iter().filter(|v| v["event"] == event).count()).unwrap_or(0);
-        if count >= n {
+        let total = p
+            .events(|v| v["event"] == "dropped" && v["reason"] == reason)
+            .last()
+            .and_then(|v| v["total"].as_u64())
+            .unwrap_or(0);
+        if total >= n as u64 {
             return Ok(());
         }
-        ensure!(std::time::Instant::now() < until, "{} printed {count} {event}, not {n}", p.name);
+        ensure!(std::time::Instant::now() < until, "{} counted {total} {reason}, not {n}", p.name);
         std::thread::sleep(Duration::from_millis(50));
     }
 }
