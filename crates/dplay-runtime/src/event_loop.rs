@@ -33,9 +33,9 @@ pub struct RuntimeConfig {
     pub stream_write_limit: usize,
     /// How long opening a TCP connection may take before it counts as failed.
     pub connect_timeout: Duration,
-    /// At most this many TCP connections at once. At the cap a new accepted connection
-    /// evicts the oldest one that belongs to no known peer, or is closed at once if there is
-    /// none.
+    /// At most this many TCP connections at once, accepted and opened. At the cap a new one
+    /// evicts the oldest accepted one that belongs to no known peer, else the longest idle
+    /// one we opened; with neither, an accepted one is closed at once and an opening fails.
     pub max_streams: usize,
     /// Deadlines and a per-source cap for accepted TCP connections.
     pub stream_limits: StreamLimits,

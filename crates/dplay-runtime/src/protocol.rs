@@ -57,8 +57,9 @@ pub enum CloseReason {
     /// [`crate::StreamLimits::max_per_source`] connections, or every connection is taken by
     /// known peers.
     Refused(StreamRefusal),
-    /// Closed to make room for a newer connection: it was the oldest of those belonging to no
-    /// known peer when [`crate::RuntimeConfig::max_streams`] were open.
+    /// Closed to make room for a newer connection when [`crate::RuntimeConfig::max_streams`]
+    /// were open: the oldest accepted one belonging to no known peer, else the longest idle
+    /// one we opened with nothing left to write.
     Evicted,
 }
 
@@ -79,8 +80,8 @@ pub enum StreamDeadline {
 pub enum StreamRefusal {
     /// Its source IP has [`crate::StreamLimits::max_per_source`] connections already.
     PerSource,
-    /// [`crate::RuntimeConfig::max_streams`] connections are open and all belong to known
-    /// peers (or were opened by us).
+    /// [`crate::RuntimeConfig::max_streams`] connections are open and none can be evicted
+    /// (all accepted ones belong to known peers, all opened ones have bytes to write).
     Full,
 }
 

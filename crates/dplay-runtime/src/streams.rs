@@ -11,8 +11,9 @@
 //! Accepted connections are held to [`StreamLimits`] (issue 14; docs/limits.md): a first
 //! whole message within a deadline, an idle deadline while no known peer owns them, a deadline
 //! for every partial message, and a cap per source IP. At [`crate::RuntimeConfig::max_streams`]
-//! a new connection evicts the oldest one that no known peer owns, so stalled connections
-//! cannot lock newcomers out.
+//! a new connection, accepted or opened, evicts the oldest one that no known peer owns (else
+//! the longest idle one we opened), so stalled connections cannot lock newcomers out, nor
+//! replies to forged requests fill the table.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -63,6 +64,8 @@ struct Conn {
     partial_since: Option<Instant>,
     /// The protocol said it belongs to a known peer.
     known: bool,
+    /// Its last read or write.
+    last_activity: Instant,
 }
 
 impl Conn {
@@ -141,13 +144,19 @@ impl Streams {
         self.conns.values().filter_map(|c| c.deadline(&self.limits)).map(|(t, _)| t).min()
     }
 
-    /// The oldest accepted connection no known peer owns.
-    fn oldest_unknown(&self) -> Option<StreamId> {
-        self.conns
-            .iter()
-            .filter(|(_, c)| c.unknown())
-            .min_by_key(|(id, c)| (c.accepted_at, **id))
-            .map(|(id, _)| *id)
+    /// The connection to close when the table is full: the oldest accepted one no known peer
+    /// owns; else the one we opened that has been idle longest, with nothing left to write
+    /// (the next message to its peer opens a new one).
+    fn eviction_victim(&self) -> Option<StreamId> {
+        let unknown =
+            self.conns.iter().filter(|(_, c)| c.unknown()).min_by_key(|(id, c)| (c.accepted_at, **id));
+        let idle_opened = || {
+            self.conns
+                .iter()
+                .filter(|(_, c)| c.opened_to.is_some() && c.connecting_until.is_none() && c.unsent() == 0)
+                .min_by_key(|(id, c)| (c.last_activity, **id))
+        };
+        unknown.or_else(idle_opened).map(|(id, _)| *id)
     }
 
     /// True when no connection has bytes waiting to be written.
@@ -203,6 +212,7 @@ impl<P: Protocol> EventLoop<P> {
                 last_message: None,
                 partial_since: None,
                 known: false,
+                last_activity: now,
             };
             *self.streams.per_source.entry(peer.ip()).or_default() += 1;
             self.streams.conns.insert(stream, conn);
@@ -216,13 +226,19 @@ impl<P: Protocol> EventLoop<P> {
         if from_source >= self.streams.limits.max_per_source {
             return Ok(Some(StreamRefusal::PerSource));
         }
+        Ok((!self.room_for_one(now)?).then_some(StreamRefusal::Full))
+    }
+
+    /// Makes room for one more connection if the table is full, evicting
+    /// [`Streams::eviction_victim`]; false when there is none to evict.
+    fn room_for_one(&mut self, now: Instant) -> Result<bool, RuntimeError> {
         if self.streams.conns.len() < self.streams.max {
-            return Ok(None);
+            return Ok(true);
         }
-        let Some(oldest) = self.streams.oldest_unknown() else { return Ok(Some(StreamRefusal::Full)) };
-        let unsent = self.streams.conns.get(&oldest).map_or(0, Conn::unsent);
-        self.close(now, oldest, CloseReason::Evicted, unsent)?;
-        Ok(None)
+        let Some(victim) = self.streams.eviction_victim() else { return Ok(false) };
+        let unsent = self.streams.conns.get(&victim).map_or(0, Conn::unsent);
+        self.close(now, victim, CloseReason::Evicted, unsent)?;
+        Ok(true)
     }
 
     /// Queues `data` on the connection to `to`, opening one if there is none.
@@ -260,6 +276,14 @@ impl<P: Protocol> EventLoop<P> {
         to: SocketAddr,
         queued: usize,
     ) -> Result<Option<StreamId>, RuntimeError> {
+        if !self.room_for_one(now)? {
+            let stream = self.streams.allocate();
+            let reason = CloseReason::ConnectFailed("every TCP connection is in use".into());
+            tracing::debug!(%to, "cannot connect: every TCP connection is in use");
+            let closed = StreamClosed { peer: to, opened_to: Some(to), reason, unsent: queued };
+            self.protocol.handle_stream_closed(now, stream, &closed);
+            return Ok(None);
+        }
         let stream = self.streams.allocate();
         let mut socket = match TcpStream::connect(to) {
             Ok(s) => s,
@@ -292,6 +316,7 @@ impl<P: Protocol> EventLoop<P> {
             last_message: None,
             partial_since: None,
             known: false,
+            last_activity: now,
         };
         self.streams.conns.insert(stream, conn);
         self.streams.outbound.insert(to, stream);
@@ -365,6 +390,7 @@ impl<P: Protocol> EventLoop<P> {
                     return Ok(false);
                 }
                 Ok(len) => {
+                    conn.last_activity = now;
                     let data = buf.get(..len).unwrap_or_default();
                     if let (Some(tap), Ok(local)) = (self.tap.as_mut(), conn.socket.local_addr()) {
                         tap.stream(Direction::Received, local, peer, data);
@@ -416,6 +442,7 @@ impl<P: Protocol> EventLoop<P> {
                         tap.stream(Direction::Sent, local, conn.peer, rest.get(..n).unwrap_or_default());
                     }
                     conn.written += n;
+                    conn.last_activity = now;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -4,24 +4,26 @@
 //! source IP, and the oldest unknown connection evicted when the table is full.
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use dplay_runtime::{
-    CloseReason, Protocol, Runtime, RuntimeConfig, SocketId, SocketSpec, StreamClosed, StreamDeadline,
-    StreamId, StreamLimits, StreamRefusal, StreamStatus,
+    CloseReason, Path, Protocol, Runtime, RuntimeConfig, SocketId, SocketSpec, StreamClosed, StreamDeadline,
+    StreamId, StreamLimits, StreamRefusal, StreamStatus, Transmit,
 };
 
 /// A read ending in `.` completes a message (else part of one is held); `K` makes the
 /// connection a known peer's.
+/// Commands: send `x` to an address over TCP.
 #[derive(Default)]
 struct Toy {
     closed: Vec<(StreamId, StreamClosed)>,
+    queue: Vec<SocketAddr>,
 }
 
 impl Protocol for Toy {
-    type Command = ();
+    type Command = SocketAddr;
     type Event = (StreamId, StreamClosed);
 
     fn handle_stream(
@@ -42,7 +44,15 @@ impl Protocol for Toy {
         self.closed.push((s, closed.clone()));
     }
 
-    fn handle_command(&mut self, _: Instant, _: ()) {}
+    fn handle_command(&mut self, _: Instant, to: SocketAddr) {
+        self.queue.push(to);
+    }
+
+    fn poll_send(&mut self, _: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let to = self.queue.pop()?;
+        buf.push(b'x');
+        Some(Transmit { to, path: Path::Tcp })
+    }
 
     fn handle_timeout(&mut self, _: Instant) {}
 
@@ -81,7 +91,12 @@ fn next_close(rt: &Runtime<Toy>) -> CloseReason {
 #[track_caller]
 fn closed_by_us(mut peer: TcpStream) {
     peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    assert!(matches!(peer.read(&mut [0; 8]), Ok(0) | Err(_)), "still open");
+    let mut rest = Vec::new();
+    // What we wrote first, then end of stream (or a reset); a timeout means still open.
+    match peer.read_to_end(&mut rest) {
+        Ok(_) => {}
+        Err(e) => assert!(!matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut), "still open"),
+    }
 }
 
 /// Connected and held by the runtime (accepted, nothing said) before the next step.
@@ -169,4 +184,24 @@ fn full_table_evicts_the_oldest_unknown() {
     let last = connect(addr);
     assert_eq!(next_close(&rt), CloseReason::Refused(StreamRefusal::Full));
     closed_by_us(last);
+}
+
+/// Connections we opened count toward the cap too: a full table of them, idle, makes room by
+/// closing the longest idle one (its peer sees it closed); accepted ones are not starved.
+#[test]
+fn idle_opened_connections_are_evicted_last() {
+    let (rt, addr) = runtime(limits(LONG, LONG, LONG), 2);
+    let peers: Vec<TcpListener> = (0..2).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let mut accepted = Vec::new();
+    for p in &peers {
+        rt.command(p.local_addr().unwrap()).unwrap();
+        accepted.push(p.accept().unwrap().0);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut known = connect(addr);
+    known.write_all(b"K.").unwrap();
+    let c = rt.events().recv_timeout(Duration::from_secs(5)).expect("no eviction").1;
+    assert_eq!((c.reason, c.opened_to), (CloseReason::Evicted, Some(peers[0].local_addr().unwrap())));
+    closed_by_us(accepted.remove(0));
+    assert!(rt.events().recv_timeout(Duration::from_millis(300)).is_err(), "the newcomer was closed");
 }
