@@ -160,6 +160,11 @@ impl Suite {
 }
 
 impl Proc {
+    /// Its name in messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()

@@ -85,16 +85,26 @@ fn peak_rss_kib(p: &Proc) -> anyhow::Result<u64> {
     line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).context("bad VmHWM")
 }
 
-/// `dplay join --dp4 tcp` as `name`, which must get in (the host reports it) and exit 0.
-fn join_succeeds(s: &Suite, host: &Proc, tcp: &str, name: &str) -> anyhow::Result<Duration> {
-    #[allow(clippy::disallowed_methods)] // the suite's own clock
-    let started = Instant::now();
+/// Starts `dplay join --dp4 tcp` as `name`; [`joined`] checks it got in.
+#[allow(clippy::disallowed_methods)] // the suite's own clock
+fn start_join(s: &Suite, tcp: &str, name: &str) -> anyhow::Result<(Proc, Instant)> {
     let args = ["join", "--dp4", tcp, "--json", "--name", name, "--duration", "1", "--timeout", "10"];
-    let mut p = s.start(name, &args)?;
-    s.expect(host, &format!("{name} joining"), WAIT, event_with("player_joined", "name", name))?;
+    Ok((s.start(name, &args)?, Instant::now()))
+}
+
+/// The join started by [`start_join`] got in (the host reports it) and exited 0; how long the
+/// host took to report it.
+fn joined(s: &Suite, host: &Proc, (mut p, started): (Proc, Instant)) -> anyhow::Result<Duration> {
+    let name = p.name().to_owned();
+    s.expect(host, &format!("{name} joining"), WAIT, event_with("player_joined", "name", &name))?;
     let took = started.elapsed();
     ensure!(s.exit_code(&mut p, WAIT)? == Some(0), "{name}: join --dp4 did not exit 0");
     Ok(took)
+}
+
+/// `dplay join --dp4 tcp` as `name`, which must get in and exit 0.
+fn join_succeeds(s: &Suite, host: &Proc, tcp: &str, name: &str) -> anyhow::Result<Duration> {
+    joined(s, host, start_join(s, tcp, name)?)
 }
 
 /// The host's total of drops or refusals for `reason`, as its last `dropped` event says.
@@ -112,7 +122,7 @@ fn total(host: &Proc, reason: &str) -> u64 {
 #[allow(clippy::disallowed_methods)] // the suite's own clock
 fn slowloris(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
-    let (host, tcp) = host(s, &enum_port, &["--tcp-first-message", "3"])?;
+    let (host, tcp) = host(s, &enum_port, &[])?;
     let to: SocketAddr = tcp.parse()?;
     let rss_before = peak_rss_kib(&host)?;
     let mut held = Vec::new();
@@ -166,7 +176,8 @@ fn slowloris(s: &Suite) -> anyhow::Result<()> {
     drop(held);
     let after = join_succeeds(s, &host, &tcp, "after")?;
     std::thread::sleep(Duration::from_millis(1500));
-    let reasons = ["tcp_per_source_cap", "tcp_evicted", "tcp_rejected", "tcp_first_message_timeout"];
+    let reasons =
+        ["tcp_per_source_cap", "tcp_evicted", "tcp_rejected", "tcp_first_message_timeout", "tcp_full"];
     let counts: Vec<String> = reasons.iter().map(|r| format!("{r} {}", total(&host, r))).collect();
     println!("    join after: in {:.2} s; host counted {}", after.as_secs_f64(), counts.join(", "));
     during?;
@@ -198,7 +209,7 @@ fn detector(ip: Ipv4Addr, port: u16, stop: &Arc<AtomicBool>) -> anyhow::Result<A
 /// Issue 14, item 3: a REQUESTPLAYERID sent from 127.0.0.1 whose header names 127.0.0.3 must
 /// be answered at 127.0.0.1, never 127.0.0.3; 500 ENUMSESSIONS with the (forged) source
 /// 127.0.0.3 and a header naming 127.0.0.4, over a second, must bring at most a few connects to
-/// 127.0.0.3 and none to 127.0.0.4. A join succeeds after.
+/// 127.0.0.3 and none to 127.0.0.4. Joins during and after succeed.
 fn spoofed_headers(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
     let (host, tcp) = host(s, &enum_port, &[])?;
@@ -221,19 +232,23 @@ fn spoofed_headers(s: &Suite) -> anyhow::Result<()> {
     let udp = UdpSocket::bind((victim, 0))?;
     let enum_to = SocketAddr::from((sender, enum_port.parse::<u16>()?));
     let spoofed = 500;
+    let during = start_join(s, &tcp, "during")?;
     // Spread over a second, so each reply finds the last connection closed.
     for _ in 0..spoofed {
         udp.send_to(&enum_sessions(other, port), enum_to)?;
         std::thread::sleep(Duration::from_millis(2));
     }
-    std::thread::sleep(Duration::from_secs(2));
+    let during = joined(s, &host, during)?;
+    std::thread::sleep(Duration::from_secs(1));
     stop.store(true, Ordering::Relaxed);
     let enum_victim = at_victim.load(Ordering::Relaxed) - rpi_victim;
     let enum_other = at_other.load(Ordering::Relaxed);
     println!(
-        "    {spoofed} ENUMSESSIONS from {victim} naming {other}: {enum_victim} connects to {victim} ({:.3} per message), {enum_other} to {other}; host counted {} rate limited",
+        "    {spoofed} ENUMSESSIONS from {victim} naming {other}: {enum_victim} connects to {victim} ({:.3} per message), {enum_other} to {other}; host counted {} rate limited; join during in {:.2} s; host peak RSS {} KiB",
         enum_victim as f64 / f64::from(spoofed),
-        total(&host, "rate_limited")
+        total(&host, "rate_limited"),
+        during.as_secs_f64(),
+        peak_rss_kib(&host)?
     );
     ensure!(rpi_victim == 0, "the host connected to the address a header named ({rpi_victim} times)");
     ensure!(rpi_sender >= 1, "the host did not answer the REQUESTPLAYERID at the sender's address");
@@ -244,7 +259,8 @@ fn spoofed_headers(s: &Suite) -> anyhow::Result<()> {
 }
 
 /// Issue 14, item 5: a joiner whose own limit allows it creates a player with a 60,000-unit
-/// name; the host refuses it (counted as too_long), never reports it, and still takes a join.
+/// name; the host refuses it (counted as too_long) and never reports it; joins during and after
+/// succeed.
 fn oversize_names(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
     let (host, tcp) = host(s, &enum_port, &[])?;
@@ -252,8 +268,10 @@ fn oversize_names(s: &Suite) -> anyhow::Result<()> {
     let args =
         ["join", "--dp4", &tcp, "--json", "--name", &long, "--dp4-max-name", "100000", "--duration", "2"];
     let mut big = s.start("long name", &args)?;
+    let during = start_join(s, &tcp, "during")?;
     s.expect(&big, "its player created", WAIT, |v: &Value| v["event"] == "player_created")?;
     let _ = s.exit_code(&mut big, WAIT);
+    joined(s, &host, during)?;
     std::thread::sleep(Duration::from_millis(1500));
     let accepted = host.events(|v| v["event"] == "player_joined" && v["name"] == long.as_str()).len();
     let refused = total(&host, "too_long");
