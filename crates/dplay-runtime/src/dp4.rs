@@ -302,8 +302,8 @@ impl Dp4Protocol {
                 self.events.push_back(Dp4Event::PlayerList(self.players()));
             }
         }
-        self.report.watch(now, self.session.stats());
-        self.report.report(now, self.session.stats(), &mut self.events);
+        let events = &mut self.events;
+        self.report.report(now, self.session.stats(), |e| events.push_back(e));
     }
 
     fn fail(&mut self, command: &'static str, error: impl ToString) {

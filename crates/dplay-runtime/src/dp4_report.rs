@@ -3,7 +3,7 @@
 //! per [`LOG_WINDOW`], and reported as events at most once per [`REPORT_INTERVAL`] (so a flood
 //! makes neither a log flood nor an event flood), with a summary when the session ends.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -79,7 +79,7 @@ impl Report {
     }
 
     /// Session drops not yet reported make a report pending.
-    pub(crate) fn watch(&mut self, now: Instant, stats: &Stats) {
+    fn watch(&mut self, now: Instant, stats: &Stats) {
         let dropped: u64 = stats.dropped_total();
         let reported: u64 =
             stats.dropped.keys().map(|r| self.reported.get(r.name()).copied().unwrap_or(0)).sum();
@@ -88,8 +88,10 @@ impl Report {
         }
     }
 
-    /// If due at `now`, one [`Dp4Event::Dropped`] per reason whose count grew since the last.
-    pub(crate) fn report(&mut self, now: Instant, stats: &Stats, events: &mut VecDeque<Dp4Event>) {
+    /// Session drops not yet reported make a report pending; if one is due at `now`, one
+    /// [`Dp4Event::Dropped`] per reason whose count grew since the last, passed to `emit`.
+    pub(crate) fn report(&mut self, now: Instant, stats: &Stats, mut emit: impl FnMut(Dp4Event)) {
+        self.watch(now, stats);
         if self.due.is_none_or(|t| t > now) {
             return;
         }
@@ -99,7 +101,7 @@ impl Report {
             let before = self.reported.insert(reason, total).unwrap_or(0);
             if total > before {
                 tracing::info!(reason, count = total - before, total, "DP4 drops and refusals");
-                events.push_back(Dp4Event::Dropped { reason, count: total - before, total });
+                emit(Dp4Event::Dropped { reason, count: total - before, total });
             }
         }
     }

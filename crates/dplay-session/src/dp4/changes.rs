@@ -110,10 +110,8 @@ impl Dp4Session {
         if !self.remote_player(m.id, "PLAYERNAMECHANGED of an unknown player") {
             return;
         }
-        let l = self.config.limits.max_player_name;
-        if let Some(n) = [&m.short_name, &m.long_name].into_iter().flatten().find(|n| n.units().len() > l) {
-            let what = format!("a player name of {} units, over the limit of {l}", n.units().len());
-            return self.drop_msg(DropReason::TooLong, &what);
+        if let Err(e) = self.check_names(m.short_name.as_ref(), m.long_name.as_ref()) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
         }
         if let Some(p) = self.players.get_mut(&m.id) {
             p.short_name = m.short_name.clone();

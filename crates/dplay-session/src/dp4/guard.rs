@@ -63,19 +63,29 @@ fn units(name: Option<&WideString>) -> usize {
 
 impl Dp4Session {
     /// A player's names and data within `Dp4Limits` (MC-DPL4CS 2.2.3), or which is too long.
+    /// Groups are held to the same limits.
     pub(crate) fn check_player(&self, p: &Player) -> Result<(), CommandError> {
-        let l = &self.config.limits;
-        within("the player short name", units(p.short_name.as_ref()), l.max_player_name)?;
-        within("the player long name", units(p.long_name.as_ref()), l.max_player_name)?;
-        within("the player data", p.player_data.len(), l.max_player_data)
+        self.check_names(p.short_name.as_ref(), p.long_name.as_ref())?;
+        self.check_player_data(&p.player_data)
     }
 
-    /// A player name given as text within `Dp4Limits::max_player_name`.
+    /// A player's or group's short and long names within `Dp4Limits::max_player_name`.
+    pub(crate) fn check_names(
+        &self,
+        short: Option<&WideString>,
+        long: Option<&WideString>,
+    ) -> Result<(), CommandError> {
+        let max = self.config.limits.max_player_name;
+        within("the short name", units(short), max)?;
+        within("the long name", units(long), max)
+    }
+
+    /// A player or group name given as text within `Dp4Limits::max_player_name`.
     pub(crate) fn check_player_name(&self, name: &str) -> Result<(), CommandError> {
         within("the player name", name.encode_utf16().count(), self.config.limits.max_player_name)
     }
 
-    /// A player's data within `Dp4Limits::max_player_data`.
+    /// A player's or group's data within `Dp4Limits::max_player_data`.
     pub(crate) fn check_player_data(&self, data: &[u8]) -> Result<(), CommandError> {
         within("the player data", data.len(), self.config.limits.max_player_data)
     }

@@ -168,3 +168,27 @@ fn oversize_names_and_data_are_refused() {
     assert_eq!(net.nodes[0].stats().dropped(DropReason::TooLong), 1);
     net.advance(Duration::from_secs(1));
 }
+
+/// Issue 14: groups are held to the player limits: a group name over them is refused locally,
+/// and a GROUPNAMECHANGED or GROUPDATACHANGED over them from a member is dropped and counted.
+#[test]
+fn oversize_group_names_and_data_are_refused() {
+    let long = "g".repeat(300);
+    let mut net = session_of(2, |_| {});
+    let now = net.now;
+    assert!(matches!(net.nodes[0].create_group(now, &long), Err(CommandError::TooLong { .. })));
+    net.nodes[1].create_group(now, "ok").unwrap();
+    net.run();
+    let group = *net.nodes[0].groups().keys().next().expect("the member's group");
+    net.nodes[1].config.limits.max_player_name = 100_000;
+    net.nodes[1].config.limits.max_player_data = 1 << 20;
+    net.nodes[1].set_group_name(group, Some(&long), None).unwrap();
+    net.nodes[1].set_group_data(group, &[7; 20_000]).unwrap();
+    net.run();
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::TooLong), 2);
+    let g = &net.nodes[0].groups()[&group];
+    assert_eq!(
+        (g.short_name.as_ref().map(|n| n.to_string_lossy()), g.group_data.len()),
+        (Some("ok".into()), 0)
+    );
+}
