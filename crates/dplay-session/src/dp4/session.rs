@@ -288,12 +288,16 @@ impl Dp4Session {
     /// Whether `ip` is the address of a known remote instance or of the host we are joining:
     /// its connections may carry messages up to `max_stream_message`.
     fn known_ip(&self, ip: IpAddr) -> bool {
-        let joining = match self.role {
+        self.joining_host().is_some_and(|h| h.ip() == ip)
+            || self.players.values().any(|p| !p.local && p.addrs.is_some_and(|(s, _)| s.ip() == ip))
+    }
+
+    /// The TCP listener of the host we are joining, while we are.
+    fn joining_host(&self) -> Option<SocketAddr> {
+        match self.role {
             Role::RequestingId { host } | Role::AddingForward { host } => Some(host),
             _ => None,
-        };
-        joining.is_some_and(|h| h.ip() == ip)
-            || self.players.values().any(|p| !p.local && p.addrs.is_some_and(|(s, _)| s.ip() == ip))
+        }
     }
 
     /// Whether message `m`, received from `from`, comes from a known instance: the listener
@@ -304,8 +308,7 @@ impl Dp4Session {
             return false;
         };
         let listener = self.reply_addr(sock_addr.addr, from.ip());
-        let joining = matches!(self.role, Role::RequestingId { host } | Role::AddingForward { host } if host == listener);
-        joining || self.instance_at(listener).is_some()
+        self.joining_host() == Some(listener) || self.instance_at(listener).is_some()
     }
 
     /// Where to answer a message whose header SockAddr is `addr`, received from `seen`: the
