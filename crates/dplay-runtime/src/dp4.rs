@@ -173,7 +173,7 @@ pub enum Dp4Event {
     /// deadline or a cap (docs/limits.md), and counted; the session goes on. Reported at most
     /// once a second, one event per reason that grew.
     Dropped {
-        /// Why: a [`DropReason::name`] or a [`CloseReason::guard_name`], or `tcp_rejected`.
+        /// Why: a [`dplay_session::dp4::DropReason::name`] or a [`CloseReason::guard_name`], or `tcp_rejected`.
         reason: &'static str,
         /// How many since the last report.
         count: u64,
