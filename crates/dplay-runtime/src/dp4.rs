@@ -173,7 +173,7 @@ pub enum Dp4Event {
     /// deadline or a cap (docs/limits.md), and counted; the session goes on. Reported at most
     /// once a second, one event per reason that grew.
     Dropped {
-        /// Why: a [`dplay_session::dp4::DropReason::name`] or a [`CloseReason::guard_name`], or `tcp_rejected`.
+        /// Why: a [`dplay_session::dp4::DropReason::name`] or a [`CloseReason::guard_name`], or `tcp-rejected`.
         reason: &'static str,
         /// How many since the last report.
         count: u64,
@@ -186,7 +186,7 @@ pub enum Dp4Event {
     /// A TCP connection was closed because its bytes cannot be DirectPlay 4 messages (bad
     /// size or token, no 'play' from an unknown sender; MC-DPL4CS 2.2.6); the session goes
     /// on. Reported for the first such connection per source per 10 s; all are counted as
-    /// `tcp_rejected`.
+    /// `tcp-rejected`.
     StreamRejected {
         /// The remote end.
         peer: SocketAddr,

@@ -16,7 +16,7 @@ use crate::{CloseReason, Dp4Event};
 pub(crate) const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The counter of connections refused by the protocol (bad size, bad token, no signature).
-const TCP_REJECTED: &str = "tcp_rejected";
+const TCP_REJECTED: &str = "tcp-rejected";
 
 /// Counters of drops and refusals, and what of them was reported.
 #[derive(Debug, Default)]

@@ -86,16 +86,16 @@ pub enum StreamRefusal {
 }
 
 impl CloseReason {
-    /// A short snake_case name of a close the runtime decided on to protect itself (a
+    /// A short name (lower case with `-`) of a close the runtime decided on to protect itself (a
     /// deadline, a cap, an eviction), for counters, logs and JSON; `None` for the others.
     pub fn guard_name(&self) -> Option<&'static str> {
         Some(match self {
-            Self::TimedOut(StreamDeadline::FirstMessage) => "tcp_first_message_timeout",
-            Self::TimedOut(StreamDeadline::IdleUnknown) => "tcp_idle_timeout",
-            Self::TimedOut(StreamDeadline::PartialMessage) => "tcp_partial_message_timeout",
-            Self::Refused(StreamRefusal::PerSource) => "tcp_per_source_cap",
-            Self::Refused(StreamRefusal::Full) => "tcp_full",
-            Self::Evicted => "tcp_evicted",
+            Self::TimedOut(StreamDeadline::FirstMessage) => "tcp-first-message-timeout",
+            Self::TimedOut(StreamDeadline::IdleUnknown) => "tcp-idle-timeout",
+            Self::TimedOut(StreamDeadline::PartialMessage) => "tcp-partial-message-timeout",
+            Self::Refused(StreamRefusal::PerSource) => "tcp-per-source-cap",
+            Self::Refused(StreamRefusal::Full) => "tcp-full",
+            Self::Evicted => "tcp-evicted",
             Self::Closed | Self::ConnectFailed(_) | Self::Failed(_) | Self::Rejected(_) | Self::Overflow => {
                 return None;
             }

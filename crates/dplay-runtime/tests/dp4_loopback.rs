@@ -141,7 +141,7 @@ fn bad_streams_are_dropped_and_the_host_goes_on() {
         }
     }
     wait_for(host.events(), |e| {
-        matches!(e, Dp4Event::Dropped { reason: "tcp_rejected", total: 3.., .. }).then_some(())
+        matches!(e, Dp4Event::Dropped { reason: "tcp-rejected", total: 3.., .. }).then_some(())
     });
     let bob = client(4);
     join(&bob, listener(&host), "bob");
@@ -160,7 +160,7 @@ fn unknown_player_is_dropped() {
     forged.extend_from_slice(b"who am I");
     UdpSocket::bind("127.0.0.1:0").unwrap().send_to(&forged, game).unwrap();
     wait_for(host.events(), |e| {
-        matches!(e, Dp4Event::Dropped { reason: "unknown_player", .. }).then_some(())
+        matches!(e, Dp4Event::Dropped { reason: "unknown-player", .. }).then_some(())
     });
     let send = Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data: b"me".to_vec(), guaranteed: false };
     carol.command(send).unwrap();

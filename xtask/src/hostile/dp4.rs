@@ -177,12 +177,12 @@ fn slowloris(s: &Suite) -> anyhow::Result<()> {
     let after = join_succeeds(s, &host, &tcp, "after")?;
     std::thread::sleep(Duration::from_millis(1500));
     let reasons =
-        ["tcp_per_source_cap", "tcp_evicted", "tcp_rejected", "tcp_first_message_timeout", "tcp_full"];
+        ["tcp-per-source-cap", "tcp-evicted", "tcp-rejected", "tcp-first-message-timeout", "tcp-full"];
     let counts: Vec<String> = reasons.iter().map(|r| format!("{r} {}", total(&host, r))).collect();
     println!("    join after: in {:.2} s; host counted {}", after.as_secs_f64(), counts.join(", "));
     during?;
     ensure!(rss_flood < RSS_LIMIT_KIB, "the host's peak RSS reached {rss_flood} KiB under the flood");
-    ensure!(total(&host, "tcp_per_source_cap") > 0, "no connection was refused by the per-source cap");
+    ensure!(total(&host, "tcp-per-source-cap") > 0, "no connection was refused by the per-source cap");
     Ok(())
 }
 
@@ -246,7 +246,7 @@ fn spoofed_headers(s: &Suite) -> anyhow::Result<()> {
     println!(
         "    {spoofed} ENUMSESSIONS from {victim} naming {other}: {enum_victim} connects to {victim} ({:.3} per message), {enum_other} to {other}; host counted {} rate limited; join during in {:.2} s; host peak RSS {} KiB",
         enum_victim as f64 / f64::from(spoofed),
-        total(&host, "rate_limited"),
+        total(&host, "rate-limited"),
         during.as_secs_f64(),
         peak_rss_kib(&host)?
     );
@@ -259,7 +259,7 @@ fn spoofed_headers(s: &Suite) -> anyhow::Result<()> {
 }
 
 /// Issue 14, item 5: a joiner whose own limit allows it creates a player with a 60,000-unit
-/// name; the host refuses it (counted as too_long) and never reports it; joins during and after
+/// name; the host refuses it (counted as too-long) and never reports it; joins during and after
 /// succeed.
 fn oversize_names(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
@@ -274,7 +274,7 @@ fn oversize_names(s: &Suite) -> anyhow::Result<()> {
     joined(s, &host, during)?;
     std::thread::sleep(Duration::from_millis(1500));
     let accepted = host.events(|v| v["event"] == "player_joined" && v["name"] == long.as_str()).len();
-    let refused = total(&host, "too_long");
+    let refused = total(&host, "too-long");
     println!(
         "    a 60,000-unit name: {accepted} accepted, {refused} refused; host peak RSS {} KiB",
         peak_rss_kib(&host)?

@@ -177,7 +177,7 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
         let mut c = TcpStream::connect(&tcp)?;
         c.write_all(bytes)?;
         // The first from a source is reported with its reason; every one is counted.
-        wait_total(&host, "tcp_rejected", i + 1)?;
+        wait_total(&host, "tcp-rejected", i + 1)?;
     }
     s.expect(&host, "the first rejection", WAIT, is("stream_rejected"))?;
     let mut c = TcpStream::connect(&tcp)?;
@@ -189,7 +189,7 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
     let udp = hosting["udp"].as_str().context("no UDP address in the hosting event")?;
     UdpSocket::bind("127.0.0.1:0")?.send_to(&forged, udp)?;
-    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "unknown_player"))?;
+    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "unknown-player"))?;
 
     let args =
         ["join", "--dp4", &tcp, "--json", "--name", "carol", "--send", "still here", "--duration", "1"];

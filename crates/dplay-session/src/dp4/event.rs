@@ -252,16 +252,17 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    /// A short snake_case name, for logs and JSON.
+    /// A short name, lower case with `-` (as docs/json-events.md spells reasons), for logs and
+    /// JSON.
     pub fn name(self) -> &'static str {
         match self {
             Self::Malformed => "malformed",
-            Self::UnknownPlayer => "unknown_player",
+            Self::UnknownPlayer => "unknown-player",
             Self::Unexpected => "unexpected",
             Self::Unsupported => "unsupported",
             Self::Fragment => "fragment",
-            Self::RateLimited => "rate_limited",
-            Self::TooLong => "too_long",
+            Self::RateLimited => "rate-limited",
+            Self::TooLong => "too-long",
         }
     }
 }
