@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::util::build_dplay;
 
 mod cli_ux;
-mod dp4;
+pub(crate) mod dp4;
 mod dp4_reliable;
 mod fs_capture;
 mod fs_dp4;
@@ -94,8 +94,13 @@ pub(crate) struct Proc {
 
 impl Suite {
     /// Builds `dplay` (debug) once; every wait of the suite ends within `limit` from now.
+    /// `DPLAY_BIN` names another binary to run instead (e.g. an older build, to compare).
     #[allow(clippy::disallowed_methods)] // the suite's own clock
     pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
+        if let Some(bin) = std::env::var_os("DPLAY_BIN") {
+            println!("==> testing {} (DPLAY_BIN)", PathBuf::from(&bin).display());
+            return Ok(Suite { bin: PathBuf::from(bin), deadline: Instant::now() + limit });
+        }
         Ok(Suite { bin: build_dplay()?, deadline: Instant::now() + limit })
     }
 
@@ -158,6 +163,23 @@ impl Suite {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+impl Proc {
+    /// Its name in messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Every event printed so far that `want` accepts.
+    pub(crate) fn events(&self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.lines.lock().map(|l| l.iter().filter(|v| want(v)).cloned().collect()).unwrap_or_default()
     }
 }
 
