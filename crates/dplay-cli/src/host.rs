@@ -34,6 +34,10 @@ pub(crate) struct HostArgs {
     /// Client/server instead of peer-to-peer (DirectPlay 8).
     #[arg(long, conflicts_with = "dp4")]
     client_server: bool,
+    /// Require packet signing of every connection (DirectPlay 8; DPNSESSION_FAST_SIGNED in
+    /// the session's flags and EnumResponse, MC-DPL8R 3.1.4.4).
+    #[arg(long, value_enum, default_value_t, conflicts_with = "dp4")]
+    signing: live::SigningArg,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
     #[command(flatten)]
@@ -51,8 +55,10 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
+    let signing = args.signing.signing()?;
     let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
+        c.transport.signing = signing;
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };
@@ -61,10 +67,11 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     let mut out = Output::new(args.net.json, start);
     let addr = runtime.local_addr();
     let mode = if args.client_server { "client-server" } else { "peer-to-peer" };
+    let signed = signing == dplay_dframe::Signing::Fast;
     out.emit(
         "hosting",
-        json!({"addr": addr.to_string(), "session": args.session, "mode": mode}),
-        format!("hosting \"{}\" ({mode}) on {addr}", args.session),
+        json!({"addr": addr.to_string(), "session": args.session, "mode": mode, "signing": if signed { "fast" } else { "off" }}),
+        format!("hosting \"{}\" ({mode}{}) on {addr}", args.session, if signed { ", fast-signed" } else { "" }),
     );
     runtime.command(Dp8Command::Host)?;
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));

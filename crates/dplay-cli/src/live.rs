@@ -14,6 +14,7 @@ use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig};
 use dplay_session::{Event, Mode, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
+use dplay_wire::dp8::session::ApplicationDescFlags;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -66,6 +67,36 @@ pub(crate) struct SessionArgs {
     /// DPN_CAPS_EX dwMaxSendRetryInterval).
     #[arg(long, value_name = "SECS")]
     pub(crate) max_retry_interval: Option<f64>,
+}
+
+/// `--signing`: the transport's packet signing (MC-DPL8R 3.1.4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum SigningArg {
+    /// No signing.
+    #[default]
+    Off,
+    /// Fast signing (DPNSESSION_FAST_SIGNED): every frame carries its sender's secret.
+    Fast,
+    /// Full signing (DPNSESSION_FULL_SIGNED): refused, MC-DPL8R does not specify it fully.
+    Full,
+}
+
+impl SigningArg {
+    /// The transport's signing, or why not.
+    pub(crate) fn signing(self) -> anyhow::Result<dplay_dframe::Signing> {
+        match self {
+            Self::Off => Ok(dplay_dframe::Signing::Off),
+            Self::Fast => Ok(dplay_dframe::Signing::Fast),
+            Self::Full => Err(full_signing_error()),
+        }
+    }
+}
+
+/// Why full signing is refused (docs/decisions.md).
+pub(crate) fn full_signing_error() -> anyhow::Error {
+    anyhow::anyhow!(
+        "full signing (DPNSESSION_FULL_SIGNED) is not implemented: MC-DPL8R 3.1.4.4 never says how its secret modifier is derived; use --signing fast"
+    )
 }
 
 /// Parses `ip:port` with a message saying what is expected.
@@ -299,11 +330,33 @@ impl Output {
     fn session(&mut self, event: &Event) -> bool {
         match event {
             Event::HostFound { from, .. } => self.emit("host_found", json!({"from": from.to_string()}), from),
-            Event::Joined { local, host } => self.emit(
-                "joined",
-                json!({"dpnid": local.to_string(), "host": host.to_string()}),
-                format!("in the session as {local}, host {host}"),
-            ),
+            Event::Joined { local, host, flags } => {
+                let (kind, role) = session_kind(*flags);
+                let signed = flags.contains(ApplicationDescFlags::FAST_SIGNED);
+                let signing = if signed { ", fast-signed" } else { "" };
+                self.emit(
+                    "joined",
+                    json!({"dpnid": local.to_string(), "host": host.to_string(), "mode": kind, "signing": if signed { "fast" } else { "off" }}),
+                    format!("in the {kind}{signing} session as {local}, {role} {host}"),
+                );
+            }
+            Event::JoinPending { local, awaiting_instruction, awaiting_peers, .. } => {
+                let peers: Vec<String> =
+                    awaiting_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
+                let mut waits = Vec::new();
+                if *awaiting_instruction {
+                    waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
+                }
+                if !peers.is_empty() {
+                    waits.push(format!("{} to connect to us", peers.join(", ")));
+                }
+                self.emit(
+                    "join_pending",
+                    json!({"dpnid": local.to_string(), "awaiting_instruction": awaiting_instruction,
+                        "awaiting_peers": awaiting_peers.iter().map(ToString::to_string).collect::<Vec<_>>()}),
+                    format!("the host answered (we are {local}); waiting for {}", waits.join(" and ")),
+                );
+            }
             Event::PlayerAdded { dpnid, name } => {
                 self.names.insert(*dpnid, name.clone());
                 self.emit(
@@ -356,6 +409,16 @@ impl Output {
             }
         }
         false
+    }
+}
+
+/// `("peer-to-peer", "host")` or `("client/server", "server")` from a session's `dwFlags`
+/// (MC-DPL8CS 2.2.1.4 `DPNSESSION_CLIENT_SERVER`).
+pub(crate) fn session_kind(flags: ApplicationDescFlags) -> (&'static str, &'static str) {
+    if flags.contains(ApplicationDescFlags::CLIENT_SERVER) {
+        ("client/server", "server")
+    } else {
+        ("peer-to-peer", "host")
     }
 }
 

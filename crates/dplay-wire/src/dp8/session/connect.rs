@@ -48,6 +48,9 @@ open_enum! {
         DPNERR_INVALIDAPPLICATION = 0x8015_8300,
         /// `DPNERR_INVALIDPASSWORD`: the password does not match.
         DPNERR_INVALIDPASSWORD = 0x8015_8410,
+        /// `DPNERR_SESSIONFULL`: the session has `dwMaxPlayers` players. MC-DPL8CS 2.2.1.3 does
+        /// not list it; the value is DirectPlay's (facility 0x15, code 0x500; docs/decisions.md).
+        DPNERR_SESSIONFULL = 0x8015_8500,
         /// `DPNERR_HOSTREJECTEDCONNECTION`: the application declined; the only code with reply data.
         DPNERR_HOSTREJECTEDCONNECTION = 0x8015_8260,
         /// `DPNERR_GENERIC`: any other failure.
