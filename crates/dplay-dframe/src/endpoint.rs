@@ -178,6 +178,12 @@ impl Endpoint {
         self.connections.get(&peer).is_some_and(Connection::is_open)
     }
 
+    /// True when the connection with `peer` is fast-signed (MC-DPL8R 3.1.4.4), or, for an
+    /// attempt under way, will be.
+    pub fn is_signed(&self, peer: SocketAddr) -> bool {
+        self.connections.get(&peer).is_some_and(|c| c.signing.is_some())
+    }
+
     /// The counters of the connection with `peer`.
     pub fn stats(&self, peer: SocketAddr) -> Option<Stats> {
         self.connections.get(&peer).map(|c| {

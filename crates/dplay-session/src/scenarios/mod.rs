@@ -22,6 +22,7 @@ mod leave;
 mod migration;
 mod property;
 mod seed003;
+mod signing;
 
 /// A link with 15 ms of latency and `loss`.
 fn link(loss: f64) -> LinkConfig {
