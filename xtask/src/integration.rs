@@ -20,6 +20,7 @@ use crate::util::{cargo, root, step};
 mod dp4;
 mod dp4_reliable;
 mod fs_dp4;
+mod signing;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -38,7 +39,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 14] = [
+    let cases: [(&str, Case); 16] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -46,6 +47,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("an add-on session: a player and an observer", addon_session),
         ("dplay demo: every step happens", demo),
         ("the host killed with SIGKILL: the others migrate", host_killed),
+        (
+            "a fast-signed session of three processes; an unsigned joiner fails at once",
+            signing::fast_signed_session,
+        ),
+        ("a refused join names its DPNERR code", signing::refusal_is_named),
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
