@@ -16,6 +16,7 @@ use dplay_wire::dp8::session::SessionMessage;
 use crate::sim_check::{Mesh, sim_addr};
 use crate::{Event, Session};
 
+mod addresses;
 mod early_data;
 mod joins;
 mod leave;
