@@ -140,6 +140,10 @@ pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
 /// A session configuration for `name` at `local` from the shared options.
 pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) -> SessionConfig {
     let mut c = SessionConfig::new(args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID), local, name);
+    if local.ip().is_unspecified() {
+        // Offered as DN_ALTERNATE_ADDRESS instead of 0.0.0.0 (MC-DPL8CS 2.2.9).
+        c.interface_addrs = dplay_runtime::interface_addrs(local.ip());
+    }
     c.password = args.password.clone();
     c.rng_seed = fresh_seed();
     c.mode = Mode::PeerToPeer;

@@ -359,3 +359,31 @@ fn two_signing_endpoints_talk() {
     assert!(got.iter().any(|e| matches!(e, Event::Message { data, .. } if data.len() == 5000)));
     assert_eq!(b.stats(a_addr).unwrap().drops.total(), 0);
 }
+
+proptest::proptest! {
+    /// MC-DPL8R 3.1.5.2.7, 3.1.5.1.3: into a signed connection, arbitrary datagrams and DFRAMEs
+    /// with any signature but the peer's secret deliver nothing and never panic; from another
+    /// address, arbitrary datagrams never open a connection (the listener keeps no state).
+    #[test]
+    fn forged_input_into_a_signed_endpoint(
+        datagrams in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..80), 1..20),
+        signatures in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..10),
+    ) {
+        let mut h = signed_listener();
+        let stranger = SocketAddr::from(([192, 0, 2, 99], 2302));
+        for d in &datagrams {
+            h.feed(d);
+            h.ep.handle_datagram(h.now, stranger, d);
+            h.advance(ms(7));
+        }
+        for signature in signatures.into_iter().filter(|s| *s != SENDER) {
+            let mut forged = data(REL_SEQ | DframeCommand::POLL, 0, 1);
+            forged.signature = Some(signature);
+            h.feed_d(forged, b"forged");
+        }
+        while h.ep.poll_transmit().is_some() {}
+        let delivered = h.events().iter().filter(|e| matches!(e, Event::Message { .. })).count();
+        proptest::prop_assert_eq!(delivered, 0);
+        proptest::prop_assert!(!h.ep.is_connected(stranger));
+    }
+}
