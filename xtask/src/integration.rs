@@ -39,7 +39,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 16] = [
+    let cases: [(&str, Case); 17] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -52,6 +52,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             signing::fast_signed_session,
         ),
         ("a refused join names its DPNERR code", signing::refusal_is_named),
+        ("a client/server join says so", signing::client_server_join_says_so),
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),

@@ -1,6 +1,6 @@
-//! DirectPlay 8 fast signing and join errors across processes: `dplay host --signing fast`
-//! with `dplay join` peers that sign (MC-DPL8R 3.1.4.4, 3.1.5.1.3), one that will not, and a
-//! refused join that names its DPNERR code (MC-DPL8CS 2.2.1.3).
+//! DirectPlay 8 fast signing and joins across processes: `dplay host --signing fast` with
+//! `dplay join` peers that sign (MC-DPL8R 3.1.4.4, 3.1.5.1.3) and one that will not, a refused
+//! join that names its DPNERR code (MC-DPL8CS 2.2.1.3), and a client/server join that says so.
 
 use std::time::{Duration, Instant};
 
@@ -57,5 +57,17 @@ pub(super) fn refusal_is_named(s: &Suite) -> anyhow::Result<()> {
     let mut join = s.start("join", &["join", &addr, "--json", "--name", "late", "--timeout", "10"])?;
     s.expect(&join, "the refusal", WAIT, ended_with("DPNERR_SESSIONFULL"))?;
     ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "a refused join did not exit 1");
+    Ok(())
+}
+
+/// `dplay join` learns client/server from the EnumResponse (DPNSESSION_CLIENT_SERVER), joins
+/// as a client, and says which kind of session it joined (MC-DPL8CS 3.1.5.1).
+pub(super) fn client_server_join_says_so(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = host(s, &addr, &["--client-server"])?;
+    let client = s.start("client", &["join", &addr, "--json", "--name", "client", "--duration", "2"])?;
+    let joined = s.expect(&client, "a client/server join", WAIT, is("joined"))?;
+    ensure!(joined["mode"] == "client/server", "joined {joined}");
+    s.expect(&host, "the client joining", WAIT, event_with("player_joined", "name", "client"))?;
     Ok(())
 }
