@@ -234,3 +234,53 @@ fn refusal_hint(code: ResultCode) -> &'static str {
         _ => "the host declined",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(
+        ended: Option<EndReason>,
+        pending: Option<(Dpnid, bool, Vec<String>)>,
+        enumerated: bool,
+    ) -> String {
+        let host = SocketAddr::from(([192, 0, 2, 1], 6073));
+        let failure = JoinFailure { host, enumerated, ended, pending, stop: Stop::Deadline };
+        format!("{:#}", failure.error(10.0, |d| format!("player{}", d.0)))
+    }
+
+    /// Issue 13 item 8: each failure says what happened; "check that a host runs there" only
+    /// when nothing answered.
+    #[test]
+    fn join_errors_say_what_happened() {
+        let answered = [
+            (Some(EndReason::Refused(DPNERR_SESSIONFULL)), None, "refused the join with DPNERR_SESSIONFULL"),
+            (
+                Some(EndReason::Refused(ResultCode::DPNERR_INVALIDPASSWORD)),
+                None,
+                "DPNERR_INVALIDPASSWORD: check --password",
+            ),
+            (Some(EndReason::SigningRequired(SigningMode::Fast)), None, "requires fast signing"),
+            (Some(EndReason::SigningRequired(SigningMode::Full)), None, "full signing"),
+            (
+                Some(EndReason::ConnectAttemptFailed { peer: Dpnid(7) }),
+                None,
+                "answered, but peer player7 (0x00000007) never connected to us",
+            ),
+            (
+                None,
+                Some((Dpnid(9), false, vec!["alice (0x00000003)".to_owned()])),
+                "answered (we are 0x00000009), but after 10 s we still wait for alice (0x00000003) to connect to us",
+            ),
+        ];
+        for (ended, pending, expected) in answered {
+            let text = message(ended, pending, true);
+            assert!(text.contains(expected), "{text}");
+            assert!(!text.contains("check that a host runs there"), "{text}");
+        }
+        assert!(message(None, None, true).contains("answered the enumeration"));
+        for ended in [None, Some(EndReason::NoAnswer)] {
+            assert!(message(ended, None, false).contains("check that a host runs there"));
+        }
+    }
+}
