@@ -22,7 +22,7 @@ use crate::connection::{Connection, Out};
 use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
 use crate::handshake::version_ok;
 use crate::send_queue::{Body, OutMessage};
-use crate::signing::{Cookies, FastSigning, SIGNING_VERSION, Signing, confirmation_ok};
+use crate::signing::{Cookies, FastSigning, Signing, confirmation_ok, signing_version_ok};
 use crate::stats::{DropReason, Drops, Stats};
 
 /// A datagram to send.
@@ -339,7 +339,7 @@ impl Endpoint {
             self.stats.drops.add(DropReason::NotListening);
             return;
         }
-        if !version_ok(f.protocol_version) || f.protocol_version & 0xFFFF < SIGNING_VERSION & 0xFFFF {
+        if !signing_version_ok(f.protocol_version) {
             self.stats.drops.add(DropReason::BadVersion);
             return;
         }

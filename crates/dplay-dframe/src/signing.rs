@@ -23,6 +23,13 @@ use crate::stats::DropReason;
 /// 2.2.1.1-2.2.1.3).
 pub const SIGNING_VERSION: u32 = 0x0001_0006;
 
+/// True for a version a signing side talks to: major 1, minor 6 or later (MC-DPL8R 2.2.1.1-3:
+/// "MUST be ignored if the recipient is using signing but the minor version number is less
+/// than 0x0006").
+pub(crate) fn signing_version_ok(version: u32) -> bool {
+    version_ok(version) && version & 0xFFFF >= SIGNING_VERSION & 0xFFFF
+}
+
 /// Bytes `ullSignature` adds to a DFRAME header (MC-DPL8R 2.2.2).
 pub(crate) const SIGNATURE_LEN: usize = 8;
 
@@ -146,8 +153,7 @@ pub(crate) fn confirmation_ok(s: &ConnectedSigned) -> Result<(), DropReason> {
     if s.fields.poll {
         return Err(DropReason::HandshakeRule);
     }
-    if !version_ok(s.fields.protocol_version) || s.fields.protocol_version & 0xFFFF < SIGNING_VERSION & 0xFFFF
-    {
+    if !signing_version_ok(s.fields.protocol_version) {
         return Err(DropReason::BadVersion);
     }
     if s.signing_opts != SigningOpts::PACKET_SIGNING_FAST {
@@ -194,7 +200,7 @@ impl Connection {
                     self.finish(DisconnectReason::SigningRequired(SigningMode::of(s.signing_opts)), out);
                     return;
                 }
-                if s.fields.protocol_version & 0xFFFF < SIGNING_VERSION & 0xFFFF {
+                if !signing_version_ok(s.fields.protocol_version) {
                     self.stats.drops.add(DropReason::BadVersion);
                     return;
                 }
