@@ -447,6 +447,9 @@ impl Connection {
         if self.phase != Phase::Established {
             return;
         }
+        // Whatever is retried or announced, a listener that lost our confirmation needs it
+        // first (MC-DPL8R 3.1.5.1.3); unreliable frames alone would never prompt it.
+        self.repeat_confirmation(out);
         let retried = self.sender.on_retry_timer(now, cfg);
         if retried.lost {
             self.sender.clear();
@@ -459,9 +462,6 @@ impl Connection {
         }
         if retried.announce_mask {
             self.ack_now = true;
-        }
-        if !retried.resend.is_empty() {
-            self.repeat_confirmation(out);
         }
         for seq in retried.resend {
             self.emit_dframe(cfg, seq, true, true, out);

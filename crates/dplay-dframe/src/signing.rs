@@ -81,9 +81,9 @@ pub(crate) struct FastSigning {
     pub(crate) local: u64,
     /// What every frame from the peer must carry (MC-DPL8R 3.1.5.2.7).
     pub(crate) remote: u64,
-    /// Connector: our CONNECTED_SIGNED confirmation, sent again with every retry until the
-    /// listener (which keeps no state before it) shows it got it by a valid frame
-    /// (MC-DPL8R 3.1.5.1.3: the KeepAlive "prompts" it).
+    /// Connector: our CONNECTED_SIGNED confirmation, sent again each time the retry timer
+    /// fires until the listener (which keeps no state before it) shows it got it by a valid
+    /// frame (MC-DPL8R 3.1.5.1.3: the KeepAlive "prompts" it).
     pub(crate) confirmation: Option<ConnectedSigned>,
 }
 
@@ -266,7 +266,7 @@ impl Connection {
     }
 
     /// Connector: sends the CONNECTED_SIGNED confirmation again while the listener has not
-    /// shown it has the connection (called with every retry).
+    /// shown it has the connection (called each time the retry timer fires).
     pub(crate) fn repeat_confirmation(&mut self, out: &mut Out<'_>) {
         if let Some(c) = self.signing.as_ref().and_then(|s| s.confirmation) {
             self.emit_cframe(&Cframe::ConnectedSigned(c), out);

@@ -204,6 +204,32 @@ fn lost_confirmation_is_sent_again_with_the_retries() {
     assert!(h.sent().iter().all(|s| !matches!(s, Sent::C(Cframe::ConnectedSigned(_)))));
 }
 
+/// MC-DPL8R 3.1.5.1.3, 3.1.6.5: unreliable data queued during the handshake fills the window
+/// ahead of the KeepAlive and is never resent, only announced; the confirmation still goes
+/// again each time the retry timer fires (found by the signed 20%-loss sweep).
+#[test]
+fn lost_confirmation_is_sent_again_behind_unreliable_data() {
+    let mut h = Harness::new(signing());
+    h.ctx.signed = true;
+    h.ep.connect(h.now, peer()).unwrap();
+    h.ep.send(h.now, peer(), &[1; 3000], MessageKind::SEQUENTIAL).unwrap();
+    let Sent::C(Cframe::Connect(connect)) = h.sent()[0].clone() else { panic!() };
+    h.feed_c(Cframe::ConnectedSigned(listener_reply(connect.sess_id, 0, SigningOpts::PACKET_SIGNING_FAST)));
+    let first = h.sent();
+    let conf = connected_signed_of(&first);
+    assert!(first[1..].iter().all(|s| !s.dframe().header.command.contains(DframeCommand::RELIABLE)));
+    let mut again = 0;
+    for _ in 0..10 {
+        h.advance(Duration::from_secs(1));
+        again += h
+            .sent()
+            .iter()
+            .filter(|s| matches!(s, Sent::C(Cframe::ConnectedSigned(c)) if *c == conf))
+            .count();
+    }
+    assert!(again >= 3, "the confirmation went again {again} times in 10 s");
+}
+
 /// MC-DPL8R 3.1.5.1.3 (the mode MUST match the connector's): a connector that does not sign
 /// and gets CONNECTED_SIGNED, or that signs FAST and gets FULL, fails at once naming the mode,
 /// instead of retrying CONNECT for 50 s.
