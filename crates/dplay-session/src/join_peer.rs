@@ -119,6 +119,7 @@ impl Session {
 
     /// SEND_CONNECT_INFO (MC-DPL8CS 3.1.5.2 step 4; MS-DPDX 4.3 steps 8-10): build the table,
     /// start the path tests, acknowledge.
+    ///
     /// The host is the entry flagged HOST, or SERVER in client/server (MC-DPL8CS 2.2.7).
     fn on_send_connect_info(&mut self, now: Instant, host: SocketAddr, info: &SendConnectInfo) {
         let host_entry = info
@@ -169,6 +170,9 @@ impl Session {
         }
         self.send_msg(now, host, &SessionMessage::AckConnectInfo);
         if client_server {
+            // From now on we are a client, whatever we were configured as: no inbound
+            // connections, no instruction awaited.
+            self.cfg.mode = Mode::ClientServer;
             self.instructed_self = true;
         }
         self.check_joined();
