@@ -18,6 +18,7 @@ use crate::{Event, Session};
 
 mod addresses;
 mod early_data;
+mod join_errors;
 mod joins;
 mod leave;
 mod migration;
