@@ -10,9 +10,9 @@ use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
 use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
-use serde_json::json;
 use uuid::Uuid;
 
+use crate::events::{JsonEvent, Proto};
 use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
 
 /// `dplay join` options.
@@ -35,9 +35,9 @@ pub(crate) struct JoinArgs {
     /// Send this text to everyone once joined (DirectPlay 8: as a chat message).
     #[arg(long)]
     pub(crate) send: Option<String>,
-    /// Give up joining after this many seconds.
-    #[arg(long, default_value_t = 10.0)]
-    pub(crate) timeout: f64,
+    /// Give up joining after this long (seconds, or a unit such as 30s).
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    pub(crate) timeout: Duration,
     /// Packet signing (DirectPlay 8). By default that of the session's EnumResponse
     /// (DPNSESSION_FAST_SIGNED), else none.
     #[arg(long, value_enum)]
@@ -60,7 +60,8 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
-    let session = probe(args.host, bind, args.session_args.app_guid);
+    let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
+    let session = probe(args.host, bind, args.session_args.app_guid, join_deadline);
     let flags = session.map(|(_, flags)| flags);
     if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
@@ -88,14 +89,18 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
-    out.emit(
-        "joining",
-        json!({"host": args.host.to_string(), "addr": runtime.local_addr().to_string(), "name": args.name}),
+    out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp8,
+            host: args.host.to_string(),
+            name: args.name.clone(),
+            addr: Some(runtime.local_addr().to_string()),
+            role: None,
+        },
         format!("joining {} from {} as {}", args.host, runtime.local_addr(), args.name),
     );
     runtime.command(Dp8Command::Join { host: args.host, instance: session.map(|(i, _)| i) })?;
 
-    let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
     let mut ended = None;
     let mut pending = None;
     let mut joined = false;
@@ -120,21 +125,33 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;
-        out.emit("sent", json!({"text": text}), format!("sent: {text}"));
+        let sent = JsonEvent::Sent {
+            text: Some(text.clone()),
+            len: text.len(),
+            digest: crate::dp4_print::digest(text.as_bytes()),
+            guaranteed: true,
+        };
+        out.event(&sent, format!("sent: {text}"));
     }
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
     if stop != Stop::Closed && stop != Stop::Done {
         let _ = runtime.command(Dp8Command::Leave);
     }
     live::finish(runtime);
-    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.stopped(stop);
     Ok(true)
 }
 
 /// Asks `host` for its session first (from another port), for the instance GUID and whether it
 /// is client/server (the joiner must say so in PLAYER_CONNECT_INFO, MC-DPL8CS 2.2.1.2) or needs
-/// a password. `None` when nothing answers within two seconds: the join then tries anyway.
-fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid, ApplicationDescFlags)> {
+/// a password. `None` when nothing answers within two seconds (or by `deadline`, the join's
+/// own): the join then tries anyway, within what is left of its `--timeout`.
+fn probe(
+    host: SocketAddr,
+    bind: SocketAddr,
+    app: Option<Uuid>,
+    deadline: Instant,
+) -> Option<(Uuid, ApplicationDescFlags)> {
     #[allow(clippy::disallowed_methods)] // the probe's own clock
     let start = Instant::now();
     let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
@@ -147,7 +164,8 @@ fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid,
     runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).ok()?;
     let never = crossbeam_channel::never();
     let mut found = None;
-    live::wait(runtime.events(), &never, Some(start + Duration::from_secs(2)), |e| match e {
+    let until = (start + Duration::from_secs(2)).min(deadline);
+    live::wait(runtime.events(), &never, Some(until), |e| match e {
         Dp8Event::Session(Event::HostFound { response, .. }) => {
             found = Some((response.application_instance_guid, response.application_desc_flags));
             false
@@ -173,7 +191,8 @@ struct JoinFailure {
 impl JoinFailure {
     /// One line saying what happened and what to do. "Check that a host runs there" only
     /// when nothing answered at all.
-    fn error(self, timeout: f64, name: impl Fn(Dpnid) -> String) -> anyhow::Error {
+    fn error(self, timeout: Duration, name: impl Fn(Dpnid) -> String) -> anyhow::Error {
+        let timeout = crate::duration::show(timeout);
         let host = self.host;
         match (self.ended, self.pending, self.stop) {
             (Some(EndReason::Refused(code)), ..) => {
@@ -206,15 +225,15 @@ impl JoinFailure {
                     waits.push(format!("{} to connect to us", peers.join(", ")));
                 }
                 anyhow::anyhow!(
-                    "{host} answered (we are {local}), but after {timeout} s we still wait for {}: check that UDP from the other players reaches this machine",
+                    "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",
                     waits.join(" and ")
                 )
             }
             (None, None, _) if self.enumerated => anyhow::anyhow!(
-                "{host} answered the enumeration, but the join did not complete within {timeout} s"
+                "{host} answered the enumeration, but the join did not complete within {timeout}"
             ),
             (None, None, _) => anyhow::anyhow!(
-                "no answer from {host} within {timeout} s: check that a host runs there and the address and port are right (dplay enum {host})"
+                "no answer from {host} within {timeout}: check that a host runs there and the address and port are right (dplay enum {host})"
             ),
         }
     }
@@ -246,7 +265,7 @@ mod tests {
     ) -> String {
         let host = SocketAddr::from(([192, 0, 2, 1], 6073));
         let failure = JoinFailure { host, enumerated, ended, pending, stop: Stop::Deadline };
-        format!("{:#}", failure.error(10.0, |d| format!("player{}", d.0)))
+        format!("{:#}", failure.error(Duration::from_secs(10), |d| format!("player{}", d.0)))
     }
 
     /// Issue 13 item 8: each failure says what happened; "check that a host runs there" only
@@ -270,7 +289,7 @@ mod tests {
             (
                 None,
                 Some((Dpnid(9), false, vec!["alice (0x00000003)".to_owned()])),
-                "answered (we are 0x00000009), but after 10 s we still wait for alice (0x00000003) to connect to us",
+                "answered (we are 0x00000009), but after 10s we still wait for alice (0x00000003) to connect to us",
             ),
         ];
         for (ended, pending, expected) in answered {

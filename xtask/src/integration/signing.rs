@@ -9,6 +9,11 @@ use serde_json::Value;
 
 use super::{Suite, WAIT, event_with, free_addr, host, is};
 
+/// An event `event` whose list `key` holds `word`.
+fn listing<'a>(event: &'a str, key: &'a str, word: &'a str) -> impl Fn(&Value) -> bool + 'a {
+    move |v| v["event"] == event && v[key].as_array().is_some_and(|l| l.iter().any(|w| w == word))
+}
+
 /// The reason of a `session_ended` event contains `text`.
 fn ended_with(text: &str) -> impl Fn(&Value) -> bool + '_ {
     move |v| v["event"] == "session_ended" && v["reason"].as_str().is_some_and(|r| r.contains(text))
@@ -21,7 +26,7 @@ fn ended_with(text: &str) -> impl Fn(&Value) -> bool + '_ {
 pub(super) fn fast_signed_session(s: &Suite) -> anyhow::Result<()> {
     let addr = free_addr()?;
     let host = host(s, &addr, &["--signing", "fast"])?;
-    s.expect(&host, "hosting signed", WAIT, event_with("hosting", "signing", "fast"))?;
+    s.expect(&host, "hosting signed", WAIT, listing("hosting", "flags", "fast-signed"))?;
     let mut peers = Vec::new();
     for name in ["alice", "bob"] {
         let mut args = vec!["join", &addr, "--json", "--name", name, "--duration", "60"];
@@ -29,7 +34,7 @@ pub(super) fn fast_signed_session(s: &Suite) -> anyhow::Result<()> {
             args.extend(["--send", "hello signed"]);
         }
         let p = s.start(name, &args)?;
-        s.expect(&p, "a signed join", WAIT, event_with("joined", "signing", "fast"))?;
+        s.expect(&p, "a signed join", WAIT, listing("joined", "flags", "fast-signed"))?;
         peers.push(p);
     }
     if let Some(alice) = peers.first() {
@@ -67,7 +72,7 @@ pub(super) fn client_server_join_says_so(s: &Suite) -> anyhow::Result<()> {
     let host = host(s, &addr, &["--client-server"])?;
     let client = s.start("client", &["join", &addr, "--json", "--name", "client", "--duration", "2"])?;
     let joined = s.expect(&client, "a client/server join", WAIT, is("joined"))?;
-    ensure!(joined["mode"] == "client/server", "joined {joined}");
+    ensure!(joined["mode"] == "client-server", "joined {joined}");
     s.expect(&host, "the client joining", WAIT, event_with("player_joined", "name", "client"))?;
     Ok(())
 }
