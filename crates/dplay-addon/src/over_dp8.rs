@@ -274,7 +274,9 @@ impl AddonOverDp8 {
             SessionEvent::HostFound { .. }
             | SessionEvent::JoinPending { .. }
             | SessionEvent::HostMigrated { .. }
-            | SessionEvent::Chat { .. } => {}
+            | SessionEvent::Chat { .. }
+            | SessionEvent::NameTable(_)
+            | SessionEvent::Completed { .. } => {}
         }
         self.events.push_back(OverDp8Event::Session(ev));
     }
