@@ -31,7 +31,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         client.handle_timeout(later);
         while client.poll_outgoing().is_some() || client.poll_event().is_some() {}
     }
-    let mut host = Host::new(HostConfig { own_role: Role::Player, policy: HostPolicy::default() }, PlayerId(1));
+    let mut host = Host::new(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Player, HostPolicy::default()), PlayerId(1));
     host.player_joined(now, from);
     host.handle_message(now, from, data);
     host.handle_timeout(later);

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::packet::{ChangePlayerPlane, PositionLlapbh, PositionVelocity, ReducedLlapbh};
+use crate::packet::{
+    ChangePlayerPlane, Dialect, PlayerInfo, PositionLlapbh, PositionVelocity, ReducedLlapbh,
+};
 use crate::session_iface::{PlayerId, Role};
 use crate::units::{Attitude, Velocity16};
 
@@ -70,29 +72,44 @@ pub struct Velocity {
 }
 
 impl Velocity {
-    /// The velocities a POSITION_VELOCITY carries.
-    pub fn from_packet(p: &PositionVelocity) -> Self {
+    /// The velocities a POSITION_VELOCITY of `dialect` carries (`ground_velocity` in the
+    /// dialect's unit, [`Dialect::ground_speed`]).
+    pub fn from_packet(dialect: Dialect, p: &PositionVelocity) -> Self {
         Self {
             north_ft_s: p.lat_velocity.ft_per_s(),
             east_ft_s: p.lon_velocity.ft_per_s(),
             up_ft_s: p.alt_velocity.ft_per_s(),
-            ground_ft_s: Velocity16::unsigned_ft_per_s(p.ground_velocity),
+            ground_ft_s: p.ground_m_per_s(dialect) / crate::units::METRES_PER_FOOT,
         }
     }
 
-    /// The POSITION_VELOCITY for `position` moving at this velocity.
-    pub fn to_packet(&self, packet_index: u32, position: &Position) -> PositionVelocity {
+    /// The POSITION_VELOCITY of `dialect` for `position` moving at this velocity, in the form
+    /// proven with the dialect's peers (FS2004: `data_size` 52 over 50 bytes,
+    /// [`crate::packet::UNWRITTEN_TAIL`]).
+    pub fn to_packet(&self, dialect: Dialect, packet_index: u32, position: &Position) -> PositionVelocity {
         PositionVelocity {
             packet_index,
             application_time: 0,
             lat_velocity: Velocity16::from_ft_per_s(self.north_ft_s),
             lon_velocity: Velocity16::from_ft_per_s(self.east_ft_s),
             alt_velocity: Velocity16::from_ft_per_s(self.up_ft_s),
-            ground_velocity: Velocity16::unsigned_from_ft_per_s(self.ground_ft_s),
+            ground_velocity: dialect
+                .ground_speed()
+                .from_m_per_s(self.ground_ft_s * crate::units::METRES_PER_FOOT),
             reserved: 0,
             reduced_llapbh: position.to_reduced(),
             padding: Default::default(),
+            unwritten: unwritten_tail(dialect),
         }
+    }
+}
+
+/// The bytes an FS2004 position announces and does not carry, as swift sends it (FS-MULTIPLAYER.md
+/// 3.3; docs/decisions.md "FS2004 position data_size"); none in FS98.
+pub fn unwritten_tail(dialect: Dialect) -> u8 {
+    match dialect {
+        Dialect::Fs98 => 0,
+        Dialect::Fs2004 => crate::packet::UNWRITTEN_TAIL,
     }
 }
 
@@ -122,6 +139,13 @@ pub struct Remote {
     pub collision_avoidance_until: Option<Instant>,
     /// Its plane and engine type (seed 004 row CHANGE_PLAYER_PLANE).
     pub plane: Option<ChangePlayerPlane>,
+    /// FS2004: the PLAYER_INFO_STRUCT of its DirectPlay 8 player data (FS-MULTIPLAYER.md 3.6).
+    pub info: Option<PlayerInfo>,
+    /// The accepted position before [`Remote::fix`]: a ground speed for positions without
+    /// velocities (FS2004 SLEWMODE).
+    pub previous: Option<Fix>,
+    /// Positions accepted from it.
+    pub updates: u64,
 }
 
 /// Whether a position packet was taken.
@@ -136,10 +160,35 @@ pub enum Accepted {
 /// Every other player we know of, keyed by id (ordered, so iteration is deterministic).
 #[derive(Debug, Clone, Default)]
 pub struct Tracker {
+    dialect: Dialect,
     remotes: BTreeMap<PlayerId, Remote>,
 }
 
 impl Tracker {
+    /// An empty tracker reading `dialect`'s units.
+    pub fn new(dialect: Dialect) -> Self {
+        Self { dialect, remotes: BTreeMap::new() }
+    }
+
+    /// The dialect whose units it reads.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Records `id`'s FS2004 player info (its DirectPlay 8 player data, FS-MULTIPLAYER.md 3.6):
+    /// its role (OBSERVER flag or not) and aircraft title. Returns the role.
+    pub fn set_info(&mut self, id: PlayerId, info: PlayerInfo) -> Role {
+        let role = if info.flags.contains(crate::packet::PlayerInfoFlags::OBSERVER) {
+            Role::Observer
+        } else {
+            Role::Player
+        };
+        let remote = self.remotes.entry(id).or_default();
+        remote.role = Some(role);
+        remote.info = Some(info);
+        role
+    }
+
     /// A player entered the session; its type is unknown until settled.
     pub fn player_joined(&mut self, id: PlayerId) {
         self.remotes.entry(id).or_default();
@@ -191,12 +240,8 @@ impl Tracker {
     /// POSITION_VELOCITY). It does not touch the collision-avoidance window.
     pub fn position_velocity(&mut self, now: Instant, id: PlayerId, p: &PositionVelocity) -> Accepted {
         let position = Position::from_reduced(&p.reduced_llapbh);
-        self.remotes.entry(id).or_default().accept(
-            now,
-            p.packet_index,
-            position,
-            Some(Velocity::from_packet(p)),
-        )
+        let velocity = Velocity::from_packet(self.dialect, p);
+        self.remotes.entry(id).or_default().accept(now, p.packet_index, position, Some(velocity))
     }
 
     /// Whether `id` may be collided with at `now`: a known player outside its
@@ -237,7 +282,8 @@ impl Remote {
             return Accepted::Stale;
         }
         self.last_packet_index = Some(index);
-        self.fix = Some(Fix { at: now, position, velocity });
+        self.previous = self.fix.replace(Fix { at: now, position, velocity });
+        self.updates += 1;
         Accepted::Yes
     }
 }

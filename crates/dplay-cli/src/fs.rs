@@ -100,7 +100,7 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
         FsCommand::Join(a) if a.dp4 => dp4::join(&a),
         FsCommand::Host(a) => {
             let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
-            let role = AddonRole::Host(HostConfig { own_role: Role::Observer, policy });
+            let role = AddonRole::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
             let setup = Setup { bind: a.bind, name: &a.name, session_args: &a.session_args, net: &a.net };
             let (runtime, mut out, start) = setup.spawn(role, |c| c.session_name = a.session.clone())?;
             out.emit(
@@ -304,7 +304,7 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
         }
         Event::Chat { from, text } => {
             let who = name(*from);
-            let text = text.to_string_lossy();
+            let text = text.to_text();
             ("message", json!({"name": who, "text": text}), format!("chat from {who}: {text}"))
         }
         // The session layer already reported it.

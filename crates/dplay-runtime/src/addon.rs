@@ -142,7 +142,7 @@ impl AddonProtocol {
     }
 
     fn chat(&mut self, now: Instant, text: &str) {
-        let text = ZString::from_ascii_lossy(text);
+        let text = ZString::from_text(text);
         let client = self.bridge.with_client(now, |c, now| c.send_chat(now, text.clone()));
         match client {
             Some(Ok(())) => {}

@@ -234,7 +234,7 @@ impl Protocol for AddonDp4Protocol {
                 });
             }
             AddonDp4Command::Chat(text) => {
-                let text = ZString::from_ascii_lossy(&text);
+                let text = ZString::from_text(&text);
                 let sent = match self.bridge.with_client(now, |c, now| c.send_chat(now, text.clone())) {
                     Some(r) => r.map_err(|e| e.to_string()),
                     None => self

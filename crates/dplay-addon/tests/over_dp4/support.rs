@@ -103,7 +103,7 @@ impl Net {
                 let session = Dp4Session::new(dp4_config(i, seed)).expect("a valid MTU");
                 let (bridge, flying) = match kind {
                     Kind::Host(own_role, policy) => {
-                        let config = HostConfig { own_role: *own_role, policy: *policy };
+                        let config = HostConfig::new(dplay_addon::Dialect::Fs98, *own_role, *policy);
                         (AddonOverDp4::host(session, config, &name(i)), false)
                     }
                     Kind::Client(role) => {

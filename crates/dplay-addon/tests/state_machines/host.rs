@@ -16,7 +16,7 @@ const A: PlayerId = PlayerId(0x100);
 const B: PlayerId = PlayerId(0x200);
 
 fn host(policy: HostPolicy) -> Host {
-    Host::new(HostConfig { own_role: Role::Player, policy }, US)
+    Host::new(HostConfig::new(Dialect::Fs98, Role::Player, policy), US)
 }
 
 fn out(h: &mut Host) -> Vec<(Target, bool, Packet)> {
@@ -200,6 +200,7 @@ fn host_tracks_positions_and_chat() {
         reserved: 0,
         reduced_llapbh: Position::default().to_reduced(),
         padding: Default::default(),
+        unwritten: 0,
     };
     h.handle_message(now, A, &wire(FS98, &Packet::PositionLlapbh(p.clone())));
     h.handle_message(now, A, &wire(FS98, &Packet::PositionLlapbh(p)));

@@ -21,11 +21,12 @@ fn llapbh(packet_index: u32) -> PositionLlapbh {
         reserved: 0,
         reduced_llapbh: pos().to_reduced(),
         padding: Blob::default(),
+        unwritten: 0,
     }
 }
 
 fn velocity(packet_index: u32, v: Velocity) -> PositionVelocity {
-    v.to_packet(packet_index, &pos())
+    v.to_packet(dplay_addon::Dialect::Fs98, packet_index, &pos())
 }
 
 /// Seed 004 row POSITION_LLAPBH: valid only with a higher packet_index than the last one.

@@ -91,7 +91,7 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
     let start = Instant::now();
     let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind.ip())?) };
     let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
-    let role = AddonDp4Role::Host(HostConfig { own_role: Role::Observer, policy });
+    let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
     let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
