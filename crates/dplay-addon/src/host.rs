@@ -304,8 +304,9 @@ impl Endpoint for Host {
         if id == self.own_id || self.ended || self.config.dialect != Dialect::Fs2004 {
             return;
         }
+        // The joiner is in the session already: FS2004 has no refusal (FSM 3.1).
         let role = self.tracker.set_info(id, info);
-        self.out.event(Event::PlayerType { id, role });
+        self.out.event(Event::Accepted { id, role });
     }
 
     fn player_left(&mut self, _now: Instant, id: PlayerId) {

@@ -50,6 +50,13 @@ use crate::packet::PlayerInfo;
 use crate::session_iface::{DisconnectReason, Event as AddonEvent, Outgoing, PlayerId, Target};
 use crate::tracking::Tracker;
 
+/// The DirectPlay 8 application GUID of FS2004 sessions, {0808CAA5-E62C-4691-8957-5D4524B922DA}
+/// (FS-MULTIPLAYER.md 2, from swift's `CFs9Sdk::guid()`).
+pub const GUID_FS2004: Uuid = uuid::uuid!("0808caa5-e62c-4691-8957-5d4524b922da");
+
+/// The UDP port FS2004 multiplayer uses (MS KB 823630; FS-MULTIPLAYER.md 2).
+pub const FS2004_PORT: u16 = 23456;
+
 /// How long a message to a player we cannot reach yet is held before it is dropped.
 pub const HELD_KEEP: Duration = Duration::from_secs(5);
 /// How often held messages are tried again. The session reports no event when a connection to

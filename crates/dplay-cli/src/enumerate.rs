@@ -32,6 +32,11 @@ pub(crate) struct EnumArgs {
     /// Only sessions of this application GUID answer.
     #[arg(long, value_name = "GUID")]
     pub(crate) app_guid: Option<Uuid>,
+    /// Ask with no application GUID (EnumQuery QueryType 0x02, MC-DPLHP 2.2.1): every DirectPlay
+    /// 8 host answers, with its application GUID (how to learn an FS2002 host's). The default
+    /// when --app-guid is absent.
+    #[arg(long, conflicts_with = "app_guid")]
+    pub(crate) any_app: bool,
     /// How long to listen for answers, in seconds.
     #[arg(long, default_value_t = 3.0)]
     pub(crate) timeout: f64,
@@ -62,7 +67,8 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
         c.enum_retry = Duration::from_millis(500);
         Dp8Protocol::new(c, start)
     })?;
-    runtime.command(Dp8Command::EnumHosts { target, application_guid: args.app_guid })?;
+    let application_guid = args.app_guid.filter(|_| !args.any_app);
+    runtime.command(Dp8Command::EnumHosts { target, application_guid })?;
     let out = Output::new(args.json, start);
     let mut seen = BTreeSet::new();
     let deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));

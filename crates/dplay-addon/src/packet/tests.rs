@@ -471,3 +471,12 @@ fn chat_text_is_windows_1252_and_lossless() {
     let z = ZString::new(&all).unwrap();
     assert_eq!(ZString::from_text(&z.to_text()).as_bytes(), &all[..]);
 }
+
+/// FS-MULTIPLAYER.md 2: the application GUIDs and their wire bytes (MS-DTYP mixed-endian);
+/// FS2004 on UDP 23456 (MS KB 823630).
+#[test]
+fn fs_multiplayer_2_application_guids() {
+    assert_eq!(crate::GUID_FS2004.to_bytes_le(), *bytes("A5 CA 08 08 2C E6 91 46 89 57 5D 45 24 B9 22 DA"));
+    assert_eq!(crate::GUID_FS6.to_bytes_le(), *bytes("27 0A 08 CC 4E 6D D0 11 8E 21 00 A0 C9 05 42 EF"));
+    assert_eq!(crate::FS2004_PORT, 23456);
+}
