@@ -19,6 +19,9 @@ use crate::units::{Attitude, Velocity16};
 /// POSITION_LLAPBH: "at least 10 seconds", reset by each such packet).
 pub const COLLISION_AVOIDANCE: Duration = Duration::from_secs(10);
 
+/// The shortest interval a ground speed is measured over, from positions alone.
+pub const SPEED_BASELINE: Duration = Duration::from_secs(1);
+
 /// A position in degrees and metres (seed 004 row POSITION_LLAPBH; FS-MULTIPLAYER.md 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Position {
@@ -141,9 +144,14 @@ pub struct Remote {
     pub plane: Option<ChangePlayerPlane>,
     /// FS2004: the PLAYER_INFO_STRUCT of its DirectPlay 8 player data (FS-MULTIPLAYER.md 3.6).
     pub info: Option<PlayerInfo>,
-    /// The accepted position before [`Remote::fix`]: a ground speed for positions without
-    /// velocities (FS2004 SLEWMODE).
+    /// An accepted position 1 to 2 s ([`SPEED_BASELINE`]) before [`Remote::fix`] once it
+    /// flows (younger in its first second): a
+    /// ground speed for positions without velocities (FS2004 SLEWMODE), over a baseline long
+    /// enough that arrival jitter does not matter.
     pub previous: Option<Fix>,
+    /// The next [`Remote::previous`], once it is a baseline old.
+    #[serde(skip)]
+    next_previous: Option<Fix>,
     /// Positions accepted from it.
     pub updates: u64,
 }
@@ -282,7 +290,20 @@ impl Remote {
             return Accepted::Stale;
         }
         self.last_packet_index = Some(index);
-        self.previous = self.fix.replace(Fix { at: now, position, velocity });
+        let fix = Fix { at: now, position, velocity };
+        self.fix = Some(fix);
+        // `previous` moves on to the candidate once that is a baseline old, so it stays 1-2
+        // baselines behind.
+        let old = |f: &Fix| now.saturating_duration_since(f.at) >= SPEED_BASELINE;
+        match (self.previous, self.next_previous) {
+            (None, _) => self.previous = Some(fix),
+            (Some(p), None) if old(&p) => self.next_previous = Some(fix),
+            (Some(_), Some(c)) if old(&c) => {
+                self.previous = Some(c);
+                self.next_previous = Some(fix);
+            }
+            _ => {}
+        }
         self.updates += 1;
         Accepted::Yes
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::packet::EngineType;
 use crate::session_iface::{PlayerId, Role};
-use crate::tracking::{Fix, Remote, Tracker};
+use crate::tracking::{Fix, Remote, SPEED_BASELINE, Tracker};
 use crate::units::METRES_PER_FOOT;
 
 /// Metres per second in one knot (1852 m per hour).
@@ -102,14 +102,15 @@ impl Aircraft {
 }
 
 /// The ground speed of `fix` in m/s: its velocity's, else the distance from `previous` (flat
-/// earth over one update, on FS's sphere) over the time between them.
+/// earth, on FS's sphere) over the time between them, once that is at least half a
+/// [`SPEED_BASELINE`] (arrival jitter would dominate a shorter one).
 fn ground_speed_m_s(fix: &Fix, previous: Option<&Fix>) -> Option<f64> {
     if let Some(v) = fix.velocity {
         return Some(v.ground_ft_s * METRES_PER_FOOT);
     }
     let prev = previous?;
     let dt = fix.at.saturating_duration_since(prev.at).as_secs_f64();
-    if dt <= 0.0 {
+    if dt < SPEED_BASELINE.as_secs_f64() / 2.0 {
         return None;
     }
     let (a, b) = (prev.position, fix.position);
