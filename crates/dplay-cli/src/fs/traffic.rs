@@ -35,7 +35,7 @@ impl LiveTable {
         s.push_str("\x1b7\x1b[H");
         for line in &lines {
             s.push_str(line);
-            s.push_str("\x1b[K\r\n");
+            s.push_str("\x1b[K\n");
         }
         s.push_str("\x1b8");
         let mut out = std::io::stdout().lock();
