@@ -236,7 +236,7 @@ impl Tracker {
     /// that player; an accepted one (re)starts the 10-second collision-avoidance window (seed
     /// 004 row POSITION_LLAPBH).
     pub fn position_llapbh(&mut self, now: Instant, id: PlayerId, p: &PositionLlapbh) -> Accepted {
-        let remote = self.remotes.entry(id).or_default();
+        let remote = self.remote_flying(id);
         let accepted = remote.accept(now, p.packet_index, Position::from_reduced(&p.reduced_llapbh), None);
         if accepted == Accepted::Yes {
             remote.collision_avoidance_until = now.checked_add(COLLISION_AVOIDANCE);
@@ -244,12 +244,23 @@ impl Tracker {
         accepted
     }
 
+    /// `id`'s entry, for a position it sent. In FS2004, which has no handshake, a peer of
+    /// unknown type that sends positions is a player (its player data was not a
+    /// PLAYER_INFO_STRUCT we could read); FS98 settles types by the handshake only.
+    fn remote_flying(&mut self, id: PlayerId) -> &mut Remote {
+        let remote = self.remotes.entry(id).or_default();
+        if self.dialect == Dialect::Fs2004 {
+            remote.role.get_or_insert(Role::Player);
+        }
+        remote
+    }
+
     /// Takes a POSITION_VELOCITY under the same `packet_index` rule (seed 004 row
     /// POSITION_VELOCITY). It does not touch the collision-avoidance window.
     pub fn position_velocity(&mut self, now: Instant, id: PlayerId, p: &PositionVelocity) -> Accepted {
         let position = Position::from_reduced(&p.reduced_llapbh);
         let velocity = Velocity::from_packet(self.dialect, p);
-        self.remotes.entry(id).or_default().accept(now, p.packet_index, position, Some(velocity))
+        self.remote_flying(id).accept(now, p.packet_index, position, Some(velocity))
     }
 
     /// Whether `id` may be collided with at `now`: a known player outside its
