@@ -163,7 +163,7 @@ impl Client {
     }
 
     /// The session's host role migrated to us: from now on we also answer joins and observer
-    /// changes by `policy` (FS98's [`Duties`]), keeping our own role and everything tracked
+    /// changes by `policy` (the FS98 host duties), keeping our own role and everything tracked
     /// (docs/decisions.md "Add-on host migration"). A second call changes nothing.
     pub fn become_host(&mut self, policy: HostPolicy) {
         if self.duties.is_none() && self.state != ClientState::Closed {

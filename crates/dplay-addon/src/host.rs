@@ -179,7 +179,7 @@ fn announce(out: &mut Outbox, to: Target, id: PlayerId, role: Role) {
     out.send(to, true, &packet);
 }
 
-/// The host's state machine: FS98's join handshake ([`Duties`]) and type queries, or in FS2004
+/// The host's state machine: FS98's join handshake and type queries, or in FS2004
 /// (no handshake) the player data, and in both the tracking of every aircraft.
 #[derive(Debug)]
 pub struct Host {

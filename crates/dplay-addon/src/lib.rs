@@ -8,8 +8,9 @@
 //! * [`tracking`]: other players' latest positions, the `packet_index` rule, the 10-second
 //!   collision-avoidance window, extrapolation, planes.
 //! * [`traffic`]: [`TrafficSnapshot`], one row per tracked aircraft, for people and programs.
-//! * [`client`]: the add-on as a player or an observer; [`host`]: answering joins for a session
-//!   we host.
+//! * [`client`]: the add-on as a player or an observer (which takes over the host's duties when
+//!   the session's host role migrates to it); [`host`]: the host of a session: FS98's join
+//!   handshake, or FS2004's player data.
 //! * [`session_iface`]: the small interface to a session layer (DirectPlay 8 or 4): players
 //!   joined and left, messages in from an id, [`Outgoing`] messages to one or all, guaranteed or
 //!   not, and [`Event`]s.
