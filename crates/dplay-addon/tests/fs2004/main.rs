@@ -8,6 +8,7 @@
 #[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
+mod host_duties;
 mod nodes;
 mod scenario;
 mod swift;
