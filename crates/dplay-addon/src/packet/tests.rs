@@ -399,7 +399,7 @@ fn issue_16_swift_slewmode_36_over_34() {
     assert_eq!((p.packet_index, p.unwritten), (7, 2));
     assert!(p.padding.is_empty());
     // swift splits the negative longitude as sign and magnitude (−1459095834, 11068); read as
-    // two's complement it is 0.34 units (3 mm) off the truth: within swift's own error
+    // two's complement it is 0.34 units (2 mm) off the truth: within swift's own error
     // (FS-MULTIPLAYER.md 3.4 test vectors; docs/decisions.md "Fixed-point sign").
     let lon = p.reduced_llapbh.longitude_deg();
     assert!((lon + 122.3).abs() * 111_320.0 < 1.0, "{lon}");
