@@ -34,8 +34,8 @@ pub(crate) struct EnumArgs {
     pub(crate) app_guid: Option<Uuid>,
     /// Ask with no application GUID (EnumQuery QueryType 0x02, MC-DPLHP 2.2.1): every DirectPlay
     /// 8 host answers, with its application GUID (how to learn an FS2002 host's). The default
-    /// when --app-guid is absent.
-    #[arg(long, conflicts_with = "app_guid")]
+    /// when --app-guid is absent. DirectPlay 4 has no such query (MC-DPL4CS 3.2.5.3).
+    #[arg(long, conflicts_with_all = ["app_guid", "dp4"])]
     pub(crate) any_app: bool,
     /// How long to listen for answers, in seconds.
     #[arg(long, default_value_t = 3.0)]
