@@ -17,14 +17,20 @@ use dplay_addon::over_dp4::GUID_FS6;
 use dplay_addon::packet::{ChangePlayerPlane, EngineType, PlayerInfo, PlayerInfoFlags, ZString};
 use dplay_addon::units::Attitude;
 use dplay_addon::{
-    ClientConfig, Dialect, Event, FS2004_PORT, GUID_FS2004, HostConfig, HostPolicy, PlayerId, Position, Role,
-    Velocity,
+    ClientConfig, Dialect, DisconnectReason, Event, FS2004_PORT, GUID_FS2004, HostConfig, HostPolicy,
+    PlayerId, Position, Role, Velocity,
 };
-use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Protocol, Runtime};
+use dplay_runtime::{
+    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime,
+};
 use dplay_session::dp4::config::ENUM_PORT;
+use dplay_session::{EndReason, Event as SessionEvent};
 use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::ResultCode;
 use serde_json::json;
 
+use crate::address;
+use crate::events::{JsonEvent, Proto};
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
 use traffic::LiveTable;
 
@@ -63,8 +69,8 @@ fn sim(sim: Option<Sim>, dp4: bool) -> anyhow::Result<Sim> {
     })
 }
 
-/// The DirectPlay 8 application GUID for `sim`: FS2004's unless --app-guid says otherwise;
-/// another simulator's must be given.
+/// The application GUID for `sim`: FS2004's unless --app-guid says otherwise; another
+/// simulator's must be given.
 fn dp8_guid(sim: Sim, args: &SessionArgs) -> anyhow::Result<uuid::Uuid> {
     match (sim, args.app_guid) {
         (_, Some(guid)) => Ok(guid),
@@ -154,6 +160,10 @@ pub(crate) struct FsJoinArgs {
     /// The local address (default: loopback for a loopback host, else any, port 0).
     #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
     bind: Option<SocketAddr>,
+    /// Give up (exit 1) when the add-on has not taken us in within this long (seconds, or a
+    /// unit such as 30s).
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    timeout: Duration,
     #[command(flatten)]
     session_args: SessionArgs,
     #[command(flatten)]
@@ -213,14 +223,29 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         // The DP8 session refuses joins beyond the limit: FS2004 has no add-on refusal.
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
     })?;
-    out.emit(
-        "hosting",
-        json!({"addr": runtime.local_addr().to_string(), "session": a.session, "application": guid.to_string()}),
-        format!("hosting add-on session \"{}\" on {} (DirectPlay 8, application {guid})", a.session, runtime.local_addr()),
+    let addr = runtime.local_addr();
+    let addrs = address::joinable(addr);
+    let hosting = JsonEvent::Hosting {
+        protocol: Proto::Dp8,
+        session: a.session.clone(),
+        addrs: addrs.iter().map(ToString::to_string).collect(),
+        addr: Some(addr.to_string()),
+        mode: Some("peer-to-peer"),
+        tcp: None,
+        udp: None,
+        enumeration: None,
+        flags: Vec::new(),
+    };
+    let text = format!(
+        "hosting add-on session \"{}\" on {addr} (application {guid}): players can join at {}",
+        a.session,
+        address::list(&addrs)
     );
+    out.event(&hosting, text);
     runtime.command(AddonCommand::Session(Dp8Command::Host))?;
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
-    let stop = drive(runtime, start, &a.net, None, dp8_commands(), |e| print(&mut out, view.as_mut(), e))?;
+    let (stop, _) =
+        drive(runtime, start, &a.net, None, None, dp8_commands(), |e| print(&mut out, view.as_mut(), e))?;
     drop(view);
     stopped(&out, stop)
 }
@@ -238,16 +263,29 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
         c.application_guid = guid;
         c.player_data = info.to_bytes().to_vec();
     })?;
-    out.emit(
-        "joining",
-        json!({"host": a.host.to_string(), "name": a.name, "role": format!("{role:?}").to_lowercase()}),
-        format!("joining {} as {} ({role:?})", a.host, a.name),
+    out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp8,
+            host: a.host.to_string(),
+            name: a.name.clone(),
+            addr: None,
+            role: Some(role_name(role)),
+        },
+        format!("joining {} as {} ({})", a.host, a.name, role_name(role)),
     );
     runtime.command(AddonCommand::Session(Dp8Command::Join { host: a.host, instance: None }))?;
     let flying = (role == Role::Player).then_some(start);
+    let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: dp8_joined };
+    let mut watch = JoinWatch::default();
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
-    let stop = drive(runtime, start, &a.net, flying, dp8_commands(), |e| print(&mut out, view.as_mut(), e))?;
+    let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), dp8_commands(), |e| {
+        watch.see(e);
+        print(&mut out, view.as_mut(), e) || watch.refused.is_some()
+    })?;
     drop(view);
+    if !joined {
+        return Err(watch.error(a.host, stop, a.timeout));
+    }
     stopped(&out, stop)
 }
 
@@ -296,22 +334,95 @@ fn dp8_commands() -> Commands<AddonCommand> {
 /// How often the traffic table is redrawn.
 const TABLE_REFRESH: Duration = Duration::from_millis(500);
 
-/// Prints events (with `print`, which says when the session ended) until the duration passes,
-/// Ctrl-C or the session ends; a player's position is updated four times a second from `flying`
-/// (the circuit's start), and a traffic snapshot is asked for every [`TABLE_REFRESH`] (`print`
-/// draws it when the table is shown, and ignores it otherwise).
+/// A join [`drive`] waits for: `done` says which event completes it, `by` when to give up.
+struct Join<E> {
+    by: Instant,
+    done: fn(&E) -> bool,
+}
+
+fn dp8_joined(e: &AddonEvent) -> bool {
+    matches!(e, AddonEvent::Addon(Event::Joined { .. }))
+}
+
+/// What a DirectPlay 8 `fs join` saw before the add-on took it in, to say why it did not.
+#[derive(Default)]
+struct JoinWatch {
+    /// In the DirectPlay 8 session (the add-on may still not answer).
+    session: bool,
+    refused: Option<Role>,
+    ended: Option<EndReason>,
+}
+
+impl JoinWatch {
+    fn see(&mut self, e: &AddonEvent) {
+        match e {
+            AddonEvent::Session(Dp8Event::Session(SessionEvent::Joined { .. })) => self.session = true,
+            AddonEvent::Session(Dp8Event::Session(SessionEvent::SessionEnded { reason })) => {
+                self.ended = Some(*reason);
+            }
+            AddonEvent::Addon(Event::Refused { role }) => self.refused = Some(*role),
+            _ => {}
+        }
+    }
+
+    /// One line saying why the add-on join failed and what to do.
+    fn error(&self, host: SocketAddr, stop: Stop, timeout: Duration) -> anyhow::Error {
+        let within = crate::duration::show(timeout);
+        match (self.refused, &self.ended, self.session, stop) {
+            (Some(role), ..) => anyhow::anyhow!(
+                "the add-on host at {host} refused us as {}: it may be full or take no {}s",
+                role_name(role),
+                role_name(role)
+            ),
+            // The host runs another application than the simulator asked for (--sim).
+            (None, Some(EndReason::Refused(ResultCode::DPNERR_INVALIDAPPLICATION)), ..) => anyhow::anyhow!(
+                "could not join {host}: join refused: DPNERR_INVALIDAPPLICATION: it hosts another application; `dplay enum --any-app {host}` shows its GUID, then join with --sim other --app-guid GUID"
+            ),
+            (None, Some(why), false, _) => {
+                anyhow::anyhow!(
+                    "could not join {host}: {why}; check that a host runs there (dplay enum {host})"
+                )
+            }
+            (None, Some(why), true, _) => {
+                anyhow::anyhow!("the session at {host} ended before the add-on took us in: {why}")
+            }
+            (None, None, _, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
+            (None, None, true, _) => anyhow::anyhow!(
+                "joined the DirectPlay 8 session at {host}, but no Flight Simulator add-on answered within {within}: is it an add-on host (dplay fs host)?"
+            ),
+            (None, None, false, _) => anyhow::anyhow!(
+                "no answer from {host} within {within}: check that an add-on host runs there (dplay fs host) and the address and port are right"
+            ),
+        }
+    }
+}
+
+/// A role as the output spells it.
+pub(crate) fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Player => "player",
+        Role::Observer => "observer",
+    }
+}
+
+/// Prints events (with `print`, which says when to stop) until the duration passes, Ctrl-C or
+/// the session ends; a player's position is updated four times a second from `flying` (the
+/// circuit's start), and a traffic snapshot is asked for every [`TABLE_REFRESH`] (`print` draws
+/// it when the table is shown, and ignores it otherwise). With `join`, also stops when it is not
+/// done by its deadline. Returns why it stopped and whether the join (if any) was done.
 fn drive<P: Protocol>(
     runtime: Runtime<P>,
     start: Instant,
     net: &NetArgs,
     flying: Option<Instant>,
+    join: Option<Join<P::Event>>,
     commands: Commands<P::Command>,
     mut print: impl FnMut(&P::Event) -> bool,
-) -> anyhow::Result<Stop> {
+) -> anyhow::Result<(Stop, bool)> {
     let interrupt = live::ctrl_c()?;
     let tick = crossbeam_channel::tick(Duration::from_millis(250));
     let refresh = crossbeam_channel::tick(TABLE_REFRESH);
-    let deadline = net.deadline(start);
+    let mut joined = join.is_none();
     let never = crossbeam_channel::never();
     if let Some(t0) = flying {
         let (p, v) = circuit(Duration::ZERO);
@@ -319,6 +430,11 @@ fn drive<P: Protocol>(
         tracing::debug!("circuit starts at {t0:?}");
     }
     let stop = loop {
+        let join_by = join.as_ref().filter(|_| !joined).map(|j| j.by);
+        let deadline = match (net.deadline(start), join_by) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         #[allow(clippy::disallowed_methods)] // the command's run time
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left.is_some_and(|l| l.is_zero()) {
@@ -328,7 +444,10 @@ fn drive<P: Protocol>(
         let ticks = if flying.is_some() { &tick } else { &never };
         select! {
             recv(runtime.events()) -> e => match e {
-                Ok(e) => if print(&e) { break Stop::Done },
+                Ok(e) => {
+                    joined |= join.as_ref().is_some_and(|j| (j.done)(&e));
+                    if print(&e) { break Stop::Done }
+                }
                 Err(_) => break Stop::Closed,
             },
             recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
@@ -340,16 +459,16 @@ fn drive<P: Protocol>(
             recv(timeout) -> _ => {}
         }
     };
-    if stop != Stop::Closed && stop != Stop::Done {
+    if stop != Stop::Closed && (stop != Stop::Done || !joined) {
         let _ = runtime.command((commands.leave)());
     }
     live::finish(runtime);
-    Ok(stop)
+    Ok((stop, joined))
 }
 
 /// The last line of every `dplay fs` run: why it stopped.
 fn stopped(out: &Output, stop: Stop) -> anyhow::Result<bool> {
-    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.stopped(stop);
     Ok(true)
 }
 
@@ -402,13 +521,17 @@ fn print(out: &mut Output, view: Option<&mut LiveTable>, event: &AddonEvent) -> 
 
 /// Prints a position of the player `id` called `who`.
 fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
-    out.emit(
-        "position",
-        json!({
-            "id": id, "name": who,
-            "lat": p.latitude_deg, "lon": p.longitude_deg, "alt_m": p.altitude_m,
-            "heading": p.attitude.heading_deg, "pitch": p.attitude.pitch_deg, "bank": p.attitude.bank_deg,
-        }),
+    out.event(
+        &JsonEvent::Position {
+            id: id.to_owned(),
+            name: who.to_owned(),
+            lat: p.latitude_deg,
+            lon: p.longitude_deg,
+            alt_m: p.altitude_m,
+            heading: p.attitude.heading_deg,
+            pitch: p.attitude.pitch_deg,
+            bank: p.attitude.bank_deg,
+        },
         format!(
             "position {who}: {:.5} {:.5} {:.0} m heading {:.0}",
             p.latitude_deg, p.longitude_deg, p.altitude_m, p.attitude.heading_deg
@@ -419,49 +542,62 @@ fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
 /// Prints an add-on event, naming players with `name`.
 fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
     let (kind, fields, text) = match e {
-        Event::Joined { role } => ("addon_joined", json!({"role": role}), format!("joined as {role:?}")),
-        Event::Refused { role } => ("addon_refused", json!({"role": role}), format!("refused as {role:?}")),
+        Event::Joined { role } => {
+            let role = role_name(*role);
+            ("addon_joined", json!({"role": role}), format!("the add-on took us in as {role}"))
+        }
+        Event::Refused { role } => {
+            let role = role_name(*role);
+            ("addon_refused", json!({"role": role}), format!("the add-on host refused us as {role}"))
+        }
         Event::PlayerType { id, role } => {
-            let who = name(*id);
-            ("player_type", json!({"name": who, "role": role}), format!("{who}: {role:?}"))
+            let (who, role) = (name(*id), role_name(*role));
+            ("player_type", json!({"name": who, "role": role}), format!("{who} is a {role}"))
         }
         Event::Accepted { id, role } => {
-            let who = name(*id);
-            ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role:?}"))
+            let (who, role) = (name(*id), role_name(*role));
+            ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role}"))
         }
         Event::Denied { id, role } => {
-            let who = name(*id);
-            ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role:?}"))
+            let (who, role) = (name(*id), role_name(*role));
+            ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role}"))
         }
         Event::Chat { from, text } => {
             let who = name(*from);
             let text = text.to_text();
-            ("message", json!({"name": who, "text": text}), format!("chat from {who}: {text}"))
+            ("message", json!({"name": who, "text": text, "chat": true}), format!("chat from {who}: {text}"))
         }
         Event::PlaneChanged { id, engine_type, aircraft_name } => {
-            let (who, aircraft) = (name(*id), aircraft_name.to_text());
-            let engine = engine_type.name().map_or_else(|| engine_type.0.to_string(), str::to_owned);
-            let text = format!("{who} flies {aircraft} ({engine})");
-            ("plane_changed", json!({"name": who, "aircraft": aircraft, "engine_type": engine}), text)
-        }
-        Event::BecameHost => ("addon_host", json!({}), "the add-on host's duties are ours now".to_owned()),
-        Event::BecameObserver => ("became_observer", json!({}), "now an observer".to_owned()),
-        Event::ObserverChangeRefused => {
-            ("observer_change_refused", json!({}), "the change to observer was refused".to_owned())
+            let (who, plane) = (name(*id), aircraft_name.to_text());
+            (
+                "plane_changed",
+                json!({"name": who, "aircraft": plane, "engine": engine_type.to_string()}),
+                format!("{who} now flies {plane} ({engine_type})"),
+            )
         }
         Event::Crash { from } => {
             let who = name(*from);
-            ("crash", json!({"name": who}), format!("{who} reports a collision with us"))
+            ("crash", json!({"name": who}), format!("{who} collided with us"))
         }
+        Event::BecameObserver => ("became_observer", json!({}), "we are an observer now".to_owned()),
+        Event::BecameHost => ("addon_host", json!({}), "the add-on host's duties are ours now".to_owned()),
         Event::Remove { id } => {
             let who = name(*id);
             ("removing", json!({"name": who}), format!("removing {who}"))
         }
-        Event::Disconnect(why) => {
-            let why = format!("{why:?}").to_lowercase();
-            ("addon_disconnect", json!({"why": why}), format!("leaving the session: {why}"))
+        Event::ObserverChangeRefused => {
+            ("observer_change_refused", json!({}), "the host keeps us a player".to_owned())
         }
-        // The session layer already reported it; positions come as their own events.
+        Event::Disconnect(why) => {
+            let why = match why {
+                DisconnectReason::Refused => "refused",
+                DisconnectReason::RemovedByHost => "removed by the host",
+                DisconnectReason::Left => "left",
+                DisconnectReason::SessionEnded => "the host ended the session",
+            };
+            ("addon_disconnect", json!({"reason": why}), format!("leaving the add-on session: {why}"))
+        }
+        // The session layer already reported these.
         Event::PlayerLeft { .. } | Event::PositionUpdated { .. } => return,
     };
     out.emit(kind, fields, text);

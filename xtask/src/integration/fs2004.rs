@@ -26,7 +26,6 @@ pub(super) fn host_found(s: &Suite) -> anyhow::Result<()> {
         "30",
     ];
     let host = s.start("fs host --sim fs2004", &args)?;
-    s.expect(&host, "hosting", WAIT, event_with("hosting", "application", GUID_FS2004))?;
     s.expect(&host, "joined", WAIT, is("joined"))?;
     for ask in [&["--app-guid", GUID_FS2004][..], &["--any-app"]] {
         let what = ask.join(" ");
