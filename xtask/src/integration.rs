@@ -18,11 +18,12 @@ use serde_json::Value;
 use crate::util::build_dplay;
 
 mod cli_ux;
-mod dp4;
+pub(crate) mod dp4;
 mod dp4_reliable;
 mod fs2004;
 mod fs_capture;
 mod fs_dp4;
+mod web;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -41,7 +42,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 21] = [
+    let cases: [(&str, Case); 22] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -66,6 +67,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("host names: localhost for enum and join", cli_ux::host_names),
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
+        ("the host's dashboard in a browser: players, a hostile name as text, a kick", web::dashboard),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");
@@ -94,8 +96,13 @@ pub(crate) struct Proc {
 
 impl Suite {
     /// Builds `dplay` (debug) once; every wait of the suite ends within `limit` from now.
+    /// `DPLAY_BIN` names another binary to run instead (e.g. an older build, to compare).
     #[allow(clippy::disallowed_methods)] // the suite's own clock
     pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
+        if let Some(bin) = std::env::var_os("DPLAY_BIN") {
+            println!("==> testing {} (DPLAY_BIN)", PathBuf::from(&bin).display());
+            return Ok(Suite { bin: PathBuf::from(bin), deadline: Instant::now() + limit });
+        }
         Ok(Suite { bin: build_dplay()?, deadline: Instant::now() + limit })
     }
 
@@ -158,6 +165,23 @@ impl Suite {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+impl Proc {
+    /// Its name in messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Every event printed so far that `want` accepts.
+    pub(crate) fn events(&self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.lines.lock().map(|l| l.iter().filter(|v| want(v)).cloned().collect()).unwrap_or_default()
     }
 }
 
