@@ -23,6 +23,7 @@ mod dp4_reliable;
 mod fs2004;
 mod fs_capture;
 mod fs_dp4;
+mod signing;
 mod web;
 
 /// The whole suite must finish within this.
@@ -42,7 +43,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 22] = [
+    let cases: [(&str, Case); 25] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -50,6 +51,12 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("an add-on session: a player and an observer", addon_session),
         ("dplay demo: every step happens", demo),
         ("the host killed with SIGKILL: the others migrate", host_killed),
+        (
+            "a fast-signed session of three processes; an unsigned joiner fails at once",
+            signing::fast_signed_session,
+        ),
+        ("a refused join names its DPNERR code", signing::refusal_is_named),
+        ("a client/server join says so", signing::client_server_join_says_so),
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),

@@ -293,6 +293,7 @@ impl AddonOverDp8 {
                 self.held_retry = None;
             }
             SessionEvent::HostFound { .. }
+            | SessionEvent::JoinPending { .. }
             | SessionEvent::HostMigrated { .. }
             | SessionEvent::Chat { .. } => {}
         }

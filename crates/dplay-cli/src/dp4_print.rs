@@ -140,7 +140,7 @@ impl Dp4Output {
             ),
             SessionEvent::EnumDone => {}
             SessionEvent::Joined { system_player } => self.out.event(
-                &JsonEvent::Joined { id: id(*system_player), host: None },
+                &JsonEvent::Joined { id: id(*system_player), host: None, mode: None, flags: None },
                 format!("in the session as instance {}", id(*system_player)),
             ),
             SessionEvent::JoinFailed(e) => self.out.emit(
