@@ -1,6 +1,6 @@
 //! Add-on packets and state machines on arbitrary bytes: parsing never panics, whatever parses
-//! re-emits byte for byte, and the client and host swallow any message (seed 004;
-//! FS-MULTIPLAYER.md 1.3, 3.3).
+//! re-emits byte for byte, and the client and host of both dialects swallow any message and any
+//! player data (seed 004; FS-MULTIPLAYER.md 1.3, 3.3, 3.6).
 #![no_main]
 
 use std::time::{Duration, Instant};
@@ -31,9 +31,15 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         client.handle_timeout(later);
         while client.poll_outgoing().is_some() || client.poll_event().is_some() {}
     }
-    let mut host = Host::new(HostConfig { own_role: Role::Player, policy: HostPolicy::default() }, PlayerId(1));
-    host.player_joined(now, from);
-    host.handle_message(now, from, data);
-    host.handle_timeout(later);
-    while host.poll_outgoing().is_some() || host.poll_event().is_some() {}
+    for dialect in [Dialect::Fs98, Dialect::Fs2004] {
+        let mut host = Host::new(HostConfig::new(dialect, Role::Player, HostPolicy::default()), PlayerId(1));
+        host.player_joined(now, from);
+        // A joiner's DirectPlay 8 player data, as the bridge hands it over (FS-MULTIPLAYER.md 3.6).
+        if let Ok(info) = PlayerInfo::parse(data) {
+            host.player_info(now, from, info);
+        }
+        host.handle_message(now, from, data);
+        host.handle_timeout(later);
+        while host.poll_outgoing().is_some() || host.poll_event().is_some() {}
+    }
 });

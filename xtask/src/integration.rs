@@ -20,6 +20,7 @@ use crate::util::build_dplay;
 mod cli_ux;
 pub(crate) mod dp4;
 mod dp4_reliable;
+mod fs2004;
 mod fs_capture;
 mod fs_dp4;
 mod signing;
@@ -42,7 +43,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 24] = [
+    let cases: [(&str, Case); 25] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -61,6 +62,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
         ("DirectPlay 4: a joiner killed with SIGKILL is dropped by PING", dp4::joiner_killed),
         ("an add-on session over DirectPlay 4: a player and an observer", fs_dp4::addon_session),
+        ("dplay fs host --sim fs2004: found by FS2004's GUID and by --any-app", fs2004::host_found),
         ("a recorded add-on session on a non-default port, decoded", fs_capture::decoded),
         ("a recorded add-on session over DirectPlay 4, decoded", fs_capture::decoded_dp4),
         ("DirectPlay 4 RP: guaranteed messages both ways over MC-DPL4R", dp4_reliable::guaranteed),

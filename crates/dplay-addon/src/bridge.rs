@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use crate::client::Client;
-use crate::host::{Host, HostConfig};
+use crate::host::{Host, HostConfig, HostPolicy};
 use crate::session_iface::{Endpoint, Event as AddonEvent, Outgoing, PlayerId};
 use crate::tracking::Tracker;
 
@@ -107,6 +107,16 @@ impl AddonSide {
             Side::Client(c) => drop(c.start(now, own)),
             Side::PendingHost(config) => self.side = Side::Host(Host::new(*config, own)),
             Side::Host(_) => {}
+        }
+    }
+
+    /// The session's host role migrated to us: a client takes over the add-on host's duties
+    /// with the default policy (accept every player and observer).
+    pub(crate) fn become_host(&mut self) {
+        if let Side::Client(c) = &mut self.side
+            && !self.ended
+        {
+            c.become_host(HostPolicy::default());
         }
     }
 

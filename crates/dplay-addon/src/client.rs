@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::host::{Duties, HostPolicy};
 use crate::packet::{
     ChangePlayerPlane, ChatText, Dialect, Packet, PacketId, PlayerInfo, PlayerInfoFlags, PositionLlapbh,
     ZString,
@@ -14,7 +15,7 @@ use crate::packet::{
 use crate::session_iface::{
     DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target,
 };
-use crate::tracking::{Accepted, Position, Tracker, Velocity};
+use crate::tracking::{Accepted, Position, Tracker, Velocity, unwritten_tail};
 
 /// Join and observer-change retransmit interval, and the re-query interval for players whose
 /// type is unknown (seed 004 rows RETRANSMIT_JOIN_*, RETRANSMIT_GO_OBSERVER, QUERY_PLAYER_TYPE).
@@ -137,6 +138,9 @@ pub struct Client {
     position_at: Option<Instant>,
     position: Option<(Position, Option<Velocity>)>,
     packet_index: u32,
+    /// The add-on host's duties, once the session's host role migrated to us (FS98; FS2004
+    /// has none beyond what every peer does).
+    duties: Option<Duties>,
 }
 
 impl Client {
@@ -144,17 +148,33 @@ impl Client {
     pub fn new(config: ClientConfig) -> Self {
         Self {
             out: Outbox::new(config.dialect),
+            tracker: Tracker::new(config.dialect),
             config,
             state: ClientState::Idle,
             own_id: PlayerId(0),
-            tracker: Tracker::default(),
             stats: Stats::default(),
             retransmit_at: None,
             query_at: None,
             position_at: None,
             position: None,
             packet_index: 0,
+            duties: None,
         }
+    }
+
+    /// The session's host role migrated to us: from now on we also answer joins and observer
+    /// changes by `policy` (the FS98 host duties), keeping our own role and everything tracked
+    /// (docs/decisions.md "Add-on host migration"). A second call changes nothing.
+    pub fn become_host(&mut self, policy: HostPolicy) {
+        if self.duties.is_none() && self.state != ClientState::Closed {
+            self.duties = Some(Duties::new(policy));
+            self.out.event(Event::BecameHost);
+        }
+    }
+
+    /// Whether we do the add-on host's duties ([`Client::become_host`]).
+    pub fn is_host(&self) -> bool {
+        self.duties.is_some()
     }
 
     /// Joins, once the session layer has connected and created our player `own_id`.
@@ -347,10 +367,13 @@ impl Client {
                 reserved: 0,
                 reduced_llapbh: position.to_reduced(),
                 padding: Default::default(),
+                unwritten: unwritten_tail(self.config.dialect),
             }),
-            PositionFormat::Velocity => {
-                Packet::PositionVelocity(velocity.unwrap_or_default().to_packet(packet_index, &position))
-            }
+            PositionFormat::Velocity => Packet::PositionVelocity(velocity.unwrap_or_default().to_packet(
+                self.config.dialect,
+                packet_index,
+                &position,
+            )),
         };
         self.out.send(Target::All, self.config.positions_guaranteed, &packet);
         self.position_at = now.checked_add(POSITION_INTERVAL);
@@ -362,6 +385,11 @@ impl Client {
 
     /// One FS98 header-only or private packet, by id (seed 004 table).
     fn handle_signal(&mut self, from: PlayerId, id: PacketId) {
+        if let Some(d) = &mut self.duties
+            && d.handle_signal(from, id, &mut self.tracker, &mut self.out)
+        {
+            return;
+        }
         match (id, self.state) {
             (PacketId::ADD_PLAYER_REFUSED, ClientState::Joining { role: Role::Player })
             | (PacketId::ADD_OBSERVER_REFUSED, ClientState::Joining { role: Role::Observer }) => {
@@ -439,7 +467,18 @@ impl Endpoint for Client {
         }
     }
 
+    fn player_info(&mut self, _now: Instant, id: PlayerId, info: PlayerInfo) {
+        if id == self.own_id || self.config.dialect != Dialect::Fs2004 {
+            return;
+        }
+        let role = self.tracker.set_info(id, info);
+        self.out.event(Event::PlayerType { id, role });
+    }
+
     fn player_left(&mut self, _now: Instant, id: PlayerId) {
+        if let Some(d) = &mut self.duties {
+            d.forget(id);
+        }
         if self.tracker.player_left(id) {
             self.out.event(Event::PlayerLeft { id });
         }

@@ -1,8 +1,10 @@
-//! The host's side of the FS98 handshake, so that add-ons and Flight Simulator itself can join a
-//! session we host: answer the join and observer requests by policy, query unknown players,
-//! remove players and end the session (seed 004 rows ADD_*_REQUEST, CHANGE_TO_*, ADD_*_REFUSED,
+//! The host's side, so that add-ons and Flight Simulator itself can join a session we host.
+//! FS98: answer the join and observer requests by policy, query unknown players, remove players
+//! and end the session (seed 004 rows ADD_*_REQUEST, CHANGE_TO_*, ADD_*_REFUSED,
 //! QUERY_PLAYER_TYPE, REQUEST_OBSERVER, OBSERVER_CHANGE_*, HOST_QUIT, LEAVE_SESSION;
-//! FS-MULTIPLAYER.md 1.4, 1.5).
+//! FS-MULTIPLAYER.md 1.4, 1.5). FS2004: no handshake; a joiner's PLAYER_INFO_STRUCT says what
+//! it is, and the host relays nothing, since every peer sends to every other
+//! (FS-MULTIPLAYER.md 3.1).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -10,7 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::client::RETRANSMIT_INTERVAL;
-use crate::packet::{ChatText, Dialect, Packet, PacketId, ZString};
+use crate::packet::{ChatText, Dialect, Packet, PacketId, PlayerInfo, ZString};
 use crate::session_iface::{
     DisconnectReason, Endpoint, Event, Outbox, Outgoing, PlayerId, Role, Stats, Target,
 };
@@ -38,6 +40,16 @@ pub struct HostConfig {
     pub own_role: Role,
     /// Join policy.
     pub policy: HostPolicy,
+    /// FS98 (the join handshake) or FS2004 (none: the player data says who joins,
+    /// FS-MULTIPLAYER.md 3.1).
+    pub dialect: Dialect,
+}
+
+impl HostConfig {
+    /// A host of `dialect` that is `own_role` itself, with `policy`.
+    pub fn new(dialect: Dialect, own_role: Role, policy: HostPolicy) -> Self {
+        Self { own_role, policy, dialect }
+    }
 }
 
 /// What the host decided for one player.
@@ -47,7 +59,128 @@ enum Decision {
     Refused(Role),
 }
 
-/// The host's policy state machine (FS98 dialect only: FS2004 has no handshake).
+/// The add-on host's duties in an FS98 session: answering ADD_*_REQUEST, RETRANSMIT_JOIN_*,
+/// REQUEST_OBSERVER and RETRANSMIT_GO_OBSERVER by policy (seed 004 rows of those names). Kept
+/// apart from [`Host`] so that a [`crate::Client`] whose session migrated to it takes them over
+/// (docs/decisions.md "Add-on host migration").
+#[derive(Debug, Clone)]
+pub(crate) struct Duties {
+    policy: HostPolicy,
+    decisions: BTreeMap<PlayerId, Decision>,
+}
+
+impl Duties {
+    pub(crate) fn new(policy: HostPolicy) -> Self {
+        Self { policy, decisions: BTreeMap::new() }
+    }
+
+    /// Handles `id` from `from` if it is a host's packet; false when it is not one.
+    pub(crate) fn handle_signal(
+        &mut self,
+        from: PlayerId,
+        id: PacketId,
+        tracker: &mut Tracker,
+        out: &mut Outbox,
+    ) -> bool {
+        match id {
+            PacketId::ADD_PLAYER_REQUEST | PacketId::RETRANSMIT_JOIN_PLAYER => {
+                self.join(from, Role::Player, tracker, out)
+            }
+            PacketId::ADD_OBSERVER_REQUEST | PacketId::RETRANSMIT_JOIN_OBSERVER => {
+                self.join(from, Role::Observer, tracker, out)
+            }
+            PacketId::REQUEST_OBSERVER | PacketId::RETRANSMIT_GO_OBSERVER => {
+                return self.go_observer(from, tracker, out);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `id` left: its decision is forgotten.
+    pub(crate) fn forget(&mut self, id: PlayerId) {
+        self.decisions.remove(&id);
+    }
+
+    /// A type settled by the player's own CHANGE_TO_* counts as granted.
+    pub(crate) fn settle(&mut self, id: PlayerId, role: Role) {
+        self.decisions.entry(id).or_insert(Decision::Accepted(role));
+    }
+
+    /// Players accepted, or known as players from before (a migrated host), besides us.
+    fn players(tracker: &Tracker) -> usize {
+        tracker.iter().filter(|(_, r)| r.role == Some(Role::Player)).count()
+    }
+
+    /// ADD_*_REQUEST or RETRANSMIT_JOIN_*: decide once, then repeat the same answer.
+    fn join(&mut self, from: PlayerId, role: Role, tracker: &mut Tracker, out: &mut Outbox) {
+        let decision = match self.decisions.get(&from) {
+            // Never from observer back to player (seed 004 row REQUEST_OBSERVER).
+            Some(Decision::Accepted(Role::Observer)) if role == Role::Player => Decision::Refused(role),
+            Some(Decision::Accepted(granted)) => return announce(out, Target::One(from), from, *granted),
+            Some(Decision::Refused(asked)) if *asked == role => Decision::Refused(role),
+            _ => {
+                let allowed = match role {
+                    Role::Player => self.policy.max_players.is_none_or(|max| Self::players(tracker) < max),
+                    Role::Observer => self.policy.allow_observers,
+                };
+                if allowed { Decision::Accepted(role) } else { Decision::Refused(role) }
+            }
+        };
+        self.decisions.insert(from, decision);
+        match decision {
+            Decision::Accepted(role) => {
+                tracker.set_role(from, role);
+                announce(out, Target::All, from, role);
+                out.event(Event::Accepted { id: from, role });
+            }
+            Decision::Refused(role) => {
+                let refused = match role {
+                    Role::Player => PacketId::ADD_PLAYER_REFUSED,
+                    Role::Observer => PacketId::ADD_OBSERVER_REFUSED,
+                };
+                out.send(Target::One(from), true, &Packet::signal(refused));
+                out.event(Event::Denied { id: from, role });
+            }
+        }
+    }
+
+    /// REQUEST_OBSERVER or RETRANSMIT_GO_OBSERVER from a player; false when `from` is unknown.
+    fn go_observer(&mut self, from: PlayerId, tracker: &mut Tracker, out: &mut Outbox) -> bool {
+        let role = tracker.get(from).and_then(|r| r.role);
+        match (role, self.policy.allow_observers) {
+            (Some(Role::Player), true) => {
+                self.decisions.insert(from, Decision::Accepted(Role::Observer));
+                tracker.set_role(from, Role::Observer);
+                out.send(Target::One(from), true, &Packet::signal(PacketId::OBSERVER_CHANGE_OK));
+                announce(out, Target::All, from, Role::Observer);
+                out.event(Event::Accepted { id: from, role: Role::Observer });
+            }
+            // A retransmit after the change was granted: repeat the answer.
+            (Some(Role::Observer), _) => {
+                out.send(Target::One(from), true, &Packet::signal(PacketId::OBSERVER_CHANGE_OK));
+            }
+            (Some(Role::Player), false) => {
+                out.send(Target::One(from), true, &Packet::signal(PacketId::OBSERVER_CHANGE_REFUSED));
+                out.event(Event::Denied { id: from, role: Role::Observer });
+            }
+            (None, _) => return false,
+        }
+        true
+    }
+}
+
+/// CHANGE_TO_PLAYER or CHANGE_TO_OBSERVER naming `id`.
+fn announce(out: &mut Outbox, to: Target, id: PlayerId, role: Role) {
+    let packet = match role {
+        Role::Player => Packet::ChangeToPlayer { player_id: id.0 },
+        Role::Observer => Packet::ChangeToObserver { player_id: id.0 },
+    };
+    out.send(to, true, &packet);
+}
+
+/// The host's state machine: FS98's join handshake and type queries, or in FS2004
+/// (no handshake) the player data, and in both the tracking of every aircraft.
 #[derive(Debug)]
 pub struct Host {
     config: HostConfig,
@@ -55,7 +188,7 @@ pub struct Host {
     out: Outbox,
     tracker: Tracker,
     stats: Stats,
-    decisions: BTreeMap<PlayerId, Decision>,
+    duties: Duties,
     query_at: Option<Instant>,
     ended: bool,
 }
@@ -63,35 +196,48 @@ pub struct Host {
 impl Host {
     /// The host side of a session in which we are player `own_id`.
     pub fn new(config: HostConfig, own_id: PlayerId) -> Self {
+        Self::with_tracker(config, own_id, Tracker::new(config.dialect))
+    }
+
+    /// The host side taking over `tracker` (what a client knew before its session migrated to
+    /// it).
+    pub(crate) fn with_tracker(config: HostConfig, own_id: PlayerId, tracker: Tracker) -> Self {
         Self {
             config,
             own_id,
-            out: Outbox::new(Dialect::Fs98),
-            tracker: Tracker::default(),
+            out: Outbox::new(config.dialect),
+            tracker,
             stats: Stats::default(),
-            decisions: BTreeMap::new(),
+            duties: Duties::new(config.policy),
             query_at: None,
             ended: false,
         }
     }
 
-    /// Removes `id`: LEAVE_SESSION to that player, guaranteed; it then closes its connection
-    /// (seed 004 row LEAVE_SESSION).
+    /// Removes `id`. FS98: LEAVE_SESSION to that player, guaranteed; it then closes its
+    /// connection (seed 004 row LEAVE_SESSION). FS2004 has no such packet (FS-MULTIPLAYER.md
+    /// 3.2): [`Event::Remove`] asks the driver to destroy the DirectPlay 8 player.
     pub fn remove_player(&mut self, _now: Instant, id: PlayerId) {
-        self.out.send(Target::One(id), true, &Packet::signal(PacketId::LEAVE_SESSION));
+        match self.config.dialect {
+            Dialect::Fs98 => self.out.send(Target::One(id), true, &Packet::signal(PacketId::LEAVE_SESSION)),
+            Dialect::Fs2004 => self.out.event(Event::Remove { id }),
+        }
     }
 
-    /// Ends the session: HOST_QUIT to all, guaranteed, and the driver is told to close.
+    /// Ends the session: FS98 HOST_QUIT to all, guaranteed (FS2004 has none), and the driver
+    /// is told to close (a DirectPlay 8 host terminates the session).
     pub fn end_session(&mut self, _now: Instant) {
         if !self.ended {
             self.ended = true;
             self.query_at = None;
-            self.out.send(Target::All, true, &Packet::signal(PacketId::HOST_QUIT));
+            if self.config.dialect == Dialect::Fs98 {
+                self.out.send(Target::All, true, &Packet::signal(PacketId::HOST_QUIT));
+            }
             self.out.event(Event::Disconnect(DisconnectReason::SessionEnded));
         }
     }
 
-    /// Sends a chat line to all, guaranteed (seed 004 row CHAT_TEXT).
+    /// Sends a chat line to all, guaranteed (seed 004 row CHAT_TEXT; FS2004 0x1017).
     pub fn send_chat(&mut self, _now: Instant, text: ZString) {
         self.out.send(Target::All, true, &Packet::ChatText(ChatText { chat_data: text }));
     }
@@ -106,73 +252,9 @@ impl Host {
         self.stats
     }
 
-    fn players(&self) -> usize {
-        self.decisions.values().filter(|d| **d == Decision::Accepted(Role::Player)).count()
-    }
-
-    /// ADD_*_REQUEST or RETRANSMIT_JOIN_*: decide once, then repeat the same answer.
-    fn join(&mut self, from: PlayerId, role: Role) {
-        let decision = match self.decisions.get(&from) {
-            // Never from observer back to player (seed 004 row REQUEST_OBSERVER).
-            Some(Decision::Accepted(Role::Observer)) if role == Role::Player => Decision::Refused(role),
-            Some(Decision::Accepted(granted)) => return self.announce(Target::One(from), from, *granted),
-            Some(Decision::Refused(asked)) if *asked == role => Decision::Refused(role),
-            _ => {
-                let allowed = match role {
-                    Role::Player => self.config.policy.max_players.is_none_or(|max| self.players() < max),
-                    Role::Observer => self.config.policy.allow_observers,
-                };
-                if allowed { Decision::Accepted(role) } else { Decision::Refused(role) }
-            }
-        };
-        self.decisions.insert(from, decision);
-        match decision {
-            Decision::Accepted(role) => {
-                self.tracker.set_role(from, role);
-                self.announce(Target::All, from, role);
-                self.out.event(Event::Accepted { id: from, role });
-            }
-            Decision::Refused(role) => {
-                let refused = match role {
-                    Role::Player => PacketId::ADD_PLAYER_REFUSED,
-                    Role::Observer => PacketId::ADD_OBSERVER_REFUSED,
-                };
-                self.out.send(Target::One(from), true, &Packet::signal(refused));
-                self.out.event(Event::Denied { id: from, role });
-            }
-        }
-    }
-
-    /// CHANGE_TO_PLAYER or CHANGE_TO_OBSERVER naming `id`.
-    fn announce(&mut self, to: Target, id: PlayerId, role: Role) {
-        let packet = match role {
-            Role::Player => Packet::ChangeToPlayer { player_id: id.0 },
-            Role::Observer => Packet::ChangeToObserver { player_id: id.0 },
-        };
-        self.out.send(to, true, &packet);
-    }
-
-    /// REQUEST_OBSERVER or RETRANSMIT_GO_OBSERVER from a player.
-    fn go_observer(&mut self, from: PlayerId) {
-        let role = self.tracker.get(from).and_then(|r| r.role);
-        match (role, self.config.policy.allow_observers) {
-            (Some(Role::Player), true) => {
-                self.decisions.insert(from, Decision::Accepted(Role::Observer));
-                self.tracker.set_role(from, Role::Observer);
-                self.out.send(Target::One(from), true, &Packet::signal(PacketId::OBSERVER_CHANGE_OK));
-                self.announce(Target::All, from, Role::Observer);
-                self.out.event(Event::Accepted { id: from, role: Role::Observer });
-            }
-            // A retransmit after the change was granted: repeat the answer.
-            (Some(Role::Observer), _) => {
-                self.out.send(Target::One(from), true, &Packet::signal(PacketId::OBSERVER_CHANGE_OK));
-            }
-            (Some(Role::Player), false) => {
-                self.out.send(Target::One(from), true, &Packet::signal(PacketId::OBSERVER_CHANGE_REFUSED));
-                self.out.event(Event::Denied { id: from, role: Role::Observer });
-            }
-            (None, _) => self.stats.ignored += 1,
-        }
+    /// The configuration.
+    pub fn config(&self) -> HostConfig {
+        self.config
     }
 
     fn query_unknown(&mut self, now: Instant) {
@@ -184,14 +266,17 @@ impl Host {
     }
 
     fn handle_signal(&mut self, from: PlayerId, id: PacketId) {
+        if self.config.dialect != Dialect::Fs98 {
+            // FS2004 ids beyond the five known are logged and ignored (FS-MULTIPLAYER.md 3.2).
+            self.stats.ignored += 1;
+            return;
+        }
+        if self.duties.handle_signal(from, id, &mut self.tracker, &mut self.out) {
+            return;
+        }
         match id {
-            PacketId::ADD_PLAYER_REQUEST | PacketId::RETRANSMIT_JOIN_PLAYER => self.join(from, Role::Player),
-            PacketId::ADD_OBSERVER_REQUEST | PacketId::RETRANSMIT_JOIN_OBSERVER => {
-                self.join(from, Role::Observer)
-            }
-            PacketId::REQUEST_OBSERVER | PacketId::RETRANSMIT_GO_OBSERVER => self.go_observer(from),
             PacketId::QUERY_PLAYER_TYPE => {
-                self.announce(Target::One(from), self.own_id, self.config.own_role)
+                announce(&mut self.out, Target::One(from), self.own_id, self.config.own_role)
             }
             _ => self.stats.ignored += 1,
         }
@@ -206,7 +291,8 @@ impl Endpoint for Host {
             return;
         }
         self.tracker.player_joined(id);
-        if self.tracker.get(id).is_some_and(|r| r.role.is_none()) {
+        // FS2004 asks nothing: the player data already said (FS-MULTIPLAYER.md 3.1).
+        if self.config.dialect == Dialect::Fs98 && self.tracker.get(id).is_some_and(|r| r.role.is_none()) {
             self.out.send(Target::One(id), true, &Packet::signal(PacketId::QUERY_PLAYER_TYPE));
             if self.query_at.is_none() {
                 self.query_at = now.checked_add(RETRANSMIT_INTERVAL);
@@ -214,8 +300,17 @@ impl Endpoint for Host {
         }
     }
 
+    fn player_info(&mut self, _now: Instant, id: PlayerId, info: PlayerInfo) {
+        if id == self.own_id || self.ended || self.config.dialect != Dialect::Fs2004 {
+            return;
+        }
+        // The joiner is in the session already: FS2004 has no refusal (FSM 3.1).
+        let role = self.tracker.set_info(id, info);
+        self.out.event(Event::Accepted { id, role });
+    }
+
     fn player_left(&mut self, _now: Instant, id: PlayerId) {
-        self.decisions.remove(&id);
+        self.duties.forget(id);
         if self.tracker.player_left(id) {
             self.out.event(Event::PlayerLeft { id });
         }
@@ -227,7 +322,7 @@ impl Endpoint for Host {
             self.stats.ignored += 1;
             return;
         }
-        let Ok(packet) = Packet::parse(Dialect::Fs98, bytes) else {
+        let Ok(packet) = Packet::parse(self.config.dialect, bytes) else {
             self.stats.malformed += 1;
             return;
         };
@@ -289,7 +384,7 @@ impl Host {
             return;
         }
         self.tracker.set_role(from, role);
-        self.decisions.entry(from).or_insert(Decision::Accepted(role));
+        self.duties.settle(from, role);
         self.out.event(Event::PlayerType { id: from, role });
     }
 

@@ -7,8 +7,10 @@
 //!   velocities, and their conversions.
 //! * [`tracking`]: other players' latest positions, the `packet_index` rule, the 10-second
 //!   collision-avoidance window, extrapolation, planes.
-//! * [`client`]: the add-on as a player or an observer; [`host`]: answering joins for a session
-//!   we host.
+//! * [`traffic`]: [`TrafficSnapshot`], one row per tracked aircraft, for people and programs.
+//! * [`client`]: the add-on as a player or an observer (which takes over the host's duties when
+//!   the session's host role migrates to it); [`host`]: the host of a session: FS98's join
+//!   handshake, or FS2004's player data.
 //! * [`session_iface`]: the small interface to a session layer (DirectPlay 8 or 4): players
 //!   joined and left, messages in from an id, [`Outgoing`] messages to one or all, guaranteed or
 //!   not, and [`Event`]s.
@@ -29,6 +31,7 @@ pub mod over_dp8;
 pub mod packet;
 pub mod session_iface;
 pub mod tracking;
+pub mod traffic;
 pub mod units;
 
 #[cfg(test)]
@@ -39,7 +42,8 @@ pub use host::{Host, HostConfig, HostPolicy};
 pub use over_dp4::{
     AddonOverDp4, FS61_REFUSE_PARAMS, FS61_REQUEST_PARAMS, GUID_FS6, OverDp4Event, OverDp4Stats,
 };
-pub use over_dp8::{AddonOverDp8, OverDp8Event, OverDp8Stats};
+pub use over_dp8::{AddonOverDp8, FS2004_PORT, GUID_FS2004, OverDp8Event, OverDp8Stats};
 pub use packet::{Dialect, Packet, PacketId};
 pub use session_iface::{DisconnectReason, Endpoint, Event, Outgoing, PlayerId, Role, Stats, Target};
 pub use tracking::{Position, Tracker, Velocity};
+pub use traffic::{Aircraft, TrafficSnapshot};

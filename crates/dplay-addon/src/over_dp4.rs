@@ -22,6 +22,8 @@
 //!   [`FS61_REFUSE_PARAMS`] as soon as both exist, so that the PARAMS FS98 sends to
 //!   [`FS61_REQUEST_PARAMS`] never reach it (FS-MULTIPLAYER.md 1.5 step 4;
 //!   [`Dp4Session::create_group`], [`Dp4Session::add_player_to_group`]);
+//! * [`Dp4Event::HostMigrated`] to us makes a client take over the add-on host's duties
+//!   ([`Client::become_host`]; docs/decisions.md "Add-on host migration");
 //! * [`AddonEvent::Disconnect`] becomes [`Dp4Session::leave`], which deletes our players at
 //!   every instance; a host leaving ends the session for the others unless it may migrate
 //!   (MC-DPL4CS 3.1.4.5, 3.1.7.1).
@@ -343,6 +345,7 @@ impl AddonOverDp4 {
                 return;
             }
             Dp4Event::Ended(_) => self.addon.end(),
+            Dp4Event::HostMigrated { local: true, .. } => self.addon.become_host(),
             _ => {}
         }
         self.events.push_back(OverDp4Event::Session(ev));

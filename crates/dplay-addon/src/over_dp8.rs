@@ -8,6 +8,11 @@
 //! * [`SessionEvent::PlayerAdded`] / [`SessionEvent::PlayerRemoved`] become
 //!   [`Endpoint::player_joined`](crate::session_iface::Endpoint::player_joined) / [`Endpoint::player_left`](crate::session_iface::Endpoint::player_left) (a DPNID is the add-on's player
 //!   id, FS-MULTIPLAYER.md 4);
+//! * a player's data, when it is an FS2004 PLAYER_INFO_STRUCT, becomes
+//!   [`Endpoint::player_info`](crate::session_iface::Endpoint::player_info) right after its
+//!   `player_joined` (FS-MULTIPLAYER.md 3.1, 3.6);
+//! * [`SessionEvent::HostMigrated`] to us makes a client take over the add-on host's duties
+//!   ([`Client::become_host`]; docs/decisions.md "Add-on host migration");
 //! * [`SessionEvent::Message`] becomes [`Endpoint::handle_message`](crate::session_iface::Endpoint::handle_message);
 //! * each [`Outgoing`] becomes [`Session::send_to`] ([`Target::One`]) or [`Session::send_all`]
 //!   ([`Target::All`]): guaranteed as reliable and sequential, not guaranteed as an unreliable,
@@ -41,8 +46,16 @@ use uuid::Uuid;
 use crate::bridge::{self, AddonSide, Bridge};
 use crate::client::{Client, CommandError};
 use crate::host::{Host, HostConfig};
+use crate::packet::PlayerInfo;
 use crate::session_iface::{DisconnectReason, Event as AddonEvent, Outgoing, PlayerId, Target};
 use crate::tracking::Tracker;
+
+/// The DirectPlay 8 application GUID of FS2004 sessions, {0808CAA5-E62C-4691-8957-5D4524B922DA}
+/// (FS-MULTIPLAYER.md 2, from swift's `CFs9Sdk::guid()`).
+pub const GUID_FS2004: Uuid = uuid::uuid!("0808caa5-e62c-4691-8957-5d4524b922da");
+
+/// The UDP port FS2004 multiplayer uses (MS KB 823630; FS-MULTIPLAYER.md 2).
+pub const FS2004_PORT: u16 = 23456;
 
 /// How long a message to a player we cannot reach yet is held before it is dropped.
 pub const HELD_KEEP: Duration = Duration::from_secs(5);
@@ -250,9 +263,17 @@ impl AddonOverDp8 {
         match &ev {
             SessionEvent::Joined { local, .. } => self.start(now, *local),
             SessionEvent::PlayerAdded { dpnid, .. } => {
+                let info =
+                    self.session.name_table().get(*dpnid).and_then(|e| PlayerInfo::parse(&e.data).ok());
                 if let Some(e) = self.addon.endpoint_mut() {
                     e.player_joined(now, player_id(*dpnid));
+                    if let Some(info) = info {
+                        e.player_info(now, player_id(*dpnid), info);
+                    }
                 }
+            }
+            SessionEvent::HostMigrated { new_host } if *new_host == self.session.local_dpnid() => {
+                self.addon.become_host();
             }
             SessionEvent::PlayerRemoved { dpnid, .. } => {
                 if let Some(e) = self.addon.endpoint_mut() {
@@ -361,8 +382,11 @@ impl Bridge for AddonOverDp8 {
     }
 
     fn on_addon_event(&mut self, now: Instant, ev: AddonEvent) {
-        if let AddonEvent::Disconnect(reason) = ev {
-            self.close(now, reason);
+        match ev {
+            AddonEvent::Disconnect(reason) => self.close(now, reason),
+            // Gone already, or not ours to remove (we are no longer the host): nothing to do.
+            AddonEvent::Remove { id } => drop(self.session.remove_player(now, Dpnid(id.0))),
+            _ => {}
         }
         self.events.push_back(OverDp8Event::Addon(ev));
     }

@@ -19,7 +19,8 @@ mod payload;
 
 pub use fs2004::{Fs2004PacketId, PLAYER_INFO_LEN, PlayerInfo, PlayerInfoFlags};
 pub use payload::{
-    ChangePlayerPlane, ChatText, EngineType, PositionLlapbh, PositionVelocity, ReducedLlapbh, ZString,
+    ChangePlayerPlane, ChatText, EngineType, PositionLlapbh, PositionVelocity, ReducedLlapbh, UNWRITTEN_TAIL,
+    ZString,
 };
 
 open_enum! {
@@ -105,6 +106,58 @@ pub enum Dialect {
     /// FS2004 as swift speaks it (FS-MULTIPLAYER.md 3): no join handshake (the player info
     /// travels in the DirectPlay 8 player data), five known ids, 4 reserved bytes in positions.
     Fs2004,
+}
+
+impl Dialect {
+    /// The unit of POSITION_VELOCITY's `ground_velocity` in this dialect (docs/decisions.md
+    /// "Ground velocity units"): the FS98 SDK's 16.16 ft/s (seed 004 row POSITION_VELOCITY), and
+    /// for FS2004 16.16 m/s, as swift reads FS9's own packets and as FSUIPC 02B4 gives FS's
+    /// ground speed (FS-MULTIPLAYER.md 3.4 "Velocities"; medium confidence, no capture of FS9).
+    pub fn ground_speed(self) -> GroundSpeedUnit {
+        match self {
+            Self::Fs98 => GroundSpeedUnit::FeetPerSecond16,
+            Self::Fs2004 => GroundSpeedUnit::MetresPerSecond16,
+        }
+    }
+
+    /// Bytes `data_size` may count beyond those a position carries: FS2004's 2 tail-padding
+    /// bytes (SLEWMODE 36/34, VELOCITY 52/50; FS-MULTIPLAYER.md 3.3); none in FS98.
+    fn position_unwritten_max(self) -> usize {
+        match self {
+            Self::Fs98 => 0,
+            Self::Fs2004 => usize::from(UNWRITTEN_TAIL),
+        }
+    }
+}
+
+/// The unit of `ground_velocity` (a UIF32, 16 integer and 16 fraction bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum GroundSpeedUnit {
+    /// Feet per second × 65536 (the FS98 SDK).
+    FeetPerSecond16,
+    /// Metres per second × 65536 (FS2004, FS-MULTIPLAYER.md 3.4).
+    MetresPerSecond16,
+}
+
+impl GroundSpeedUnit {
+    /// The word in metres per second.
+    pub fn m_per_s(self, raw: u32) -> f64 {
+        let v = f64::from(raw) / 65536.0;
+        match self {
+            Self::FeetPerSecond16 => v * crate::units::METRES_PER_FOOT,
+            Self::MetresPerSecond16 => v,
+        }
+    }
+
+    /// The word for a speed in metres per second (rounded, saturating; negative and NaN give 0).
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // clamped to the u32 range
+    pub fn from_m_per_s(self, m: f64) -> u32 {
+        let v = match self {
+            Self::FeetPerSecond16 => m / crate::units::METRES_PER_FOOT,
+            Self::MetresPerSecond16 => m,
+        } * 65536.0;
+        if v.is_nan() { 0 } else { v.round().clamp(0.0, f64::from(u32::MAX)) as u32 }
+    }
 }
 
 /// `MULTIPLAYER_PACKET_HEADER` (FS-MULTIPLAYER.md 1.1; seed 004 "standard header").
@@ -204,6 +257,11 @@ impl Packet {
 
     /// Parses one datagram: the header, then exactly `data_size` bytes of data.
     ///
+    /// One exception: an FS2004 POSITION_SLEWMODE or POSITION_VELOCITY may announce up to 2
+    /// bytes more than it carries, as long as its whole layout is there (swift's 36/34 and
+    /// 52/50; FS-MULTIPLAYER.md 3.3; docs/decisions.md "FS2004 position data_size"); the
+    /// shortfall is kept in `unwritten` and re-emitted.
+    ///
     /// Fails with `Truncated` when `data_size` reaches beyond the datagram, `InvalidValue` when
     /// bytes follow the data, `BadString` for a string without its NUL, and `Truncated` or
     /// `InvalidValue` for a payload shorter than its layout.
@@ -211,9 +269,10 @@ impl Packet {
         let mut r = Reader::new(bytes);
         let header = r.layout::<MultiplayerPacketHeader>("MULTIPLAYER_PACKET_HEADER")?;
         let data_size = usize::try_from(header.data_size.get()).unwrap_or(usize::MAX);
-        let data = r.bytes("data", data_size)?;
-        r.finish("data_size")?;
         let id = header.packet_id.get();
+        let unwritten = Self::unwritten(dialect, id, data_size, r.remaining());
+        let data = r.bytes("data", data_size.saturating_sub(usize::from(unwritten)))?;
+        r.finish("data_size")?;
         match (dialect, id) {
             (Dialect::Fs98, 0x1003) => Ok(Self::ChangeToPlayer { player_id: payload::player_id(data)? }),
             (Dialect::Fs98, 0x1004) => Ok(Self::ChangeToObserver { player_id: payload::player_id(data)? }),
@@ -221,13 +280,39 @@ impl Packet {
                 ChangePlayerPlane::parse(data).map(Self::ChangePlayerPlane)
             }
             (Dialect::Fs98, 0x1018) | (Dialect::Fs2004, 0x100C) => {
-                PositionLlapbh::parse(dialect, data).map(Self::PositionLlapbh)
+                PositionLlapbh::parse(dialect, data, unwritten).map(Self::PositionLlapbh)
             }
             (Dialect::Fs98, 0x1019) | (Dialect::Fs2004, 0x100D) => {
-                PositionVelocity::parse(dialect, data).map(Self::PositionVelocity)
+                PositionVelocity::parse(dialect, data, unwritten).map(Self::PositionVelocity)
             }
             (Dialect::Fs98, 0x1020) | (Dialect::Fs2004, 0x1017) => ChatText::parse(data).map(Self::ChatText),
             _ => Ok(Self::Opaque(Opaque { id, data: Blob::new(data) })),
+        }
+    }
+
+    /// How many of `data_size` bytes a position packet of `dialect` may leave out: none unless
+    /// the datagram holds the whole layout and falls short of `data_size` by at most the
+    /// dialect's tail padding.
+    fn unwritten(dialect: Dialect, id: u32, data_size: usize, present: usize) -> u8 {
+        let layout = match (dialect, id) {
+            (Dialect::Fs2004, 0x100C) => PositionLlapbh::layout_len(dialect),
+            (Dialect::Fs2004, 0x100D) => PositionVelocity::layout_len(dialect),
+            _ => return 0,
+        };
+        let short = data_size.saturating_sub(present);
+        if present >= layout && short <= dialect.position_unwritten_max() {
+            u8::try_from(short).unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
+    /// Bytes `data_size` counts that the datagram does not carry (FS2004 positions only).
+    pub fn unwritten_len(&self) -> usize {
+        match self {
+            Self::PositionLlapbh(p) => usize::from(p.unwritten),
+            Self::PositionVelocity(p) => usize::from(p.unwritten),
+            _ => 0,
         }
     }
 
@@ -243,7 +328,7 @@ impl Packet {
         }
     }
 
-    /// Bytes the whole packet takes: header plus data.
+    /// Bytes the whole packet takes on the wire: header plus the data carried.
     pub fn encoded_len(&self, dialect: Dialect) -> usize {
         HEADER_LEN + self.data_len(dialect)
     }
@@ -254,7 +339,13 @@ impl Packet {
     /// CHANGE_TO_* in FS2004, FS2004's reserved bytes in FS98) or a length over 4 GiB.
     pub fn emit(&self, dialect: Dialect, buf: &mut [u8]) -> Result<usize, WireError> {
         let packet_id = self.packet_id(dialect)?;
-        let data_size = len_u32("data_size", self.data_len(dialect))?;
+        if self.unwritten_len() > dialect.position_unwritten_max() {
+            return Err(WireError::Unencodable {
+                field: "unwritten",
+                reason: "only FS2004 positions announce at most 2 bytes they do not carry",
+            });
+        }
+        let data_size = len_u32("data_size", self.data_len(dialect) + self.unwritten_len())?;
         let mut w = Writer::new(buf, self.encoded_len(dialect))?;
         w.layout(&MultiplayerPacketHeader { packet_id: packet_id.into(), data_size: data_size.into() });
         match self {

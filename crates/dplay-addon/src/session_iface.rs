@@ -8,7 +8,8 @@
 //! Both [`crate::Client`] and [`crate::Host`] implement [`Endpoint`]. A driver calls, in any
 //! order as things happen:
 //! 1. [`Endpoint::player_joined`] / [`Endpoint::player_left`] for every session roster change
-//!    (including, once, every player already present when the session was joined),
+//!    (including, once, every player already present when the session was joined), and after
+//!    a join [`Endpoint::player_info`] when its player data is an FS2004 PLAYER_INFO_STRUCT,
 //! 2. [`Endpoint::handle_message`] for every application message received,
 //! 3. [`Endpoint::handle_timeout`] when the instant of [`Endpoint::poll_timeout`] has come,
 //!
@@ -21,7 +22,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::packet::{Dialect, EngineType, Packet, ZString};
+use crate::packet::{Dialect, EngineType, Packet, PlayerInfo, ZString};
 
 /// A DirectPlay player id: a DPID in DirectPlay 4, a DPNID in DirectPlay 8, as the session
 /// layer hands it to applications (FS-MULTIPLAYER.md 4 DPID/DPNID; docs/decisions.md).
@@ -136,6 +137,15 @@ pub enum Event {
         /// As what.
         role: Role,
     },
+    /// Host side, FS2004: remove `id` from the session (the DirectPlay 8 host destroys the
+    /// player; FS2004 has no LEAVE_SESSION, FS-MULTIPLAYER.md 3.2). For the driver.
+    Remove {
+        /// Who.
+        id: PlayerId,
+    },
+    /// The session's host role migrated to us: we now do the add-on host's duties
+    /// (docs/decisions.md "Add-on host migration").
+    BecameHost,
     /// Host side: `id` was refused `role`.
     Denied {
         /// Who.
@@ -163,6 +173,9 @@ pub struct Stats {
 pub trait Endpoint {
     /// A player entered the session (DirectPlay create-player notification).
     fn player_joined(&mut self, now: Instant, id: PlayerId);
+    /// FS2004: a player's DirectPlay 8 player data was a PLAYER_INFO_STRUCT (FS-MULTIPLAYER.md
+    /// 3.1, 3.6): its role and aircraft title, in place of FS98's handshake.
+    fn player_info(&mut self, now: Instant, id: PlayerId, info: PlayerInfo);
     /// A player left the session (DirectPlay destroy-player notification).
     fn player_left(&mut self, now: Instant, id: PlayerId);
     /// An application message from `from`. Malformed input is counted and dropped.

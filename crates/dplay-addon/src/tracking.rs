@@ -9,13 +9,18 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::packet::{ChangePlayerPlane, PositionLlapbh, PositionVelocity, ReducedLlapbh};
+use crate::packet::{
+    ChangePlayerPlane, Dialect, PlayerInfo, PositionLlapbh, PositionVelocity, ReducedLlapbh,
+};
 use crate::session_iface::{PlayerId, Role};
 use crate::units::{Attitude, Velocity16};
 
 /// How long after a POSITION_LLAPBH a player must not be collided with (seed 004 row
 /// POSITION_LLAPBH: "at least 10 seconds", reset by each such packet).
 pub const COLLISION_AVOIDANCE: Duration = Duration::from_secs(10);
+
+/// The shortest interval a ground speed is measured over, from positions alone.
+pub const SPEED_BASELINE: Duration = Duration::from_secs(1);
 
 /// A position in degrees and metres (seed 004 row POSITION_LLAPBH; FS-MULTIPLAYER.md 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -70,29 +75,44 @@ pub struct Velocity {
 }
 
 impl Velocity {
-    /// The velocities a POSITION_VELOCITY carries.
-    pub fn from_packet(p: &PositionVelocity) -> Self {
+    /// The velocities a POSITION_VELOCITY of `dialect` carries (`ground_velocity` in the
+    /// dialect's unit, [`Dialect::ground_speed`]).
+    pub fn from_packet(dialect: Dialect, p: &PositionVelocity) -> Self {
         Self {
             north_ft_s: p.lat_velocity.ft_per_s(),
             east_ft_s: p.lon_velocity.ft_per_s(),
             up_ft_s: p.alt_velocity.ft_per_s(),
-            ground_ft_s: Velocity16::unsigned_ft_per_s(p.ground_velocity),
+            ground_ft_s: p.ground_m_per_s(dialect) / crate::units::METRES_PER_FOOT,
         }
     }
 
-    /// The POSITION_VELOCITY for `position` moving at this velocity.
-    pub fn to_packet(&self, packet_index: u32, position: &Position) -> PositionVelocity {
+    /// The POSITION_VELOCITY of `dialect` for `position` moving at this velocity, in the form
+    /// proven with the dialect's peers (FS2004: `data_size` 52 over 50 bytes,
+    /// [`crate::packet::UNWRITTEN_TAIL`]).
+    pub fn to_packet(&self, dialect: Dialect, packet_index: u32, position: &Position) -> PositionVelocity {
         PositionVelocity {
             packet_index,
             application_time: 0,
             lat_velocity: Velocity16::from_ft_per_s(self.north_ft_s),
             lon_velocity: Velocity16::from_ft_per_s(self.east_ft_s),
             alt_velocity: Velocity16::from_ft_per_s(self.up_ft_s),
-            ground_velocity: Velocity16::unsigned_from_ft_per_s(self.ground_ft_s),
+            ground_velocity: dialect
+                .ground_speed()
+                .from_m_per_s(self.ground_ft_s * crate::units::METRES_PER_FOOT),
             reserved: 0,
             reduced_llapbh: position.to_reduced(),
             padding: Default::default(),
+            unwritten: unwritten_tail(dialect),
         }
+    }
+}
+
+/// The bytes an FS2004 position announces and does not carry, as swift sends it (FS-MULTIPLAYER.md
+/// 3.3; docs/decisions.md "FS2004 position data_size"); none in FS98.
+pub fn unwritten_tail(dialect: Dialect) -> u8 {
+    match dialect {
+        Dialect::Fs98 => 0,
+        Dialect::Fs2004 => crate::packet::UNWRITTEN_TAIL,
     }
 }
 
@@ -122,6 +142,18 @@ pub struct Remote {
     pub collision_avoidance_until: Option<Instant>,
     /// Its plane and engine type (seed 004 row CHANGE_PLAYER_PLANE).
     pub plane: Option<ChangePlayerPlane>,
+    /// FS2004: the PLAYER_INFO_STRUCT of its DirectPlay 8 player data (FS-MULTIPLAYER.md 3.6).
+    pub info: Option<PlayerInfo>,
+    /// An accepted position 1 to 2 s ([`SPEED_BASELINE`]) before [`Remote::fix`] once it
+    /// flows (younger in its first second): a
+    /// ground speed for positions without velocities (FS2004 SLEWMODE), over a baseline long
+    /// enough that arrival jitter does not matter.
+    pub previous: Option<Fix>,
+    /// The next [`Remote::previous`], once it is a baseline old.
+    #[serde(skip)]
+    next_previous: Option<Fix>,
+    /// Positions accepted from it.
+    pub updates: u64,
 }
 
 /// Whether a position packet was taken.
@@ -136,10 +168,35 @@ pub enum Accepted {
 /// Every other player we know of, keyed by id (ordered, so iteration is deterministic).
 #[derive(Debug, Clone, Default)]
 pub struct Tracker {
+    dialect: Dialect,
     remotes: BTreeMap<PlayerId, Remote>,
 }
 
 impl Tracker {
+    /// An empty tracker reading `dialect`'s units.
+    pub fn new(dialect: Dialect) -> Self {
+        Self { dialect, remotes: BTreeMap::new() }
+    }
+
+    /// The dialect whose units it reads.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Records `id`'s FS2004 player info (its DirectPlay 8 player data, FS-MULTIPLAYER.md 3.6):
+    /// its role (OBSERVER flag or not) and aircraft title. Returns the role.
+    pub fn set_info(&mut self, id: PlayerId, info: PlayerInfo) -> Role {
+        let role = if info.flags.contains(crate::packet::PlayerInfoFlags::OBSERVER) {
+            Role::Observer
+        } else {
+            Role::Player
+        };
+        let remote = self.remotes.entry(id).or_default();
+        remote.role = Some(role);
+        remote.info = Some(info);
+        role
+    }
+
     /// A player entered the session; its type is unknown until settled.
     pub fn player_joined(&mut self, id: PlayerId) {
         self.remotes.entry(id).or_default();
@@ -179,7 +236,7 @@ impl Tracker {
     /// that player; an accepted one (re)starts the 10-second collision-avoidance window (seed
     /// 004 row POSITION_LLAPBH).
     pub fn position_llapbh(&mut self, now: Instant, id: PlayerId, p: &PositionLlapbh) -> Accepted {
-        let remote = self.remotes.entry(id).or_default();
+        let remote = self.remote_flying(id);
         let accepted = remote.accept(now, p.packet_index, Position::from_reduced(&p.reduced_llapbh), None);
         if accepted == Accepted::Yes {
             remote.collision_avoidance_until = now.checked_add(COLLISION_AVOIDANCE);
@@ -187,16 +244,23 @@ impl Tracker {
         accepted
     }
 
+    /// `id`'s entry, for a position it sent. In FS2004, which has no handshake, a peer of
+    /// unknown type that sends positions is a player (its player data was not a
+    /// PLAYER_INFO_STRUCT we could read); FS98 settles types by the handshake only.
+    fn remote_flying(&mut self, id: PlayerId) -> &mut Remote {
+        let remote = self.remotes.entry(id).or_default();
+        if self.dialect == Dialect::Fs2004 {
+            remote.role.get_or_insert(Role::Player);
+        }
+        remote
+    }
+
     /// Takes a POSITION_VELOCITY under the same `packet_index` rule (seed 004 row
     /// POSITION_VELOCITY). It does not touch the collision-avoidance window.
     pub fn position_velocity(&mut self, now: Instant, id: PlayerId, p: &PositionVelocity) -> Accepted {
         let position = Position::from_reduced(&p.reduced_llapbh);
-        self.remotes.entry(id).or_default().accept(
-            now,
-            p.packet_index,
-            position,
-            Some(Velocity::from_packet(p)),
-        )
+        let velocity = Velocity::from_packet(self.dialect, p);
+        self.remote_flying(id).accept(now, p.packet_index, position, Some(velocity))
     }
 
     /// Whether `id` may be collided with at `now`: a known player outside its
@@ -237,7 +301,21 @@ impl Remote {
             return Accepted::Stale;
         }
         self.last_packet_index = Some(index);
-        self.fix = Some(Fix { at: now, position, velocity });
+        let fix = Fix { at: now, position, velocity };
+        self.fix = Some(fix);
+        // `previous` moves on to the candidate once that is a baseline old, so it stays 1-2
+        // baselines behind.
+        let old = |f: &Fix| now.saturating_duration_since(f.at) >= SPEED_BASELINE;
+        match (self.previous, self.next_previous) {
+            (None, _) => self.previous = Some(fix),
+            (Some(p), None) if old(&p) => self.next_previous = Some(fix),
+            (Some(_), Some(c)) if old(&c) => {
+                self.previous = Some(c);
+                self.next_previous = Some(fix);
+            }
+            _ => {}
+        }
+        self.updates += 1;
         Accepted::Yes
     }
 }

@@ -72,6 +72,7 @@ fn position(index: u32) -> Vec<u8> {
         reserved: 0,
         reduced_llapbh: ReducedLlapbh::default(),
         padding: Blob::new(&[]),
+        unwritten: 0,
     });
     let mut out = vec![0u8; 8];
     out.extend(packet.to_vec(Dialect::Fs98).unwrap_or_default());

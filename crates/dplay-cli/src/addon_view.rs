@@ -7,9 +7,8 @@ use std::fmt;
 
 use dplay_addon::packet::{
     Fs2004PacketId, HEADER_LEN, PLAYER_INFO_LEN, PlayerInfo, PlayerInfoFlags, PositionLlapbh,
-    PositionVelocity, ReducedLlapbh,
+    PositionVelocity, ReducedLlapbh, UNWRITTEN_TAIL,
 };
-use dplay_addon::units::Velocity16;
 use dplay_addon::{Dialect, Packet, PacketId};
 use serde::Serialize;
 
@@ -32,13 +31,16 @@ enum Content {
 
 /// Reads `payload` as an add-on packet when its MULTIPLAYER_PACKET_HEADER fits: an id of the
 /// FS98 range 0x1000-0x1020 (which holds FS2004's ids too) and a `data_size` equal to the bytes
-/// that follow (FS-MULTIPLAYER.md 1.1, 1.2). A payload that passes the header but not its
-/// layout is not shown as a packet.
+/// that follow (FS-MULTIPLAYER.md 1.1, 1.2), or in FS2004 up to 2 more (swift's positions
+/// announce 36/52 over 34/50 bytes, FS-MULTIPLAYER.md 3.3; the parser checks which ids may). A
+/// payload that passes the header but not its layout is not shown as a packet.
 pub(crate) fn find(payload: &[u8], dialect: Dialect) -> Option<AddonPacket> {
     let word = |at: usize| payload.get(at..at + 4)?.try_into().ok().map(u32::from_le_bytes);
     let (id, size) = (word(0)?, word(4)?);
+    let slack = if dialect == Dialect::Fs2004 { usize::from(UNWRITTEN_TAIL) } else { 0 };
+    let data = payload.len() - HEADER_LEN;
     let fits = PacketId::ALL.iter().any(|known| known.0 == id)
-        && usize::try_from(size).is_ok_and(|s| s == payload.len() - HEADER_LEN);
+        && usize::try_from(size).is_ok_and(|s| (data..=data + slack).contains(&s));
     let packet = fits.then(|| Packet::parse(dialect, payload).ok()).flatten()?;
     Some(AddonPacket { dialect, content: Content::Packet(packet) })
 }
@@ -77,20 +79,20 @@ impl AddonPacket {
             Content::Packet(p) => p,
             Content::PlayerInfo(info) => {
                 return View::PlayerInfo {
-                    aircraft: info.aircraft.to_string_lossy(),
+                    aircraft: info.aircraft.to_text(),
                     observer: info.flags.contains(PlayerInfoFlags::OBSERVER),
                     flags: format!("0x{:X}", info.flags.bits()),
                 };
             }
         };
         match packet {
-            Packet::PositionVelocity(p) => View::Position(velocity(p)),
+            Packet::PositionVelocity(p) => View::Position(velocity(p, self.dialect)),
             Packet::PositionLlapbh(p) => View::Position(llapbh(p)),
             Packet::ChangePlayerPlane(p) => View::Plane {
                 engine_type: p.engine_type.name().map_or_else(|| p.engine_type.0.to_string(), str::to_owned),
-                aircraft: p.aircraft_name.to_string_lossy(),
+                aircraft: p.aircraft_name.to_text(),
             },
-            Packet::ChatText(c) => View::Chat { text: c.chat_data.to_string_lossy() },
+            Packet::ChatText(c) => View::Chat { text: c.chat_data.to_text() },
             Packet::ChangeToPlayer { player_id } | Packet::ChangeToObserver { player_id } => {
                 View::Player { player_id: format!("0x{player_id:08X}") }
             }
@@ -185,9 +187,12 @@ fn llapbh(p: &PositionLlapbh) -> PositionView {
     position(p.packet_index, &p.reduced_llapbh, None)
 }
 
-fn velocity(p: &PositionVelocity) -> PositionView {
+/// `ground_velocity` is read in the dialect's unit (FS2004 m/s, FS98 ft/s; docs/decisions.md
+/// "Ground velocity units").
+fn velocity(p: &PositionVelocity, dialect: Dialect) -> PositionView {
+    let ground_ft_s = p.ground_m_per_s(dialect) / 0.3048;
     let speeds = Speeds {
-        ground_speed_kt: round(Velocity16::unsigned_ft_per_s(p.ground_velocity) * KT_PER_FT_S, 1),
+        ground_speed_kt: round(ground_ft_s * KT_PER_FT_S, 1),
         north_kt: round(p.lat_velocity.ft_per_s() * KT_PER_FT_S, 1),
         east_kt: round(p.lon_velocity.ft_per_s() * KT_PER_FT_S, 1),
         vertical_speed_fpm: round(p.alt_velocity.ft_per_s() * 60.0, 0),

@@ -238,7 +238,10 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<bool> {
 
     // The add-on: a host, an observer, and a player flying the circuit.
     let policy = HostPolicy::default();
-    let fs_host = d.addon("fs-host", AddonRole::Host(HostConfig { own_role: Role::Observer, policy }))?;
+    let fs_host = d.addon(
+        "fs-host",
+        AddonRole::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy)),
+    )?;
     fs_host.command(AddonCommand::Session(Dp8Command::Host))?;
     let observer = d.addon("observer", AddonRole::Client(ClientConfig::new(Role::Observer)))?;
     observer

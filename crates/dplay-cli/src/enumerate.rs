@@ -32,6 +32,11 @@ pub(crate) struct EnumArgs {
     /// Only sessions of this application GUID answer.
     #[arg(long, value_name = "GUID")]
     pub(crate) app_guid: Option<Uuid>,
+    /// Ask with no application GUID (EnumQuery QueryType 0x02, MC-DPLHP 2.2.1): every DirectPlay
+    /// 8 host answers, with its application GUID (how to learn an FS2002 host's). The default
+    /// when --app-guid is absent. DirectPlay 4 has no such query (MC-DPL4CS 3.2.5.3).
+    #[arg(long, conflicts_with_all = ["app_guid", "dp4"])]
+    pub(crate) any_app: bool,
     /// How long to listen for answers (seconds, or a unit such as 500ms).
     #[arg(long, value_name = "TIME", default_value = "3", value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
@@ -62,7 +67,8 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
         c.enum_retry = Duration::from_millis(500);
         Dp8Protocol::new(c, start)
     })?;
-    runtime.command(Dp8Command::EnumHosts { target, application_guid: args.app_guid })?;
+    let application_guid = args.app_guid.filter(|_| !args.any_app);
+    runtime.command(Dp8Command::EnumHosts { target, application_guid })?;
     let out = Output::new(args.json, start);
     let mut seen = BTreeSet::new();
     let deadline = start + args.timeout.max(live::MIN_TIMEOUT);

@@ -1,9 +1,11 @@
-//! `dplay fs host` and `dplay fs join`: the Flight Simulator add-on protocol (seed 004) over
-//! DirectPlay 8, or with `--dp4` its FS98 dialect over DirectPlay 4 ([`dp4`]). A player flies a
-//! scripted circuit, its position sent four times a second; an observer (and the host) print
-//! every aircraft's position as it arrives.
+//! `dplay fs host` and `dplay fs join`: the Flight Simulator add-on protocol (seed 004) in
+//! sessions each simulator finds (`--sim`, FS-MULTIPLAYER.md 2): FS2004's packets over
+//! DirectPlay 8 under FS2004's GUID and port, or FS98's over DirectPlay 4 ([`dp4`]). A player
+//! flies a scripted circuit, its position sent four times a second; an observer (and the host)
+//! show every aircraft, as a live table on a terminal ([`traffic`]) or one line per event.
 
 mod dp4;
+mod traffic;
 
 use std::f64::consts::TAU;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -11,47 +13,98 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use crossbeam_channel::select;
+use dplay_addon::over_dp4::GUID_FS6;
+use dplay_addon::packet::{ChangePlayerPlane, EngineType, PlayerInfo, PlayerInfoFlags, ZString};
 use dplay_addon::units::Attitude;
 use dplay_addon::{
-    ClientConfig, DisconnectReason, Event, HostConfig, HostPolicy, PlayerId, Position, Role, Velocity,
+    ClientConfig, Dialect, DisconnectReason, Event, FS2004_PORT, GUID_FS2004, HostConfig, HostPolicy,
+    PlayerId, Position, Role, Velocity,
 };
 use dplay_runtime::{
     AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime,
 };
-use dplay_session::Event as SessionEvent;
 use dplay_session::dp4::config::ENUM_PORT;
+use dplay_session::{EndReason, Event as SessionEvent};
 use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::ResultCode;
 use serde_json::json;
 
 use crate::address;
 use crate::events::{JsonEvent, Proto};
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
+use traffic::LiveTable;
 
 /// `dplay fs` subcommands.
 #[derive(Subcommand)]
 pub(crate) enum FsCommand {
-    /// Host an add-on session (as an observer that accepts every player and observer).
+    /// Host an add-on session (as an observer that accepts every player and observer), one that
+    /// the chosen simulator finds.
     Host(FsHostArgs),
     /// Join an add-on session as a player or an observer.
     Join(FsJoinArgs),
 }
 
+/// Which simulator's sessions to host or join (FS-MULTIPLAYER.md 2).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Sim {
+    /// FS2004: DirectPlay 8 peer-to-peer, application {0808CAA5-E62C-4691-8957-5D4524B922DA},
+    /// UDP 23456.
+    Fs2004,
+    /// FS98: DirectPlay 4, application GUID_FS6, UDP 47624 and TCP/UDP 2300-2400.
+    Fs98,
+    /// Another simulator (FS2002 ...): DirectPlay 8 with the FS2004 packets under --app-guid
+    /// (`dplay enum --any-app` shows a host's), or DirectPlay 4 with the FS98 packets with --dp4.
+    Other,
+}
+
+/// The simulator chosen by `--sim` and `--dp4`: FS2004 unless either says otherwise.
+fn sim(sim: Option<Sim>, dp4: bool) -> anyhow::Result<Sim> {
+    Ok(match (sim, dp4) {
+        (None, false) => Sim::Fs2004,
+        (None, true) | (Some(Sim::Fs98), _) => Sim::Fs98,
+        (Some(Sim::Fs2004), true) => {
+            anyhow::bail!("FS2004 speaks DirectPlay 8: drop --dp4, or give --sim fs98")
+        }
+        (Some(s), _) => s,
+    })
+}
+
+/// The application GUID for `sim`: FS2004's unless --app-guid says otherwise; another
+/// simulator's must be given.
+fn dp8_guid(sim: Sim, args: &SessionArgs) -> anyhow::Result<uuid::Uuid> {
+    match (sim, args.app_guid) {
+        (_, Some(guid)) => Ok(guid),
+        (Sim::Other, None) => anyhow::bail!(
+            "--sim other needs --app-guid: `dplay enum --any-app ADDR` shows the GUID of the host at ADDR"
+        ),
+        _ => Ok(GUID_FS2004),
+    }
+}
+
+/// The DirectPlay 8 port of `sim`'s hosts: FS2004's 23456 (MS KB 823630), else 6073.
+fn dp8_port(sim: Sim) -> u16 {
+    if sim == Sim::Fs2004 { FS2004_PORT } else { DPLAY8_PORT }
+}
+
 /// `dplay fs host` options.
 #[derive(Args)]
 pub(crate) struct FsHostArgs {
-    /// Host a Flight Simulator 98 session over DirectPlay 4 (application GUID_FS6 unless
-    /// --app-guid): TCP and UDP game ports are the first free ones of 2300-2400 on the --bind
-    /// address (its port is not used), enumeration on UDP --enum-port.
+    /// The simulator that is to find the session [default: fs2004].
+    #[arg(long, value_enum)]
+    sim: Option<Sim>,
+    /// DirectPlay 4: FS98 (as --sim fs98), or with --sim other another DirectPlay 4 simulator.
+    /// TCP and UDP game ports are the first free ones of 2300-2400 on the --bind address (its
+    /// port is not used), enumeration on UDP --enum-port.
     #[arg(long)]
     dp4: bool,
     /// DirectPlay 4: the UDP enumeration port (47624 in the spec; another lets several hosts
     /// share a machine).
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     enum_port: u16,
-    /// The address to listen on.
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr,
-          default_value_t = SocketAddr::from((Ipv4Addr::UNSPECIFIED, DPLAY8_PORT)))]
-    bind: SocketAddr,
+    /// The address to listen on [default: 0.0.0.0:23456 for FS2004, 0.0.0.0:6073 for another
+    /// DirectPlay 8 simulator].
+    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    bind: Option<SocketAddr>,
     /// The session name.
     #[arg(long, default_value = "dplay fs")]
     session: String,
@@ -67,30 +120,43 @@ pub(crate) struct FsHostArgs {
     net: NetArgs,
 }
 
+impl FsHostArgs {
+    /// The IP address to listen on.
+    fn bind_ip(&self) -> std::net::IpAddr {
+        self.bind.map_or(Ipv4Addr::UNSPECIFIED.into(), |b| b.ip())
+    }
+}
+
 /// `dplay fs join` options.
 #[derive(Args)]
 #[command(group = clap::ArgGroup::new("role").required(true).args(["player", "observer"]))]
 pub(crate) struct FsJoinArgs {
-    /// Join a Flight Simulator 98 session over DirectPlay 4: ADDR:PORT is the host's TCP
-    /// listener; a bare ADDR asks its enumeration port (--host-enum-port) for FS98 sessions and
-    /// joins the first.
+    /// The simulator whose session it is [default: fs2004].
+    #[arg(long, value_enum)]
+    sim: Option<Sim>,
+    /// DirectPlay 4 (as --sim fs98, or with --sim other): ADDR:PORT is the host's TCP listener;
+    /// a bare ADDR asks its enumeration port (--host-enum-port) for sessions and joins the first.
     #[arg(long)]
     dp4: bool,
     /// DirectPlay 4: the host's enumeration port, asked when ADDR has no port.
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     host_enum_port: u16,
-    /// The host's address (DirectPlay 8: port 6073 when none is given).
+    /// The host's address (DirectPlay 8: port 23456 for FS2004, else 6073, when none is given).
     #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
     host: SocketAddr,
     /// Join as a player flying a scripted circuit.
     #[arg(long)]
     player: bool,
-    /// Join as an observer printing every aircraft's position.
+    /// Join as an observer showing every aircraft.
     #[arg(long)]
     observer: bool,
     /// Our player name.
     #[arg(long, default_value = "pilot")]
     name: String,
+    /// A player's aircraft title, announced with CHANGE_PLAYER_PLANE (and, in FS2004, in the
+    /// player data).
+    #[arg(long, default_value = "Cessna Skyhawk 172SP")]
+    aircraft: String,
     /// The local address (default: loopback for a loopback host, else any, port 0).
     #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
     bind: Option<SocketAddr>,
@@ -104,71 +170,123 @@ pub(crate) struct FsJoinArgs {
     net: NetArgs,
 }
 
+impl FsJoinArgs {
+    /// The add-on client for `dialect`: a player flies `--aircraft` (a piston, as the default
+    /// Cessna), sending POSITION_VELOCITY; FS2004 positions go guaranteed, as swift sends them
+    /// (FS-MULTIPLAYER.md 3.1; docs/decisions.md issue 16).
+    fn client(&self, dialect: Dialect) -> ClientConfig {
+        let role = if self.player { Role::Player } else { Role::Observer };
+        let plane = ChangePlayerPlane {
+            engine_type: EngineType::ENGINE_TYPE_PISTON,
+            aircraft_name: ZString::from_text(&self.aircraft),
+        };
+        ClientConfig {
+            dialect,
+            plane: (role == Role::Player).then_some(plane),
+            positions_guaranteed: dialect == Dialect::Fs2004,
+            ..ClientConfig::new(role)
+        }
+    }
+}
+
 /// Runs `dplay fs ...`.
 pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
     match command {
-        FsCommand::Host(a) if a.dp4 => dp4::host(&a),
-        FsCommand::Join(a) if a.dp4 => dp4::join(&a),
-        FsCommand::Host(a) => {
-            let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
-            let role = AddonRole::Host(HostConfig { own_role: Role::Observer, policy });
-            let setup = Setup { bind: a.bind, name: &a.name, session_args: &a.session_args, net: &a.net };
-            let (runtime, mut out, start) = setup.spawn(role, |c| c.session_name = a.session.clone())?;
-            let addr = runtime.local_addr();
-            let addrs = address::joinable(addr);
-            let hosting = JsonEvent::Hosting {
-                protocol: Proto::Dp8,
-                session: a.session.clone(),
-                addrs: addrs.iter().map(ToString::to_string).collect(),
-                addr: Some(addr.to_string()),
-                mode: Some("peer-to-peer"),
-                tcp: None,
-                udp: None,
-                enumeration: None,
-                flags: Vec::new(),
-            };
-            let text = format!(
-                "hosting add-on session \"{}\" on {addr}: players can join at {}",
-                a.session,
-                address::list(&addrs)
-            );
-            out.event(&hosting, text);
-            runtime.command(AddonCommand::Session(Dp8Command::Host))?;
-            let (stop, _) =
-                drive(runtime, start, &a.net, None, None, dp8_commands(), |e| print(&mut out, e))?;
-            stopped(&out, stop)
-        }
-        FsCommand::Join(mut a) => {
-            a.host = live::or_port(a.host, DPLAY8_PORT);
-            let role = if a.player { Role::Player } else { Role::Observer };
-            let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
-            let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
-            let (runtime, mut out, start) =
-                setup.spawn(AddonRole::Client(ClientConfig::new(role)), |_| {})?;
-            out.event(
-                &JsonEvent::Joining {
-                    protocol: Proto::Dp8,
-                    host: a.host.to_string(),
-                    name: a.name.clone(),
-                    addr: None,
-                    role: Some(role_name(role)),
-                },
-                format!("joining {} as {} ({})", a.host, a.name, role_name(role)),
-            );
-            runtime.command(AddonCommand::Session(Dp8Command::Join { host: a.host, instance: None }))?;
-            let flying = (role == Role::Player).then_some(start);
-            let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: dp8_joined };
-            let mut watch = JoinWatch::default();
-            let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), dp8_commands(), |e| {
-                watch.see(e);
-                print(&mut out, e) || watch.refused.is_some()
-            })?;
-            if !joined {
-                return Err(watch.error(a.host, stop, a.timeout));
-            }
-            stopped(&out, stop)
-        }
+        FsCommand::Host(a) => match sim(a.sim, a.dp4)? {
+            Sim::Fs98 => dp4::host(&a, GUID_FS6),
+            Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
+            s => host(&a, s),
+        },
+        // A DirectPlay 4 join finds sessions under GUID_FS6; with another simulator give the
+        // host's listener (ADDR:PORT).
+        FsCommand::Join(a) => match sim(a.sim, a.dp4)? {
+            Sim::Fs98 => dp4::join(&a, a.client(Dialect::Fs98)),
+            Sim::Other if a.dp4 => dp4::join(&a, a.client(Dialect::Fs98)),
+            s => join(a, s),
+        },
     }
+}
+
+/// `dplay fs host` over DirectPlay 8: FS2004's packets, our player an observer whose player
+/// data says so (FS-MULTIPLAYER.md 3.6).
+fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
+    let guid = dp8_guid(sim, &a.session_args)?;
+    let bind = a.bind.unwrap_or_else(|| SocketAddr::new(a.bind_ip(), dp8_port(sim)));
+    let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
+    let role = AddonRole::Host(HostConfig::new(Dialect::Fs2004, Role::Observer, policy));
+    let info = PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::default() };
+    let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
+    let (runtime, mut out, start) = setup.spawn(role, |c| {
+        c.session_name = a.session.clone();
+        c.application_guid = guid;
+        c.player_data = info.to_bytes().to_vec();
+        // The DP8 session refuses joins beyond the limit: FS2004 has no add-on refusal.
+        c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
+    })?;
+    let addr = runtime.local_addr();
+    let addrs = address::joinable(addr);
+    let hosting = JsonEvent::Hosting {
+        protocol: Proto::Dp8,
+        session: a.session.clone(),
+        addrs: addrs.iter().map(ToString::to_string).collect(),
+        addr: Some(addr.to_string()),
+        mode: Some("peer-to-peer"),
+        tcp: None,
+        udp: None,
+        enumeration: None,
+        flags: Vec::new(),
+    };
+    let text = format!(
+        "hosting add-on session \"{}\" on {addr} (application {guid}): players can join at {}",
+        a.session,
+        address::list(&addrs)
+    );
+    out.event(&hosting, text);
+    runtime.command(AddonCommand::Session(Dp8Command::Host))?;
+    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let (stop, _) =
+        drive(runtime, start, &a.net, None, None, dp8_commands(), |e| print(&mut out, view.as_mut(), e))?;
+    drop(view);
+    stopped(&out, stop)
+}
+
+/// `dplay fs join` over DirectPlay 8.
+fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
+    let guid = dp8_guid(sim, &a.session_args)?;
+    a.host = live::or_port(a.host, dp8_port(sim));
+    let config = a.client(Dialect::Fs2004);
+    let role = config.role;
+    let info = config.player_info();
+    let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
+    let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
+    let (runtime, mut out, start) = setup.spawn(AddonRole::Client(config), |c| {
+        c.application_guid = guid;
+        c.player_data = info.to_bytes().to_vec();
+    })?;
+    out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp8,
+            host: a.host.to_string(),
+            name: a.name.clone(),
+            addr: None,
+            role: Some(role_name(role)),
+        },
+        format!("joining {} as {} ({})", a.host, a.name, role_name(role)),
+    );
+    runtime.command(AddonCommand::Session(Dp8Command::Join { host: a.host, instance: None }))?;
+    let flying = (role == Role::Player).then_some(start);
+    let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: dp8_joined };
+    let mut watch = JoinWatch::default();
+    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), dp8_commands(), |e| {
+        watch.see(e);
+        print(&mut out, view.as_mut(), e) || watch.refused.is_some()
+    })?;
+    drop(view);
+    if !joined {
+        return Err(watch.error(a.host, stop, a.timeout));
+    }
+    stopped(&out, stop)
 }
 
 struct Setup<'a> {
@@ -195,10 +313,12 @@ impl Setup<'_> {
     }
 }
 
-/// How [`drive`] asks a runtime to fly and to leave.
+/// How [`drive`] asks a runtime to fly, to report its traffic and to leave.
 struct Commands<C> {
     /// The command setting the position (and velocities) from now on.
     fly: fn(Position, Velocity) -> C,
+    /// The command asking for a traffic snapshot.
+    traffic: fn() -> C,
     /// The command leaving the session.
     leave: fn() -> C,
 }
@@ -206,9 +326,13 @@ struct Commands<C> {
 fn dp8_commands() -> Commands<AddonCommand> {
     Commands {
         fly: |p, v| AddonCommand::SetPosition(p, Some(v)),
+        traffic: || AddonCommand::Traffic,
         leave: || AddonCommand::Session(Dp8Command::Leave),
     }
 }
+
+/// How often the traffic table is redrawn.
+const TABLE_REFRESH: Duration = Duration::from_millis(500);
 
 /// A join [`drive`] waits for: `done` says which event completes it, `by` when to give up.
 struct Join<E> {
@@ -226,7 +350,7 @@ struct JoinWatch {
     /// In the DirectPlay 8 session (the add-on may still not answer).
     session: bool,
     refused: Option<Role>,
-    ended: Option<String>,
+    ended: Option<EndReason>,
 }
 
 impl JoinWatch {
@@ -234,7 +358,7 @@ impl JoinWatch {
         match e {
             AddonEvent::Session(Dp8Event::Session(SessionEvent::Joined { .. })) => self.session = true,
             AddonEvent::Session(Dp8Event::Session(SessionEvent::SessionEnded { reason })) => {
-                self.ended = Some(reason.to_string());
+                self.ended = Some(*reason);
             }
             AddonEvent::Addon(Event::Refused { role }) => self.refused = Some(*role),
             _ => {}
@@ -249,6 +373,10 @@ impl JoinWatch {
                 "the add-on host at {host} refused us as {}: it may be full or take no {}s",
                 role_name(role),
                 role_name(role)
+            ),
+            // The host runs another application than the simulator asked for (--sim).
+            (None, Some(EndReason::Refused(ResultCode::DPNERR_INVALIDAPPLICATION)), ..) => anyhow::anyhow!(
+                "could not join {host}: join refused: DPNERR_INVALIDAPPLICATION: it hosts another application; `dplay enum --any-app {host}` shows its GUID, then join with --sim other --app-guid GUID"
             ),
             (None, Some(why), false, _) => {
                 anyhow::anyhow!(
@@ -279,8 +407,9 @@ pub(crate) fn role_name(role: Role) -> &'static str {
 
 /// Prints events (with `print`, which says when to stop) until the duration passes, Ctrl-C or
 /// the session ends; a player's position is updated four times a second from `flying` (the
-/// circuit's start). With `join`, also stops when it is not done by its deadline. Returns why
-/// it stopped and whether the join (if any) was done.
+/// circuit's start), and a traffic snapshot is asked for every [`TABLE_REFRESH`] (`print` draws
+/// it when the table is shown, and ignores it otherwise). With `join`, also stops when it is not
+/// done by its deadline. Returns why it stopped and whether the join (if any) was done.
 fn drive<P: Protocol>(
     runtime: Runtime<P>,
     start: Instant,
@@ -292,6 +421,7 @@ fn drive<P: Protocol>(
 ) -> anyhow::Result<(Stop, bool)> {
     let interrupt = live::ctrl_c()?;
     let tick = crossbeam_channel::tick(Duration::from_millis(250));
+    let refresh = crossbeam_channel::tick(TABLE_REFRESH);
     let mut joined = join.is_none();
     let never = crossbeam_channel::never();
     if let Some(t0) = flying {
@@ -324,6 +454,7 @@ fn drive<P: Protocol>(
                 let (p, v) = circuit(now.saturating_duration_since(t0));
                 runtime.command((commands.fly)(p, v))?;
             },
+            recv(refresh) -> _ => runtime.command((commands.traffic)())?,
             recv(interrupt) -> _ => break Stop::Interrupted,
             recv(timeout) -> _ => {}
         }
@@ -373,14 +504,17 @@ pub(crate) fn circuit(t: Duration) -> (Position, Velocity) {
     (position, velocity)
 }
 
-/// Prints one event; true when the session ended.
-fn print(out: &mut Output, event: &AddonEvent) -> bool {
-    match event {
-        AddonEvent::Session(e) => return out.dp8(e),
-        AddonEvent::Position { id, position, .. } => {
+/// Prints one event, or with `view` draws the traffic table (positions are then in the table,
+/// not printed); true when the session ended.
+fn print(out: &mut Output, view: Option<&mut LiveTable>, event: &AddonEvent) -> bool {
+    match (event, view) {
+        (AddonEvent::Session(e), _) => return out.dp8(e),
+        (AddonEvent::Traffic(snapshot), Some(view)) => view.draw(snapshot),
+        (AddonEvent::Position { .. }, Some(_)) | (AddonEvent::Traffic(_), None) => {}
+        (AddonEvent::Position { id, position, .. }, None) => {
             emit_position(out, &Dpnid(id.0).to_string(), &out.name(Dpnid(id.0)), position);
         }
-        AddonEvent::Addon(e) => emit_addon(out, e, |id| out.name(Dpnid(id.0))),
+        (AddonEvent::Addon(e), _) => emit_addon(out, e, |id| out.name(Dpnid(id.0))),
     }
     false
 }
@@ -430,11 +564,11 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
         }
         Event::Chat { from, text } => {
             let who = name(*from);
-            let text = text.to_string_lossy();
+            let text = text.to_text();
             ("message", json!({"name": who, "text": text, "chat": true}), format!("chat from {who}: {text}"))
         }
         Event::PlaneChanged { id, engine_type, aircraft_name } => {
-            let (who, plane) = (name(*id), aircraft_name.to_string_lossy());
+            let (who, plane) = (name(*id), aircraft_name.to_text());
             (
                 "plane_changed",
                 json!({"name": who, "aircraft": plane, "engine": engine_type.to_string()}),
@@ -446,6 +580,11 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
             ("crash", json!({"name": who}), format!("{who} collided with us"))
         }
         Event::BecameObserver => ("became_observer", json!({}), "we are an observer now".to_owned()),
+        Event::BecameHost => ("addon_host", json!({}), "the add-on host's duties are ours now".to_owned()),
+        Event::Remove { id } => {
+            let who = name(*id);
+            ("removing", json!({"name": who}), format!("removing {who}"))
+        }
         Event::ObserverChangeRefused => {
             ("observer_change_refused", json!({}), "the host keeps us a player".to_owned())
         }

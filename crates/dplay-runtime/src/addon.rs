@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use dplay_addon::packet::ZString;
 use dplay_addon::{
-    AddonOverDp8, Client, ClientConfig, HostConfig, OverDp8Event, PlayerId, Position, Velocity,
+    AddonOverDp8, Client, ClientConfig, HostConfig, OverDp8Event, PlayerId, Position, TrafficSnapshot,
+    Velocity,
 };
 use dplay_session::{CommandError, Event, Session, SessionConfig};
 
@@ -35,6 +36,8 @@ pub enum AddonCommand {
     SetPosition(Position, Option<Velocity>),
     /// CHAT_TEXT to everyone.
     Chat(String),
+    /// Report every tracked aircraft now ([`AddonEvent::Traffic`]).
+    Traffic,
 }
 
 /// What the add-on and its session tell the application.
@@ -44,6 +47,9 @@ pub enum AddonEvent {
     Session(Dp8Event),
     /// An event of the add-on.
     Addon(dplay_addon::Event),
+    /// The answer to [`AddonCommand::Traffic`]: every tracked aircraft, named from the name
+    /// table.
+    Traffic(TrafficSnapshot),
     /// A newer position of another player was accepted.
     Position {
         /// Whose.
@@ -151,7 +157,7 @@ impl AddonProtocol {
     }
 
     fn chat(&mut self, now: Instant, text: &str) {
-        let text = ZString::from_ascii_lossy(text);
+        let text = ZString::from_text(text);
         let client = self.bridge.with_client(now, |c, now| c.send_chat(now, text.clone()));
         match client {
             Some(Ok(())) => {}
@@ -189,6 +195,15 @@ impl Protocol for AddonProtocol {
                 });
             }
             AddonCommand::Chat(text) => self.chat(now, &text),
+            AddonCommand::Traffic => {
+                let session = self.bridge.session();
+                let name = |id: PlayerId| {
+                    let entry = session.name_table().get(dplay_wire::dp8::dpnid::Dpnid(id.0))?;
+                    entry.name.as_ref().map(dplay_wire::WideString::to_string_lossy)
+                };
+                let snapshot = self.bridge.tracker().map(|t| TrafficSnapshot::new(t, now, name));
+                self.events.push_back(AddonEvent::Traffic(snapshot.unwrap_or_default()));
+            }
         }
         self.drain();
     }

@@ -14,7 +14,8 @@ use std::time::Instant;
 
 use dplay_addon::packet::ZString;
 use dplay_addon::{
-    AddonOverDp4, Client, ClientConfig, Event, HostConfig, OverDp4Event, PlayerId, Position, Velocity,
+    AddonOverDp4, Client, ClientConfig, Event, HostConfig, OverDp4Event, PlayerId, Position, TrafficSnapshot,
+    Velocity,
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig};
 
@@ -60,6 +61,8 @@ pub enum AddonDp4Command {
     SetPosition(Position, Option<Velocity>),
     /// CHAT_TEXT to everyone.
     Chat(String),
+    /// Report every tracked aircraft now ([`AddonDp4Event::Traffic`]).
+    Traffic,
     /// Leave: a client leaves the session, a host ends it (HOST_QUIT, then leave).
     Leave,
 }
@@ -72,6 +75,8 @@ pub enum AddonDp4Event {
     Dp4(Dp4Event),
     /// An event of the add-on (accepted positions become [`AddonDp4Event::Position`]).
     Addon(Event),
+    /// The answer to [`AddonDp4Command::Traffic`]: every tracked aircraft, with short names.
+    Traffic(TrafficSnapshot),
     /// A newer position of another player was accepted.
     Position {
         /// Whose.
@@ -248,7 +253,7 @@ impl Protocol for AddonDp4Protocol {
                 });
             }
             AddonDp4Command::Chat(text) => {
-                let text = ZString::from_ascii_lossy(&text);
+                let text = ZString::from_text(&text);
                 let sent = match self.bridge.with_client(now, |c, now| c.send_chat(now, text.clone())) {
                     Some(r) => r.map_err(|e| e.to_string()),
                     None => self
@@ -259,6 +264,11 @@ impl Protocol for AddonDp4Protocol {
                 if let Err(e) = sent {
                     self.fail("chat", e);
                 }
+            }
+            AddonDp4Command::Traffic => {
+                let b = &self.bridge;
+                let snapshot = b.tracker().map(|t| TrafficSnapshot::new(t, now, |id| b.player_name(id)));
+                self.events.push_back(AddonDp4Event::Traffic(snapshot.unwrap_or_default()));
             }
             AddonDp4Command::Leave => {
                 let left = self.bridge.with_client(now, |c, now| {

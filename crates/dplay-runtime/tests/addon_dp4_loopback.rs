@@ -52,8 +52,11 @@ fn client(seed: u64, role: Role, name: &str, enum_socket: SocketAddr) -> Runtime
 fn a_player_and_an_observer_over_dp4() {
     // The enumeration socket on a free port, so the test never needs 47624.
     let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
-    let host_role =
-        AddonDp4Role::Host(HostConfig { own_role: Role::Observer, policy: HostPolicy::default() });
+    let host_role = AddonDp4Role::Host(HostConfig::new(
+        dplay_addon::Dialect::Fs98,
+        Role::Observer,
+        HostPolicy::default(),
+    ));
     let host = AddonDp4Protocol::spawn(&binding, config(1), host_role, "fs-host", None).unwrap();
     host.command(AddonDp4Command::Host(fs98_host_config("loopback"))).unwrap();
     wait_for(host.events(), |e| {

@@ -98,7 +98,7 @@ fn addon(name: &str, seed: u64, role: AddonRole) -> Runtime<AddonProtocol> {
 /// Seed 004: a player joins, is accepted, and its positions reach an observer.
 #[test]
 fn addon_player_positions_reach_observer() {
-    let host_cfg = HostConfig { own_role: Role::Observer, policy: HostPolicy::default() };
+    let host_cfg = HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, HostPolicy::default());
     let host = addon("host", 1, AddonRole::Host(host_cfg));
     host.command(AddonCommand::Session(Dp8Command::Host)).unwrap();
     let observer = addon("observer", 2, AddonRole::Client(ClientConfig::new(Role::Observer)));

@@ -24,8 +24,9 @@ pub(super) fn fs_join_fails(s: &Suite) -> anyhow::Result<()> {
 
     let addr = free_addr()?;
     let _host = host(s, &addr, &[])?;
+    // `fs join` speaks FS2004 (issue 16): the plain host, another application, refuses it
+    // (DPNERR_INVALIDAPPLICATION).
     let mut join = s.start("fs join", &["fs", "join", &addr, "--observer", "--json", "--timeout", "2"])?;
-    s.expect(&join, "the DirectPlay 8 join", WAIT, is("joined"))?;
     ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "fs join to a plain host did not exit 1");
     Ok(())
 }

@@ -17,7 +17,9 @@ pub(super) fn decoded(s: &Suite) -> anyhow::Result<()> {
     let player = ["fs", "join", &addr, "--player", "--name", "pilot", "--json", "--duration", "3"];
     let lines = record_and_decode(s, "dp8", &host, &player)?;
     ensure!(lines.iter().any(|l| l["message"] == "CONNECT"), "no CONNECT decoded on port {addr}");
-    expect_addon(&lines, "udp")
+    // `dplay fs` speaks FS2004 over DirectPlay 8 (issue 16): no join handshake; the dialect
+    // is found from FS2004's application GUID in the session's messages.
+    expect_addon(&lines, "udp", "FS2004", &["CHANGE_PLAYER_PLANE", "POSITION_VELOCITY"])
 }
 
 pub(super) fn decoded_dp4(s: &Suite) -> anyhow::Result<()> {
@@ -39,7 +41,7 @@ pub(super) fn decoded_dp4(s: &Suite) -> anyhow::Result<()> {
     ];
     let lines = record_and_decode(s, "dp4", &host, &player)?;
     ensure!(lines.iter().all(|l| l["family_short"] == "dp4"), "a message not DirectPlay 4");
-    expect_addon(&lines, "udp")
+    expect_addon(&lines, "udp", "FS98", &["ADD_PLAYER_REQUEST", "CHANGE_TO_PLAYER", "POSITION_VELOCITY"])
 }
 
 /// Runs `host` with `--pcap` and `--duration 6`, the `player` until it exits, then decodes the
@@ -63,14 +65,14 @@ fn record_and_decode(s: &Suite, tag: &str, host: &[&str], player: &[&str]) -> an
     Ok(String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
 }
 
-/// The join handshake and positions at 1000 m, named in the FS98 dialect; positions over
+/// The packets `names` (the join, then positions at 1000 m) named in `dialect`; positions over
 /// `transport`.
-fn expect_addon(lines: &[Value], transport: &str) -> anyhow::Result<()> {
+fn expect_addon(lines: &[Value], transport: &str, dialect: &str, names: &[&str]) -> anyhow::Result<()> {
     let packets: Vec<(&Value, &Value)> =
         lines.iter().flat_map(|l| l["addon"].as_array().into_iter().flatten().map(move |p| (l, p))).collect();
-    for name in ["ADD_PLAYER_REQUEST", "CHANGE_TO_PLAYER", "POSITION_VELOCITY"] {
+    for name in names {
         ensure!(
-            packets.iter().any(|(_, p)| p["packet"] == name),
+            packets.iter().any(|(_, p)| p["packet"] == *name),
             "no {name} among {} add-on packets",
             packets.len()
         );
@@ -78,7 +80,7 @@ fn expect_addon(lines: &[Value], transport: &str) -> anyhow::Result<()> {
     let (line, position) =
         packets.iter().find(|(_, p)| p["packet"] == "POSITION_VELOCITY").context("a position")?;
     ensure!(line["transport"] == transport, "{line}");
-    ensure!(position["dialect"] == "FS98", "{position}");
+    ensure!(position["dialect"] == dialect, "{position}");
     ensure!(position["altitude_m"].as_f64().is_some_and(|a| (a - 1000.0).abs() < 1.0), "{position}");
     Ok(())
 }

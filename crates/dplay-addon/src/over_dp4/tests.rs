@@ -38,7 +38,7 @@ fn enumeration_asks_for_guid_fs6() {
 #[test]
 fn hosting_creates_our_named_player() {
     let session = Dp4Session::new(Dp4Config::default()).expect("default MTU");
-    let config = HostConfig { own_role: Role::Observer, policy: crate::HostPolicy::default() };
+    let config = HostConfig::new(crate::Dialect::Fs98, Role::Observer, crate::HostPolicy::default());
     let mut bridge = AddonOverDp4::host(session, config, "fs-host");
     assert!(bridge.host_ref().is_none());
     bridge.host_session(now(), fs98_host_config("FS98")).expect("host");

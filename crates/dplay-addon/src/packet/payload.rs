@@ -17,7 +17,8 @@ pub(super) fn player_id(data: &[u8]) -> Result<u32, WireError> {
 }
 
 /// 8-bit text without its NUL: `STRINGZ` (FS-MULTIPLAYER.md 4). It holds no NUL byte, so it
-/// always re-emits as itself plus one NUL. The code page is the sender's (ANSI assumed).
+/// always re-emits as itself plus one NUL. The bytes are kept as received; as text they are
+/// read as Windows-1252 (docs/decisions.md "Add-on text code page").
 #[derive(Clone, PartialEq, Eq, Hash, Default, Serialize)]
 pub struct ZString(Vec<u8>);
 
@@ -27,15 +28,11 @@ impl ZString {
         (!bytes.contains(&0)).then(|| Self(bytes.to_vec()))
     }
 
-    /// Encodes `text`, replacing characters outside ASCII with `?` and dropping NULs
-    /// (docs/decisions.md: strings are sent as ASCII).
-    pub fn from_ascii_lossy(text: &str) -> Self {
-        Self(
-            text.chars()
-                .filter(|&c| c != '\0')
-                .map(|c| u8::try_from(c).ok().filter(u8::is_ascii).unwrap_or(b'?'))
-                .collect(),
-        )
+    /// Encodes `text` in Windows-1252, the ANSI code page of the Western Windows that FS runs
+    /// on: a character outside it becomes `?`, a NUL is dropped (docs/decisions.md "Add-on
+    /// text code page").
+    pub fn from_text(text: &str) -> Self {
+        Self(text.chars().filter(|&c| c != '\0').map(|c| cp1252_byte(c).unwrap_or(b'?')).collect())
     }
 
     /// The bytes, without the NUL.
@@ -43,9 +40,11 @@ impl ZString {
         &self.0
     }
 
-    /// The text, Latin-1 decoded (each byte one character).
-    pub fn to_string_lossy(&self) -> String {
-        self.0.iter().map(|&b| char::from(b)).collect()
+    /// The text, Windows-1252 decoded. Lossless: the five bytes 1252 leaves undefined (0x81,
+    /// 0x8D, 0x8F, 0x90, 0x9D) become the C1 controls of the same value, as Windows' own
+    /// conversion does, so [`ZString::from_text`] gives the same bytes back.
+    pub fn to_text(&self) -> String {
+        self.0.iter().map(|&b| cp1252_char(b)).collect()
     }
 
     /// Bytes on the wire, NUL included.
@@ -73,7 +72,63 @@ impl ZString {
 
 impl std::fmt::Debug for ZString {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&self.to_string_lossy(), f)
+        std::fmt::Debug::fmt(&self.to_text(), f)
+    }
+}
+
+/// Windows-1252's characters for 0x80-0x9F; `None` where the code page defines none.
+const CP1252_HIGH: [Option<char>; 32] = [
+    Some('€'),
+    None,
+    Some('‚'),
+    Some('ƒ'),
+    Some('„'),
+    Some('…'),
+    Some('†'),
+    Some('‡'),
+    Some('ˆ'),
+    Some('‰'),
+    Some('Š'),
+    Some('‹'),
+    Some('Œ'),
+    None,
+    Some('Ž'),
+    None,
+    None,
+    Some('‘'),
+    Some('’'),
+    Some('“'),
+    Some('”'),
+    Some('•'),
+    Some('–'),
+    Some('—'),
+    Some('˜'),
+    Some('™'),
+    Some('š'),
+    Some('›'),
+    Some('œ'),
+    None,
+    Some('ž'),
+    Some('Ÿ'),
+];
+
+/// The character of a Windows-1252 byte (an undefined one as the C1 control of its value).
+fn cp1252_char(b: u8) -> char {
+    match b {
+        0x80..=0x9F => CP1252_HIGH.get(usize::from(b - 0x80)).copied().flatten().unwrap_or(char::from(b)),
+        _ => char::from(b),
+    }
+}
+
+/// The Windows-1252 byte of `c`, if it has one.
+fn cp1252_byte(c: char) -> Option<u8> {
+    let b = u8::try_from(u32::from(c)).ok();
+    match b {
+        // Latin-1 outside 0x80-0x9F is the same in 1252; a C1 control only where 1252 has no
+        // character of its own there (the lossless read of the undefined bytes).
+        Some(b) if !(0x80..=0x9F).contains(&b) => Some(b),
+        Some(b) if CP1252_HIGH.get(usize::from(b - 0x80)).copied().flatten().is_none() => Some(b),
+        _ => CP1252_HIGH.iter().position(|&h| h == Some(c)).and_then(|i| u8::try_from(i + 0x80).ok()),
     }
 }
 
@@ -246,6 +301,10 @@ struct RawVelocityHead {
 }
 const _: () = assert!(size_of::<RawVelocityHead>() == 24);
 
+/// The `unwritten` bytes of an FS2004 position: the C struct's 2 tail-padding bytes, counted in
+/// `data_size` but never written (FS-MULTIPLAYER.md 3.3: SLEWMODE 36/34, VELOCITY 52/50).
+pub const UNWRITTEN_TAIL: u8 = 2;
+
 /// FS2004's 4 reserved bytes before `pbh`: present only in that dialect; FS98 has none, so a
 /// non-zero value cannot be sent in FS98 (FS-MULTIPLAYER.md 3.3).
 fn read_reserved(dialect: Dialect, r: &mut Reader<'_>) -> Result<u32, WireError> {
@@ -288,10 +347,19 @@ pub struct PositionLlapbh {
     /// Bytes counted in `data_size` after the layout: the C struct's 2 tail-padding bytes when a
     /// sender counts `sizeof` (FS-MULTIPLAYER.md 1.3, 6 item 2); kept to re-emit byte for byte.
     pub padding: Blob,
+    /// Bytes `data_size` counts beyond those the message carries: FS2004's form, which announces
+    /// the C `sizeof` (36) and writes the 34 packed bytes ([`UNWRITTEN_TAIL`]; FS-MULTIPLAYER.md
+    /// 3.3, 6 item 2; docs/decisions.md "FS2004 position data_size"). 0 in FS98.
+    pub unwritten: u8,
 }
 
 impl PositionLlapbh {
-    pub(super) fn parse(dialect: Dialect, data: &[u8]) -> Result<Self, WireError> {
+    /// Bytes of the layout, without tail padding: FS98 30, FS2004 34 (FS-MULTIPLAYER.md 1.3, 3.3).
+    pub fn layout_len(dialect: Dialect) -> usize {
+        size_of::<RawLlapbhHead>() + reserved_len(dialect) + REDUCED_LLAPBH_LEN
+    }
+
+    pub(super) fn parse(dialect: Dialect, data: &[u8], unwritten: u8) -> Result<Self, WireError> {
         let mut r = Reader::new(data);
         let head = r.layout::<RawLlapbhHead>("POSITION_LLAPBH")?;
         let reserved = read_reserved(dialect, &mut r)?;
@@ -302,6 +370,7 @@ impl PositionLlapbh {
             reserved,
             reduced_llapbh,
             padding: Blob::new(r.rest()),
+            unwritten,
         })
     }
 
@@ -335,7 +404,8 @@ pub struct PositionVelocity {
     pub lon_velocity: Velocity16,
     /// `alt_velocity`: vertical component, SIF32 16.16 ft/s.
     pub alt_velocity: Velocity16,
-    /// `ground_velocity`: net ground speed, UIF32 16.16 ft/s ([`Velocity16::unsigned_ft_per_s`]).
+    /// `ground_velocity`: net ground speed, UIF32 16.16: ft/s in FS98, m/s in FS2004
+    /// ([`PositionVelocity::ground_m_per_s`]; docs/decisions.md "Ground velocity units").
     pub ground_velocity: u32,
     /// FS2004's `reserved` (4 bytes, read little-endian); always 0 in FS98.
     pub reserved: u32,
@@ -343,10 +413,23 @@ pub struct PositionVelocity {
     pub reduced_llapbh: ReducedLlapbh,
     /// Bytes counted in `data_size` after the layout (tail padding), kept to re-emit them.
     pub padding: Blob,
+    /// Bytes `data_size` counts beyond those the message carries: FS2004 announces 52 and
+    /// writes 50 ([`UNWRITTEN_TAIL`]; FS-MULTIPLAYER.md 3.3). 0 in FS98.
+    pub unwritten: u8,
 }
 
 impl PositionVelocity {
-    pub(super) fn parse(dialect: Dialect, data: &[u8]) -> Result<Self, WireError> {
+    /// Bytes of the layout, without tail padding: FS98 46, FS2004 50 (FS-MULTIPLAYER.md 1.3, 3.3).
+    pub fn layout_len(dialect: Dialect) -> usize {
+        size_of::<RawVelocityHead>() + reserved_len(dialect) + REDUCED_LLAPBH_LEN
+    }
+
+    /// `ground_velocity` in metres per second, in the dialect's unit ([`Dialect::ground_speed`]).
+    pub fn ground_m_per_s(&self, dialect: Dialect) -> f64 {
+        dialect.ground_speed().m_per_s(self.ground_velocity)
+    }
+
+    pub(super) fn parse(dialect: Dialect, data: &[u8], unwritten: u8) -> Result<Self, WireError> {
         let mut r = Reader::new(data);
         let head = r.layout::<RawVelocityHead>("POSITION_VELOCITY")?;
         let reserved = read_reserved(dialect, &mut r)?;
@@ -361,6 +444,7 @@ impl PositionVelocity {
             reserved,
             reduced_llapbh,
             padding: Blob::new(r.rest()),
+            unwritten,
         })
     }
 

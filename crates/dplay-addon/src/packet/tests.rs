@@ -178,6 +178,7 @@ fn unencodable_in_dialect() {
         reserved: 1,
         reduced_llapbh: seattle(),
         padding: Blob::default(),
+        unwritten: 0,
     };
     assert!(Packet::PositionLlapbh(p.clone()).to_vec(FS98).is_err());
     p.reserved = 0;
@@ -214,6 +215,7 @@ fn sample(dialect: Dialect, id: u32) -> Packet {
         aircraft_name: ZString::new(b"Cessna Skyhawk 172SP").unwrap(),
     };
     let reserved = 0;
+    let unwritten = crate::tracking::unwritten_tail(dialect);
     match (dialect, id) {
         (FS98, 0x1003) => Packet::ChangeToPlayer { player_id: 0x0012_3456 },
         (FS98, 0x1004) => Packet::ChangeToObserver { player_id: 0x0012_3456 },
@@ -224,6 +226,7 @@ fn sample(dialect: Dialect, id: u32) -> Packet {
             reserved,
             reduced_llapbh: seattle(),
             padding: Blob::default(),
+            unwritten,
         }),
         (FS98, 0x1019) | (FS2004, 0x100D) => Packet::PositionVelocity(PositionVelocity {
             packet_index: 43,
@@ -235,6 +238,7 @@ fn sample(dialect: Dialect, id: u32) -> Packet {
             reserved,
             reduced_llapbh: seattle(),
             padding: Blob::default(),
+            unwritten,
         }),
         (FS98, 0x1020) | (FS2004, 0x1017) => {
             Packet::ChatText(ChatText { chat_data: ZString::new(b"Hello, tower").unwrap() })
@@ -287,6 +291,7 @@ fn blob(max: usize) -> impl Strategy<Value = Blob> {
 
 fn packet(dialect: Dialect) -> impl Strategy<Value = Packet> {
     let reserved = if dialect == FS2004 { any::<u32>().boxed() } else { Just(0).boxed() };
+    let unwritten = if dialect == FS2004 { (0..=UNWRITTEN_TAIL).boxed() } else { Just(0).boxed() };
     let typed: &[u32] = match dialect {
         Dialect::Fs98 => &[0x1003, 0x1004, 0x100E, 0x1018, 0x1019, 0x1020],
         Dialect::Fs2004 => &[0x1003, 0x100C, 0x100D, 0x1017],
@@ -298,39 +303,43 @@ fn packet(dialect: Dialect) -> impl Strategy<Value = Packet> {
         (any::<u32>(), zstring()).prop_map(|(e, aircraft_name)| Packet::ChangePlayerPlane(
             ChangePlayerPlane { engine_type: EngineType(e), aircraft_name }
         )),
-        (any::<u32>(), any::<u32>(), reserved.clone(), reduced(), blob(3)).prop_map(
-            |(application_time, packet_index, reserved, reduced_llapbh, padding)| {
+        (any::<u32>(), any::<u32>(), reserved.clone(), reduced(), blob(3), unwritten.clone()).prop_map(
+            |(application_time, packet_index, reserved, reduced_llapbh, padding, unwritten)| {
                 Packet::PositionLlapbh(PositionLlapbh {
                     application_time,
                     packet_index,
                     reserved,
                     reduced_llapbh,
                     padding,
+                    unwritten,
                 })
             }
         ),
-        (any::<[u32; 2]>(), any::<[i32; 3]>(), any::<u32>(), reserved, reduced(), blob(3)).prop_map(
-            |(
-                [packet_index, application_time],
-                [la, lo, al],
-                ground_velocity,
-                reserved,
-                reduced_llapbh,
-                padding,
-            )| {
-                Packet::PositionVelocity(PositionVelocity {
-                    packet_index,
-                    application_time,
-                    lat_velocity: Velocity16(la),
-                    lon_velocity: Velocity16(lo),
-                    alt_velocity: Velocity16(al),
+        (any::<[u32; 2]>(), any::<[i32; 3]>(), any::<u32>(), reserved, reduced(), blob(3), unwritten)
+            .prop_map(
+                |(
+                    [packet_index, application_time],
+                    [la, lo, al],
                     ground_velocity,
                     reserved,
                     reduced_llapbh,
                     padding,
-                })
-            }
-        ),
+                    unwritten,
+                )| {
+                    Packet::PositionVelocity(PositionVelocity {
+                        packet_index,
+                        application_time,
+                        lat_velocity: Velocity16(la),
+                        lon_velocity: Velocity16(lo),
+                        alt_velocity: Velocity16(al),
+                        ground_velocity,
+                        reserved,
+                        reduced_llapbh,
+                        padding,
+                        unwritten,
+                    })
+                }
+            ),
         zstring().prop_map(|chat_data| Packet::ChatText(ChatText { chat_data })),
         (0x1000u32..0x1030, blob(64))
             .prop_filter("typed ids parse as their type", move |(id, _)| !typed.contains(id))
@@ -376,14 +385,98 @@ proptest! {
     }
 }
 
-/// FS-MULTIPLAYER.md 3.3 / 6 item 2: swift announces 36 bytes of SLEWMODE but writes 34; with
-/// `data_size` checked against the datagram that is an error (docs/decisions.md).
+/// Issue #16 / FS-MULTIPLAYER.md 3.3: swift writes POSITION_SLEWMODE as `data_size` 36 over
+/// 34 bytes (its struct's `unknown[2]` never written), and FS9 accepts it. The vector is the
+/// issue's swift-shaped hex: 47.5°, −122.3° (swift's sign-magnitude longitude), 100.5 m, pbh
+/// 0xFC41CC00 (docs/decisions.md "FS2004 position data_size").
 #[test]
-fn fs_multiplayer_3_3_swift_short_slewmode_is_rejected() {
-    let b =
-        bytes(&format!("0C 10 00 00 24 00 00 00  00 00 00 00  05 00 00 00  00 00 00 00  {SEATTLE_BYTES}"));
-    assert!(matches!(
-        Packet::parse(FS2004, &b),
-        Err(WireError::Truncated { field: "data", needed: 36, got: 34, .. })
-    ));
+fn issue_16_swift_slewmode_36_over_34() {
+    let b = bytes(
+        "0c100000 24000000 00000000 07000000 00000000 00cc41fc ed8b5000 e6f607a9 64000000 8e63 3c2b 0080",
+    );
+    assert_eq!(b.len(), 8 + 34);
+    let p = llapbh(assert_reemits(FS2004, &b));
+    assert_eq!((p.packet_index, p.unwritten), (7, 2));
+    assert!(p.padding.is_empty());
+    // swift splits the negative longitude as sign and magnitude (−1459095834, 11068); read as
+    // two's complement it is 0.34 units (2 mm) off the truth: within swift's own error
+    // (FS-MULTIPLAYER.md 3.4 test vectors; docs/decisions.md "Fixed-point sign").
+    let lon = p.reduced_llapbh.longitude_deg();
+    assert!((lon + 122.3).abs() * 111_320.0 < 1.0, "{lon}");
+    assert!((p.reduced_llapbh.latitude_deg() - 47.5).abs() < 1e-6);
+    assert_eq!(p.reduced_llapbh.altitude_m(), 100.5);
+}
+
+/// FS-MULTIPLAYER.md 3.3: POSITION_VELOCITY announced as 52 over 50 bytes (swift's
+/// `aircraftSituationToFS9` form), and the full 52-byte form, both accepted.
+#[test]
+fn fs_multiplayer_3_3_velocity_52_over_50_and_full() {
+    let fields = format!(
+        "06 00 00 00  00 00 00 00  00 80 01 00  00 00 00 00  00 00 00 00  00 00 64 00  00 00 00 00  {SEATTLE_BYTES}"
+    );
+    let p = velocity(assert_reemits(FS2004, &bytes(&format!("0D 10 00 00 34 00 00 00 {fields}"))));
+    assert_eq!((p.packet_index, p.unwritten), (6, 2));
+    let p = velocity(assert_reemits(FS2004, &bytes(&format!("0D 10 00 00 34 00 00 00 {fields} 00 00"))));
+    assert_eq!((p.unwritten, p.padding.len()), (0, 2));
+    // FS2004 ground_velocity is m/s × 65536 (docs/decisions.md "Ground velocity units").
+    assert_eq!(p.ground_m_per_s(FS2004), 100.0);
+}
+
+/// The shortfall is accepted only where swift's form needs it: the whole layout present, at
+/// most the 2 tail bytes missing, FS2004 positions only.
+#[test]
+fn short_data_size_accepted_only_for_fs2004_positions() {
+    let slew = |size: &str, extra: &str| {
+        bytes(&format!(
+            "0C 10 00 00 {size} 00 00 00  00 00 00 00  05 00 00 00  00 00 00 00  {SEATTLE_BYTES} {extra}"
+        ))
+    };
+    // 3 bytes announced and not there: more than the tail padding.
+    assert!(matches!(Packet::parse(FS2004, &slew("25", "")), Err(WireError::Truncated { .. })));
+    // The layout itself cut short.
+    let mut cut = slew("24", "");
+    cut.pop();
+    assert!(matches!(Packet::parse(FS2004, &cut), Err(WireError::Truncated { .. })));
+    // FS98 checks data_size exactly (0x1018 LLAPBH announcing 32 over 30 bytes).
+    let b = bytes(&format!("18 10 00 00 20 00 00 00  11 00 00 00  07 00 00 00  {SEATTLE_BYTES}"));
+    assert!(matches!(Packet::parse(FS98, &b), Err(WireError::Truncated { .. })));
+    // And FS98 cannot send the short form.
+    let mut p = llapbh(Packet::parse(FS2004, &slew("24", "")).unwrap());
+    p.reserved = 0;
+    assert!(Packet::PositionLlapbh(p).to_vec(FS98).is_err());
+}
+
+/// What we send in FS2004 is swift's proven form: 36 announced over 34 bytes, 52 over 50
+/// (docs/decisions.md "FS2004 position data_size").
+#[test]
+fn fs2004_sends_swift_form() {
+    use crate::tracking::{Position, Velocity};
+    let v = Velocity::default().to_packet(FS2004, 1, &Position::default());
+    let b = Packet::PositionVelocity(v).to_vec(FS2004).unwrap();
+    assert_eq!((b.len(), &b[4..8]), (8 + 50, &[52, 0, 0, 0][..]));
+    let v = Velocity::default().to_packet(FS98, 1, &Position::default());
+    let b = Packet::PositionVelocity(v).to_vec(FS98).unwrap();
+    assert_eq!((b.len(), &b[4..8]), (8 + 46, &[46, 0, 0, 0][..]));
+}
+
+/// Issue #16 / FS-MULTIPLAYER.md 3.3 chat: no source fixes the code page; we read and write
+/// Windows-1252 and never lose a received byte (docs/decisions.md "Add-on text code page").
+#[test]
+fn chat_text_is_windows_1252_and_lossless() {
+    let z = ZString::from_text("Grüße € “ok” 日本");
+    assert_eq!(z.as_bytes(), b"Gr\xFC\xDFe \x80 \x93ok\x94 ??");
+    assert_eq!(z.to_text(), "Grüße € “ok” ??");
+    // Every byte but NUL survives a read as text and a write back.
+    let all: Vec<u8> = (1..=255).collect();
+    let z = ZString::new(&all).unwrap();
+    assert_eq!(ZString::from_text(&z.to_text()).as_bytes(), &all[..]);
+}
+
+/// FS-MULTIPLAYER.md 2: the application GUIDs and their wire bytes (MS-DTYP mixed-endian);
+/// FS2004 on UDP 23456 (MS KB 823630).
+#[test]
+fn fs_multiplayer_2_application_guids() {
+    assert_eq!(crate::GUID_FS2004.to_bytes_le(), *bytes("A5 CA 08 08 2C E6 91 46 89 57 5D 45 24 B9 22 DA"));
+    assert_eq!(crate::GUID_FS6.to_bytes_le(), *bytes("27 0A 08 CC 4E 6D D0 11 8E 21 00 A0 C9 05 42 EF"));
+    assert_eq!(crate::FS2004_PORT, 23456);
 }

@@ -23,6 +23,20 @@ fn fs_multiplayer_3_4_vector_sydney() {
     fixed(altitude_from_m(6.0), 6, 0);
 }
 
+/// Issue 16 / FS-MULTIPLAYER.md 3.4 (swift-style column): swift's sign-magnitude split of a
+/// negative coordinate, read as two's complement, is off by less than one integer unit: 0.35 m
+/// of latitude at Sydney (−3772450, 11428), 2 mm of longitude at Seattle (−1459095834, 11068).
+/// We accept it as it is (docs/decisions.md "Fixed-point sign").
+#[test]
+fn swift_sign_magnitude_is_within_a_metre() {
+    let lat = latitude_deg(Fixed48 { i: -3_772_450, f: 11428 });
+    let off_m = (lat + 33.946_111).abs() * LAT_UNITS_PER_DEG;
+    assert!(off_m < 1.0, "{off_m} m");
+    let lon = longitude_deg(Fixed48 { i: -1_459_095_834, f: 11068 });
+    let off_m = (lon + 122.3).abs() * METRES_PER_DEG * 47.5_f64.to_radians().cos();
+    assert!(off_m < 0.01, "{off_m} m");
+}
+
 /// FS-MULTIPLAYER.md 3.4: −3.25 m is (−4, 49152) and decodes back to −3.25 (swift's
 /// sign-magnitude (−3, 49152) would decode to −2.25).
 #[test]

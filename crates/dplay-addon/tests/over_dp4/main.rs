@@ -9,6 +9,7 @@
 mod common;
 mod groups;
 mod lifecycle;
+mod migration;
 mod net;
 mod scenarios;
 mod support;

@@ -8,7 +8,7 @@ use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{
     AddonOverDp4, Client, ClientConfig, Event, HostConfig, OverDp4Event, PlayerId, Role, Tracker,
 };
-use dplay_session::dp4::{Dp4Event, Dp4Session};
+use dplay_session::dp4::{Dp4Event, Dp4Session, HostConfig as SessionHostConfig};
 
 use crate::common::{self, Accepted};
 pub(crate) use crate::common::{Kind, track};
@@ -103,7 +103,7 @@ impl Net {
                 let session = Dp4Session::new(dp4_config(i, seed)).expect("a valid MTU");
                 let (bridge, flying) = match kind {
                     Kind::Host(own_role, policy) => {
-                        let config = HostConfig { own_role: *own_role, policy: *policy };
+                        let config = HostConfig::new(dplay_addon::Dialect::Fs98, *own_role, *policy);
                         (AddonOverDp4::host(session, config, &name(i)), false)
                     }
                     Kind::Client(role) => {
@@ -134,16 +134,26 @@ impl Net {
 
     /// Node 0 hosts FS98's session; node `i` joins it `i` seconds later.
     pub(crate) fn start(&mut self) {
-        self.with(0, |n, now| n.bridge.host_session(now, fs98_host_config("FS98 test"))).expect("host");
-        for i in 1..self.nodes.len() {
+        self.start_with(fs98_host_config("FS98 test"), self.nodes.len() - 1);
+    }
+
+    /// Node 0 hosts `session`; nodes 1 to `joiners` join it a second apart.
+    pub(crate) fn start_with(&mut self, session: SessionHostConfig, joiners: usize) {
+        self.with(0, |n, now| n.bridge.host_session(now, session)).expect("host");
+        for i in 1..=joiners {
             self.run_for(Duration::from_secs(1));
-            let t = self.now.duration_since(self.origin);
-            self.with(i, |n, now| {
-                n.fly(t, now);
-                n.bridge.join(now, listener(0), None)
-            })
-            .expect("join");
+            self.join(i, 0);
         }
+    }
+
+    /// Node `i` joins the session whose host is node `host`.
+    pub(crate) fn join(&mut self, i: usize, host: usize) {
+        let t = self.now.duration_since(self.origin);
+        self.with(i, |n, now| {
+            n.fly(t, now);
+            n.bridge.join(now, listener(host), None)
+        })
+        .expect("join");
     }
 
     /// Puts node `i`'s transmits on the wires and takes its events.

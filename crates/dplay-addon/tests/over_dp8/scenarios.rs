@@ -74,7 +74,7 @@ fn replayed_position_is_rejected(net: &mut Net, seed: u64) {
     let receivers = [HOST, PLAYER_B, OBSERVER];
     let stale = |net: &Net| receivers.map(|i| net.node(i).bridge.addon_stats().stale_positions);
     let before = stale(net);
-    let old = Packet::PositionVelocity(Velocity::default().to_packet(5, &Position::default()));
+    let old = Packet::PositionVelocity(Velocity::default().to_packet(Dialect::Fs98, 5, &Position::default()));
     let bytes = old.to_vec(Dialect::Fs98).expect("a FS98 packet");
     net.with(PLAYER_A, |n, now| {
         n.bridge.session_mut().send_all(now, &bytes, SendFlags::RELIABLE_SEQUENTIAL).expect("joined");

@@ -130,7 +130,10 @@ impl Net {
                 let session = Session::new(cfg, sim.now());
                 let (bridge, flying) = match kind {
                     Kind::Host(own_role, policy) => (
-                        AddonOverDp8::host(session, HostConfig { own_role: *own_role, policy: *policy }),
+                        AddonOverDp8::host(
+                            session,
+                            HostConfig::new(dplay_addon::Dialect::Fs98, *own_role, *policy),
+                        ),
                         false,
                     ),
                     Kind::Client(role) => {

@@ -436,6 +436,7 @@ fn row_player_crash_sent_only_to_a_collidable_player() {
         reserved: 0,
         reduced_llapbh: here().to_reduced(),
         padding: Default::default(),
+        unwritten: 0,
     };
     c.handle_message(now, HOST, &wire(FS98, &Packet::PositionLlapbh(p)));
     assert_eq!(c.report_crash(at(now, 9.0), HOST), Err(CommandError::CannotCollide));
@@ -524,6 +525,7 @@ fn row_position_llapbh_received_updates_tracking() {
                 reserved: 0,
                 reduced_llapbh: here().to_reduced(),
                 padding: Default::default(),
+                unwritten: 0,
             }),
         )
     };
@@ -546,7 +548,7 @@ fn row_position_velocity_sent_and_received() {
     c.handle_timeout(now);
     let sent = out(&mut c);
     let [(Target::All, false, Packet::PositionVelocity(p))] = sent.as_slice() else { panic!("{sent:?}") };
-    assert_eq!(Velocity::from_packet(p).north_ft_s, 150.0);
+    assert_eq!(Velocity::from_packet(Dialect::Fs98, p).north_ft_s, 150.0);
     // Another client tracks it and extrapolates.
     let mut o = joined(Role::Observer, now);
     o.handle_message(now, ME, &wire(FS98, &Packet::PositionVelocity(p.clone())));
@@ -559,12 +561,12 @@ fn row_position_velocity_sent_and_received() {
 fn row_chat_text_sent_with_nul_and_received() {
     let now = t0();
     let mut c = joined(Role::Player, now);
-    c.send_chat(now, ZString::from_ascii_lossy("hello é")).unwrap();
+    c.send_chat(now, ZString::from_text("hello é")).unwrap();
     let sent = c.poll_outgoing().unwrap();
     assert_eq!((sent.to, sent.guaranteed), (Target::All, true));
-    assert_eq!(sent.bytes.get(8..), Some(&b"hello ?\0"[..]));
+    assert_eq!(sent.bytes.get(8..), Some(&b"hello \xE9\0"[..]));
     c.handle_message(now, OTHER, &sent.bytes);
-    assert_eq!(events(&mut c), vec![Event::Chat { from: OTHER, text: ZString::new(b"hello ?").unwrap() }]);
+    assert_eq!(events(&mut c), vec![Event::Chat { from: OTHER, text: ZString::new(b"hello \xE9").unwrap() }]);
 }
 
 #[test]
@@ -614,7 +616,7 @@ fn fs2004_dialect_joins_at_once() {
     );
     assert_eq!(c.request_observer(now), Err(CommandError::NotInDialect));
     // 0x100D is POSITION_VELOCITY in FS2004.
-    let v = Velocity::default().to_packet(1, &here());
+    let v = Velocity::default().to_packet(Dialect::Fs98, 1, &here());
     c.handle_message(now, OTHER, &wire(Dialect::Fs2004, &Packet::PositionVelocity(v)));
     assert_eq!(events(&mut c), vec![Event::PositionUpdated { id: OTHER }]);
     // FS98-only signals are unknown there and ignored.

@@ -16,7 +16,7 @@ const A: PlayerId = PlayerId(0x100);
 const B: PlayerId = PlayerId(0x200);
 
 fn host(policy: HostPolicy) -> Host {
-    Host::new(HostConfig { own_role: Role::Player, policy }, US)
+    Host::new(HostConfig::new(Dialect::Fs98, Role::Player, policy), US)
 }
 
 fn out(h: &mut Host) -> Vec<(Target, bool, Packet)> {
@@ -200,6 +200,7 @@ fn host_tracks_positions_and_chat() {
         reserved: 0,
         reduced_llapbh: Position::default().to_reduced(),
         padding: Default::default(),
+        unwritten: 0,
     };
     h.handle_message(now, A, &wire(FS98, &Packet::PositionLlapbh(p.clone())));
     h.handle_message(now, A, &wire(FS98, &Packet::PositionLlapbh(p)));
@@ -307,4 +308,64 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// Issue 16 / FS-MULTIPLAYER.md 3.1, 3.6: an FS2004 host asks nothing of a joiner; the
+/// joiner's PLAYER_INFO_STRUCT (swift's flags 6) makes it an accepted player with its title.
+/// Removing it is the DirectPlay 8 host's job (no LEAVE_SESSION in FS2004), and ending the
+/// session sends no HOST_QUIT.
+#[test]
+fn fs2004_host_takes_joiners_from_their_player_info() {
+    use dplay_addon::packet::{PlayerInfo, PlayerInfoFlags};
+    let now = t0();
+    let mut h = Host::new(HostConfig::new(Dialect::Fs2004, Role::Observer, HostPolicy::default()), US);
+    h.player_joined(now, A);
+    assert!(sent(&mut h, Dialect::Fs2004).is_empty(), "no QUERY_PLAYER_TYPE in FS2004");
+    let swift =
+        PlayerInfo { flags: PlayerInfoFlags::from_bits_retain(6), aircraft: ZString::from_text("B738") };
+    h.player_info(now, A, swift);
+    let observer = PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::default() };
+    h.player_joined(now, B);
+    h.player_info(now, B, observer);
+    assert_eq!(
+        events(&mut h),
+        vec![Event::Accepted { id: A, role: Role::Player }, Event::Accepted { id: B, role: Role::Observer }]
+    );
+    assert_eq!(
+        h.tracker().get(A).and_then(|r| r.info.as_ref()).map(|i| i.aircraft.to_text()),
+        Some("B738".into())
+    );
+    // FS98's handshake packets mean other things in FS2004 (0x1001 unknown): ignored.
+    h.handle_message(now, A, &wire(Dialect::Fs2004, &Packet::signal(PacketId::ADD_PLAYER_REQUEST)));
+    assert!(sent(&mut h, Dialect::Fs2004).is_empty());
+    h.remove_player(now, A);
+    assert_eq!(events(&mut h), vec![Event::Remove { id: A }]);
+    assert!(sent(&mut h, Dialect::Fs2004).is_empty());
+    h.end_session(now);
+    assert!(sent(&mut h, Dialect::Fs2004).is_empty(), "no HOST_QUIT in FS2004");
+    assert_eq!(events(&mut h), vec![Event::Disconnect(DisconnectReason::SessionEnded)]);
+}
+
+/// Issue 16: a client whose session's host role migrated to it answers joins as the host did
+/// (seed 004 rows ADD_OBSERVER_REQUEST, CHANGE_TO_OBSERVER), keeping its own role.
+#[test]
+fn a_client_that_became_host_answers_joins() {
+    let now = t0();
+    let config = ClientConfig::new(Role::Player);
+    let mut c = Client::new(config);
+    c.player_joined(now, A);
+    c.start(now, US).unwrap();
+    c.handle_message(now, A, &signal(PacketId::ADD_OBSERVER_REQUEST));
+    sent(&mut c, FS98);
+    assert!(!c.is_host());
+    c.become_host(HostPolicy::default());
+    c.player_joined(now, B);
+    sent(&mut c, FS98);
+    events(&mut c);
+    c.handle_message(now, B, &signal(PacketId::ADD_OBSERVER_REQUEST));
+    assert_eq!(sent(&mut c, FS98), vec![send(Target::All, Packet::ChangeToObserver { player_id: B.0 })]);
+    assert_eq!(events(&mut c), vec![Event::Accepted { id: B, role: Role::Observer }]);
+    assert_eq!(c.state(), ClientState::Joining { role: Role::Player });
+    c.become_host(HostPolicy::default());
+    assert!(events(&mut c).is_empty(), "once");
 }

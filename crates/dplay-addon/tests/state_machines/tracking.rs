@@ -21,11 +21,12 @@ fn llapbh(packet_index: u32) -> PositionLlapbh {
         reserved: 0,
         reduced_llapbh: pos().to_reduced(),
         padding: Blob::default(),
+        unwritten: 0,
     }
 }
 
 fn velocity(packet_index: u32, v: Velocity) -> PositionVelocity {
-    v.to_packet(packet_index, &pos())
+    v.to_packet(dplay_addon::Dialect::Fs98, packet_index, &pos())
 }
 
 /// Seed 004 row POSITION_LLAPBH: valid only with a higher packet_index than the last one.
@@ -109,4 +110,30 @@ fn seed_004_change_player_plane_tracked() {
     assert!(t.player_left(A));
     assert!(!t.player_left(A));
     assert!(t.get(A).is_none());
+}
+
+/// Issue 16: FS2004 has no handshake, so a peer of unknown type that sends positions is a
+/// player; in FS98 only the handshake settles a type.
+#[test]
+fn fs2004_positions_make_a_player() {
+    let now = t0();
+    let mut t = Tracker::new(dplay_addon::Dialect::Fs2004);
+    t.position_llapbh(now, A, &llapbh(1));
+    assert_eq!(t.get(A).and_then(|r| r.role), Some(Role::Player));
+    let mut t = Tracker::default();
+    t.position_llapbh(now, A, &llapbh(1));
+    assert_eq!(t.get(A).and_then(|r| r.role), None);
+}
+
+/// Issue 16 / FS-MULTIPLAYER.md 3.4 "Velocities": FS2004's ground_velocity is m/s × 65536
+/// (swift's reader, FSUIPC 02B4), FS98's ft/s × 65536 (seed 004 row POSITION_VELOCITY).
+#[test]
+fn ground_velocity_unit_per_dialect() {
+    use dplay_addon::Dialect;
+    let v = Velocity { ground_ft_s: 100.0 / METRES_PER_FOOT, ..Velocity::default() };
+    let fs2004 = v.to_packet(Dialect::Fs2004, 1, &pos());
+    assert_eq!(fs2004.ground_velocity, 100 << 16);
+    let fs98 = v.to_packet(Dialect::Fs98, 1, &pos());
+    assert_eq!(fs98.ground_velocity, 21_501_312); // 328.084 ft/s × 65536
+    assert!((Velocity::from_packet(Dialect::Fs2004, &fs2004).ground_ft_s - v.ground_ft_s).abs() < 1e-3);
 }

@@ -7,7 +7,7 @@ use super::*;
 fn plane() -> Vec<u8> {
     Packet::ChangePlayerPlane(ChangePlayerPlane {
         engine_type: EngineType::ENGINE_TYPE_JET,
-        aircraft_name: ZString::from_ascii_lossy("Boeing 737-400"),
+        aircraft_name: ZString::from_text("Boeing 737-400"),
     })
     .to_vec(Dialect::Fs98)
     .expect("emit")
@@ -46,8 +46,7 @@ fn header_only_packets_and_the_host_log() {
 #[test]
 fn fs2004_player_info() {
     use dplay_addon::packet::{PlayerInfo, PlayerInfoFlags};
-    let info =
-        PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::from_ascii_lossy("Cessna 172") };
+    let info = PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::from_text("Cessna 172") };
     let bytes = info.to_bytes();
     let found = find_player_info(&bytes, Dialect::Fs2004).expect("player info");
     assert_eq!(found.to_string(), "PLAYER_INFO_STRUCT \"Cessna 172\" observer");

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use dplay_addon::over_dp4::{GUID_FS6, fs98_host_config};
+use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, Role};
 use dplay_runtime::{
     AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
@@ -15,9 +15,10 @@ use dplay_runtime::{
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, HostConfig as SessionHostConfig};
 use dplay_wire::dp4::session::SessionFlags;
+use uuid::Uuid;
 
-use super::role_name;
-use super::{Commands, FsHostArgs, FsJoinArgs, Join, drive, emit_addon, emit_position, stopped};
+use super::traffic::{self, LiveTable};
+use super::{Commands, FsHostArgs, FsJoinArgs, Join, drive, emit_addon, emit_position, role_name, stopped};
 use crate::address;
 use crate::dp4_print::{Dp4Output, id, join_error};
 use crate::events::{JsonEvent, Proto};
@@ -63,12 +64,21 @@ fn joined(e: &AddonDp4Event) -> bool {
 }
 
 fn commands() -> Commands<AddonDp4Command> {
-    Commands { fly: |p, v| AddonDp4Command::SetPosition(p, Some(v)), leave: || AddonDp4Command::Leave }
+    Commands {
+        fly: |p, v| AddonDp4Command::SetPosition(p, Some(v)),
+        traffic: || AddonDp4Command::Traffic,
+        leave: || AddonDp4Command::Leave,
+    }
 }
 
-/// Prints one event; true when the run is over: the session ended, or hosting or joining
-/// failed (`failed` then says why).
-fn print(out: &mut Dp4Output, failed: &mut Option<String>, event: &AddonDp4Event) -> bool {
+/// Prints one event (with `view`, positions go to the traffic table instead); true when the run
+/// is over: the session ended, or hosting or joining failed (`failed` then says why).
+fn print(
+    out: &mut Dp4Output,
+    view: Option<&mut LiveTable>,
+    failed: &mut Option<String>,
+    event: &AddonDp4Event,
+) -> bool {
     match event {
         AddonDp4Event::Dp4(e) => {
             match e {
@@ -82,6 +92,12 @@ fn print(out: &mut Dp4Output, failed: &mut Option<String>, event: &AddonDp4Event
             }
             return out.event(e) || failed.is_some();
         }
+        AddonDp4Event::Traffic(snapshot) => {
+            if let Some(view) = view {
+                view.draw(snapshot);
+            }
+        }
+        AddonDp4Event::Position { .. } if view.is_some() => {}
         AddonDp4Event::Position { id: who, name, position, .. } => {
             let name = name.clone().unwrap_or_else(|| out.name(who.0));
             emit_position(&out.out, &id(who.0), &name, position);
@@ -91,13 +107,14 @@ fn print(out: &mut Dp4Output, failed: &mut Option<String>, event: &AddonDp4Event
     false
 }
 
-/// Runs `dplay fs host --dp4`.
-pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
+/// Runs `dplay fs host --sim fs98` (or `--sim other --dp4`): a DirectPlay 4 session under
+/// `guid`.
+pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
-    let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind.ip())?) };
+    let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind_ip())?) };
     let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
-    let role = AddonDp4Role::Host(HostConfig { own_role: Role::Observer, policy });
+    let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
     let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
@@ -122,10 +139,7 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
         flags: Vec::new(),
     };
     out.out.event(&hosting, text);
-    let mut session = SessionHostConfig {
-        application_guid: a.session_args.app_guid.unwrap_or(GUID_FS6),
-        ..fs98_host_config(&a.session)
-    };
+    let mut session = SessionHostConfig { application_guid: guid, ..fs98_host_config(&a.session) };
     session.password.clone_from(&a.session_args.password);
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
@@ -135,25 +149,28 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
     }
     runtime.command(AddonDp4Command::Host(session))?;
     let mut failed = None;
-    let (stop, _) =
-        drive(runtime, start, &a.net, None, None, commands(), |e| print(&mut out, &mut failed, e))?;
+    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let (stop, _) = drive(runtime, start, &a.net, None, None, commands(), |e| {
+        print(&mut out, view.as_mut(), &mut failed, e)
+    })?;
+    drop(view);
     if let Some(why) = failed {
         bail!("cannot host: {why}");
     }
     stopped(&out.out, stop)
 }
 
-/// Runs `dplay fs join --dp4`: to the host's TCP listener when ADDR has a port, else through
-/// enumeration of FS98 sessions at ADDR's enumeration port.
-pub(super) fn join(a: &FsJoinArgs) -> anyhow::Result<bool> {
+/// Runs `dplay fs join --sim fs98` as the client `config`: to the host's TCP listener when ADDR
+/// has a port, else through enumeration of FS98 sessions at ADDR's enumeration port.
+pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
-    let role = if a.player { Role::Player } else { Role::Observer };
+    let role = config.role;
     let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
     let port = (bind.port() != 0).then_some(bind.port());
     let binding =
         Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
-    let role_config = AddonDp4Role::Client(ClientConfig::new(role));
+    let role_config = AddonDp4Role::Client(config);
     let keepalive = a.session_args.keepalive;
     let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
@@ -180,6 +197,7 @@ pub(super) fn join(a: &FsJoinArgs) -> anyhow::Result<bool> {
     let mut failed = None;
     let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: joined };
     let mut session = false;
+    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
     let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), commands(), |e| {
         session |= matches!(
             e,
@@ -194,8 +212,9 @@ pub(super) fn join(a: &FsJoinArgs) -> anyhow::Result<bool> {
                 role_name(*role)
             ));
         }
-        print(&mut out, &mut failed, e) || failed.is_some()
+        print(&mut out, view.as_mut(), &mut failed, e) || failed.is_some()
     })?;
+    drop(view);
     if let Some(why) = failed {
         bail!("could not join {target}: {why}");
     }
