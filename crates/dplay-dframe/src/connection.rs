@@ -104,7 +104,7 @@ impl Connection {
             peer_version: cfg.protocol_version,
             phase: Phase::Handshake,
             msg_id: 0,
-            handshake: Handshake::new(cfg),
+            handshake: Handshake::new(cfg, now),
             sender: Sender::new(cfg),
             receiver: Receiver::new(cfg.max_message_size),
             timers: TimerTable::default(),

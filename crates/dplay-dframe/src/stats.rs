@@ -28,10 +28,47 @@ pub enum DropReason {
     Orphaned,
     /// Not a DirectPlay 8 transport frame and not lead byte 0 (MC-DPL8R 3.1.5).
     NotDirectPlay,
+    /// A CONNECT retry from an unconfirmed source that already had its
+    /// [`crate::Config::handshake_replies`] answers.
+    HandshakeBudget,
 }
 
 impl DropReason {
-    const COUNT: usize = 11;
+    /// Every reason, in declaration order.
+    pub const ALL: [Self; Self::COUNT] = [
+        Self::Malformed,
+        Self::UnknownAddress,
+        Self::BadSessionId,
+        Self::BadVersion,
+        Self::HandshakeRule,
+        Self::OutOfWindow,
+        Self::Duplicate,
+        Self::NotListening,
+        Self::Signed,
+        Self::Orphaned,
+        Self::NotDirectPlay,
+        Self::HandshakeBudget,
+    ];
+
+    /// A short name for logs and stats output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::UnknownAddress => "unknown_address",
+            Self::BadSessionId => "bad_session_id",
+            Self::BadVersion => "bad_version",
+            Self::HandshakeRule => "handshake_rule",
+            Self::OutOfWindow => "out_of_window",
+            Self::Duplicate => "duplicate",
+            Self::NotListening => "not_listening",
+            Self::Signed => "signed",
+            Self::Orphaned => "orphaned",
+            Self::NotDirectPlay => "not_directplay",
+            Self::HandshakeBudget => "handshake_budget",
+        }
+    }
+
+    const COUNT: usize = 12;
 
     fn index(self) -> usize {
         self as usize
