@@ -35,6 +35,8 @@ pub(crate) struct HostArgs {
     #[arg(long, conflicts_with = "dp4")]
     client_server: bool,
     #[command(flatten)]
+    pub(crate) limits: crate::limits::LimitArgs,
+    #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
     #[command(flatten)]
     pub(crate) session_args: SessionArgs,
@@ -56,6 +58,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };
+        args.limits.apply(&mut c);
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
@@ -67,7 +70,32 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         format!("hosting \"{}\" ({mode}) on {addr}", args.session),
     );
     runtime.command(Dp8Command::Host)?;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
+    let end = args.net.deadline(start);
+    let stop = loop {
+        // The drops-and-refusals line every --stats-every seconds, until the end.
+        #[allow(clippy::disallowed_methods)] // the command's own clock
+        let tick = args.limits.stats_period().map(|p| Instant::now() + p);
+        let until = match (tick, end) {
+            (Some(t), Some(e)) => Some(t.min(e)),
+            (t, e) => t.or(e),
+        };
+        let stop = live::wait(runtime.events(), &interrupt, until, |e| !out.dp8(&e));
+        if stop == Stop::Deadline && until != end {
+            runtime.command(Dp8Command::Refusals)?;
+            continue;
+        }
+        break stop;
+    };
+    // The drops-and-refusals line at exit.
+    if stop != Stop::Closed && runtime.command(Dp8Command::Refusals).is_ok() {
+        #[allow(clippy::disallowed_methods)]
+        let until = Instant::now() + std::time::Duration::from_secs(1);
+        live::wait(runtime.events(), &crossbeam_channel::never(), Some(until), |e| {
+            let last = matches!(e, dplay_runtime::Dp8Event::Refusals(_));
+            out.dp8(&e);
+            !last
+        });
+    }
     if stop != Stop::Closed {
         let _ = runtime.command(Dp8Command::Leave);
     }

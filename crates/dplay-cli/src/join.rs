@@ -87,7 +87,11 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         !joined && ended.is_none()
     });
     if !joined {
-        drop(runtime);
+        // A goodbye, so that the host frees our place at once rather than after a timeout.
+        if ended.is_none() {
+            let _ = runtime.command(Dp8Command::Leave);
+            live::finish(runtime);
+        }
         return Err(join_error(args.host, ended, stop, args.timeout));
     }
     if let Some(text) = &args.send {

@@ -14,6 +14,7 @@ mod enumerate;
 mod fs;
 mod host;
 mod join;
+mod limits;
 mod live;
 mod net;
 mod pcap_tap;

@@ -258,7 +258,9 @@ impl Connection {
 
     /// Handles a DFRAME from the peer (MC-DPL8R 3.1.5.2).
     pub(crate) fn handle_dframe(&mut self, now: Instant, cfg: &Config, bytes: &[u8], out: &mut Out<'_>) {
-        if !matches!(self.phase, Phase::Established | Phase::Lingering) {
+        if !matches!(self.phase, Phase::Established | Phase::Lingering | Phase::Handshake)
+            || (self.phase == Phase::Handshake && self.outbound)
+        {
             self.stats.drops.add(DropReason::UnknownAddress);
             return;
         }
@@ -270,6 +272,16 @@ impl Connection {
         if header.sess_id.is_some_and(|id| id != self.sess_id) {
             self.stats.drops.add(DropReason::BadSessionId);
             return;
+        }
+        if self.phase == Phase::Handshake {
+            // Our CONNECTED reached the connector but its confirmation was lost: its opening
+            // KeepAlive, with our dwSessID, completes the handshake (decision in
+            // docs/decisions.md; MC-DPL8R 3.1.5.1.3 uses the KeepAlive this way when signing).
+            if !header.is_keepalive() || header.sess_id != Some(self.sess_id) {
+                self.stats.drops.add(DropReason::UnknownAddress);
+                return;
+            }
+            self.establish(now, cfg, out);
         }
         let coalesced = header.control.contains(DframeControl::COALESCE);
         let frame = if header.is_keepalive() {

@@ -209,7 +209,7 @@ impl Connection {
 
     /// Both CONNECTEDs exchanged: report it, start the keepalive timer, and send a KeepAlive as
     /// the first reliable DFRAME to measure RTT (MC-DPL8R 4.1; INDEX E.1 step 7).
-    fn establish(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+    pub(crate) fn establish(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
         self.phase = Phase::Established;
         self.timers.stop(Timer::ConnectRetry);
         self.last_rx = now;

@@ -138,6 +138,11 @@ impl AddonProtocol {
             Dp8Command::Terminate => {
                 b.with_session(now, |s, now| s.terminate_session(now, &[])).map_err(|e| ("terminate", e))
             }
+            Dp8Command::Refusals => {
+                let refusals = b.with_session(now, |s, _| s.refusals());
+                self.events.push_back(AddonEvent::Session(Dp8Event::Refusals(refusals)));
+                Ok(())
+            }
         }
     }
 

@@ -53,6 +53,8 @@ pub enum Dp8Command {
     Leave,
     /// Host: end the session for everyone.
     Terminate,
+    /// Report the drops and refusals so far ([`Dp8Event::Refusals`]).
+    Refusals,
 }
 
 /// One row of the name table, as [`Dp8Event::NameTable`] reports it.
@@ -75,6 +77,9 @@ pub enum Dp8Event {
     Session(Event),
     /// The whole name table, reported right after [`Event::Joined`] and [`Event::HostMigrated`].
     NameTable(Vec<Player>),
+    /// The drops and refusals so far, and what is held for others, as asked by
+    /// [`Dp8Command::Refusals`].
+    Refusals(dplay_session::Refusals),
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -155,6 +160,10 @@ impl Protocol for Dp8Protocol {
                 Ok(())
             }
             Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
+            Dp8Command::Refusals => {
+                self.events.push_back(Dp8Event::Refusals(s.refusals()));
+                Ok(())
+            }
         };
         if let Err((command, error)) = result {
             self.fail(command, error);

@@ -100,6 +100,10 @@ pub enum CommandError {
     /// The DPNID is not a connected member we can reach.
     #[error("unknown or unreachable player")]
     UnknownPlayer,
+    /// A name or data of our own configuration is over its limit (DPNERR_INVALIDPARAM;
+    /// [`crate::Limits`]).
+    #[error("a name or data is over its limit (DPNERR_INVALIDPARAM)")]
+    InvalidParam,
     /// The transport refused the message.
     #[error("transport: {0}")]
     Transport(#[from] dplay_dframe::SendError),

@@ -188,6 +188,7 @@ impl Session {
     /// to the joiner it learnt from ADD_PLAYER, at the address its PATH_TEST came from if any.
     fn on_instruct_connect(&mut self, now: Instant, joiner: Dpnid) {
         if joiner == self.local {
+            self.start_peer_wait(now);
             self.instructed_self = true;
             self.check_joined();
             return;

@@ -24,6 +24,7 @@
 //! and call [`Session::handle_timeout`].
 #![warn(clippy::indexing_slicing)]
 
+mod admission;
 mod app_data;
 mod config;
 pub mod dp4;
@@ -44,10 +45,11 @@ mod session;
 pub mod sim_check;
 mod stats;
 
+pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
-pub use config::{Mode, SessionConfig};
+pub use config::{Limits, Mode, SessionConfig};
 pub use event::{CommandError, EndReason, Event, SendFlags};
 pub use join_host::DPNERR_SESSIONFULL;
 pub use name_table::{NameTable, OpError};
 pub use session::{Phase, Session};
-pub use stats::Stats;
+pub use stats::{Refusals, Stats};

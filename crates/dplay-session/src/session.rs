@@ -13,6 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 
+use crate::admission::Admission;
 use crate::config::{Mode, SessionConfig};
 use crate::enumeration::Seeker;
 use crate::event::{EndReason, Event};
@@ -110,6 +111,8 @@ pub struct Session {
     pub(crate) early_bytes: usize,
     pub(crate) stats: Stats,
     pub(crate) integrity_context: u32,
+    /// Deadlines, caps and limits on what we hold for joiners (docs/limits.md).
+    pub(crate) admission: Admission,
 }
 
 impl Session {
@@ -146,6 +149,7 @@ impl Session {
             early_bytes: 0,
             stats: Stats::default(),
             integrity_context: 0,
+            admission: Admission::default(),
         }
     }
 
@@ -201,6 +205,7 @@ impl Session {
         self.pump(now);
         self.enum_timeout(now);
         self.path_test_timeout(now);
+        self.admission_timeout(now);
         self.pump(now);
     }
 
@@ -226,7 +231,7 @@ impl Session {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let session =
             self.seeker.as_ref().map(|s| s.next).into_iter().chain(self.path_tests.iter().map(|p| p.next));
-        self.ep.poll_timeout().into_iter().chain(session).min()
+        self.ep.poll_timeout().into_iter().chain(session).chain(self.admission.next_deadline()).min()
     }
 
     /// Handles every transport event, which may queue more.
@@ -254,6 +259,7 @@ impl Session {
             (Phase::Connecting, true) if Some(peer) == self.host_addr => self.send_connect_info(now, peer),
             (Phase::Host, false) => {
                 self.links.insert(peer, Link { dpnid: None, state: LinkState::Joining });
+                self.admit_connection(now, peer);
             }
             (Phase::Member, true) => self.instructed_connected(now, peer),
             (Phase::Member, false) if self.cfg.mode == Mode::PeerToPeer => {
@@ -269,6 +275,7 @@ impl Session {
 
     fn on_disconnected(&mut self, now: Instant, peer: SocketAddr, reason: DisconnectReason) {
         let link = self.links.remove(&peer);
+        self.admission_done(peer);
         match self.phase {
             Phase::Connecting | Phase::AwaitingInfo if Some(peer) == self.host_addr => {
                 self.end(now, EndReason::HostLost);

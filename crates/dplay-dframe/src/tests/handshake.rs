@@ -312,3 +312,28 @@ fn half_open_caps_evict_the_oldest() {
     let later: Vec<SocketAddr> = std::iter::from_fn(|| h.ep.poll_transmit()).map(|t| t.destination).collect();
     assert!(!later.contains(&from(1, 1)) && !later.contains(&from(1, 2)), "{later:?}");
 }
+
+/// Decision "DirectPlay 8 reflection" (docs/decisions.md): the connector's confirmation was
+/// lost every time the listener's 3 CONNECTEDs drew one; the connector's opening KeepAlive,
+/// which carries our dwSessID, completes the handshake. A KeepAlive with another dwSessID or a
+/// data frame does not.
+#[test]
+fn keepalive_completes_a_handshake_whose_confirmation_was_lost() {
+    let mut h = Harness::new(Config::default());
+    h.ctx.keepalive_sess_id = true;
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.advance(Duration::from_secs(2));
+    assert_eq!(h.sent().len(), 3);
+    h.feed_d(data(REL_SEQ, 0, 0), b"x");
+    let mut ka = data(REL_SEQ | DframeCommand::POLL, 0, 0);
+    ka.control = DframeControl::KEEPALIVE_OR_CORRELATE;
+    ka.sess_id = Some(SESS ^ 1);
+    h.feed_d(ka, &[]);
+    assert!(h.events().is_empty());
+    ka.sess_id = Some(SESS);
+    h.feed_d(ka, &[]);
+    assert!(matches!(h.events()[..], [Event::Connected { outbound: false, .. }]));
+    assert_eq!(h.ep.half_open_count(), 0);
+    let sent = h.sent();
+    assert!(sent.iter().any(|s| matches!(s, Sent::D(d) if d.header.is_keepalive())), "{sent:?}");
+}

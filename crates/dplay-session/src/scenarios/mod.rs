@@ -17,6 +17,7 @@ use crate::sim_check::{Mesh, sim_addr};
 use crate::{Event, Session};
 
 mod early_data;
+mod hostile;
 mod joins;
 mod leave;
 mod migration;
