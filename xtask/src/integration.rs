@@ -154,6 +154,13 @@ impl Suite {
     }
 }
 
+impl Proc {
+    /// The process id, for /proc/<pid>/status.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();

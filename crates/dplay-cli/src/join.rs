@@ -138,7 +138,7 @@ fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: f
     match (ended, stop) {
         (Some(EndReason::Refused(code)), _) => anyhow::anyhow!(
             "{host} refused the join ({}): check --password and --app-guid, or whether the session is full",
-            code.name().unwrap_or("unknown result code")
+            code_name(code)
         ),
         (Some(reason), _) => anyhow::anyhow!(
             "could not join {host}: {reason}; check that a host runs there (dplay enum {host})"
@@ -147,5 +147,17 @@ fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: f
         _ => anyhow::anyhow!(
             "no answer from {host} within {timeout} s: check that a host runs there and the address and port are right (dplay enum {host})"
         ),
+    }
+}
+
+/// The DPNERR name of a CONNECT_FAILED code, those MC-DPL8CS 2.2.1.3 lists and the two this
+/// stack adds (docs/decisions.md), or the number.
+fn code_name(code: dplay_wire::dp8::session::ResultCode) -> String {
+    match code {
+        dplay_session::DPNERR_INVALIDPARAM => {
+            "DPNERR_INVALIDPARAM: a name or data over the host's limit".into()
+        }
+        dplay_session::DPNERR_SESSIONFULL => "DPNERR_SESSIONFULL".into(),
+        _ => code.name().map_or_else(|| format!("result code {:#010X}", code.0), str::to_owned),
     }
 }

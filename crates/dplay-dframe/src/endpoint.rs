@@ -41,6 +41,8 @@ pub struct EndpointStats {
     /// Unverified inbound attempts dropped to make room for a newer one, past
     /// [`Config::max_half_open`] or [`Config::max_half_open_per_ip`].
     pub half_open_evicted: u64,
+    /// Drops counted by connections that are gone.
+    pub retired: Drops,
 }
 
 /// Datagram buffers kept for reuse at most (about 96 KiB).
@@ -188,6 +190,17 @@ impl Endpoint {
         self.stats
     }
 
+    /// Every drop so far, by reason: the endpoint's, those of connections that are gone and
+    /// those of the connections held (O(connections)).
+    pub fn all_drops(&self) -> Drops {
+        let mut all = self.stats.drops;
+        all.add_all(&self.stats.retired);
+        for c in self.connections.values() {
+            all.add_all(&c.stats.drops);
+        }
+        all
+    }
+
     /// Number of connections held, lingering ones included.
     pub fn connection_count(&self) -> usize {
         self.connections.len()
@@ -197,6 +210,16 @@ impl Endpoint {
     /// the peer's retries) are not counted.
     pub fn active_connection_count(&self) -> usize {
         self.connections.values().filter(|c| !c.is_lingering()).count()
+    }
+
+    /// Sets the largest message reassembled from `peer` (at most [`Config::max_message_size`]):
+    /// a host keeps it small until a joiner is a member (docs/limits.md). A larger one ends the
+    /// connection, as past the configured size (MC-DPL8R 3.1.5.2.6).
+    pub fn set_message_limit(&mut self, peer: SocketAddr, bytes: usize) {
+        let max = self.config.max_message_size;
+        if let Some(conn) = self.connections.get_mut(&peer) {
+            conn.receiver.set_max_message(bytes.min(max));
+        }
     }
 
     /// Number of inbound attempts whose source is not verified yet (half-open).
@@ -214,6 +237,7 @@ impl Endpoint {
                 self.half_open.remove(peer);
             }
             if conn.is_finished() {
+                self.stats.retired.add_all(&conn.stats.drops);
                 self.connections.remove(&peer);
             }
             self.reschedule(peer);
@@ -317,7 +341,8 @@ impl Endpoint {
     fn evict(&mut self, peer: Option<SocketAddr>) {
         let Some(peer) = peer else { return };
         self.half_open.remove(peer);
-        if self.connections.remove(&peer).is_some() {
+        if let Some(conn) = self.connections.remove(&peer) {
+            self.stats.retired.add_all(&conn.stats.drops);
             self.stats.half_open_evicted += 1;
         }
         // Its timer heap entry is now stale: dropped when it reaches the top.
@@ -345,7 +370,9 @@ impl Endpoint {
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connected(now, &self.config, true, &mut out);
         conn.arm_connect_retry(now);
-        self.connections.insert(from, conn);
+        if let Some(old) = self.connections.insert(from, conn) {
+            self.stats.retired.add_all(&old.stats.drops);
+        }
         self.half_open.insert(from);
         self.reschedule(from);
     }

@@ -90,6 +90,13 @@ impl Drops {
         self.0.iter().sum()
     }
 
+    /// Adds every count of `other`.
+    pub fn add_all(&mut self, other: &Drops) {
+        for (n, m) in self.0.iter_mut().zip(other.0) {
+            *n += m;
+        }
+    }
+
     pub(crate) fn add(&mut self, reason: DropReason) {
         if let Some(n) = self.0.get_mut(reason.index()) {
             *n += 1;

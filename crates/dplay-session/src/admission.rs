@@ -23,9 +23,11 @@ pub const DPNERR_INVALIDPARAM: ResultCode = ResultCode(0x8007_0057);
 
 /// Joiners whose connection is up but who are not members yet, held at most; the oldest
 /// goes first.
-const MAX_PENDING_JOINS: usize = 256;
+const MAX_PENDING_JOINS: usize = 64;
 /// Of those, from one IP address.
 const MAX_PENDING_JOINS_PER_IP: usize = 8;
+/// What one half-open transport attempt holds at most, measured (docs/limits.md).
+const HALF_OPEN_BYTES: usize = 2048;
 /// Sources remembered for once-per-interval logs.
 const LOGGED_SOURCES: usize = 4096;
 
@@ -100,6 +102,28 @@ impl Session {
             self.drop_joiner(now, oldest, "too many joins under way");
         }
         self.admission.pending.insert(peer, now + self.cfg.limits.join_timeout);
+        self.ep.set_message_limit(peer, self.cfg.limits.max_join_message);
+    }
+
+    /// The most one connection can make us hold: a full receive window and a message being
+    /// reassembled (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6), and a name-table entry.
+    fn worst_case_per_member(&self) -> usize {
+        let t = &self.cfg.transport;
+        let l = &self.cfg.limits;
+        usize::from(dplay_dframe::WINDOW) * t.max_datagram
+            + t.max_message_size
+            + 2 * l.max_name_units
+            + l.max_player_data
+            + 1024
+    }
+
+    /// Would one more member take what we may be made to hold past `memory_budget`? Members and
+    /// joiners under way count at their worst case, half-open attempts at theirs.
+    pub(crate) fn over_budget(&self) -> bool {
+        let members = self.links.len().saturating_add(1);
+        let half_open = self.cfg.transport.max_half_open.saturating_mul(HALF_OPEN_BYTES);
+        members.saturating_mul(self.worst_case_per_member()).saturating_add(half_open)
+            > self.cfg.limits.memory_budget
     }
 
     fn oldest_pending(&self, ip: Option<IpAddr>) -> Option<SocketAddr> {
@@ -113,7 +137,10 @@ impl Session {
 
     /// Host: the joiner at `peer` is a member now, or its connection is gone.
     pub(crate) fn admission_done(&mut self, peer: SocketAddr) {
-        self.admission.pending.remove(&peer);
+        if self.admission.pending.remove(&peer).is_some() {
+            let max = self.cfg.transport.max_message_size;
+            self.ep.set_message_limit(peer, max);
+        }
     }
 
     /// Host: drops a joiner that is not a member yet: its connection is aborted and, when it

@@ -74,6 +74,13 @@ pub struct Limits {
     /// Application data a joiner sends (`connectData`) and our own EnumResponse
     /// `ApplicationData` and DN_SEND_CONNECT_INFO `reply`: 8 KiB.
     pub max_app_data: usize,
+    /// Host: the largest message reassembled from a joiner before it is a member (its
+    /// PLAYER_CONNECT_INFO): 256 KiB. Over it the connection ends; under it, names and data
+    /// over their limits get DPNERR_INVALIDPARAM.
+    pub max_join_message: usize,
+    /// Host: what it may be made to hold for others at worst (docs/limits.md: each member and
+    /// joiner counted at its worst case); a join past it gets DPNERR_SESSIONFULL: 256 MiB.
+    pub memory_budget: usize,
     /// Host: a joiner whose transport connection is up must be a member (its
     /// ACK_CONNECT_INFO in) within this, or it is dropped: 30 s.
     pub join_timeout: Duration,
@@ -98,6 +105,8 @@ impl Default for Limits {
             max_name_units: 256,
             max_player_data: 8 << 10,
             max_app_data: 8 << 10,
+            max_join_message: 256 << 10,
+            memory_budget: 256 << 20,
             join_timeout: Duration::from_secs(30),
             peer_connect_timeout: Duration::from_secs(6),
             integrity_timeout: Duration::from_secs(5),

@@ -167,6 +167,14 @@ impl Session {
                 crate::admission::DPNERR_INVALIDPARAM
             })
         });
+        let checked = checked.and_then(|()| {
+            if !self.over_budget() {
+                return Ok(());
+            }
+            self.stats.refused_budget += 1;
+            self.log_refusal(now, peer, "join refused: the memory budget is reached (DPNERR_SESSIONFULL)");
+            Err(DPNERR_SESSIONFULL)
+        });
         if let Err(code) = checked {
             // CONNECT_FAILED, then END_OF_STREAM once it is delivered (MS-DPDX 4.3 step 7).
             self.stats.joins_refused += 1;

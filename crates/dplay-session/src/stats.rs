@@ -75,6 +75,9 @@ pub struct Stats {
     /// Joins refused with DPNERR_INVALIDPARAM: a name or data over its limit (also counted in
     /// `joins_refused`).
     pub refused_limits: u64,
+    /// Joins refused with DPNERR_SESSIONFULL because one more member could take what the host
+    /// holds past its memory budget (also counted in `joins_refused`).
+    pub refused_budget: u64,
     /// Joiners dropped because they were not members by the join deadline, or to make room
     /// under the cap on joins under way.
     pub join_timeouts: u64,
@@ -157,13 +160,15 @@ impl crate::Session {
     /// Every drop and refusal so far, by reason, and what is held for others now.
     pub fn refusals(&self) -> Refusals {
         let ep = self.endpoint().endpoint_stats();
+        let drops = self.endpoint().all_drops();
         let mut counts: Vec<(&'static str, u64)> =
-            dplay_dframe::DropReason::ALL.iter().map(|r| (r.name(), ep.drops.get(*r))).collect();
+            dplay_dframe::DropReason::ALL.iter().map(|r| (r.name(), drops.get(*r))).collect();
         counts.push(("half_open_evicted", ep.half_open_evicted));
         let s = self.stats();
         counts.extend([
             ("joins_refused", s.joins_refused),
             ("oversize", s.refused_limits),
+            ("over_budget", s.refused_budget),
             ("join_timeout", s.join_timeouts),
             ("failed_join", s.failed_joins),
             ("member_evicted", s.members_evicted),

@@ -164,3 +164,35 @@ fn sim_nodes_have_distinct_ips() {
     let ips: Vec<SocketAddr> = (0..4).map(addr).collect();
     assert!(ips.windows(2).all(|w| w[0].ip() != w[1].ip()));
 }
+
+/// docs/limits.md: with a memory budget for about two members at their worst case (plus the
+/// half-open attempts), the first joiner gets in and the second is refused with
+/// DPNERR_SESSIONFULL.
+#[test]
+fn memory_budget_refuses_joins_past_it() {
+    let mut mesh = Mesh::new(59, 3, link(0.0), |_, cfg| cfg.limits.memory_budget = 5 << 20);
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    mesh.join(2, 0);
+    mesh.sim.run_for(Duration::from_secs(3));
+    assert_eq!(ended(&mesh, 2), Some(EndReason::Refused(crate::DPNERR_SESSIONFULL)));
+    assert_eq!(session(&mesh, 0).stats().refused_budget, 1);
+}
+
+/// docs/limits.md: a joiner's PLAYER_CONNECT_INFO over `max_join_message` (256 KiB) ends its
+/// connection while it is reassembled: the host never holds more for a joiner.
+#[test]
+fn oversize_join_message_ends_the_connection() {
+    let mut mesh = Mesh::new(61, 2, link(0.0), |i, cfg| {
+        if i == 1 {
+            cfg.player_data = vec![1; 300 << 10];
+        }
+    });
+    mesh.host(0);
+    mesh.join(1, 0);
+    mesh.sim.run_for(Duration::from_secs(10));
+    assert_eq!(ended(&mesh, 1), Some(EndReason::HostLost));
+    assert_eq!(session(&mesh, 0).name_table().len(), 1);
+    assert_eq!(session(&mesh, 0).endpoint().connection_count(), 0);
+}
