@@ -21,11 +21,6 @@ use crate::session::{LinkState, Phase, Session};
 /// no code for it; this is the one DirectPlay's API returns for a bad parameter (decision).
 pub const DPNERR_INVALIDPARAM: ResultCode = ResultCode(0x8007_0057);
 
-/// Joiners whose connection is up but who are not members yet, held at most; the oldest
-/// goes first.
-const MAX_PENDING_JOINS: usize = 64;
-/// Of those, from one IP address.
-const MAX_PENDING_JOINS_PER_IP: usize = 8;
 /// What one half-open transport attempt holds at most, measured (docs/limits.md).
 const HALF_OPEN_BYTES: usize = 2048;
 /// Sources remembered for once-per-interval logs.
@@ -93,11 +88,11 @@ impl Session {
     /// of all) is dropped.
     pub(crate) fn admit_connection(&mut self, now: Instant, peer: SocketAddr) {
         let same_ip = self.admission.pending.keys().filter(|a| a.ip() == peer.ip()).count();
-        if same_ip >= MAX_PENDING_JOINS_PER_IP {
+        if same_ip >= self.cfg.limits.max_pending_joins_per_ip.max(1) {
             let oldest = self.oldest_pending(Some(peer.ip()));
             self.drop_joiner(now, oldest, "too many joins under way from one address");
         }
-        if self.admission.pending.len() >= MAX_PENDING_JOINS {
+        if self.admission.pending.len() >= self.cfg.limits.max_pending_joins.max(1) {
             let oldest = self.oldest_pending(None);
             self.drop_joiner(now, oldest, "too many joins under way");
         }
@@ -312,5 +307,31 @@ impl Session {
             let req = ReqIntegrityCheck { req_context: self.next_context(), dpnid_target: target };
             self.send_to_player(now, host, &SessionMessage::ReqIntegrityCheck(req));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// docs/limits.md: one log per source per interval, and no more than [`LOGGED_SOURCES`]
+    /// sources remembered: a flood from many addresses cannot grow the table or the log.
+    #[test]
+    fn refusals_are_logged_once_per_source_per_interval() {
+        let now = dplay_sim::Sim::new(0).now();
+        let interval = Duration::from_secs(10);
+        let mut a = Admission::default();
+        let ip = |n: u32| IpAddr::from(std::net::Ipv4Addr::from(0x0A00_0000 + n));
+        assert!(a.may_log(now, ip(1), interval));
+        assert!(!a.may_log(now + Duration::from_secs(9), ip(1), interval));
+        assert!(a.may_log(now + Duration::from_secs(10), ip(1), interval));
+        let logged =
+            (0..10_000).filter(|n| a.may_log(now + Duration::from_secs(11), ip(n + 2), interval)).count();
+        assert_eq!(logged, LOGGED_SOURCES - 1);
+        assert_eq!(a.logged.len(), LOGGED_SOURCES);
+        assert!(a.may_log(now + Duration::from_secs(30), ip(20_000), interval), "old entries age out");
+        assert!(a.logged.len() <= LOGGED_SOURCES);
     }
 }

@@ -84,6 +84,11 @@ pub struct Limits {
     /// Host: a joiner whose transport connection is up must be a member (its
     /// ACK_CONNECT_INFO in) within this, or it is dropped: 30 s.
     pub join_timeout: Duration,
+    /// Host: joiners connected but not members yet, held at most (the oldest is dropped first):
+    /// 64.
+    pub max_pending_joins: usize,
+    /// Host: of those, from one IP address: 8.
+    pub max_pending_joins_per_ip: usize,
     /// Joiner: an older peer that has not connected this long after our INSTRUCT_CONNECT is
     /// reported to the host with REQ_INTEGRITY_CHECK (MC-DPL8CS 3.2.5.3): 6 s.
     pub peer_connect_timeout: Duration,
@@ -108,6 +113,8 @@ impl Default for Limits {
             max_join_message: 256 << 10,
             memory_budget: 256 << 20,
             join_timeout: Duration::from_secs(30),
+            max_pending_joins: 64,
+            max_pending_joins_per_ip: 8,
             peer_connect_timeout: Duration::from_secs(6),
             integrity_timeout: Duration::from_secs(5),
             evict_after_failed_joins: 2,
