@@ -49,6 +49,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     if args.dp4 {
         return crate::dp4::host(&args);
     }
+    args.limits.check_names(&[("session name", &args.session), ("player name", &args.name)])?;
     let bind = live::or_port(args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))), DPLAY8_PORT);
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();

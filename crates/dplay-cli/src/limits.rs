@@ -63,6 +63,21 @@ impl LimitArgs {
         }
     }
 
+    /// Our own session and player names must be within `--max-name` too: a clear error
+    /// before starting, rather than a host that does not start.
+    pub(crate) fn check_names(&self, names: &[(&str, &str)]) -> anyhow::Result<()> {
+        let max = self.max_name.unwrap_or(dplay_session::Limits::default().max_name_units);
+        for (what, name) in names {
+            let units = name.encode_utf16().count();
+            if units > max {
+                anyhow::bail!(
+                    "the {what} is {units} UTF-16 units long, over the limit of {max} (DPNERR_INVALIDPARAM): shorten it or raise --max-name"
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The period of the drops-and-refusals line, if any.
     pub(crate) fn stats_period(&self) -> Option<Duration> {
         self.stats_every.map(|s| Duration::from_secs_f64(s.max(0.1)))
