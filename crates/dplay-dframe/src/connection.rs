@@ -274,13 +274,10 @@ impl Connection {
             return;
         }
         if self.phase == Phase::Handshake {
-            // Our CONNECTED reached the connector but its confirmation was lost: its opening
-            // KeepAlive, with our dwSessID, completes the handshake (decision in
-            // docs/decisions.md; MC-DPL8R 3.1.5.1.3 uses the KeepAlive this way when signing).
-            if !header.is_keepalive() || header.sess_id != Some(self.sess_id) {
-                self.stats.drops.add(DropReason::UnknownAddress);
-                return;
-            }
+            // Our CONNECTED reached the connector but its confirmation was lost: its first
+            // DFRAME (data queued during the handshake, or its opening KeepAlive with our
+            // dwSessID, checked above) completes the handshake (decision in docs/decisions.md;
+            // MC-DPL8R 3.1.5.1.3 uses the KeepAlive this way when signing).
             self.establish(now, cfg, out);
         }
         let coalesced = header.control.contains(DframeControl::COALESCE);

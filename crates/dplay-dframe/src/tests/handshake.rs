@@ -315,8 +315,7 @@ fn half_open_caps_evict_the_oldest() {
 
 /// Decision "DirectPlay 8 reflection" (docs/decisions.md): the connector's confirmation was
 /// lost every time the listener's 3 CONNECTEDs drew one; the connector's opening KeepAlive,
-/// which carries our dwSessID, completes the handshake. A KeepAlive with another dwSessID or a
-/// data frame does not.
+/// which carries our dwSessID, completes the handshake; one with another dwSessID does not.
 #[test]
 fn keepalive_completes_a_handshake_whose_confirmation_was_lost() {
     let mut h = Harness::new(Config::default());
@@ -324,7 +323,6 @@ fn keepalive_completes_a_handshake_whose_confirmation_was_lost() {
     h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
     h.advance(Duration::from_secs(2));
     assert_eq!(h.sent().len(), 3);
-    h.feed_d(data(REL_SEQ, 0, 0), b"x");
     let mut ka = data(REL_SEQ | DframeCommand::POLL, 0, 0);
     ka.control = DframeControl::KEEPALIVE_OR_CORRELATE;
     ka.sess_id = Some(SESS ^ 1);
@@ -336,4 +334,19 @@ fn keepalive_completes_a_handshake_whose_confirmation_was_lost() {
     assert_eq!(h.ep.half_open_count(), 0);
     let sent = h.sent();
     assert!(sent.iter().any(|s| matches!(s, Sent::D(d) if d.header.is_keepalive())), "{sent:?}");
+}
+
+/// The same with data queued during the connector's handshake: its first DFRAME is data, which
+/// completes the handshake and is delivered.
+#[test]
+fn first_data_frame_completes_a_handshake_whose_confirmation_was_lost() {
+    let mut h = Harness::new(Config::default());
+    h.ctx.keepalive_sess_id = true;
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.advance(Duration::from_secs(2));
+    h.sent();
+    h.feed_d(data(REL_SEQ, 0, 0), b"early");
+    let events = h.events();
+    assert!(matches!(events[0], Event::Connected { outbound: false, .. }), "{events:?}");
+    assert!(matches!(&events[1], Event::Message { data, .. } if data == b"early"), "{events:?}");
 }
