@@ -32,6 +32,7 @@ fn run_all() -> anyhow::Result<()> {
         "test",
         cargo().args(["test", "--workspace", "--locked"]).env("INSTA_UPDATE", "no").env("CI", "true"),
     )?;
+    crate::interop::run_if_present()?;
     crate::integration::run()?;
     crate::hostile::run()?;
     // The transport sim sweep: 200 seeds over every link profile.
