@@ -7,35 +7,38 @@ use clap::Args;
 use dplay_session::{Refusals, SessionConfig};
 use serde_json::{Map, Value, json};
 
+use crate::events::JsonEvent;
 use crate::live::Output;
 
 /// Limits of a DirectPlay 8 host; each defaults to the value docs/limits.md gives.
 #[derive(Args, Clone, Default)]
 pub(crate) struct LimitArgs {
-    /// Longest player name, password or session name accepted, in UTF-16 units (default 256).
+    /// DirectPlay 8: the longest player name, password or session name accepted, in UTF-16
+    /// units (default 256).
     #[arg(long, value_name = "UNITS")]
     max_name: Option<usize>,
-    /// Largest player data and connect data accepted, in bytes (default 8192).
+    /// DirectPlay 8: the largest player data and connect data accepted, in bytes (default 8192).
     #[arg(long, value_name = "BYTES")]
     max_player_data: Option<usize>,
-    /// Seconds a joiner has, once connected, to become a member (default 30).
-    #[arg(long, value_name = "SECS")]
-    join_timeout: Option<f64>,
-    /// Remove a member once joiners from this many addresses could not reach it (default 2;
-    /// 0 never removes).
+    /// DirectPlay 8: how long a joiner has, once connected, to become a member (default 30s).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    join_timeout: Option<Duration>,
+    /// DirectPlay 8: remove a member once joiners from this many addresses could not reach it
+    /// (default 2; 0 never removes).
     #[arg(long, value_name = "N")]
     evict_after_failed_joins: Option<u32>,
-    /// Unconfirmed inbound connections held at most (default 1024), and from one IP address
-    /// (--max-half-open-per-ip, default 16); the oldest goes first.
+    /// DirectPlay 8: unconfirmed inbound connections held at most (default 1024); the oldest
+    /// goes first.
     #[arg(long, value_name = "N")]
     max_half_open: Option<usize>,
-    /// Unconfirmed inbound connections held at most from one IP address (default 16).
+    /// DirectPlay 8: unconfirmed inbound connections held at most from one IP address (default
+    /// 16); its oldest goes first.
     #[arg(long, value_name = "N")]
     max_half_open_per_ip: Option<usize>,
-    /// Print the drops and refusals so far every this many seconds (they are always printed
+    /// DirectPlay 8: print the drops and refusals so far this often (they are always printed
     /// at exit).
-    #[arg(long, value_name = "SECS")]
-    pub(crate) stats_every: Option<f64>,
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) stats_every: Option<Duration>,
 }
 
 impl LimitArgs {
@@ -49,8 +52,8 @@ impl LimitArgs {
             l.max_player_data = n;
             l.max_app_data = n;
         }
-        if let Some(secs) = self.join_timeout {
-            l.join_timeout = Duration::from_secs_f64(secs.max(0.1));
+        if let Some(d) = self.join_timeout {
+            l.join_timeout = d.max(Duration::from_millis(100));
         }
         if let Some(n) = self.evict_after_failed_joins {
             l.evict_after_failed_joins = n;
@@ -80,7 +83,7 @@ impl LimitArgs {
 
     /// The period of the drops-and-refusals line, if any.
     pub(crate) fn stats_period(&self) -> Option<Duration> {
-        self.stats_every.map(|s| Duration::from_secs_f64(s.max(0.1)))
+        self.stats_every.map(|d| d.max(Duration::from_millis(100)))
     }
 }
 
@@ -88,10 +91,12 @@ impl Output {
     /// Prints the drops and refusals: one line, or a `refusals` event.
     pub(crate) fn refusals(&self, r: &Refusals) {
         let counts: Map<String, Value> = r.counts.iter().map(|(k, n)| ((*k).to_owned(), json!(n))).collect();
-        self.emit(
-            "refusals",
-            json!({"counts": counts, "connections": r.connections, "half_open": r.half_open, "joining": r.joining}),
-            r,
-        );
+        let event = JsonEvent::Refusals {
+            counts,
+            connections: r.connections,
+            half_open: r.half_open,
+            joining: r.joining,
+        };
+        self.event(&event, r);
     }
 }

@@ -122,6 +122,7 @@ impl Connection {
         if !self.outbound {
             let give_up = self.handshake.opened + cfg.half_open_timeout;
             if now >= give_up {
+                tracing::debug!(replies = self.handshake.replies, "unconfirmed inbound attempt forgotten");
                 // The caller never saw this inbound attempt: it just goes away.
                 self.phase = Phase::Finished;
                 self.timers.stop_all();
@@ -135,10 +136,12 @@ impl Connection {
             return;
         }
         if self.handshake.retries >= cfg.connect_retries {
+            tracing::debug!(retries = self.handshake.retries, "handshake gave up");
             self.finish(DisconnectReason::ConnectTimeout, out);
             return;
         }
         self.handshake.retries += 1;
+        tracing::debug!(retry = self.handshake.retries, "handshake retry");
         self.send_connect(now, cfg, out);
         self.handshake.interval = (self.handshake.interval * 2).min(cfg.connect_retry_max);
         self.arm_connect_retry(now);
@@ -211,6 +214,7 @@ impl Connection {
     /// the first reliable DFRAME to measure RTT (MC-DPL8R 4.1; INDEX E.1 step 7).
     pub(crate) fn establish(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
         self.phase = Phase::Established;
+        tracing::debug!(outbound = self.outbound, version = self.peer_version, "connected");
         self.timers.stop(Timer::ConnectRetry);
         self.last_rx = now;
         self.arm_keepalive(now, cfg);

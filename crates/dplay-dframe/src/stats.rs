@@ -97,7 +97,10 @@ impl Drops {
         }
     }
 
+    /// Counts a drop and logs it at trace level (the peer comes from the caller's span): at
+    /// debug a flood of hostile datagrams would flood the log too.
     pub(crate) fn add(&mut self, reason: DropReason) {
+        tracing::trace!(?reason, "dropped");
         if let Some(n) = self.0.get_mut(reason.index()) {
             *n += 1;
         }

@@ -19,7 +19,7 @@ use crate::session::{LinkState, Phase, Session};
 
 /// `DPNERR_INVALIDPARAM` (E_INVALIDARG): a name or data over its limit. MC-DPL8CS 2.2.1.3 lists
 /// no code for it; this is the one DirectPlay's API returns for a bad parameter (decision).
-pub const DPNERR_INVALIDPARAM: ResultCode = ResultCode(0x8007_0057);
+pub const DPNERR_INVALIDPARAM: ResultCode = ResultCode::DPNERR_INVALIDPARAM;
 
 /// What one half-open transport attempt holds at most, measured (docs/limits.md).
 const HALF_OPEN_BYTES: usize = 2048;
