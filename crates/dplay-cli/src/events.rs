@@ -146,6 +146,11 @@ pub(crate) enum JsonEvent {
         half_open: usize,
         joining: usize,
     },
+    /// `host --web`: the dashboard's address and its admin token.
+    Web {
+        url: String,
+        token: String,
+    },
     /// The last line: `deadline`, `interrupted`, `done` or `closed`.
     Stopped {
         why: &'static str,

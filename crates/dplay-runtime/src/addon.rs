@@ -143,6 +143,9 @@ impl AddonProtocol {
                 self.events.push_back(AddonEvent::Session(Dp8Event::Refusals(refusals)));
                 Ok(())
             }
+            Dp8Command::RemovePlayer(dpnid) => {
+                b.with_session(now, |s, now| s.remove_player(now, dpnid)).map_err(|e| ("remove player", e))
+            }
         }
     }
 

@@ -55,6 +55,9 @@ pub enum Dp8Command {
     Terminate,
     /// Report the drops and refusals so far ([`Dp8Event::Refusals`]).
     Refusals,
+    /// Host: remove one player; the others learn it with DESTROY_PLAYER, reason
+    /// HOSTDESTROYEDPLAYER (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2).
+    RemovePlayer(Dpnid),
 }
 
 /// One row of the name table, as [`Dp8Event::NameTable`] reports it.
@@ -164,6 +167,7 @@ impl Protocol for Dp8Protocol {
                 self.events.push_back(Dp8Event::Refusals(s.refusals()));
                 Ok(())
             }
+            Dp8Command::RemovePlayer(dpnid) => s.remove_player(now, dpnid).map_err(|e| ("remove player", e)),
         };
         if let Err((command, error)) = result {
             self.fail(command, error);
