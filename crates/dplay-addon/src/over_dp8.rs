@@ -272,6 +272,7 @@ impl AddonOverDp8 {
                 self.held_retry = None;
             }
             SessionEvent::HostFound { .. }
+            | SessionEvent::JoinPending { .. }
             | SessionEvent::HostMigrated { .. }
             | SessionEvent::Chat { .. } => {}
         }

@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 
 use dplay_runtime::{Dp4Event, Dp4Player};
-use dplay_session::dp4::{Dp4Event as SessionEvent, DropReason, EndReason, GroupEvent, JoinError};
+use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinError};
 use serde_json::json;
+
+use dplay_wire::dp4::DpResult;
 
 use crate::events::{JsonEvent, Row, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
@@ -48,11 +50,17 @@ impl Dp4Output {
         match event {
             Dp4Event::Session(e) => return self.session(e),
             Dp4Event::PlayerList(players) => self.player_list(players),
-            Dp4Event::Dropped { reason, count } => self.out.emit(
+            Dp4Event::Dropped { reason, count, total } => self.out.emit(
                 "dropped",
-                json!({"reason": drop_reason(*reason), "count": count}),
-                format!("dropped {count} message(s): {}", drop_reason(*reason)),
+                json!({"reason": reason, "count": count, "total": total}),
+                format!("dropped or refused {count} more ({total} in all): {}", reason.replace('-', " ")),
             ),
+            Dp4Event::DropSummary(counts) => {
+                let text: Vec<String> =
+                    counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('-', " "))).collect();
+                let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
+                self.out.emit("drop_summary", json!({"counts": counts}), format!("dropped or refused: {text}"));
+            }
             Dp4Event::StreamRejected { peer, reason } => self.out.emit(
                 "stream_rejected",
                 json!({"peer": peer.to_string(), "reason": reason}),
@@ -132,7 +140,7 @@ impl Dp4Output {
             ),
             SessionEvent::EnumDone => {}
             SessionEvent::Joined { system_player } => self.out.event(
-                &JsonEvent::Joined { id: id(*system_player), host: None },
+                &JsonEvent::Joined { id: id(*system_player), host: None, mode: None, flags: None },
                 format!("in the session as instance {}", id(*system_player)),
             ),
             SessionEvent::JoinFailed(e) => self.out.emit(
@@ -284,17 +292,6 @@ impl Dp4Output {
     }
 }
 
-/// Why a DirectPlay 4 message was dropped, in words.
-fn drop_reason(reason: DropReason) -> &'static str {
-    match reason {
-        DropReason::Malformed => "malformed",
-        DropReason::UnknownPlayer => "unknown-player",
-        DropReason::Unexpected => "unexpected",
-        DropReason::Unsupported => "unsupported",
-        DropReason::Fragment => "fragment",
-    }
-}
-
 /// What a failed join means, saying what to do.
 pub(crate) fn join_error(e: JoinError) -> String {
     match e {
@@ -304,7 +301,7 @@ pub(crate) fn join_error(e: JoinError) -> String {
         JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS) => {
             "the session is full or closed to new players (DPERR_NONEWPLAYERS)".into()
         }
-        JoinError::Refused(code) => format!("the host refused the join (HRESULT {code:#010x})"),
+        JoinError::Refused(code) => format!("the host refused the join ({})", DpResult(code)),
         JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
         JoinError::Unsupported(flags) => {
             format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
@@ -330,6 +327,7 @@ mod tests {
             join_error(JoinError::Refused(dplay_session::dp4::DPERR_INVALIDPASSWORD)).contains("--password")
         );
         assert!(join_error(JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS)).contains("full"));
+        assert!(join_error(JoinError::Refused(0x8877_0820)).ends_with("(DPERR_LOGONDENIED)"));
         assert_eq!(id(0x1234), "0x00001234");
     }
 }

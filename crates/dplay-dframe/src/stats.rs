@@ -22,12 +22,17 @@ pub enum DropReason {
     Duplicate,
     /// CONNECT while not listening (MC-DPL8R 3.1.5.1.1).
     NotListening,
-    /// CONNECTED_SIGNED: we never sign (decision F-9).
-    Signed,
+    /// A handshake frame whose signing does not match ours: an unsigned CONNECTED while we
+    /// sign, a CONNECTED_SIGNED to a listener that does not, or FULL (MC-DPL8R 3.1.5.1.2-3).
+    SigningMismatch,
     /// A piece of a message whose earlier pieces were dropped (MC-DPL8R 3.1.5.2.6).
     Orphaned,
     /// Not a DirectPlay 8 transport frame and not lead byte 0 (MC-DPL8R 3.1.5).
     NotDirectPlay,
+    /// On a signed connection, a frame without the peer's `ullSignature`; or a
+    /// CONNECTED_SIGNED whose `ullConnectSig` cookie is not ours (MC-DPL8R 3.1.5.1.3,
+    /// 3.1.5.2.7).
+    BadSignature,
     /// A CONNECT retry from an unconfirmed source that already had its
     /// [`crate::Config::handshake_replies`] answers.
     HandshakeBudget,
@@ -44,9 +49,10 @@ impl DropReason {
         Self::OutOfWindow,
         Self::Duplicate,
         Self::NotListening,
-        Self::Signed,
+        Self::SigningMismatch,
         Self::Orphaned,
         Self::NotDirectPlay,
+        Self::BadSignature,
         Self::HandshakeBudget,
     ];
 
@@ -61,14 +67,15 @@ impl DropReason {
             Self::OutOfWindow => "out_of_window",
             Self::Duplicate => "duplicate",
             Self::NotListening => "not_listening",
-            Self::Signed => "signed",
+            Self::SigningMismatch => "signing_mismatch",
             Self::Orphaned => "orphaned",
             Self::NotDirectPlay => "not_directplay",
+            Self::BadSignature => "bad_signature",
             Self::HandshakeBudget => "handshake_budget",
         }
     }
 
-    const COUNT: usize = 12;
+    const COUNT: usize = 13;
 
     fn index(self) -> usize {
         self as usize
