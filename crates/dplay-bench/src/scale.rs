@@ -84,8 +84,10 @@ fn position(index: u32) -> Vec<u8> {
 pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     let counters = Arc::new(Counters::default());
     let epoch = Instant::now();
-    let server_peer =
-        DframePeer::new(Config::default(), Role::Sink { latency: true }, Arc::clone(&counters), epoch);
+    // Every client connects at once from one address: the half-open caps that guard a host on
+    // the Internet (docs/limits.md) are raised to fit them.
+    let config = Config { max_half_open: n.max(1024), max_half_open_per_ip: n.max(16), ..Config::default() };
+    let server_peer = DframePeer::new(config, Role::Sink { latency: true }, Arc::clone(&counters), epoch);
     let mut rc = RuntimeConfig::new(LOOPBACK);
     rc.thread_name = SERVER_THREAD.into();
     let server = Runtime::spawn(rc, server_peer).map_err(|e| io::Error::other(e.to_string()))?;

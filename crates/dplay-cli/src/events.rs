@@ -151,6 +151,14 @@ pub(crate) enum JsonEvent {
         command: String,
         error: String,
     },
+    /// DirectPlay 8 host: every drop and refusal so far by reason, and what is held for others
+    /// (docs/limits.md).
+    Refusals {
+        counts: serde_json::Map<String, serde_json::Value>,
+        connections: usize,
+        half_open: usize,
+        joining: usize,
+    },
     /// `host --web`: the dashboard's address and its admin token.
     Web {
         url: String,

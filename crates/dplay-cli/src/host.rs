@@ -49,6 +49,8 @@ pub(crate) struct HostArgs {
     #[arg(long, value_enum, default_value_t, conflicts_with = "dp4")]
     signing: live::SigningArg,
     #[command(flatten)]
+    pub(crate) limits: crate::limits::LimitArgs,
+    #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
     #[command(flatten)]
     pub(crate) session_args: SessionArgs,
@@ -63,6 +65,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     if args.dp4 {
         return crate::dp4::host(&args);
     }
+    args.limits.check_names(&[("session name", &args.session), ("player name", &args.name)])?;
     let bind = live::or_port(args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))), DPLAY8_PORT);
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
@@ -76,6 +79,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };
+        args.limits.apply(&mut c);
         c.migrate_host &= !args.no_migration && !args.client_server;
         flags.set(ApplicationDescFlags::CLIENT_SERVER, args.client_server);
         flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
@@ -132,12 +136,37 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
         None => None,
     };
     let echo = args.dp4_args.echo;
-    let stop = live::wait(runtime.events(), interrupt, args.net.deadline(start), |e| {
-        if let Some(how) = echo {
-            echo_back(&runtime, how, &e);
+    let end = args.net.deadline(start);
+    let stop = loop {
+        // The drops-and-refusals line every --stats-every seconds, until the end.
+        #[allow(clippy::disallowed_methods)] // the command's own clock
+        let tick = args.limits.stats_period().map(|p| Instant::now() + p);
+        let until = match (tick, end) {
+            (Some(t), Some(e)) => Some(t.min(e)),
+            (t, e) => t.or(e),
+        };
+        let stop = live::wait(runtime.events(), interrupt, until, |e| {
+            if let Some(how) = echo {
+                echo_back(&runtime, how, &e);
+            }
+            !out.dp8(&e)
+        });
+        if stop == Stop::Deadline && until != end {
+            runtime.command(Dp8Command::Refusals)?;
+            continue;
         }
-        !out.dp8(&e)
-    });
+        break stop;
+    };
+    // The drops-and-refusals line at exit.
+    if stop != Stop::Closed && runtime.command(Dp8Command::Refusals).is_ok() {
+        #[allow(clippy::disallowed_methods)]
+        let until = Instant::now() + std::time::Duration::from_secs(1);
+        live::wait(runtime.events(), &crossbeam_channel::never(), Some(until), |e| {
+            let last = matches!(e, Dp8Event::Refusals(_));
+            out.dp8(&e);
+            !last
+        });
+    }
     if stop != Stop::Closed {
         // Migration as configured: the host's leave hands the session on; without migration
         // the members are told the session is over (MC-DPL8CS 2.2.2.1 TERMINATE_SESSION).

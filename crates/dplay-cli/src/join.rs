@@ -122,8 +122,12 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         !joined && ended.is_none()
     });
     if !joined {
-        drop(runtime);
         let failure = JoinFailure { host: args.host, enumerated: session.is_some(), ended, pending, stop };
+        // A goodbye, so that the host frees our place at once rather than after a timeout.
+        if ended.is_none() {
+            let _ = runtime.command(Dp8Command::Leave);
+            live::finish(runtime);
+        }
         return Err(failure.error(args.timeout, |d| out.name(d)));
     }
     if let Some(name) = &args.set_name {
@@ -256,6 +260,7 @@ fn refusal_hint(code: ResultCode) -> &'static str {
             "a client joins a server and a peer a host: the session kind differs"
         }
         ResultCode::DPNERR_ALREADYCLOSING => "the host is closing or migrating: try again",
+        ResultCode::DPNERR_INVALIDPARAM => "a name or data is over the host's limit (docs/limits.md)",
         _ => "the host declined",
     }
 }

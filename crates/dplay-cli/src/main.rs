@@ -20,6 +20,7 @@ mod flows;
 mod fs;
 mod host;
 mod join;
+mod limits;
 mod live;
 mod message;
 mod net;

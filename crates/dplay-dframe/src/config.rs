@@ -22,6 +22,18 @@ pub struct Config {
     pub connect_retry_max: Duration,
     /// Connect retries before the attempt fails: 14 (MC-DPL8R 3.1.2.1).
     pub connect_retries: u32,
+    /// CONNECTED frames sent at most to an inbound attempt that has not confirmed yet, the
+    /// first answer, timer retries and answers to CONNECT retries together: 3. The source of a
+    /// CONNECT is unverified until its CONNECTED comes back, so this bounds what a spoofed
+    /// CONNECT makes us send to a third party (decision in docs/decisions.md, in place of the
+    /// 14 retries of MC-DPL8R 3.1.2.1; docs/limits.md).
+    pub handshake_replies: u32,
+    /// An inbound attempt not confirmed within this is forgotten: 5 s (docs/limits.md).
+    pub half_open_timeout: Duration,
+    /// Inbound attempts not yet confirmed, held at most; the oldest goes first: 1024.
+    pub max_half_open: usize,
+    /// Of those, from one IP address at most; its oldest goes first: 16.
+    pub max_half_open_per_ip: usize,
     /// Delayed acknowledgement: 100 ms (MC-DPL8R 3.1.2.2).
     pub delayed_ack: Duration,
     /// Delayed acknowledgement for out-of-order and duplicate frames: 20 ms (MC-DPL8R 3.1.2.2).
@@ -78,6 +90,10 @@ impl Default for Config {
             connect_retry_initial: Duration::from_millis(200),
             connect_retry_max: Duration::from_secs(5),
             connect_retries: 14,
+            handshake_replies: 3,
+            half_open_timeout: Duration::from_secs(5),
+            max_half_open: 1024,
+            max_half_open_per_ip: 16,
             delayed_ack: Duration::from_millis(100),
             delayed_ack_short: Duration::from_millis(20),
             delayed_send_mask: Duration::from_millis(40),

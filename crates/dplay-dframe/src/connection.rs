@@ -108,7 +108,7 @@ impl Connection {
             peer_version: cfg.protocol_version,
             phase: Phase::Handshake,
             msg_id: 0,
-            handshake: Handshake::new(cfg),
+            handshake: Handshake::new(cfg, now),
             sender: Sender::new(cfg),
             receiver: Receiver::new(cfg.max_message_size),
             timers: TimerTable::default(),
@@ -265,7 +265,9 @@ impl Connection {
 
     /// Handles a DFRAME from the peer (MC-DPL8R 3.1.5.2).
     pub(crate) fn handle_dframe(&mut self, now: Instant, cfg: &Config, bytes: &[u8], out: &mut Out<'_>) {
-        if !matches!(self.phase, Phase::Established | Phase::Lingering) {
+        if !matches!(self.phase, Phase::Established | Phase::Lingering | Phase::Handshake)
+            || (self.phase == Phase::Handshake && self.outbound)
+        {
             self.stats.drops.add(DropReason::UnknownAddress);
             return;
         }
@@ -281,6 +283,13 @@ impl Connection {
         if header.sess_id.is_some_and(|id| id != self.sess_id) {
             self.stats.drops.add(DropReason::BadSessionId);
             return;
+        }
+        if self.phase == Phase::Handshake {
+            // Our CONNECTED reached the connector but its confirmation was lost: its first
+            // DFRAME (data queued during the handshake, or its opening KeepAlive with our
+            // dwSessID, checked above) completes the handshake (decision in docs/decisions.md;
+            // MC-DPL8R 3.1.5.1.3 uses the KeepAlive this way when signing).
+            self.establish(now, cfg, out);
         }
         let coalesced = header.control.contains(DframeControl::COALESCE);
         let frame = if header.is_keepalive() {

@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::Config;
 use crate::connection::{Connection, Out};
 use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
+use crate::half_open::HalfOpen;
 use crate::handshake::version_ok;
 use crate::send_queue::{Body, OutMessage};
 use crate::signing::{Cookies, FastSigning, Signing, confirmation_ok, signing_version_ok};
@@ -41,6 +42,11 @@ pub struct EndpointStats {
     pub drops: Drops,
     /// Datagrams handed to the caller as [`Event::Unowned`].
     pub unowned: u64,
+    /// Unverified inbound attempts dropped to make room for a newer one, past
+    /// [`Config::max_half_open`] or [`Config::max_half_open_per_ip`].
+    pub half_open_evicted: u64,
+    /// Drops counted by connections that are gone.
+    pub retired: Drops,
 }
 
 /// Datagram buffers kept for reuse at most (about 96 KiB).
@@ -61,6 +67,8 @@ pub struct Endpoint {
     epoch: Instant,
     rng: ChaCha8Rng,
     connections: Connections,
+    /// The inbound attempts whose source is unverified, oldest first.
+    half_open: HalfOpen,
     /// Every connection's next deadline, earliest first. An entry is current while it equals
     /// the connection's `scheduled`; others are stale and dropped when they reach the top, so
     /// the top is always current and [`Endpoint::poll_timeout`] is O(1).
@@ -87,6 +95,7 @@ impl Endpoint {
             epoch: now,
             rng,
             connections: Connections::default(),
+            half_open: HalfOpen::default(),
             timers: BinaryHeap::new(),
             due: Vec::new(),
             spare: Vec::new(),
@@ -199,6 +208,17 @@ impl Endpoint {
         self.stats
     }
 
+    /// Every drop so far, by reason: the endpoint's, those of connections that are gone and
+    /// those of the connections held (O(connections)).
+    pub fn all_drops(&self) -> Drops {
+        let mut all = self.stats.drops;
+        all.add_all(&self.stats.retired);
+        for c in self.connections.values() {
+            all.add_all(&c.stats.drops);
+        }
+        all
+    }
+
     /// Number of connections held, lingering ones included.
     pub fn connection_count(&self) -> usize {
         self.connections.len()
@@ -210,13 +230,32 @@ impl Endpoint {
         self.connections.values().filter(|c| !c.is_lingering()).count()
     }
 
+    /// Sets the largest message reassembled from `peer` (at most [`Config::max_message_size`]):
+    /// a host keeps it small until a joiner is a member (docs/limits.md). A larger one ends the
+    /// connection, as past the configured size (MC-DPL8R 3.1.5.2.6).
+    pub fn set_message_limit(&mut self, peer: SocketAddr, bytes: usize) {
+        let max = self.config.max_message_size;
+        if let Some(conn) = self.connections.get_mut(&peer) {
+            conn.receiver.set_max_message(bytes.min(max));
+        }
+    }
+
+    /// Number of inbound attempts whose source is not verified yet (half-open).
+    pub fn half_open_count(&self) -> usize {
+        self.half_open.len()
+    }
+
     /// Runs `f` on the connection with `peer`, if any, and removes it once finished.
     fn with_conn(&mut self, peer: SocketAddr, f: impl FnOnce(&mut Connection, &Config, &mut Out<'_>)) {
         if let Some(conn) = self.connections.get_mut(&peer) {
             let mut out =
                 Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
             f(conn, &self.config, &mut out);
+            if !conn.is_half_open() || conn.is_finished() {
+                self.half_open.remove(peer);
+            }
             if conn.is_finished() {
+                self.stats.retired.add_all(&conn.stats.drops);
                 self.connections.remove(&peer);
             }
             self.reschedule(peer);
@@ -312,8 +351,34 @@ impl Endpoint {
         });
     }
 
+    /// Makes room for one more half-open attempt from `from`: past a cap, the oldest (of that
+    /// IP, then of all) is forgotten without a word, as if it never came (docs/limits.md).
+    fn make_room(&mut self, from: SocketAddr) {
+        let ip = from.ip();
+        if self.half_open.count_ip(ip) >= self.config.max_half_open_per_ip.max(1) {
+            let oldest = self.half_open.oldest(Some(ip));
+            self.evict(oldest);
+        }
+        if self.half_open.len() >= self.config.max_half_open.max(1) {
+            let oldest = self.half_open.oldest(None);
+            self.evict(oldest);
+        }
+    }
+
+    fn evict(&mut self, peer: Option<SocketAddr>) {
+        let Some(peer) = peer else { return };
+        self.half_open.remove(peer);
+        if let Some(conn) = self.connections.remove(&peer) {
+            self.stats.retired.add_all(&conn.stats.drops);
+            self.stats.half_open_evicted += 1;
+        }
+        // Its timer heap entry is now stale: dropped when it reaches the top.
+        self.reschedule(peer);
+    }
+
     /// A CONNECT from an unknown address (MC-DPL8R 3.1.5.1.1): when listening and the version
-    /// is one we talk to, allocate the connection and answer CONNECTED (POLL set).
+    /// is one we talk to, allocate the connection and answer CONNECTED (POLL set), within the
+    /// half-open caps.
     fn accept(&mut self, now: Instant, from: SocketAddr, f: &dplay_wire::dp8::cframe::ConnectFields) {
         if !self.config.accept_incoming {
             self.stats.drops.add(DropReason::NotListening);
@@ -323,6 +388,7 @@ impl Endpoint {
             self.stats.drops.add(DropReason::BadVersion);
             return;
         }
+        self.make_room(from);
         tracing::debug!(version = f.protocol_version, sess_id = f.sess_id, "CONNECT accepted");
         let mut conn = Connection::new(&self.config, from, now, self.epoch, false, f.sess_id);
         conn.peer_version = f.protocol_version;
@@ -332,7 +398,10 @@ impl Endpoint {
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connected(now, &self.config, true, &mut out);
         conn.arm_connect_retry(now);
-        self.connections.insert(from, conn);
+        if let Some(old) = self.connections.insert(from, conn) {
+            self.stats.retired.add_all(&old.stats.drops);
+        }
+        self.half_open.insert(from);
         self.reschedule(from);
     }
 

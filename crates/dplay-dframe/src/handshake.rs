@@ -28,11 +28,22 @@ pub(crate) struct Handshake {
     sent: Vec<(u8, Instant)>,
     /// `bMsgID` of the peer's latest CONNECT or CONNECTED, echoed as our `bRspId`.
     pub(crate) peer_msg_id: u8,
+    /// CONNECTED frames sent while the peer's address is unverified (inbound attempts).
+    replies: u32,
+    /// When the attempt started.
+    opened: Instant,
 }
 
 impl Handshake {
-    pub(crate) fn new(cfg: &Config) -> Self {
-        Self { retries: 0, interval: cfg.connect_retry_initial, sent: Vec::new(), peer_msg_id: 0 }
+    pub(crate) fn new(cfg: &Config, now: Instant) -> Self {
+        Self {
+            retries: 0,
+            interval: cfg.connect_retry_initial,
+            sent: Vec::new(),
+            peer_msg_id: 0,
+            replies: 0,
+            opened: now,
+        }
     }
 
     fn record(&mut self, msg_id: u8, now: Instant) {
@@ -77,6 +88,9 @@ impl Connection {
     /// Sends CONNECTED answering the peer's latest `bMsgID`. The listener's reply sets POLL,
     /// the connector's confirmation does not (MC-DPL8R 2.2.1.2; INDEX B.2).
     pub(crate) fn send_connected(&mut self, now: Instant, cfg: &Config, poll: bool, out: &mut Out<'_>) {
+        if self.is_half_open() {
+            self.handshake.replies += 1;
+        }
         let fields = self.connect_fields(cfg, now, poll, self.handshake.peer_msg_id);
         self.emit_cframe(&Cframe::Connected(fields), out);
     }
@@ -86,37 +100,56 @@ impl Connection {
         self.timers.set(Timer::ConnectRetry, now + self.handshake.interval);
     }
 
+    /// True for an inbound attempt whose CONNECTED has not come back: its source address is
+    /// unverified.
+    pub(crate) fn is_half_open(&self) -> bool {
+        !self.outbound && self.phase == Phase::Handshake
+    }
+
+    /// May another CONNECTED go to this unverified source (`handshake_replies`)?
+    fn reply_allowed(&self, cfg: &Config) -> bool {
+        self.handshake.replies < cfg.handshake_replies
+    }
+
     /// The connect retry timer fired: resend CONNECT (connector) or CONNECTED (listener), or
-    /// give up after the last retry (MC-DPL8R 3.1.6.1).
+    /// give up after the last retry (MC-DPL8R 3.1.6.1). A listener sends at most
+    /// `handshake_replies` CONNECTEDs and forgets the attempt after `half_open_timeout`
+    /// (decision in docs/decisions.md).
     pub(crate) fn on_connect_retry(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
         if self.phase != Phase::Handshake {
             return;
         }
-        if self.handshake.retries >= cfg.connect_retries {
-            tracing::debug!(retries = self.handshake.retries, outbound = self.outbound, "handshake gave up");
-            if self.outbound {
-                self.finish(DisconnectReason::ConnectTimeout, out);
-            } else {
+        if !self.outbound {
+            let give_up = self.handshake.opened + cfg.half_open_timeout;
+            if now >= give_up {
+                tracing::debug!(replies = self.handshake.replies, "unconfirmed inbound attempt forgotten");
                 // The caller never saw this inbound attempt: it just goes away.
                 self.phase = Phase::Finished;
                 self.timers.stop_all();
+                return;
             }
+            if self.reply_allowed(cfg) {
+                self.send_connected(now, cfg, true, out);
+                self.handshake.interval = (self.handshake.interval * 2).min(cfg.connect_retry_max);
+            }
+            self.timers.set(Timer::ConnectRetry, (now + self.handshake.interval).min(give_up));
+            return;
+        }
+        if self.handshake.retries >= cfg.connect_retries {
+            tracing::debug!(retries = self.handshake.retries, "handshake gave up");
+            self.finish(DisconnectReason::ConnectTimeout, out);
             return;
         }
         self.handshake.retries += 1;
-        tracing::debug!(retry = self.handshake.retries, outbound = self.outbound, "handshake retry");
-        if self.outbound {
-            self.send_connect(now, cfg, out);
-        } else {
-            self.send_connected(now, cfg, true, out);
-        }
+        tracing::debug!(retry = self.handshake.retries, "handshake retry");
+        self.send_connect(now, cfg, out);
         self.handshake.interval = (self.handshake.interval * 2).min(cfg.connect_retry_max);
         self.arm_connect_retry(now);
     }
 
     /// A CONNECT from this connection's address (MC-DPL8R 3.1.5.1.1): a retry from a half-open
     /// inbound attempt with the same `dwSessID` gets another CONNECTED at once; anything else is
-    /// ignored.
+    /// ignored. Past `handshake_replies` the retry is dropped: the source is unverified.
     pub(crate) fn handle_connect(
         &mut self,
         now: Instant,
@@ -124,7 +157,9 @@ impl Connection {
         f: &ConnectFields,
         out: &mut Out<'_>,
     ) {
-        if self.phase == Phase::Handshake && !self.outbound && f.sess_id == self.sess_id {
+        if self.is_half_open() && f.sess_id == self.sess_id && !self.reply_allowed(cfg) {
+            self.stats.drops.add(DropReason::HandshakeBudget);
+        } else if self.is_half_open() && f.sess_id == self.sess_id {
             self.stats.received(16);
             self.handshake.peer_msg_id = f.msg_id;
             self.send_connected(now, cfg, true, out);

@@ -26,6 +26,7 @@ mod connection;
 mod disconnect;
 mod endpoint;
 mod event;
+mod half_open;
 mod handshake;
 mod keepalive;
 mod receive;

@@ -124,6 +124,11 @@ impl Receiver {
         Self { next: 0, slots: VecDeque::new(), partial: None, ended: false, max_message }
     }
 
+    /// Sets the largest message reassembled from now on.
+    pub(crate) fn set_max_message(&mut self, bytes: usize) {
+        self.max_message = bytes;
+    }
+
     /// Next Receive.
     pub(crate) fn next(&self) -> u8 {
         self.next

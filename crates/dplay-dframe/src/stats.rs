@@ -33,10 +33,49 @@ pub enum DropReason {
     /// CONNECTED_SIGNED whose `ullConnectSig` cookie is not ours (MC-DPL8R 3.1.5.1.3,
     /// 3.1.5.2.7).
     BadSignature,
+    /// A CONNECT retry from an unconfirmed source that already had its
+    /// [`crate::Config::handshake_replies`] answers.
+    HandshakeBudget,
 }
 
 impl DropReason {
-    const COUNT: usize = 12;
+    /// Every reason, in declaration order.
+    pub const ALL: [Self; Self::COUNT] = [
+        Self::Malformed,
+        Self::UnknownAddress,
+        Self::BadSessionId,
+        Self::BadVersion,
+        Self::HandshakeRule,
+        Self::OutOfWindow,
+        Self::Duplicate,
+        Self::NotListening,
+        Self::SigningMismatch,
+        Self::Orphaned,
+        Self::NotDirectPlay,
+        Self::BadSignature,
+        Self::HandshakeBudget,
+    ];
+
+    /// A short name for logs and stats output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::UnknownAddress => "unknown_address",
+            Self::BadSessionId => "bad_session_id",
+            Self::BadVersion => "bad_version",
+            Self::HandshakeRule => "handshake_rule",
+            Self::OutOfWindow => "out_of_window",
+            Self::Duplicate => "duplicate",
+            Self::NotListening => "not_listening",
+            Self::SigningMismatch => "signing_mismatch",
+            Self::Orphaned => "orphaned",
+            Self::NotDirectPlay => "not_directplay",
+            Self::BadSignature => "bad_signature",
+            Self::HandshakeBudget => "handshake_budget",
+        }
+    }
+
+    const COUNT: usize = 13;
 
     fn index(self) -> usize {
         self as usize
@@ -56,6 +95,13 @@ impl Drops {
     /// All drops.
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
+    }
+
+    /// Adds every count of `other`.
+    pub fn add_all(&mut self, other: &Drops) {
+        for (n, m) in self.0.iter_mut().zip(other.0) {
+            *n += m;
+        }
     }
 
     /// Counts a drop and logs it at trace level (the peer comes from the caller's span): at

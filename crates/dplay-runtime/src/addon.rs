@@ -150,6 +150,11 @@ impl AddonProtocol {
             Dp8Command::Terminate => {
                 b.with_session(now, |s, now| s.terminate_session(now, &[])).map_err(|e| ("terminate", e))
             }
+            Dp8Command::Refusals => {
+                let refusals = b.with_session(now, |s, _| s.refusals());
+                self.events.push_back(AddonEvent::Session(Dp8Event::Refusals(refusals)));
+                Ok(())
+            }
             Dp8Command::RemovePlayer(dpnid) => {
                 b.with_session(now, |s, now| s.remove_player(now, dpnid)).map_err(|e| ("remove player", e))
             }

@@ -60,6 +60,8 @@ pub enum Dp8Command {
     Leave,
     /// Host: end the session for everyone.
     Terminate,
+    /// Report the drops and refusals so far ([`Dp8Event::Refusals`]).
+    Refusals,
     /// Host: remove one player; the others learn it with DESTROY_PLAYER, reason
     /// HOSTDESTROYEDPLAYER (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2).
     RemovePlayer(Dpnid),
@@ -85,6 +87,9 @@ pub enum Dp8Event {
     Session(Event),
     /// The whole name table, reported right after [`Event::Joined`] and [`Event::HostMigrated`].
     NameTable(Vec<Player>),
+    /// The drops and refusals so far, and what is held for others, as asked by
+    /// [`Dp8Command::Refusals`].
+    Refusals(dplay_session::Refusals),
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -171,6 +176,10 @@ impl Protocol for Dp8Protocol {
                 Ok(())
             }
             Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
+            Dp8Command::Refusals => {
+                self.events.push_back(Dp8Event::Refusals(s.refusals()));
+                Ok(())
+            }
             Dp8Command::RemovePlayer(dpnid) => s.remove_player(now, dpnid).map_err(|e| ("remove player", e)),
         };
         if let Err((command, error)) = result {

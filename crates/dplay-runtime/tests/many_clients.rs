@@ -31,6 +31,13 @@ fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
     c.mode = Mode::ClientServer;
     c.session_name = "load".into();
     c.rng_seed = seed;
+    // A thousand joins at once from one address: the caps that guard a host on the Internet
+    // (docs/limits.md) are raised to fit them.
+    c.transport.max_half_open = CLIENTS;
+    c.transport.max_half_open_per_ip = CLIENTS;
+    c.limits.max_pending_joins = CLIENTS;
+    c.limits.max_pending_joins_per_ip = CLIENTS;
+    c.limits.memory_budget = usize::MAX;
     c
 }
 

@@ -61,8 +61,71 @@ pub struct SessionConfig {
     pub path_test_tries: u32,
     /// Seed of the RNG that draws the instance GUID and the EnumPayload values.
     pub rng_seed: u64,
+    /// What a host accepts from joiners and how long it waits for them (docs/limits.md).
+    pub limits: Limits,
     /// The transport's configuration; `rng_seed` and `accept_incoming` are set per role.
     pub transport: dplay_dframe::Config,
+}
+
+/// What a host holds for others and for how long (issue 14; docs/limits.md has each value's
+/// reason and the worst-case memory it allows). The specs set none of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// A player's `name` and `Password`, and our own `SessionName`, in UTF-16 units: 256.
+    pub max_name_units: usize,
+    /// A player's `data`: 8 KiB.
+    pub max_player_data: usize,
+    /// Application data a joiner sends (`connectData`) and our own EnumResponse
+    /// `ApplicationData` and DN_SEND_CONNECT_INFO `reply`: 8 KiB.
+    pub max_app_data: usize,
+    /// Host: the largest message reassembled from a joiner before it is a member (its
+    /// PLAYER_CONNECT_INFO): 256 KiB. Over it the connection ends; under it, names and data
+    /// over their limits get DPNERR_INVALIDPARAM.
+    pub max_join_message: usize,
+    /// Host: what it may be made to hold for others at worst (docs/limits.md: each member and
+    /// joiner counted at its worst case); a join past it gets DPNERR_SESSIONFULL: 256 MiB.
+    pub memory_budget: usize,
+    /// Host: a joiner whose transport connection is up must be a member (its
+    /// ACK_CONNECT_INFO in) within this, or it is dropped: 30 s.
+    pub join_timeout: Duration,
+    /// Host: joiners connected but not members yet, held at most (the oldest is dropped first):
+    /// 64.
+    pub max_pending_joins: usize,
+    /// Host: of those, from one IP address: 8.
+    pub max_pending_joins_per_ip: usize,
+    /// Joiner: an older peer that has not connected this long after our INSTRUCT_CONNECT is
+    /// reported to the host with REQ_INTEGRITY_CHECK (MC-DPL8CS 3.2.5.3): 6 s.
+    pub peer_connect_timeout: Duration,
+    /// Host: the target of an integrity check that does not answer within this is removed as
+    /// lost: 5 s.
+    pub integrity_timeout: Duration,
+    /// Host: a member that joiners from this many IP addresses could not reach (within
+    /// `failed_join_window`) is removed, and the last joiner kept; 0 never removes: 2.
+    pub evict_after_failed_joins: u32,
+    /// Host: how long a failed join counts against a member: 10 minutes.
+    pub failed_join_window: Duration,
+    /// How often one source's refusals are logged at most: 10 s.
+    pub log_interval: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_name_units: 256,
+            max_player_data: 8 << 10,
+            max_app_data: 8 << 10,
+            max_join_message: 256 << 10,
+            memory_budget: 256 << 20,
+            join_timeout: Duration::from_secs(30),
+            max_pending_joins: 64,
+            max_pending_joins_per_ip: 8,
+            peer_connect_timeout: Duration::from_secs(6),
+            integrity_timeout: Duration::from_secs(5),
+            evict_after_failed_joins: 2,
+            failed_join_window: Duration::from_secs(600),
+            log_interval: Duration::from_secs(10),
+        }
+    }
 }
 
 impl SessionConfig {
@@ -88,6 +151,7 @@ impl SessionConfig {
             path_test_interval: Duration::from_millis(375),
             path_test_tries: 7,
             rng_seed: 0,
+            limits: Limits::default(),
             transport: dplay_dframe::Config::default(),
         }
     }

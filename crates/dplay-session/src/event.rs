@@ -199,6 +199,10 @@ pub enum CommandError {
     /// Too many operations already wait for an answer.
     #[error("too many operations wait for an answer")]
     Busy,
+    /// A name or data of our own configuration is over its limit (DPNERR_INVALIDPARAM;
+    /// [`crate::Limits`]).
+    #[error("a name or data is over its limit (DPNERR_INVALIDPARAM)")]
+    InvalidParam,
     /// The transport refused the message.
     #[error("transport: {0}")]
     Transport(#[from] dplay_dframe::SendError),

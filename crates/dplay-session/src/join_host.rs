@@ -42,6 +42,9 @@ impl Session {
         if self.phase != Phase::Idle {
             return Err(CommandError::WrongState);
         }
+        if !self.check_own_limits() {
+            return Err(CommandError::InvalidParam);
+        }
         let instance = uuid::Builder::from_random_bytes(self.rng.r#gen()).into_uuid();
         let mut flags = ApplicationDescFlags::empty();
         flags.set(ApplicationDescFlags::CLIENT_SERVER, self.cfg.mode == Mode::ClientServer);
@@ -175,7 +178,22 @@ impl Session {
 
     /// PLAYER_CONNECT_INFO from a joiner (MC-DPL8CS 3.1.5.2 steps 1-3; MS-DPDX 4.3 steps 7-8).
     fn on_connect_info(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo) {
-        if let Err(code) = self.validate(info) {
+        let checked = self.validate(info).and_then(|()| {
+            self.check_limits(info).map_err(|why| {
+                self.stats.refused_limits += 1;
+                self.log_refusal(now, peer, &format!("join refused: {why} (DPNERR_INVALIDPARAM)"));
+                crate::admission::DPNERR_INVALIDPARAM
+            })
+        });
+        let checked = checked.and_then(|()| {
+            if !self.over_budget() {
+                return Ok(());
+            }
+            self.stats.refused_budget += 1;
+            self.log_refusal(now, peer, "join refused: the memory budget is reached (DPNERR_SESSIONFULL)");
+            Err(DPNERR_SESSIONFULL)
+        });
+        if let Err(code) = checked {
             // CONNECT_FAILED, then END_OF_STREAM once it is delivered (MS-DPDX 4.3 step 7).
             tracing::debug!(%peer, %code, "join refused: CONNECT_FAILED");
             self.stats.joins_refused += 1;
@@ -266,9 +284,11 @@ impl Session {
         if let Some(l) = self.links.get_mut(&peer) {
             l.state = LinkState::Member;
         }
+        self.admission_done(peer);
         if self.cfg.mode == Mode::ClientServer {
             return;
         }
+        self.note_instructed(now, joiner);
         let op = self.table.instruct(joiner);
         let msg = SessionMessage::InstructConnect(op);
         for (_, addr) in self.member_routes(Some(joiner)) {
@@ -278,11 +298,15 @@ impl Session {
     }
 
     /// INSTRUCTED_CONNECT_FAILED (MS-DPDX 3.1.5.2; MC-DPL8CS 3.1.5.2 step 8): the joiner hears
-    /// CONNECT_ATTEMPT_FAILED and the host removes it (HOSTDESTROYEDPLAYER, MS-DPDX 2.2.15).
+    /// CONNECT_ATTEMPT_FAILED and the host removes it (HOSTDESTROYEDPLAYER, MS-DPDX 2.2.15),
+    /// unless the failed-join policy removed the member instead (docs/limits.md).
     fn on_instructed_connect_failed(&mut self, now: Instant, from: Option<Dpnid>, joiner: Dpnid) {
         let Some(existing) = from else { return };
         if !self.table.contains(joiner) {
             self.stats.drop(DropReason::UnknownDpnid);
+            return;
+        }
+        if self.blame_member(now, existing, joiner) {
             return;
         }
         self.send_to_player(now, joiner, &SessionMessage::ConnectAttemptFailed { dpn_id: existing });
@@ -299,6 +323,7 @@ impl Session {
         if !self.table.contains(dpnid) {
             return;
         }
+        self.forget_member(dpnid);
         self.reported.remove(&dpnid);
         self.integrity.remove(&dpnid);
         if let Some(m) = self.migration.as_mut() {

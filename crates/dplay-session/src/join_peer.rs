@@ -255,6 +255,7 @@ impl Session {
     fn on_instruct_connect(&mut self, now: Instant, joiner: Dpnid) {
         tracing::debug!(%joiner, "INSTRUCT_CONNECT");
         if joiner == self.local {
+            self.start_peer_wait(now);
             self.instructed_self = true;
             self.check_joined();
             return;

@@ -113,13 +113,15 @@ impl Session {
         let check = SessionMessage::IntegrityCheck(IntegrityCheck { dpnid_requesting: requester });
         if self.send_to_player(now, target, &check) {
             self.integrity.insert(target, requester);
+            self.note_check(now, target);
         } else if self.migration.is_none() {
             self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
         }
     }
 
     /// Host: INTEGRITY_CHECK_RESPONSE: the target is alive, so the requester goes
-    /// (MC-DPL8CS 3.2.5.3; MS-DPDX 3.1.5.6).
+    /// (MC-DPL8CS 3.2.5.3; MS-DPDX 3.1.5.6). A requester still joining failed its join: the
+    /// failed-join policy may remove the target instead (docs/limits.md).
     pub(crate) fn on_integrity_check_response(
         &mut self,
         now: Instant,
@@ -131,6 +133,10 @@ impl Session {
             return self.stats.drop(DropReason::WrongState);
         }
         self.integrity.remove(&target);
+        self.check_done(target);
+        if self.is_joining(now, requester) && self.blame_member(now, target, requester) {
+            return;
+        }
         if let Some(addr) = self.route(requester) {
             let msg = SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::default() });
             self.send_msg(now, addr, &msg);

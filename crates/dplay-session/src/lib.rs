@@ -26,6 +26,7 @@
 //! and call [`Session::handle_timeout`].
 #![warn(clippy::indexing_slicing)]
 
+mod admission;
 mod app_data;
 mod completion;
 mod config;
@@ -49,12 +50,13 @@ pub mod sim_check;
 mod stats;
 mod table_ops;
 
+pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
 pub use completion::MAX_PENDING;
-pub use config::{Mode, SessionConfig};
+pub use config::{Limits, Mode, SessionConfig};
 pub use event::{CommandError, CompletionError, EndReason, Event, SendFlags, TableChange};
 pub use groups::MAX_GROUPS;
 pub use join_host::DPNERR_SESSIONFULL;
 pub use name_table::{NameTable, OpError};
 pub use session::{Phase, Session};
-pub use stats::Stats;
+pub use stats::{Refusals, Stats};

@@ -14,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 
 use crate::completion::Pending;
+use crate::admission::Admission;
 use crate::config::{Mode, SessionConfig};
 use crate::enumeration::Seeker;
 use crate::event::{EndReason, Event};
@@ -113,6 +114,8 @@ pub struct Session {
     pub(crate) integrity_context: u32,
     /// Our operations waiting for an answer (requests to the host, sends with completion).
     pub(crate) pending: Pending,
+    /// Deadlines, caps and limits on what we hold for joiners (docs/limits.md).
+    pub(crate) admission: Admission,
 }
 
 impl Session {
@@ -150,6 +153,7 @@ impl Session {
             stats: Stats::default(),
             integrity_context: 0,
             pending: Pending::default(),
+            admission: Admission::default(),
         }
     }
 
@@ -205,6 +209,7 @@ impl Session {
         self.pump(now);
         self.enum_timeout(now);
         self.path_test_timeout(now);
+        self.admission_timeout(now);
         self.pump(now);
     }
 
@@ -230,7 +235,7 @@ impl Session {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let session =
             self.seeker.as_ref().map(|s| s.next).into_iter().chain(self.path_tests.iter().map(|p| p.next));
-        self.ep.poll_timeout().into_iter().chain(session).min()
+        self.ep.poll_timeout().into_iter().chain(session).chain(self.admission.next_deadline()).min()
     }
 
     /// Handles every transport event, which may queue more.
@@ -258,6 +263,7 @@ impl Session {
             (Phase::Connecting, true) if Some(peer) == self.host_addr => self.send_connect_info(now, peer),
             (Phase::Host, false) => {
                 self.links.insert(peer, Link { dpnid: None, state: LinkState::Joining });
+                self.admit_connection(now, peer);
             }
             (Phase::Member, true) => self.instructed_connected(now, peer),
             (Phase::Member, false) if self.cfg.mode == Mode::PeerToPeer => {
@@ -275,6 +281,7 @@ impl Session {
         let link = self.links.remove(&peer);
         let was_host = self.phase != Phase::Host && Some(peer) == self.host_addr;
         self.pending_lost(peer, was_host);
+        self.admission_done(peer);
         match self.phase {
             Phase::Connecting | Phase::AwaitingInfo if Some(peer) == self.host_addr => {
                 let why = match reason {

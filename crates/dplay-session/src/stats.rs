@@ -72,6 +72,21 @@ pub struct Stats {
     pub early_data_held: u64,
     /// Application messages that arrived before we were joined, dropped because the hold was full.
     pub early_data_overflow: u64,
+    /// Joins refused with DPNERR_INVALIDPARAM: a name or data over its limit (also counted in
+    /// `joins_refused`).
+    pub refused_limits: u64,
+    /// Joins refused with DPNERR_SESSIONFULL because one more member could take what the host
+    /// holds past its memory budget (also counted in `joins_refused`).
+    pub refused_budget: u64,
+    /// Joiners dropped because they were not members by the join deadline, or to make room
+    /// under the cap on joins under way.
+    pub join_timeouts: u64,
+    /// Joins that failed because an existing member did not connect to the joiner.
+    pub failed_joins: u64,
+    /// Members removed because joiners from several addresses could not reach them.
+    pub members_evicted: u64,
+    /// Members removed because they did not answer an integrity check in time.
+    pub integrity_timeouts: u64,
 }
 
 impl Stats {
@@ -108,5 +123,73 @@ impl Stats {
             + self.enum_unmatched
             + self.path_test_unmatched
             + self.early_data_overflow
+    }
+}
+
+/// Every drop and refusal made at the transport and session layers, by reason, and what is
+/// held for others now: what `dplay host` shows its operator (docs/limits.md). Read with
+/// [`crate::Session::refusals`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Refusals {
+    /// Non-zero counts, by reason name, transport first.
+    pub counts: Vec<(&'static str, u64)>,
+    /// Inbound transport attempts not confirmed yet (half-open).
+    pub half_open: usize,
+    /// Joiners connected but not members yet.
+    pub joining: usize,
+    /// Transport connections held (lingering ones included).
+    pub connections: usize,
+}
+
+impl std::fmt::Display for Refusals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "drops and refusals:")?;
+        if self.counts.is_empty() {
+            write!(f, " none")?;
+        }
+        for (i, (name, n)) in self.counts.iter().enumerate() {
+            write!(f, "{} {name} {n}", if i == 0 { "" } else { "," })?;
+        }
+        write!(
+            f,
+            "; held: {} connections, {} half-open, {} joining",
+            self.connections, self.half_open, self.joining
+        )
+    }
+}
+
+impl crate::Session {
+    /// Every drop and refusal so far, by reason, and what is held for others now.
+    pub fn refusals(&self) -> Refusals {
+        let ep = self.endpoint().endpoint_stats();
+        let drops = self.endpoint().all_drops();
+        let mut counts: Vec<(&'static str, u64)> =
+            dplay_dframe::DropReason::ALL.iter().map(|r| (r.name(), drops.get(*r))).collect();
+        counts.push(("half_open_evicted", ep.half_open_evicted));
+        let s = self.stats();
+        counts.extend([
+            ("joins_refused", s.joins_refused),
+            ("oversize", s.refused_limits),
+            ("over_budget", s.refused_budget),
+            ("join_timeout", s.join_timeouts),
+            ("failed_join", s.failed_joins),
+            ("member_evicted", s.members_evicted),
+            ("integrity_timeout", s.integrity_timeouts),
+            ("malformed_message", s.malformed),
+            ("wrong_role", s.wrong_role),
+            ("wrong_state", s.wrong_state),
+            ("unknown_dpnid", s.unknown_dpnid),
+            ("bad_table_version", s.bad_version),
+            ("unknown_sender", s.unknown_sender),
+            ("rejected_connection", s.rejected_connections),
+            ("early_data_overflow", s.early_data_overflow),
+        ]);
+        counts.retain(|(_, n)| *n > 0);
+        Refusals {
+            counts,
+            half_open: self.endpoint().half_open_count(),
+            joining: self.admission.pending_count(),
+            connections: self.endpoint().connection_count(),
+        }
     }
 }

@@ -245,3 +245,108 @@ fn both_lost_then_answered_retry_measures_rtt() {
     let Sent::C(Cframe::Connected(confirm)) = h.sent()[0] else { panic!() };
     assert_eq!((confirm.msg_id, confirm.rsp_id), (2, 1));
 }
+
+/// docs/limits.md, decision "DirectPlay 8 reflection": an unverified source gets at most
+/// `handshake_replies` (3) CONNECTEDs in all, however many CONNECT retries it sends, and its
+/// attempt is forgotten after `half_open_timeout` (5 s) without a word.
+#[test]
+fn unverified_source_gets_three_connected_at_most() {
+    let mut h = Harness::new(Config::default());
+    let mut replies = 0;
+    for i in 0..30u8 {
+        h.feed_c(Cframe::Connect(connect_fields(true, i, 0, PROTOCOL_VERSION, SESS)));
+        replies += h.sent().len();
+        h.advance(ms(100));
+    }
+    h.advance(Duration::from_secs(60));
+    replies += h.sent().len();
+    assert_eq!(replies, 3);
+    assert!(h.events().is_empty());
+    assert_eq!(h.ep.connection_count(), 0);
+    assert_eq!(h.ep.half_open_count(), 0);
+}
+
+/// The listener's own retries stay within the budget: CONNECTED at 0, 200 and 600 ms, then
+/// nothing until the attempt is forgotten at 5 s; a confirmation within that still completes.
+#[test]
+fn listener_retries_within_budget_and_still_completes() {
+    let mut h = Harness::new(Config::default());
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.sent();
+    assert_eq!(h.next_timer(), ms(200));
+    assert_eq!(h.sent().len(), 1);
+    assert_eq!(h.next_timer(), ms(400));
+    assert_eq!(h.sent().len(), 1);
+    h.advance(Duration::from_secs(3));
+    assert!(h.sent().is_empty());
+    assert_eq!(h.ep.half_open_count(), 1);
+    h.feed_c(Cframe::Connected(connect_fields(false, 1, 2, PROTOCOL_VERSION, SESS)));
+    assert!(matches!(h.events()[..], [Event::Connected { outbound: false, .. }]));
+    assert_eq!(h.ep.half_open_count(), 0);
+}
+
+/// docs/limits.md: past `max_half_open_per_ip` the oldest attempt of that IP goes, past
+/// `max_half_open` the oldest of all; nothing is sent to an evicted source.
+#[test]
+fn half_open_caps_evict_the_oldest() {
+    let config = Config { max_half_open: 4, max_half_open_per_ip: 2, ..Config::default() };
+    let mut h = Harness::new(config);
+    let connect = Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)).to_vec().unwrap();
+    let from = |ip: u8, port: u16| SocketAddr::from(([10, 0, 0, ip], port));
+    for port in 1..=3 {
+        h.ep.handle_datagram(h.now, from(1, port), &connect);
+    }
+    assert_eq!(h.ep.half_open_count(), 2);
+    assert!(!h.ep.is_connected(from(1, 1)), "the oldest of 10.0.0.1 went first");
+    for ip in 2..=4 {
+        h.ep.handle_datagram(h.now, from(ip, 1), &connect);
+    }
+    assert_eq!(h.ep.half_open_count(), 4);
+    assert!(!h.ep.is_connected(from(1, 2)), "then the oldest of all");
+    assert_eq!(h.ep.endpoint_stats().half_open_evicted, 2);
+    let firsts: Vec<SocketAddr> =
+        std::iter::from_fn(|| h.ep.poll_transmit()).map(|t| t.destination).collect();
+    assert_eq!(firsts.len(), 6, "one CONNECTED per CONNECT");
+    h.now += Duration::from_secs(10);
+    h.ep.handle_timeout(h.now);
+    let later: Vec<SocketAddr> = std::iter::from_fn(|| h.ep.poll_transmit()).map(|t| t.destination).collect();
+    assert!(!later.contains(&from(1, 1)) && !later.contains(&from(1, 2)), "{later:?}");
+}
+
+/// Decision "DirectPlay 8 reflection" (docs/decisions.md): the connector's confirmation was
+/// lost every time the listener's 3 CONNECTEDs drew one; the connector's opening KeepAlive,
+/// which carries our dwSessID, completes the handshake; one with another dwSessID does not.
+#[test]
+fn keepalive_completes_a_handshake_whose_confirmation_was_lost() {
+    let mut h = Harness::new(Config::default());
+    h.ctx.keepalive_sess_id = true;
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.advance(Duration::from_secs(2));
+    assert_eq!(h.sent().len(), 3);
+    let mut ka = data(REL_SEQ | DframeCommand::POLL, 0, 0);
+    ka.control = DframeControl::KEEPALIVE_OR_CORRELATE;
+    ka.sess_id = Some(SESS ^ 1);
+    h.feed_d(ka, &[]);
+    assert!(h.events().is_empty());
+    ka.sess_id = Some(SESS);
+    h.feed_d(ka, &[]);
+    assert!(matches!(h.events()[..], [Event::Connected { outbound: false, .. }]));
+    assert_eq!(h.ep.half_open_count(), 0);
+    let sent = h.sent();
+    assert!(sent.iter().any(|s| matches!(s, Sent::D(d) if d.header.is_keepalive())), "{sent:?}");
+}
+
+/// The same with data queued during the connector's handshake: its first DFRAME is data, which
+/// completes the handshake and is delivered.
+#[test]
+fn first_data_frame_completes_a_handshake_whose_confirmation_was_lost() {
+    let mut h = Harness::new(Config::default());
+    h.ctx.keepalive_sess_id = true;
+    h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
+    h.advance(Duration::from_secs(2));
+    h.sent();
+    h.feed_d(data(REL_SEQ, 0, 0), b"early");
+    let events = h.events();
+    assert!(matches!(events[0], Event::Connected { outbound: false, .. }), "{events:?}");
+    assert!(matches!(&events[1], Event::Message { data, .. } if data == b"early"), "{events:?}");
+}

@@ -315,7 +315,11 @@ pub(crate) fn run(seed: u64, profile: Profile, per_side: u32, trace: bool) -> (O
                 let Some(p) = plans[side].get(next[side]) else { break };
                 let t = sim.now();
                 let peer_node = sim.node_mut::<Peer>(node);
-                if !peer_node.ep.is_connected(peer) && side == 1 {
+                // B learns of the connection from its Connected event, as an application
+                // does: an inbound attempt not confirmed yet may still be forgotten
+                // (`half_open_timeout`), with whatever was queued on it.
+                let connected = peer_node.events.iter().any(|(_, e)| matches!(e, Event::Connected { .. }));
+                if side == 1 && !connected {
                     break;
                 }
                 peer_node.with(t, |ep| ep.send(t, peer, &p.data, p.kind).unwrap());

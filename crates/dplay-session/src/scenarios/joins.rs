@@ -161,10 +161,14 @@ fn unknown_dpnid_connection_is_refused() {
 
 /// MS-DPDX 3.1.5.2 and 3.1.6.5: the existing peer cannot reach the joiner. The joiner sends
 /// PATH_TEST every 375 ms, 7 times; the existing peer's connect times out, it reports
-/// INSTRUCTED_CONNECT_FAILED, the joiner hears CONNECT_ATTEMPT_FAILED and is removed.
+/// INSTRUCTED_CONNECT_FAILED, the joiner hears CONNECT_ATTEMPT_FAILED and is removed. (Here
+/// the joiner waits longer than the existing peer's connect retries before reporting it, as a
+/// Windows joiner, which has no such report, does; `hostile::ghost_*` cover the report.)
 #[test]
 fn instructed_connect_failed() {
-    let mut mesh = Mesh::new(17, 3, link(0.0), |_, _| {});
+    let mut mesh = Mesh::new(17, 3, link(0.0), |_, cfg| {
+        cfg.limits.peer_connect_timeout = Duration::from_secs(600);
+    });
     mesh.host(0);
     mesh.join(1, 0);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));

@@ -19,6 +19,7 @@ use crate::{Event, Session};
 mod addresses;
 mod early_data;
 mod groups;
+mod hostile;
 mod join_errors;
 mod joins;
 mod leave;

@@ -1,0 +1,198 @@
+//! What a host holds for others and for how long (issue 14; docs/limits.md): limits on names
+//! and data, the join deadline, and a member that never connects to joiners (a ghost).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use dplay_wire::dp8::session::DestroyReason;
+
+use super::*;
+use crate::{DPNERR_INVALIDPARAM, EndReason, Phase};
+
+fn ended(mesh: &Mesh, i: usize) -> Option<EndReason> {
+    events(mesh, i).iter().find_map(|e| match e {
+        Event::SessionEnded { reason } => Some(*reason),
+        _ => None,
+    })
+}
+
+/// docs/limits.md: a 100,000-character player name is refused with DPNERR_INVALIDPARAM,
+/// counted, and never relayed to the members; so is player data over 8 KiB.
+#[test]
+fn oversize_name_and_data_are_refused() {
+    let mut mesh = Mesh::new(31, 4, link(0.0), |i, cfg| match i {
+        2 => cfg.player_name = "x".repeat(100_000),
+        3 => cfg.player_data = vec![7; 9000],
+        _ => {}
+    });
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    let before = mesh.sim.stats(mesh.ids[0], mesh.ids[1]).sent;
+    for i in [2, 3] {
+        mesh.join(i, 0);
+        mesh.sim.run_for(Duration::from_secs(3));
+        assert_eq!(ended(&mesh, i), Some(EndReason::Refused(DPNERR_INVALIDPARAM)), "node {i}");
+    }
+    let host = session(&mesh, 0);
+    assert_eq!(host.stats().refused_limits, 2);
+    assert_eq!(host.stats().joins_refused, 2);
+    assert_eq!(host.name_table().len(), 2);
+    let relayed = mesh.sim.stats(mesh.ids[0], mesh.ids[1]).sent - before;
+    assert!(relayed < 20, "{relayed} datagrams went to the member (a 200 KB name is 140)");
+    let refusals = host.refusals();
+    assert!(refusals.counts.contains(&("oversize", 2)), "{refusals}");
+}
+
+/// docs/limits.md: a host refuses to start with its own session name over the limit.
+#[test]
+fn own_oversize_session_name_is_refused() {
+    let mut mesh = Mesh::new(37, 1, link(0.0), |_, cfg| cfg.session_name = "s".repeat(300));
+    let result = mesh.with(0, |s, now| s.host(now));
+    assert_eq!(result, Err(crate::CommandError::InvalidParam));
+}
+
+/// docs/limits.md: a joiner that completes the transport handshake but never sends
+/// PLAYER_CONNECT_INFO is dropped at the join deadline (30 s), and counted.
+#[test]
+fn join_deadline_drops_a_silent_joiner() {
+    let mut mesh = Mesh::new(41, 2, link(0.0), |_, _| {});
+    mesh.host(0);
+    // Node 1 opens a transport connection and says nothing more (as a member, it takes the
+    // connection as an instructed one it does not know, and stays silent).
+    mesh.with(1, |s, now| {
+        s.phase = Phase::Member;
+        s.ep.connect(now, addr(0))
+    })
+    .expect("connect");
+    mesh.sim.run_for(Duration::from_secs(1));
+    assert!(session(&mesh, 0).endpoint().is_connected(addr(1)));
+    assert_eq!(session(&mesh, 0).refusals().joining, 1);
+    mesh.sim.run_for(Duration::from_secs(28));
+    assert!(session(&mesh, 0).endpoint().is_connected(addr(1)), "still within the deadline");
+    mesh.sim.run_for(Duration::from_secs(2));
+    assert!(!session(&mesh, 0).endpoint().is_connected(addr(1)));
+    assert_eq!(session(&mesh, 0).stats().join_timeouts, 1);
+    assert_eq!(session(&mesh, 0).refusals().joining, 0);
+}
+
+/// Node `ghost` is cut off from every node from `from` on: a member behind a strict NAT, or
+/// one that ignores DN_INSTRUCT_CONNECT, but connected to the host.
+fn ghost_mesh(seed: u64, n: usize, evict_after: u32) -> Mesh {
+    let mut mesh = Mesh::new(seed, n, link(0.0), |_, cfg| cfg.limits.evict_after_failed_joins = evict_after);
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    for j in 2..n {
+        let (g, b) = (mesh.ids[1], mesh.ids[j]);
+        mesh.sim.partition(g, b);
+    }
+    mesh
+}
+
+/// Issue 14 item 1, docs/limits.md: with a ghost member, the first joiner reports it after
+/// 6 s (REQ_INTEGRITY_CHECK, MC-DPL8CS 3.2.5.3), the ghost answers the host's check, and the
+/// joiner is removed at once (not ~22 s later); the second joiner, from another address,
+/// makes it two failed joins: the ghost is removed and that joiner gets in, well within a
+/// minute.
+#[test]
+fn ghost_member_is_removed_after_two_failed_joins() {
+    let mut mesh = ghost_mesh(43, 4, 2);
+    let start = mesh.sim.now();
+    mesh.join(2, 0);
+    mesh.sim.run_for(Duration::from_secs(8));
+    assert_eq!(ended(&mesh, 2), Some(EndReason::Terminated), "the first joiner is removed");
+    assert_eq!(session(&mesh, 0).name_table().len(), 2);
+    mesh.join(3, 0);
+    assert!(mesh.run_until_joined(&[3], Duration::from_secs(10)), "the second joiner gets in");
+    let took = mesh.sim.now() - start;
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let host = session(&mesh, 0);
+    assert_eq!(host.stats().failed_joins, 2);
+    assert_eq!(host.stats().members_evicted, 1);
+    mesh.sim.run_for(Duration::from_secs(2));
+    assert_eq!(ended(&mesh, 1), Some(EndReason::Terminated), "the ghost is told");
+    assert!(events(&mesh, 3).iter().any(|e| matches!(
+        e,
+        Event::PlayerRemoved { reason: DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER, .. }
+    )));
+    mesh.tables_agree(&[0, 3]).expect("host and the new member agree");
+}
+
+/// With eviction off (0), every joiner is removed quickly and the ghost stays.
+#[test]
+fn ghost_member_stays_when_eviction_is_off() {
+    let mut mesh = ghost_mesh(47, 4, 0);
+    for j in [2, 3] {
+        mesh.join(j, 0);
+        mesh.sim.run_for(Duration::from_secs(8));
+        assert_eq!(ended(&mesh, j), Some(EndReason::Terminated), "joiner {j}");
+    }
+    assert_eq!(session(&mesh, 0).stats().members_evicted, 0);
+    assert!(session(&mesh, 1).is_joined());
+}
+
+/// MC-DPL8CS 3.2.5.3 with a deadline (docs/limits.md): a target that answers nothing within
+/// 5 s is removed as lost and the requester stays.
+#[test]
+fn silent_integrity_check_target_is_removed() {
+    let mut mesh = Mesh::new(53, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    for j in [1, 2] {
+        mesh.join(j, 0);
+        assert!(mesh.run_until_joined(&[j], Duration::from_secs(5)));
+    }
+    // Node 1 goes silent towards everyone but keeps its transport state: its connections die
+    // only after the transport's retries, long after the check's deadline.
+    mesh.kill(1);
+    let target = session(&mesh, 1).local_dpnid();
+    mesh.with(2, |s, now| {
+        let req = dplay_wire::dp8::session::ReqIntegrityCheck { req_context: 1, dpnid_target: target };
+        let host = s.host;
+        s.send_to_player(now, host, &dplay_wire::dp8::session::SessionMessage::ReqIntegrityCheck(req));
+    });
+    mesh.sim.run_for(Duration::from_secs(6));
+    assert_eq!(session(&mesh, 0).stats().integrity_timeouts, 1);
+    assert!(!session(&mesh, 0).name_table().contains(target));
+    assert!(session(&mesh, 2).is_joined());
+    assert_eq!(session(&mesh, 2).phase(), Phase::Member);
+}
+
+/// The joiners of the ghost cases come from other addresses: node addresses differ by IP.
+#[test]
+fn sim_nodes_have_distinct_ips() {
+    let ips: Vec<SocketAddr> = (0..4).map(addr).collect();
+    assert!(ips.windows(2).all(|w| w[0].ip() != w[1].ip()));
+}
+
+/// docs/limits.md: with a memory budget for about two members at their worst case (plus the
+/// half-open attempts), the first joiner gets in and the second is refused with
+/// DPNERR_SESSIONFULL.
+#[test]
+fn memory_budget_refuses_joins_past_it() {
+    let mut mesh = Mesh::new(59, 3, link(0.0), |_, cfg| cfg.limits.memory_budget = 5 << 20);
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    mesh.join(2, 0);
+    mesh.sim.run_for(Duration::from_secs(3));
+    assert_eq!(ended(&mesh, 2), Some(EndReason::Refused(crate::DPNERR_SESSIONFULL)));
+    assert_eq!(session(&mesh, 0).stats().refused_budget, 1);
+}
+
+/// docs/limits.md: a joiner's PLAYER_CONNECT_INFO over `max_join_message` (256 KiB) ends its
+/// connection while it is reassembled: the host never holds more for a joiner.
+#[test]
+fn oversize_join_message_ends_the_connection() {
+    let mut mesh = Mesh::new(61, 2, link(0.0), |i, cfg| {
+        if i == 1 {
+            cfg.player_data = vec![1; 300 << 10];
+        }
+    });
+    mesh.host(0);
+    mesh.join(1, 0);
+    mesh.sim.run_for(Duration::from_secs(10));
+    assert_eq!(ended(&mesh, 1), Some(EndReason::HostLost));
+    assert_eq!(session(&mesh, 0).name_table().len(), 1);
+    assert_eq!(session(&mesh, 0).endpoint().connection_count(), 0);
+}
