@@ -271,9 +271,8 @@ impl AddonOverDp8 {
                 self.held.clear();
                 self.held_retry = None;
             }
-            SessionEvent::HostFound { .. }
-            | SessionEvent::HostMigrated { .. }
-            | SessionEvent::Chat { .. } => {}
+            // HostFound, HostMigrated, Chat, and any event a later session adds: passed on.
+            _ => {}
         }
         self.events.push_back(OverDp8Event::Session(ev));
     }

@@ -87,9 +87,9 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
     }
 }
 
-/// A fresh seed; `--keepalive` sets the Ping timer period (MC-DPL4CS 3.1.2.5, 35 s by default).
+/// The defaults (a seed from the operating system); `--keepalive` sets the Ping timer period (MC-DPL4CS 3.1.2.5, 35 s by default).
 fn config(keepalive: Option<f64>) -> Dp4Config {
-    let mut c = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    let mut c = Dp4Config::default();
     if let Some(secs) = keepalive {
         c.ping_interval = Duration::from_secs_f64(secs.max(0.1));
     }

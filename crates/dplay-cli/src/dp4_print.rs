@@ -87,6 +87,8 @@ impl Dp4Output {
                 json!({"command": command, "error": error}),
                 format!("{command} failed: {error}"),
             ),
+            // An event a later runtime adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }
@@ -210,10 +212,13 @@ impl Dp4Output {
                     EndReason::Left => "left",
                     EndReason::HostLost => "the host is gone",
                     EndReason::YouAreDead => "the host removed us",
+                    _ => "ended",
                 };
                 self.out.emit("session_ended", json!({"reason": why}), format!("session ended: {why}"));
                 return true;
             }
+            // An event a later session adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }
@@ -251,6 +256,7 @@ pub(crate) fn join_error(e: JoinError) -> String {
         JoinError::Refused(code) => format!("the host refused the join (HRESULT {code:#010x})"),
         JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
         JoinError::Unsupported(flags) => format!("the session needs options this program lacks: {flags:?}"),
+        other => format!("the join failed: {other:?}"),
     }
 }
 

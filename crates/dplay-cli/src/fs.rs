@@ -265,6 +265,8 @@ fn print(out: &mut Output, event: &AddonEvent) -> bool {
             emit_position(out, &Dpnid(id.0).to_string(), &out.name(Dpnid(id.0)), position);
         }
         AddonEvent::Addon(e) => emit_addon(out, e, |id| out.name(Dpnid(id.0))),
+        // An event a later runtime adds: not printed until this printer knows it.
+        _ => {}
     }
     false
 }

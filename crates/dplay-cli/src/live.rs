@@ -110,7 +110,6 @@ pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
 pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) -> SessionConfig {
     let mut c = SessionConfig::new(args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID), local, name);
     c.password = args.password.clone();
-    c.rng_seed = fresh_seed();
     c.mode = Mode::PeerToPeer;
     let t = &mut c.transport;
     if let Some(secs) = args.keepalive {
@@ -126,14 +125,6 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
         t.retry_max_interval = Duration::from_secs_f64(secs.max(0.01));
     }
     c
-}
-
-/// A seed that differs between runs, so every session gets its own instance GUID.
-pub(crate) fn fresh_seed() -> u64 {
-    #[allow(clippy::disallowed_methods)] // a seed for the session's RNG, nothing protocol-timed
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    u64::try_from(nanos.as_nanos() & u128::from(u64::MAX)).unwrap_or(0)
-        ^ (u64::from(std::process::id()) << 32)
 }
 
 /// Binds `bind` (with a pcap tap when asked) and starts the protocol `make` builds.
@@ -267,6 +258,8 @@ impl Output {
                 json!({"command": command, "error": error}),
                 format!("{command} failed: {error}"),
             ),
+            // An event a later runtime adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }
@@ -354,6 +347,8 @@ impl Output {
                 );
                 return true;
             }
+            // An event a later session adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }

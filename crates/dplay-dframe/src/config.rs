@@ -63,7 +63,9 @@ pub struct Config {
     pub max_send_queue: usize,
     /// Coalesce small messages when the peer is at 0x00010005 or later (MC-DPL8R 2.2.3).
     pub coalesce: bool,
-    /// Seed of the RNG that draws `dwSessID` values.
+    /// Seed of the RNG that draws `dwSessID` values. The default comes from the operating
+    /// system, so two endpoints never share one; set it (or use [`Config::with_seed`]) to
+    /// replay a run.
     pub rng_seed: u64,
 }
 
@@ -95,15 +97,34 @@ impl Default for Config {
             max_message_size: 1 << 20,
             max_send_queue: 4 << 20,
             coalesce: true,
-            rng_seed: 0,
+            rng_seed: os_seed(),
         }
     }
 }
 
 impl Config {
+    /// This configuration with a fixed `rng_seed`, for tests and replays.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.rng_seed = seed;
+        self
+    }
+
     /// The payload bytes one DFRAME carries: the datagram minus the largest unsigned header
     /// (4 bytes plus four masks), so a retry with more masks still fits.
     pub fn max_frame_payload(&self) -> usize {
         self.max_datagram.saturating_sub(20).max(1)
     }
+}
+
+/// A seed from the operating system's random source, for configurations built with the defaults
+/// (docs/decisions.md, "Random by default"). Drawing it is no network or clock I/O, so the
+/// crate stays sans-IO.
+///
+/// # Panics
+///
+/// If the operating system has no random source to give, which `getrandom` reports only on
+/// platforms where none can work: there is no safe identifier to fall back to.
+pub(crate) fn os_seed() -> u64 {
+    getrandom::u64().expect("the operating system's random source failed")
 }

@@ -20,7 +20,10 @@ use crate::stats::DropReason;
 impl Session {
     /// Leaves the session gracefully: every connection ends with END_STREAM after what is
     /// queued (MS-DPDX 3.1.5.3). The host leaving lets the oldest peer take over when the
-    /// session allows migration (MS-DPDX 3.1.5.4). [`crate::Event::SessionEnded`] follows.
+    /// session allows migration (MS-DPDX 3.1.5.4). [`crate::Event::SessionEnded`] follows at
+    /// once, but the closes are still under way: keep driving the session (datagrams in, timers,
+    /// datagrams out) until [`Session::is_finished`], about 2.4 s, before dropping the socket,
+    /// or the peers see a lost connection instead of a graceful leave.
     pub fn leave(&mut self, now: Instant) {
         self.seeker = None;
         if self.phase == Phase::Idle {
@@ -28,6 +31,17 @@ impl Session {
             return;
         }
         self.end(now, EndReason::Left);
+    }
+
+    /// True once the session ended ([`Phase::Ended`]) and every transport connection finished
+    /// closing, so the caller may stop driving it and drop its socket. After [`Session::leave`]
+    /// that takes about 2.4 s on a working link: each connection sends END_STREAM after what is
+    /// queued, and the graceful close ends once the peer's END_STREAM is acknowledged both ways
+    /// (MS-DPDX 3.1.5.3; MC-DPL8R 3.1.4.3). A connection whose peer is gone ends when its
+    /// retries run out instead. A closed connection still answers the peer's retries for a while
+    /// (`linger`); that tail is not waited for.
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Ended && self.ep.active_connection_count() == 0
     }
 
     /// Host: removes a player (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2): TERMINATE_SESSION to it,
