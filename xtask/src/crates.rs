@@ -32,7 +32,8 @@ const EXAMPLES: [(&str, &str); 6] = [
     ("dplay-runtime", "embedded_host"),
 ];
 
-/// How long one example may run (they take a few seconds: a graceful leave is ~2.4 s).
+/// How long one example may run (each takes well under a second on loopback, the observer a
+/// little more than one: it waits for five positions sent four times a second).
 const EXAMPLE_LIMIT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run() -> anyhow::Result<()> {

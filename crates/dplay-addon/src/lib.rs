@@ -39,7 +39,7 @@
 //!    sends it four times a second; everyone's [`Tracker`] follows the others
 //!    ([`Event::PositionUpdated`], [`Event::PlaneChanged`], [`Event::Chat`]).
 //! 3. **Leave**: [`Client::leave`] (or [`Host::end_session`]) ends the add-on, which leaves the
-//!    session; keep driving until [`AddonOverDp8::session`]`().is_finished()` (about 2.4 s) so
+//!    session; keep driving until [`AddonOverDp8::session`]`().is_finished()` so
 //!    the others see a graceful leave.
 //!
 //! # Errors and what to do

@@ -1,6 +1,6 @@
 //! Two transport endpoints over std `UdpSocket`s on 127.0.0.1: a connects, sends three reliable
-//! sequential messages and a 5000-byte one (split into frames and reassembled), then closes
-//! gracefully: `cargo run -p dplay-dframe --example udp_pair`.
+//! sequential messages and a 5000-byte one (split into frames and reassembled), and once b has
+//! them all closes gracefully: `cargo run -p dplay-dframe --example udp_pair`.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)] // an example prints and has a clock
 
 use std::net::UdpSocket;
@@ -46,7 +46,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         a.endpoint.send(Instant::now(), b_addr, text.as_bytes(), MessageKind::RELIABLE_SEQUENTIAL)?;
     }
     a.endpoint.send(Instant::now(), b_addr, &[7; 5000], MessageKind::RELIABLE)?;
-    a.endpoint.disconnect(Instant::now(), b_addr); // END_STREAM after what is queued
     let (mut received, mut closed) = (0, 0);
     let deadline = Instant::now() + Duration::from_secs(10);
     while closed < 2 {
@@ -60,11 +59,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Event::Connected { peer, .. } => println!("{who}: connected to {peer}"),
                 Event::Message { data, .. } => {
                     received += 1;
-                    println!(
-                        "{who}: received {} bytes: {:?}",
-                        data.len(),
-                        String::from_utf8_lossy(data.get(..5).unwrap_or(&data))
-                    );
+                    if received == 4 {
+                        // END_STREAM, after anything still queued; b answers with its own.
+                        a.endpoint.disconnect(Instant::now(), b_addr);
+                    }
+                    match std::str::from_utf8(&data) {
+                        Ok(text) if data.len() < 16 => println!("{who}: received \"{text}\""),
+                        _ => println!("{who}: received {} bytes", data.len()),
+                    }
                 }
                 Event::Disconnected { peer, reason, .. } => {
                     closed += 1;

@@ -33,10 +33,11 @@
 //!    connecting); [`Event::Message`] at the other end.
 //! 3. [`Endpoint::disconnect`]: what is queued goes first, then END_STREAM; once both sides'
 //!    END_STREAMs are acknowledged, [`Event::Disconnected`] with [`DisconnectReason::Closed`]
-//!    (about 2.4 s on a working link). Keep driving the endpoint until then. The connection then
+//!    (a few round trips on a working link). Keep driving the endpoint until then. The connection then
 //!    lingers for [`Config::linger`], only answering the peer's retries;
 //!    [`Endpoint::active_connection_count`] does not count it, so a program may stop once that
-//!    is 0. [`Endpoint::abort`] ends at once with HARD_DISCONNECT instead.
+//!    is 0. [`Endpoint::abort`] ends at once with HARD_DISCONNECT instead. A disconnect before
+//!    the handshake completed ends the attempt at once, dropping what was queued.
 //!
 //! # Errors and what to do
 //!

@@ -7,7 +7,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{after, select};
+use crossbeam_channel::{after, never, select};
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig};
 use dplay_session::{Event, SendFlags, SessionConfig};
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
@@ -31,10 +31,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let deadline = Instant::now() + Duration::from_secs(15);
     let timeout = after(Duration::from_secs(15));
     let (mut host_ended, mut guest_ended) = (false, false);
+    // A runtime closes its channel once its loop ended: from then on, wait on `never` instead.
+    let ended = never();
     // The application's own loop: whichever channel has something, host or guest.
     while !(host_ended && guest_ended) {
         select! {
-            recv(host.events()) -> event => match event? {
+            recv(if host_ended { &ended } else { host.events() }) -> event => match event? {
                 Dp8Event::Session(Event::Message { from, data, .. }) => {
                     println!("host: {from} says {}", String::from_utf8_lossy(&data));
                     host.command(Dp8Command::SendTo { to: from, data: b"welcome".to_vec(), flags: SendFlags::RELIABLE })?;
@@ -50,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Dp8Event::CommandFailed { command, error } => println!("host: {command} failed: {error}"),
                 _ => {}
             },
-            recv(guest.events()) -> event => match event? {
+            recv(if guest_ended { &ended } else { guest.events() }) -> event => match event? {
                 Dp8Event::Session(Event::Joined { local, .. }) => {
                     println!("guest: joined as {local}");
                     guest.command(Dp8Command::SendAll { data: b"hello".to_vec(), flags: SendFlags::RELIABLE })?;
@@ -68,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             recv(timeout) -> _ => return Err("timed out".into()),
         }
     }
-    // Each network thread ends by itself once its connections closed gracefully (~2.4 s after a
+    // Each network thread ends by itself once its connections closed gracefully (soon after a
     // leave); `shutdown` before that would cut the closes short.
     while host.is_running() || guest.is_running() {
         if Instant::now() > deadline {

@@ -31,7 +31,7 @@
 //! [`RuntimeError::Stopped`] once the loop ended) and [`Runtime::events`] delivers events in
 //! order; a command the protocol refuses comes back as an event (such as
 //! [`Dp8Event::CommandFailed`]). After a leave, let the loop end by itself
-//! ([`Runtime::is_running`] turns false once the graceful closes are done, about 2.4 s for
+//! ([`Runtime::is_running`] turns false once the graceful closes are done, a few round trips for
 //! DirectPlay 8): [`Runtime::shutdown`] or dropping the runtime stops it at once and cuts them
 //! short. `examples/embedded_host.rs` embeds a host in an application this way.
 //!

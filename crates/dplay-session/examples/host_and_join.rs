@@ -52,24 +52,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut joiner = Peer::new("alice")?;
     joiner.session.join(Instant::now(), host_addr, None)?;
     let deadline = Instant::now() + Duration::from_secs(15);
-    // Drive both until alice has left and her connections closed (~2.4 s after `leave`).
-    while !joiner.session.is_finished() {
+    let (mut host_saw_leave, mut left_at) = (host.is_none(), Instant::now());
+    // Drive both until alice has left and her connections closed (a few round trips after
+    // `leave`), and the host has seen her go.
+    while !(joiner.session.is_finished() && host_saw_leave) {
         if Instant::now() > deadline {
             return Err("timed out".into());
         }
         for event in host.as_mut().map(Peer::drive).transpose()?.unwrap_or_default() {
             print_event("host", &event);
+            host_saw_leave |= matches!(event, Event::PlayerRemoved { .. });
         }
         for event in joiner.drive()? {
             print_event("alice", &event);
             if let Event::Joined { .. } = event {
                 joiner.session.send_all(Instant::now(), b"hello", SendFlags::RELIABLE)?;
                 joiner.session.leave(Instant::now()); // END_STREAM goes after "hello"
+                left_at = Instant::now();
             }
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    println!("alice: every connection closed");
+    println!("alice: every connection closed {:.3} s after leave()", left_at.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -39,7 +39,8 @@
 //!    [`Event::HostMigrated`] names a new host.
 //! 3. **Leave**: [`Session::leave`] (or, for a host, [`Session::terminate_session`]) reports
 //!    [`Event::SessionEnded`] at once, but the connections are still closing gracefully. Keep
-//!    driving the session until [`Session::is_finished`], about 2.4 s on a working link, before
+//!    driving the session until [`Session::is_finished`] (a few round trips on a working link;
+//!    tens of seconds if a peer stopped answering and its retries must run out) before
 //!    dropping the socket; otherwise the others see a lost connection, not a leave. A session
 //!    that ends on its own (terminated, host lost) also reports [`Event::SessionEnded`];
 //!    nothing more comes after it.
