@@ -34,6 +34,7 @@ fn run_all() -> anyhow::Result<()> {
     )?;
     // What a user of the crates gets: packaging, every example, a crate outside the workspace.
     crate::crates::run()?;
+    crate::interop::run_if_present()?;
     crate::integration::run()?;
     crate::hostile::run()?;
     // The transport sim sweep: 200 seeds over every link profile.

@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
-use crate::util::{cargo, root, step};
+use crate::util::build_dplay;
 
 mod dp4;
 mod dp4_reliable;
+mod fs_capture;
 mod fs_dp4;
 
 /// The whole suite must finish within this.
@@ -38,7 +39,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 14] = [
+    let cases: [(&str, Case); 16] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -51,6 +52,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
         ("DirectPlay 4: a joiner killed with SIGKILL is dropped by PING", dp4::joiner_killed),
         ("an add-on session over DirectPlay 4: a player and an observer", fs_dp4::addon_session),
+        ("a recorded add-on session on a non-default port, decoded", fs_capture::decoded),
+        ("a recorded add-on session over DirectPlay 4, decoded", fs_capture::decoded_dp4),
         ("DirectPlay 4 RP: guaranteed messages both ways over MC-DPL4R", dp4_reliable::guaranteed),
         (
             "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
@@ -86,10 +89,7 @@ impl Suite {
     /// Builds `dplay` (debug) once; every wait of the suite ends within `limit` from now.
     #[allow(clippy::disallowed_methods)] // the suite's own clock
     pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
-        step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
-        let target =
-            std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-        Ok(Suite { bin: target.join("debug").join("dplay"), deadline: Instant::now() + limit })
+        Ok(Suite { bin: build_dplay()?, deadline: Instant::now() + limit })
     }
 
     /// Starts `dplay args...` with `--json` output collected.

@@ -9,6 +9,7 @@ mod crates;
 mod fuzz;
 mod hostile;
 mod integration;
+mod interop;
 mod proxy;
 mod sim;
 mod tidy;
@@ -49,6 +50,9 @@ enum Command {
     Hostile,
     /// Run `dplay` processes on loopback and check their JSON output.
     Integration,
+    /// Decode every corpus item and capture of ../shared/interop (or $DPLAY_INTEROP_DIR):
+    /// real Microsoft bytes, as its README expects.
+    Interop,
     /// Run every transport scenario over N seeds and every link profile (release build).
     Sim {
         /// How many seeds per profile.
@@ -66,5 +70,6 @@ fn main() -> anyhow::Result<()> {
         Command::Sim { seeds } => sim::run(seeds),
         Command::Hostile => hostile::run(),
         Command::Integration => integration::run(),
+        Command::Interop => interop::run(),
     }
 }

@@ -18,6 +18,14 @@ pub(crate) fn cargo() -> Command {
     cmd
 }
 
+/// Builds the `dplay` binary (debug) and returns its path.
+pub(crate) fn build_dplay() -> anyhow::Result<PathBuf> {
+    step("build dplay", cargo().args(["build", "-p", "dplay-cli", "--bin", "dplay"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    Ok(target.join("debug").join("dplay"))
+}
+
 /// Runs `cmd`, printing it first, and fails with its exit status.
 pub(crate) fn step(step: &str, cmd: &mut Command) -> anyhow::Result<()> {
     println!("==> {step}: {cmd:?}");

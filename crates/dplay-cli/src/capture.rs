@@ -20,8 +20,16 @@ pub(crate) struct Frame {
 
 const PCAPNG_MAGIC: [u8; 4] = [0x0A, 0x0D, 0x0D, 0x0A];
 
-/// Reads every packet of a pcap or pcapng file, told apart by their magic numbers.
-pub(crate) fn read(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
+/// Every packet read, and why reading stopped early (a capture cut short, as when the
+/// capturing program was killed): the packets before the cut are kept.
+pub(crate) struct Capture {
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) cut: Option<String>,
+}
+
+/// Reads every packet of a pcap or pcapng file, told apart by their magic numbers. Fails
+/// only when the file header cannot be read.
+pub(crate) fn read(bytes: &[u8]) -> anyhow::Result<Capture> {
     match bytes.get(..4) {
         Some(m) if m == PCAPNG_MAGIC => read_pcapng(bytes),
         Some(
@@ -34,12 +42,15 @@ pub(crate) fn read(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
     }
 }
 
-fn read_pcap(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
+fn read_pcap(bytes: &[u8]) -> anyhow::Result<Capture> {
     let mut reader = PcapReader::new(bytes).context("reading the pcap header")?;
     let link = reader.header().datalink;
     let mut frames = Vec::new();
     while let Some(packet) = reader.next_packet() {
-        let packet = packet.with_context(|| format!("reading pcap packet {}", frames.len() + 1))?;
+        let packet = match packet {
+            Ok(p) => p,
+            Err(e) => return Ok(Capture { cut: Some(format!("packet {}: {e}", frames.len() + 1)), frames }),
+        };
         frames.push(Frame {
             number: frames.len() as u64 + 1,
             time: packet.timestamp,
@@ -47,7 +58,7 @@ fn read_pcap(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
             data: packet.data.into_owned(),
         });
     }
-    Ok(frames)
+    Ok(Capture { frames, cut: None })
 }
 
 /// A raw pcapng timestamp in its interface's `if_tsresol` unit (pcapng 4.2: 10^-n seconds,
@@ -64,12 +75,20 @@ fn timestamp(raw: u128, resol: Option<u8>) -> Duration {
     Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
-fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
+fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Capture> {
     let mut reader = PcapNgReader::new(bytes).context("reading the pcapng section header")?;
     let mut interfaces: Vec<(DataLink, Option<u8>)> = Vec::new();
     let mut frames = Vec::new();
     while let Some(block) = reader.next_block() {
-        let block = block.with_context(|| format!("reading pcapng block after packet {}", frames.len()))?;
+        let block = match block {
+            Ok(b) => b,
+            Err(e) => {
+                return Ok(Capture {
+                    cut: Some(format!("block after packet {}: {e}", frames.len())),
+                    frames,
+                });
+            }
+        };
         let (interface, raw_time, data) = match block {
             Block::InterfaceDescription(idb) => {
                 let resol = idb.options.iter().find_map(|o| match o {
@@ -95,5 +114,5 @@ fn read_pcapng(bytes: &[u8]) -> anyhow::Result<Vec<Frame>> {
         let time = timestamp(raw_time, resol);
         frames.push(Frame { number: frames.len() as u64 + 1, time, link, data });
     }
-    Ok(frames)
+    Ok(Capture { frames, cut: None })
 }

@@ -1,14 +1,21 @@
 //! Finding DirectPlay messages in hex input and in captures, and parsing each one.
+//!
+//! A capture is read twice: [`Flows::learn`] first finds which flows carry DirectPlay 8 or
+//! DirectPlay 4, then every UDP datagram of those flows and every message of a DirectPlay 4
+//! TCP stream ([`Streams`]) is parsed, in frame order. Application payloads are also read as
+//! Flight Simulator add-on packets ([`addon_view::find`]).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use dplay_wire::datagram::{Kind, classify};
-use dplay_wire::dp4::header::{HEADER_LEN, MAX_MESSAGE_SIZE, Token};
-use dplay_wire::{Datagram, WireError, parse_datagram};
+use dplay_addon::Dialect;
+use dplay_wire::WireError;
 
+use crate::addon_view::{self, AddonPacket};
 use crate::capture::Frame;
-use crate::net::{self, Transport};
+use crate::flows::Flows;
+use crate::message::{Carrier, Message, dp4_stream_message_size};
+use crate::net::{self, Segment, Transport};
+use crate::stream::{Cut, Streams};
 
 /// Where a message was captured.
 #[derive(Debug, Clone, Copy)]
@@ -26,122 +33,124 @@ pub(crate) struct Origin {
 pub(crate) struct Record {
     pub(crate) origin: Option<Origin>,
     pub(crate) bytes: Vec<u8>,
-    pub(crate) result: Result<Datagram, WireError>,
+    pub(crate) result: Result<Message, WireError>,
+    /// The add-on packets in its application payload.
+    pub(crate) addon: Vec<AddonPacket>,
+    /// Bytes given after a DirectPlay 4 stream message, beyond what its `dwSize` covers
+    /// (hex input only; in a capture they start the next message).
+    pub(crate) trailing: Vec<u8>,
 }
 
-/// What a capture held besides DirectPlay.
+impl Record {
+    fn new(
+        origin: Option<Origin>,
+        bytes: Vec<u8>,
+        result: Result<Message, WireError>,
+        dialect: Dialect,
+    ) -> Self {
+        let addon = match &result {
+            Ok(m) => m
+                .app_payloads()
+                .into_iter()
+                .filter_map(|p| addon_view::find(p, dialect))
+                .chain(m.player_data().and_then(|d| addon_view::find_player_info(d, dialect)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        Self { origin, bytes, result, addon, trailing: Vec::new() }
+    }
+}
+
+/// What a capture held besides DirectPlay, and where reading fell short.
 #[derive(Debug, Default)]
 pub(crate) struct Stats {
     pub(crate) frames: u64,
     pub(crate) skipped: u64,
+    /// TCP segments of a DirectPlay 4 stream that followed bytes the capture missed.
+    pub(crate) gaps: u64,
+    /// Bytes of DirectPlay 4 stream messages the capture ended in the middle of.
+    pub(crate) unfinished: usize,
 }
 
-/// Decodes one datagram given as bytes.
-pub(crate) fn decode_bytes(bytes: Vec<u8>) -> Record {
-    Record { origin: None, result: parse_datagram(&bytes), bytes }
+/// How to look for DirectPlay in a capture.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Options {
+    /// Lead bytes alone make DirectPlay 8 on every UDP port, not only its defaults.
+    pub(crate) any_port: bool,
+    /// Only frames from or to these ports (all when empty).
+    pub(crate) ports: Vec<u16>,
+    /// The add-on dialect, instead of the one the capture suggests.
+    pub(crate) dialect: Option<Dialect>,
 }
 
-/// DirectPlay 8's enumeration port and default game ports (MC-DPLHP 1.9; INDEX B.8).
-fn dp8_port(port: u16) -> bool {
-    port == 6073 || (2302..=2400).contains(&port)
+/// Decodes one message given as bytes, carried as `carrier` says. Bytes given after a
+/// DirectPlay 4 stream message's `dwSize` (MC-DPL4CS 2.1: the next message of the stream) are
+/// kept apart as `trailing`, not read as part of it.
+pub(crate) fn decode_bytes(mut bytes: Vec<u8>, carrier: Carrier, dialect: Dialect, ids: bool) -> Record {
+    let trailing = match dp4_stream_message_size(&bytes) {
+        Some(size) if carrier != Carrier::Dp4Datagram && size < bytes.len() => bytes.split_off(size),
+        _ => Vec::new(),
+    };
+    let result = Message::parse(&bytes, carrier, ids);
+    Record { trailing, ..Record::new(None, bytes, result, dialect) }
 }
 
 /// Decodes every DirectPlay message in a capture, in frame order.
-///
-/// DirectPlay 4 is found on any port by its signature; DirectPlay 8, whose lead bytes are
-/// common in other protocols, only on its ports unless `any_port` is set.
-pub(crate) fn decode_frames(frames: &[Frame], any_port: bool) -> (Vec<Record>, Stats) {
+pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>, Stats) {
+    let wanted = |seg: &Segment<'_>| {
+        options.ports.is_empty()
+            || options.ports.contains(&seg.src.port())
+            || options.ports.contains(&seg.dst.port())
+    };
+    let segments = || {
+        frames
+            .iter()
+            .map(|f| (f, net::segment(f.link, &f.data).filter(|s| wanted(s) && !s.payload.is_empty())))
+    };
+    let flows = Flows::learn(segments().filter_map(|(_, s)| s), options.any_port);
+    let dialect = options.dialect.unwrap_or(flows.dialect);
     let mut records = Vec::new();
     let mut stats = Stats::default();
-    let mut streams: HashMap<(SocketAddr, SocketAddr), Vec<u8>> = HashMap::new();
+    let mut streams = Streams::default();
     let start = frames.first().map(|f| f.time).unwrap_or_default();
-    for frame in frames {
+    for (frame, seg) in segments() {
         stats.frames += 1;
-        let Some(seg) = net::segment(frame.link, &frame.data) else {
+        let Some(seg) = seg else {
             stats.skipped += 1;
             continue;
         };
-        let origin = Origin {
+        let origin = Some(Origin {
             frame: frame.number,
             time: frame.time.saturating_sub(start).as_secs_f64(),
             src: seg.src,
             dst: seg.dst,
             transport: seg.transport,
-        };
+        });
         let found = match seg.transport {
-            Transport::Udp => {
-                let kind = classify(seg.payload);
-                let wanted = match kind.family() {
-                    Some(dplay_wire::Family::Dp4) => true,
-                    Some(dplay_wire::Family::Dp8) => {
-                        any_port || dp8_port(seg.src.port()) || dp8_port(seg.dst.port())
-                    }
-                    None => false,
-                };
-                if wanted {
-                    records.push(Record {
-                        origin: Some(origin),
-                        bytes: seg.payload.to_vec(),
-                        result: parse_datagram(seg.payload),
-                    });
-                }
-                wanted
-            }
+            Transport::Udp => flows.udp_carrier(&seg).map(|carrier| {
+                let result = Message::parse(seg.payload, carrier, flows.ids);
+                records.push(Record::new(origin, seg.payload.to_vec(), result, dialect));
+            }),
             Transport::Tcp => {
-                let buf = streams.entry((seg.src, seg.dst)).or_default();
-                let before = records.len();
-                dp4_stream(buf, seg.payload, origin, &mut records);
-                records.len() > before || !buf.is_empty()
+                let (cuts, following) = streams.feed(seg.src, seg.dst, seg.seq, seg.payload);
+                for cut in cuts {
+                    let (bytes, result) = match cut {
+                        Cut::Message(bytes) => {
+                            let result = Message::parse(&bytes, Carrier::Dp4Stream, flows.ids);
+                            (bytes, result)
+                        }
+                        Cut::Unframed(bytes, e) => (bytes, Err(e)),
+                    };
+                    records.push(Record::new(origin, bytes, result, dialect));
+                }
+                following.then_some(())
             }
         };
-        if !found {
+        if found.is_none() {
             stats.skipped += 1;
         }
     }
+    stats.gaps = streams.gaps;
+    stats.unfinished = streams.unfinished();
     (records, stats)
-}
-
-/// True when `msg` starts like a DirectPlay 4 message on a stream: `play` at offset 20, or a
-/// known token (DPSP_MSG_PLAYERMESSAGE has no signature, decision F-23).
-fn looks_like_dp4(msg: &[u8]) -> bool {
-    classify(msg) == Kind::Dp4Message
-        || msg.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok()).is_some_and(|b| {
-            let token = Token(u16::try_from(u32::from_le_bytes(b) >> 20).unwrap_or(0));
-            msg.len() >= HEADER_LEN && token.name().is_some()
-        })
-}
-
-/// Appends a TCP segment to its stream and cuts out every complete DirectPlay 4 message
-/// (MC-DPL4CS 2.1: messages follow each other, each sized by its header).
-///
-/// A stream is only followed from a segment that starts with a DP4 header; a message that
-/// cannot be framed is reported and the stream dropped until the next such segment.
-fn dp4_stream(buf: &mut Vec<u8>, payload: &[u8], origin: Origin, records: &mut Vec<Record>) {
-    if buf.is_empty() && !looks_like_dp4(payload) {
-        return;
-    }
-    buf.extend_from_slice(payload);
-    while buf.len() >= HEADER_LEN {
-        let size = buf
-            .get(..4)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map_or(0, |b| (u32::from_le_bytes(b) & 0xF_FFFF) as usize);
-        if !looks_like_dp4(buf) || !(HEADER_LEN..=MAX_MESSAGE_SIZE).contains(&size) {
-            let bytes = std::mem::take(buf);
-            // Report the parser's own error when it has one: it says more than the framing.
-            let result = parse_datagram(&bytes).and(Err(WireError::InvalidValue {
-                field: "dwSize",
-                offset: 0,
-                value: size as u64,
-                reason: "cannot frame the DirectPlay 4 stream",
-            }));
-            records.push(Record { origin: Some(origin), bytes, result });
-            return;
-        }
-        if buf.len() < size {
-            return;
-        }
-        let bytes: Vec<u8> = buf.drain(..size).collect();
-        records.push(Record { origin: Some(origin), result: parse_datagram(&bytes), bytes });
-    }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
-use dplay_addon::{ClientConfig, HostConfig, HostPolicy, Role};
+use dplay_addon::{ClientConfig, Dialect, HostConfig, HostPolicy, Role};
 use dplay_runtime::{
     AddonCommand, AddonEvent, AddonProtocol, AddonRole, Direction, Dp8Command, Dp8Event, Dp8Protocol,
     Protocol, Runtime, RuntimeConfig, Tap,
@@ -21,6 +21,7 @@ use dplay_session::Event;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 
 use crate::live;
+use crate::message::Carrier;
 
 /// `dplay demo` options.
 #[derive(Args)]
@@ -306,8 +307,12 @@ fn print(d: &Demo, seen: Vec<Seen>, positions: u64) -> anyhow::Result<bool> {
     let mut steps = std::collections::BTreeSet::new();
     writeln!(out, "    time  from      -> to        message (seed 003 step)")?;
     for s in &datagrams {
-        let message = match dplay_wire::parse_datagram(&s.bytes) {
-            Ok(m) => m.message_name().to_owned(),
+        let record = crate::decode::decode_bytes(s.bytes.clone(), Carrier::Datagram, Dialect::Fs98, true);
+        let message = match &record.result {
+            Ok(m) => match crate::render::addon_summary(&record) {
+                Some(addon) => format!("{} {addon}", m.name()),
+                None => m.name().to_owned(),
+            },
             Err(e) => format!("(undecoded: {e})"),
         };
         let (from, to) = (name(&s.from), name(&s.to));

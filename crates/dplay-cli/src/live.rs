@@ -354,8 +354,12 @@ impl Output {
     }
 }
 
+/// `("addon", ...)` for a Flight Simulator add-on packet (FS98 numbering, in human units),
 /// `("text", ...)` when the bytes are printable UTF-8 (a trailing NUL dropped), else `("hex", ...)`.
 pub(crate) fn printable(data: &[u8]) -> (&'static str, String) {
+    if let Some(packet) = crate::addon_view::find(data, dplay_addon::Dialect::Fs98) {
+        return ("addon", packet.to_string());
+    }
     let trimmed = data.strip_suffix(&[0]).unwrap_or(data);
     match std::str::from_utf8(trimmed) {
         Ok(s) if !s.is_empty() && s.chars().all(|c| !c.is_control() || c == '\n' || c == '\t') => {

@@ -5,29 +5,30 @@
 //! field, as a tree or (`--json`) one JSON object per line. The protocol knowledge is all in
 //! `dplay-wire`; this crate only finds datagrams in captures and renders what it parsed.
 
+mod addon_view;
 mod capture;
 mod decode;
+mod decode_command;
 mod demo;
 mod dp4;
 mod dp4_print;
 mod enumerate;
+mod flows;
 mod fs;
 mod host;
 mod join;
 mod live;
+mod message;
 mod net;
 mod pcap_tap;
 mod pcap_tcp;
 mod render;
+mod stream;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
-
-use crate::decode::Record;
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "dplay", version, about = "DirectPlay 8 and DirectPlay 4 tools")]
@@ -42,7 +43,7 @@ enum Command {
     ///
     /// Exit status: 0 when every message decoded, 1 when some were malformed (each is reported
     /// and decoding goes on) or the input could not be read, 2 for bad arguments.
-    Decode(DecodeArgs),
+    Decode(decode_command::DecodeArgs),
     /// Host a DirectPlay 8 (or, with --dp4, DirectPlay 4) session; log players joining and
     /// leaving and every message.
     Host(host::HostArgs),
@@ -59,33 +60,10 @@ enum Command {
     Demo(demo::DemoArgs),
 }
 
-#[derive(Args)]
-#[command(group = clap::ArgGroup::new("input").required(true).args(["hex", "file"]))]
-struct DecodeArgs {
-    /// One datagram as hex (spaces, `0x`, `:` and `,` are ignored); repeat for several.
-    #[arg(long, value_name = "BYTES", value_parser = parse_hex)]
-    hex: Vec<Vec<u8>>,
-    /// A pcap or pcapng capture (Ethernet, Linux SLL, loopback or raw IP; UDP and TCP).
-    file: Option<PathBuf>,
-    /// Print one JSON object per message instead of a tree.
-    #[arg(long)]
-    json: bool,
-    /// Look for DirectPlay 8 on every UDP port, not only 6073 and 2302-2400.
-    #[arg(long)]
-    any_port: bool,
-}
-
-fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
-    match dplay_wire::hexdump::parse_hex(text)? {
-        bytes if bytes.is_empty() => Err("no bytes given".into()),
-        bytes => Ok(bytes),
-    }
-}
-
 fn main() -> ExitCode {
     live::init_logging();
     let result = match Cli::parse().command {
-        Command::Decode(args) => run_decode(args),
+        Command::Decode(args) => decode_command::run(args),
         Command::Host(args) => host::run(args),
         Command::Enum(args) => enumerate::run(args),
         Command::Join(args) => join::run(args),
@@ -100,44 +78,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Decodes and prints; returns whether every message was well formed.
-fn run_decode(args: DecodeArgs) -> anyhow::Result<bool> {
-    let (records, summary) = match &args.file {
-        Some(path) => {
-            let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let frames = capture::read(&bytes).with_context(|| format!("cannot read {}", path.display()))?;
-            let (records, stats) = decode::decode_frames(&frames, args.any_port);
-            let summary = format!(
-                "{} frames, {} DirectPlay messages, {} other frames skipped",
-                stats.frames,
-                records.len(),
-                stats.skipped
-            );
-            (records, Some(summary))
-        }
-        None => (args.hex.into_iter().map(decode::decode_bytes).collect(), None),
-    };
-    print(&records, args.json).context("writing the output")?;
-    let malformed = records.iter().filter(|r| r.result.is_err()).count();
-    if let Some(summary) = summary {
-        let _ = writeln!(std::io::stderr(), "{summary}, {malformed} malformed");
-    }
-    Ok(malformed == 0)
-}
-
-fn print(records: &[Record], json: bool) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    for (i, record) in records.iter().enumerate() {
-        if json {
-            writeln!(out, "{}", render::json(record))?;
-        } else {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            write!(out, "{}", render::tree(record))?;
-        }
-    }
-    out.flush()
 }

@@ -30,6 +30,8 @@ pub(crate) struct Segment<'a> {
     pub(crate) src: SocketAddr,
     pub(crate) dst: SocketAddr,
     pub(crate) transport: Transport,
+    /// TCP's sequence number of the first payload byte; 0 for UDP.
+    pub(crate) seq: u32,
     pub(crate) payload: &'a [u8],
 }
 
@@ -104,18 +106,25 @@ fn ipv6(p: &[u8]) -> Option<Segment<'_>> {
 fn transport(proto: u8, src: IpAddr, dst: IpAddr, body: &[u8]) -> Option<Segment<'_>> {
     let sport = be16(body, 0)?;
     let dport = be16(body, 2)?;
-    let (transport, payload) = match proto {
+    let (transport, seq, payload) = match proto {
         IPPROTO_UDP => {
             let len = usize::from(be16(body, 4)?);
-            (Transport::Udp, body.get(8..len.clamp(8, body.len()))?)
+            (Transport::Udp, 0, body.get(8..len.clamp(8, body.len()))?)
         }
         IPPROTO_TCP => {
             let offset = usize::from(body.get(12)? >> 4) * 4;
-            (Transport::Tcp, body.get(offset.max(20)..)?)
+            let seq = u32::from_be_bytes(<[u8; 4]>::try_from(body.get(4..8)?).ok()?);
+            (Transport::Tcp, seq, body.get(offset.max(20)..)?)
         }
         _ => return None,
     };
-    Some(Segment { src: SocketAddr::new(src, sport), dst: SocketAddr::new(dst, dport), transport, payload })
+    Some(Segment {
+        src: SocketAddr::new(src, sport),
+        dst: SocketAddr::new(dst, dport),
+        transport,
+        seq,
+        payload,
+    })
 }
 
 #[cfg(test)]

@@ -235,7 +235,7 @@ mod tests {
         tap.datagram(Direction::Received, local, remote, &[0x80, 0x02]);
         drop(tap);
         let bytes = std::fs::read(&path).unwrap();
-        let frames = crate::capture::read(&bytes).unwrap();
+        let frames = crate::capture::read(&bytes).unwrap().frames;
         assert_eq!(frames.len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }

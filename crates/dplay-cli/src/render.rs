@@ -1,7 +1,8 @@
-//! Output: a readable tree, or one JSON object per message.
+//! Output: one line per message, a readable tree, or one JSON object per message.
 //!
-//! Both come from the same JSON value of the parsed message (`serde_json::to_value`), so every
+//! All come from the same JSON value of the parsed message (`serde_json::to_value`), so every
 //! field the wire types serialize is shown, in declaration order. Blobs arrive as hex strings.
+//! Add-on packets found in a message follow it, in human units ([`crate::addon_view`]).
 
 use std::fmt::Write;
 
@@ -10,10 +11,28 @@ use dplay_wire::hexdump;
 use serde_json::{Map, Value, json};
 
 use crate::decode::Record;
+use crate::message::Message;
+
+/// How many fields the one-line summary shows.
+const LINE_FIELDS: usize = 4;
+
+/// The family when a message could not be parsed: what its lead bytes suggest.
+fn malformed_family(record: &Record) -> Option<dplay_wire::Family> {
+    match record.origin.map(|o| o.transport) {
+        Some(crate::net::Transport::Tcp) => Some(dplay_wire::Family::Dp4),
+        _ => classify(&record.bytes).family(),
+    }
+}
+
+/// The re-emitted bytes as hex, or why they could not be written.
+fn reemitted(m: &Message) -> String {
+    m.reemit().map_or_else(|e| format!("cannot re-emit: {e}"), |b| hexdump::hex(&b))
+}
 
 /// The JSON object of one message: where it was seen, `family`, `message` (spec name),
 /// `alias` (MS-DPDX name, when different) and `fields`; or `error` for a malformed one.
-pub(crate) fn json(record: &Record) -> Value {
+/// With `reemit`, also `reemitted`: the bytes our encoder writes for the parsed value.
+pub(crate) fn json(record: &Record, reemit: bool) -> Value {
     let mut obj = Map::new();
     if let Some(o) = &record.origin {
         obj.insert("frame".into(), json!(o.frame));
@@ -23,20 +42,29 @@ pub(crate) fn json(record: &Record) -> Value {
         obj.insert("transport".into(), json!(o.transport.name()));
     }
     obj.insert("length".into(), json!(record.bytes.len()));
+    if !record.trailing.is_empty() {
+        obj.insert("trailing".into(), json!(hexdump::hex(&record.trailing)));
+    }
     match &record.result {
-        Ok(d) => {
-            obj.insert("family".into(), json!(d.family().name()));
-            obj.insert("family_short".into(), json!(d.family().short()));
-            obj.insert("message".into(), json!(d.message_name()));
-            if let Some(alias) = d.alias() {
+        Ok(m) => {
+            obj.insert("family".into(), json!(m.family().name()));
+            obj.insert("family_short".into(), json!(m.family().short()));
+            obj.insert("message".into(), json!(m.name()));
+            if let Some(alias) = m.alias() {
                 obj.insert("alias".into(), json!(alias));
             }
-            let fields =
-                serde_json::to_value(d).unwrap_or_else(|e| json!({ "serialize_error": e.to_string() }));
+            let fields = m.fields().unwrap_or_else(|e| json!({ "serialize_error": e.to_string() }));
             obj.insert("fields".into(), fields);
+            if !record.addon.is_empty() {
+                obj.insert("addon".into(), record.addon.iter().map(|a| a.json()).collect());
+            }
+            if reemit {
+                obj.insert("bytes".into(), json!(hexdump::hex(&record.bytes)));
+                obj.insert("reemitted".into(), json!(reemitted(m)));
+            }
         }
         Err(e) => {
-            let family = classify(&record.bytes).family();
+            let family = malformed_family(record);
             obj.insert("family".into(), json!(family.map(|f| f.name())));
             obj.insert("family_short".into(), json!(family.map(|f| f.short())));
             obj.insert("message".into(), Value::Null);
@@ -48,8 +76,91 @@ pub(crate) fn json(record: &Record) -> Value {
     Value::Object(obj)
 }
 
-/// The tree view of one message: a heading line per origin and message, then the fields.
-pub(crate) fn tree(record: &Record) -> String {
+/// One line: time, source and destination, transport, family, message, and its key fields
+/// (the add-on packets when it carries some).
+pub(crate) fn line(record: &Record) -> String {
+    let mut out = String::new();
+    if let Some(o) = &record.origin {
+        let _ = write!(out, "{:>11.6}  {} -> {}  {}  ", o.time, o.src, o.dst, o.transport.name());
+    }
+    match &record.result {
+        Ok(m) => {
+            let _ = write!(out, "{} {}", m.family().short(), m.name());
+            let key = addon_summary(record).unwrap_or_else(|| key_fields(m));
+            if !key.is_empty() {
+                let _ = write!(out, "  {key}");
+            }
+        }
+        Err(e) => {
+            let family = malformed_family(record).map_or("?", |f| f.short());
+            let _ = write!(out, "{family} MALFORMED  {e}");
+        }
+    }
+    out
+}
+
+/// The add-on packets a message carries, in human units (`POSITION_VELOCITY #3 47.46700
+/// -122.30900 3281 ft ...`), or `None` when it carries none. Shared by the one-line summary and
+/// the demo timeline.
+pub(crate) fn addon_summary(record: &Record) -> Option<String> {
+    (!record.addon.is_empty())
+        .then(|| record.addon.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+}
+
+/// Fields the one-line summary leaves out: the message name again, framing and flags.
+const LINE_SKIP: &[&str] = &[
+    "frame",
+    "message",
+    "form",
+    "token",
+    "sock_addr",
+    "command",
+    "control",
+    "family",
+    "version",
+    "poll",
+    "masks",
+    "signature",
+    "header_flags",
+    "size",
+];
+/// Fields that hold bytes (hex strings): the summary shows their length.
+const LINE_BLOBS: &[&str] =
+    &["payload", "data", "Data", "application_payload", "application_data", "reply_data"];
+
+/// The first few fields that say something about this message, depth first, as `key=value`.
+fn key_fields(m: &Message) -> String {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        let Value::Object(map) = v else { return };
+        for (key, item) in map {
+            if out.len() >= LINE_FIELDS {
+                return;
+            }
+            match item {
+                _ if LINE_SKIP.contains(&key.as_str()) => {}
+                Value::Null => {}
+                Value::Object(_) => walk(item, out),
+                Value::String(hex) if LINE_BLOBS.contains(&key.as_str()) => {
+                    out.push(format!("{key}={} bytes", hex.len().div_ceil(3)));
+                }
+                Value::Array(a) => out.push(format!("{key}=[{}]", a.len())),
+                Value::Number(n) if n.as_u64().is_some_and(|u| u > 0xFFFF) => {
+                    out.push(format!("{key}=0x{:X}", n.as_u64().unwrap_or_default()));
+                }
+                _ => out.push(format!("{key}={}", scalar(item).unwrap_or_default())),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = m.fields() {
+        walk(&v, &mut out);
+    }
+    out.join(" ")
+}
+
+/// The tree view of one message: a heading line per origin and message, then the fields, then
+/// the add-on packets. With `reemit`, also the bytes our encoder writes for the parsed value.
+pub(crate) fn tree(record: &Record, reemit: bool) -> String {
     let mut out = String::new();
     if let Some(o) = &record.origin {
         let _ = writeln!(
@@ -64,18 +175,33 @@ pub(crate) fn tree(record: &Record) -> String {
         );
     }
     match &record.result {
-        Ok(d) => {
-            let alias = d.alias().map(|a| format!("  (MS-DPDX: {a})")).unwrap_or_default();
-            let _ = writeln!(out, "{} {}{alias}", d.family().name(), d.message_name());
-            match serde_json::to_value(d) {
+        Ok(m) => {
+            let alias = m.alias().map(|a| format!("  (MS-DPDX: {a})")).unwrap_or_default();
+            let _ = writeln!(out, "{} {}{alias}", m.family().name(), m.name());
+            match m.fields() {
                 Ok(v) => value(&mut out, 1, &v),
                 Err(e) => {
                     let _ = writeln!(out, "  (cannot show fields: {e})");
                 }
             }
+            for addon in &record.addon {
+                let _ = writeln!(out, "  add-on {} {}", addon.dialect_name(), addon.name());
+                value(&mut out, 2, &serde_json::to_value(addon.view()).unwrap_or(Value::Null));
+            }
+            if reemit {
+                let _ = writeln!(out, "  reemitted: {}", reemitted(m));
+            }
+            if !record.trailing.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  trailing: {} bytes after the message's dwSize: {}",
+                    record.trailing.len(),
+                    hexdump::hex(&record.trailing)
+                );
+            }
         }
         Err(e) => {
-            let family = classify(&record.bytes).family().map_or("DirectPlay?", |f| f.name());
+            let family = malformed_family(record).map_or("DirectPlay?", |f| f.name());
             let _ = writeln!(out, "{family} MALFORMED: {e}");
             for line in hexdump::dump(&record.bytes).lines() {
                 let _ = writeln!(out, "  {line}");

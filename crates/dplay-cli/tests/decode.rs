@@ -1,9 +1,9 @@
 //! `dplay decode`, run as a user runs it: hex, pcap, pcapng, JSON, malformed input, bad arguments.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
+use common::{dplay, hex, json_lines, stdout, temp};
 use dplay_tests::pcap::{Packet, write_pcap, write_pcapng};
 use serde_json::Value;
 
@@ -13,22 +13,6 @@ const CONNECT: &str = "88 01 00 00 06 00 01 00 C6 AE C9 79 9D 36 67 23";
 const SACK: &str = "80 06 01 00 03 06 00 00 07 5D 11 00";
 /// A CFRAME with the undefined bExtOpCode 0x09.
 const BAD_CFRAME: &str = "88 09 00 00 06 00 01 00 C6 AE C9 79";
-
-fn dplay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dplay")).args(args).output().expect("run dplay")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    dplay_wire::hexdump::parse_hex(s).unwrap()
-}
 
 /// MC-DPL4CS 2.2.29: a 52-byte DPSP_MSG_ENUMSESSIONS without password.
 fn enum_sessions() -> Vec<u8> {
@@ -43,10 +27,6 @@ fn unassigned(len: u8) -> Vec<u8> {
     msg[0] = len;
     msg.resize(usize::from(len), 0xAA);
     msg
-}
-
-fn temp(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
 
 #[test]
@@ -166,7 +146,7 @@ fn pcapng_json_finds_every_message() {
 fn pcap_tree_shows_origin() {
     let path = temp("tree.pcap");
     write_pcap(&path, &capture()[..1]);
-    let out = dplay(&["decode", path.to_str().unwrap()]);
+    let out = dplay(&["decode", "-v", path.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     let text = stdout(&out);
     assert!(
@@ -177,14 +157,17 @@ fn pcap_tree_shows_origin() {
     );
 }
 
+/// Lead bytes alone are not enough on a port DirectPlay 8 does not use by default.
 #[test]
 fn any_port_finds_dp8_elsewhere() {
     let path = temp("ports.pcap");
-    write_pcap(&path, &[Packet::udp("10.0.0.1:5000", "10.0.0.2:5001", &hex(CONNECT))]);
+    write_pcap(&path, &[Packet::udp("10.0.0.1:5000", "10.0.0.2:5001", &hex(SACK))]);
     let out = dplay(&["decode", "--json", path.to_str().unwrap()]);
     assert!(json_lines(&out).is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: no DirectPlay found") && err.contains("--any-port"), "{err}");
     let out = dplay(&["decode", "--json", "--any-port", path.to_str().unwrap()]);
-    assert_eq!(json_lines(&out)[0]["message"], "CONNECT");
+    assert_eq!(json_lines(&out)[0]["message"], "SACK");
 }
 
 #[test]
@@ -207,4 +190,28 @@ fn bad_arguments_fail_clearly() {
     let out = dplay(&["decode", not_pcap.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a pcap or pcapng file"));
+}
+
+/// What `dplay decode --help` says, and every error message of decode's own arguments.
+#[test]
+fn help_and_errors_snapshot() {
+    insta::assert_snapshot!("decode_help", stdout(&dplay(&["decode", "--help"])));
+    let not_pcap = temp("snapshot-not.pcap");
+    std::fs::write(&not_pcap, b"hello").unwrap();
+    let cases: [&[&str]; 7] = [
+        &["decode"],
+        &["decode", "--hex", "88 0"],
+        &["decode", "--hex", ""],
+        &["decode", "--tcp", "x.pcap"],
+        &["decode", "--dialect", "fs2", "--hex", "00"],
+        &["decode", "/nonexistent/x.pcap"],
+        &["decode", not_pcap.to_str().unwrap()],
+    ];
+    let mut all = String::new();
+    for args in cases {
+        let out = dplay(args);
+        let err = String::from_utf8_lossy(&out.stderr).replace(not_pcap.to_str().unwrap(), "NOT.pcap");
+        all.push_str(&format!("$ dplay {}\n[exit {:?}]\n{err}\n", args.join(" "), out.status.code()));
+    }
+    insta::assert_snapshot!("decode_errors", all.replace(not_pcap.to_str().unwrap(), "NOT.pcap"));
 }

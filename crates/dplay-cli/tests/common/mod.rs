@@ -1,0 +1,47 @@
+//! Running `dplay` as a user runs it, and reading what it printed.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// Runs `dplay args...`.
+pub(crate) fn dplay(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dplay")).args(args).output().expect("run dplay")
+}
+
+/// Runs `dplay args...` with `input` on its standard input.
+pub(crate) fn dplay_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dplay"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run dplay");
+    child.stdin.take().expect("stdin").write_all(input).expect("write stdin");
+    child.wait_with_output().expect("dplay output")
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub(crate) fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+pub(crate) fn hex(s: &str) -> Vec<u8> {
+    dplay_wire::hexdump::parse_hex(s).unwrap()
+}
+
+/// A path in this test target's temporary folder.
+pub(crate) fn temp(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
