@@ -6,9 +6,10 @@
 //!   the same code, make redundant.
 //! * **examples**: every crate's runnable example, each within a time limit.
 //! * **outside**: a new crate under `target/outside/` depends on dplay-session and dplay-wire by
-//!   path, with no workspace settings of ours, builds `dplay-session`'s `host_and_join` example
-//!   as its `main`, and runs it against a `dplay host` on a free 127.0.0.1 port: it must join,
-//!   say hello, leave and exit 0, and the host must see all three.
+//!   path, with none of our workspace's lints or dependency table (only its dev profile, so
+//!   the dependencies built for the workspace are reused), builds `dplay-session`'s
+//!   `host_and_join` example as its `main`, and runs it against a `dplay host` on a free
+//!   127.0.0.1 port: it must join, say hello, leave and exit 0, and the host must see all three.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -104,7 +105,8 @@ fn outside() -> anyhow::Result<()> {
 }
 
 /// Writes the crate: a manifest of its own (an empty `[workspace]` keeps cargo from taking it
-/// for a member of ours), the workspace's lock file, and the example as `src/main.rs`.
+/// for a member of ours; the dev profile is ours, so no dependency is built twice), the
+/// workspace's lock file (the same versions), and the example as `src/main.rs`.
 fn write_crate(dir: &Path) -> anyhow::Result<()> {
     let crates = root().join("crates");
     let manifest = format!(
