@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::util::build_dplay;
 
+mod cli_ux;
 mod dp4;
 mod dp4_reliable;
 mod fs_capture;
@@ -39,7 +40,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 16] = [
+    let cases: [(&str, Case); 20] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -59,6 +60,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
             dp4_reliable::through_proxy,
         ),
+        ("fs join against nothing and a plain host: exit 1 within the timeout", cli_ux::fs_join_fails),
+        ("host names: localhost for enum and join", cli_ux::host_names),
+        ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
+        ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");
@@ -279,12 +284,12 @@ fn addon_session(s: &Suite) -> anyhow::Result<()> {
         "observer",
         &["fs", "join", &addr, "--observer", "--name", "tower", "--json", "--duration", "60"],
     )?;
-    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "Observer"))?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "observer"))?;
     let player = s.start(
         "player",
         &["fs", "join", &addr, "--player", "--name", "pilot", "--json", "--duration", "60"],
     )?;
-    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
     s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
     expect_pilot_positions(s, &observer)
 }

@@ -26,9 +26,9 @@ use crate::message::Carrier;
 /// `dplay demo` options.
 #[derive(Args)]
 pub(crate) struct DemoArgs {
-    /// How long the add-on player flies, in seconds.
-    #[arg(long, default_value_t = 3.0)]
-    fly: f64,
+    /// How long the add-on player flies (seconds, or a unit such as 5s; 0.5 s to 60 s).
+    #[arg(long, value_name = "TIME", default_value = "3", value_parser = crate::duration::parse)]
+    fly: Duration,
 }
 
 /// One datagram as one runtime's tap saw it.
@@ -253,7 +253,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<bool> {
     d.check("the player was accepted", ok);
     #[allow(clippy::disallowed_methods)] // the flight's clock
     let took_off = Instant::now();
-    let fly = Duration::from_secs_f64(args.fly.clamp(0.5, 60.0));
+    let fly = args.fly.clamp(Duration::from_millis(500), Duration::from_secs(60));
     let mut positions = 0;
     let ticks = crossbeam_channel::tick(Duration::from_millis(250));
     let landing = crossbeam_channel::after(fly);
@@ -330,7 +330,8 @@ fn print(d: &Demo, seen: Vec<Seen>, positions: u64) -> anyhow::Result<bool> {
     let mut checks = d.checks.clone();
     checks.push(("every step of seed 003 (1-18) was seen on the wire", missing.is_empty()));
     if !missing.is_empty() {
-        writeln!(out, "seed 003 steps not seen: {missing:?}")?;
+        let missing: Vec<String> = missing.iter().map(u8::to_string).collect();
+        writeln!(out, "seed 003 steps not seen: {}", missing.join(", "))?;
     }
     let mut all = true;
     for (what, ok) in &checks {

@@ -14,10 +14,11 @@ use dplay_session::dp4::{
 use dplay_wire::dp4::enumeration::EnumSessionsFlags;
 use dplay_wire::dp4::session::SessionFlags;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
-use serde_json::json;
 
+use crate::address;
 use crate::dp4_print::{Dp4Output, digest, join_error};
 use crate::enumerate::EnumArgs;
+use crate::events::{JsonEvent, Proto, flag_names, flags_text};
 use crate::host::HostArgs;
 use crate::join::JoinArgs;
 use crate::live::{self, Output, Stop};
@@ -29,8 +30,9 @@ pub(crate) struct Dp4HostArgs {
     /// share a machine).
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     pub(crate) enum_port: u16,
-    /// DirectPlay 4: send every application message back to its sender, over TCP
-    /// (guaranteed, the default) or UDP (not guaranteed, fragmented beyond the MTU).
+    /// Send every application message back to its sender, guaranteed (`tcp`, the default;
+    /// DirectPlay 4 over TCP) or not (`udp`; DirectPlay 4 over UDP, fragmented beyond the
+    /// MTU). DirectPlay 8 sends a chat line back to everyone.
     #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "tcp")]
     pub(crate) echo: Option<Echo>,
     /// DirectPlay 4: host a session with the DirectPlay reliable protocol
@@ -87,11 +89,12 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
     }
 }
 
-/// The defaults (a seed from the operating system); `--keepalive` sets the Ping timer period (MC-DPL4CS 3.1.2.5, 35 s by default).
-fn config(keepalive: Option<f64>) -> Dp4Config {
+/// The defaults (a seed from the operating system); `--keepalive` sets the Ping timer period
+/// (MC-DPL4CS 3.1.2.5, 35 s by default).
+fn config(keepalive: Option<Duration>) -> Dp4Config {
     let mut c = Dp4Config::default();
-    if let Some(secs) = keepalive {
-        c.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    if let Some(period) = keepalive {
+        c.ping_interval = period.max(live::MIN_KEEPALIVE);
     }
     c
 }
@@ -148,24 +151,29 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
-    out.out.emit(
-        "hosting",
-        json!({
-            "session": args.session,
-            "tcp": tcp,
-            "udp": udp,
-            "enum": addr(Dp4Binding::ENUM_SOCKET),
-            "flags": format!("{:?}", session.flags),
-        }),
-        format!(
-            "hosting \"{}\" (DirectPlay 4): TCP {}, UDP {}, enumeration UDP {}, flags {:?}",
-            args.session,
-            tcp.unwrap_or_default(),
-            udp.unwrap_or_default(),
-            addr(Dp4Binding::ENUM_SOCKET).unwrap_or_default(),
-            session.flags
-        ),
+    let addrs = runtime.socket_addr(Dp4Binding::LISTENER).map(address::joinable).unwrap_or_default();
+    let flags = flag_names(&session.flags);
+    let text = format!(
+        "hosting \"{}\" (DirectPlay 4): TCP {}, UDP {}, enumeration UDP {}, flags {}: players can join at {}",
+        args.session,
+        tcp.clone().unwrap_or_default(),
+        udp.clone().unwrap_or_default(),
+        addr(Dp4Binding::ENUM_SOCKET).unwrap_or_default(),
+        flags_text(&flags),
+        address::list(&addrs),
     );
+    let hosting = JsonEvent::Hosting {
+        protocol: Proto::Dp4,
+        session: args.session.clone(),
+        addrs: addrs.iter().map(ToString::to_string).collect(),
+        addr: None,
+        mode: None,
+        tcp,
+        udp,
+        enumeration: addr(Dp4Binding::ENUM_SOCKET),
+        flags,
+    };
+    out.out.event(&hosting, text);
     runtime.command(Dp4Command::Host(session))?;
     runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
     let echo = args.dp4_args.echo;
@@ -191,7 +199,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
         let _ = runtime.command(Dp4Command::Leave);
     }
     finish(runtime, &mut out);
-    out.out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.out.stopped(stop);
     Ok(true)
 }
 
@@ -236,7 +244,7 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
     runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
     let out = Output::new(args.json, start);
     let mut seen = Vec::new();
-    let deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     live::wait(runtime.events(), &interrupt, Some(deadline), |e| {
         if let Dp4Event::Session(SessionEvent::SessionFound(f)) = e
             && !seen.contains(&(f.host, f.desc.instance_guid))
@@ -260,21 +268,27 @@ fn print_session(out: &Output, f: &FoundSession) {
     let d = &f.desc;
     let name = f.name.clone().unwrap_or_default();
     let max = if d.max_players == 0 { "unlimited".to_owned() } else { d.max_players.to_string() };
-    out.emit(
-        "session",
-        json!({
-            "host": f.host.to_string(),
-            "name": name,
-            "instance": d.instance_guid.to_string(),
-            "application": d.application_guid.to_string(),
-            "players": d.current_player_count,
-            "max_players": d.max_players,
-            "flags": format!("{:?}", d.flags),
-        }),
-        format!(
-            "{}: \"{name}\"  players {}/{max}  flags {:?}\n    instance {}  application {}",
-            f.host, d.current_player_count, d.flags, d.instance_guid, d.application_guid
-        ),
+    let flags = flag_names(&d.flags);
+    let text = format!(
+        "{}: \"{name}\"  players {}/{max}  flags {}\n    instance {}  application {}",
+        f.host,
+        d.current_player_count,
+        flags_text(&flags),
+        d.instance_guid,
+        d.application_guid
+    );
+    out.event(
+        &JsonEvent::Session {
+            host: f.host.to_string(),
+            name,
+            instance: d.instance_guid.to_string(),
+            application: d.application_guid.to_string(),
+            players: d.current_player_count,
+            max_players: d.max_players,
+            flags,
+            application_data: None,
+        },
+        text,
     );
 }
 
@@ -293,14 +307,19 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     };
     let runtime = spawn(&binding, config(args.session_args.keepalive), args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
-    let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     let host = match args.host.port() {
         0 => probe(&runtime, args, &interrupt, join_deadline)?,
         _ => args.host,
     };
-    out.out.emit(
-        "joining",
-        json!({"host": host.to_string(), "name": args.name}),
+    out.out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp4,
+            host: host.to_string(),
+            name: args.name.clone(),
+            addr: None,
+            role: None,
+        },
         format!("joining {host} as {}", args.name),
     );
     runtime.command(Dp4Command::Join { host, password: args.session_args.password.clone() })?;
@@ -326,8 +345,8 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
             (Some(why), _) => bail!("could not join {host}: {why}"),
             (None, Stop::Interrupted) => bail!("interrupted before the join completed"),
             _ => bail!(
-                "no answer from {host} within {} s: check that a DirectPlay 4 host runs there (dplay enum --dp4 {})",
-                args.timeout,
+                "no answer from {host} within {}: check that a DirectPlay 4 host runs there (dplay enum --dp4 {})",
+                crate::duration::show(args.timeout),
                 host.ip()
             ),
         }
@@ -338,7 +357,7 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
         let _ = runtime.command(Dp4Command::Leave);
     }
     finish(runtime, &mut out);
-    out.out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.out.stopped(stop);
     Ok(true)
 }
 
@@ -351,9 +370,9 @@ fn send_all(runtime: &Runtime<Dp4Protocol>, out: &Dp4Output, args: &JoinArgs) ->
         .map(|n| (0..n).map(|i| b'a' + u8::try_from(i % 26).unwrap_or(0)).collect::<Vec<u8>>());
     let texts = args.send.iter().map(|t| t.as_bytes().to_vec());
     for data in texts.chain(sized) {
-        out.out.emit(
-            "sent",
-            json!({"len": data.len(), "digest": digest(&data), "guaranteed": guaranteed}),
+        let text = std::str::from_utf8(&data).ok().filter(|_| data.len() <= 256).map(str::to_owned);
+        out.out.event(
+            &JsonEvent::Sent { text, len: data.len(), digest: digest(&data), guaranteed },
             format!("sent {} bytes{}", data.len(), if guaranteed { "" } else { " (not guaranteed)" }),
         );
         runtime.command(Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data, guaranteed })?;

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use dplay_runtime::{Dp4Event, Dp4Player};
-use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, JoinError};
+use dplay_session::dp4::{Dp4Event as SessionEvent, DropReason, EndReason, GroupEvent, JoinError};
 use serde_json::json;
 
+use crate::events::{JsonEvent, Row, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
 
 /// Application data longer than this is printed cut, with its length and digest.
@@ -49,8 +50,8 @@ impl Dp4Output {
             Dp4Event::PlayerList(players) => self.player_list(players),
             Dp4Event::Dropped { reason, count } => self.out.emit(
                 "dropped",
-                json!({"reason": format!("{reason:?}"), "count": count}),
-                format!("dropped {count} message(s): {reason:?}"),
+                json!({"reason": drop_reason(*reason), "count": count}),
+                format!("dropped {count} message(s): {}", drop_reason(*reason)),
             ),
             Dp4Event::StreamRejected { peer, reason } => self.out.emit(
                 "stream_rejected",
@@ -82,9 +83,8 @@ impl Dp4Output {
                     s.messages_delivered
                 ),
             ),
-            Dp4Event::CommandFailed { command, error } => self.out.emit(
-                "command_failed",
-                json!({"command": command, "error": error}),
+            Dp4Event::CommandFailed { command, error } => self.out.event(
+                &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
             ),
             // An event a later runtime adds: not printed until this printer knows it.
@@ -99,10 +99,14 @@ impl Dp4Output {
                 self.names.insert(p.id, name.clone());
             }
         }
-        let rows: Vec<_> = players
+        let rows = players
             .iter()
-            .map(|p| {
-                json!({"id": id(p.id), "name": p.name, "system": p.system, "host": p.is_host, "me": p.is_local})
+            .map(|p| Row {
+                id: id(p.id),
+                name: p.name.clone(),
+                host: p.is_host,
+                local: p.is_local,
+                system: Some(p.system),
             })
             .collect();
         let text: Vec<String> = players
@@ -118,7 +122,7 @@ impl Dp4Output {
                 format!("\n    {} {}{tags}", id(p.id), p.name.as_deref().unwrap_or("-"))
             })
             .collect();
-        self.out.emit("player_list", json!({"players": rows}), format!("player list:{}", text.concat()));
+        self.out.event(&JsonEvent::NameTable { players: rows }, format!("player list:{}", text.concat()));
     }
 
     fn session(&mut self, event: &SessionEvent) -> bool {
@@ -129,9 +133,8 @@ impl Dp4Output {
                 format!("session at {}", f.host),
             ),
             SessionEvent::EnumDone => {}
-            SessionEvent::Joined { system_player } => self.out.emit(
-                "joined",
-                json!({"system_player": id(*system_player)}),
+            SessionEvent::Joined { system_player } => self.out.event(
+                &JsonEvent::Joined { id: id(*system_player), host: None },
                 format!("in the session as instance {}", id(*system_player)),
             ),
             SessionEvent::JoinFailed(e) => self.out.emit(
@@ -152,17 +155,15 @@ impl Dp4Output {
                     self.names.insert(*p, name.clone());
                 }
                 let what = if *system { "instance" } else { "player" };
-                self.out.emit(
-                    "player_joined",
-                    json!({"id": id(*p), "name": name, "system": system}),
+                self.out.event(
+                    &JsonEvent::PlayerJoined { id: id(*p), name: name.clone(), system: Some(*system) },
                     format!("{what} joined: {} ({})", name.as_deref().unwrap_or("-"), id(*p)),
                 );
             }
             SessionEvent::PlayerLeft { id: p } => {
                 let name = self.names.remove(p);
-                self.out.emit(
-                    "player_left",
-                    json!({"id": id(*p), "name": name}),
+                self.out.event(
+                    &JsonEvent::PlayerLeft { id: id(*p), name: name.clone(), reason: None },
                     format!("player left: {} ({})", name.as_deref().unwrap_or("-"), id(*p)),
                 );
             }
@@ -185,25 +186,25 @@ impl Dp4Output {
             SessionEvent::Chat { from, text, .. } => {
                 let name = self.name(*from);
                 let text = text.clone().unwrap_or_default();
+                let mut e = JsonEvent::message(Some(id(*from)), Some(name.clone()), text.as_bytes());
+                if let JsonEvent::Message { chat, .. } = &mut e {
+                    *chat = true;
+                }
+                self.out.event(&e, format!("chat from {name}: {text}"));
+            }
+            SessionEvent::Group(e) => self.group(e),
+            SessionEvent::SessionDescChanged(d) => {
+                let flags = flag_names(&d.flags);
                 self.out.emit(
-                    "message",
-                    json!({"from": id(*from), "name": name, "text": text, "chat": true}),
-                    format!("chat from {name}: {text}"),
+                    "session_changed",
+                    json!({"max_players": d.max_players, "flags": flags}),
+                    format!("session changed: max players {}, flags {}", d.max_players, flags_text(&flags)),
                 );
             }
-            SessionEvent::Group(e) => {
-                self.out.emit("group", json!({"event": format!("{e:?}")}), format!("group: {e:?}"))
-            }
-            SessionEvent::SessionDescChanged(d) => self.out.emit(
-                "session_changed",
-                json!({"max_players": d.max_players, "flags": format!("{:?}", d.flags)}),
-                format!("session changed: max players {}, flags {:?}", d.max_players, d.flags),
-            ),
             SessionEvent::HostMigrated { host, local } => {
                 let name = self.name(*host);
-                self.out.emit(
-                    "host_migrated",
-                    json!({"new_host": id(*host), "name": name, "local": local}),
+                self.out.event(
+                    &JsonEvent::HostMigrated { new_host: id(*host), name: name.clone(), local: Some(*local) },
                     format!("host migrated to {name}{}", if *local { " (us)" } else { "" }),
                 );
             }
@@ -214,7 +215,10 @@ impl Dp4Output {
                     EndReason::YouAreDead => "the host removed us",
                     _ => "ended",
                 };
-                self.out.emit("session_ended", json!({"reason": why}), format!("session ended: {why}"));
+                self.out.event(
+                    &JsonEvent::SessionEnded { reason: why.to_owned() },
+                    format!("session ended: {why}"),
+                );
                 return true;
             }
             // An event a later session adds: not printed until this printer knows it.
@@ -232,15 +236,70 @@ impl Dp4Output {
         if shown.len() < data.len() {
             value.push_str("...");
         }
-        let digest = digest(data);
-        self.out.emit(
-            "message",
-            json!({
-                "from": from.map(id), "name": name, "to": to.map(id),
-                key: value, "len": data.len(), "digest": digest,
-            }),
-            format!("message from {} ({} bytes): {value}", name.as_deref().unwrap_or("?"), data.len()),
-        );
+        let text = format!("message from {} ({} bytes): {value}", name.as_deref().unwrap_or("?"), data.len());
+        let (text_field, addon, hex_field) = data_fields(key, value);
+        let e = JsonEvent::Message {
+            from: from.map(id),
+            name,
+            to: to.map(id),
+            text: text_field,
+            addon,
+            hex: hex_field,
+            len: data.len(),
+            digest: Some(digest(data)),
+            reliable: None,
+            chat: false,
+        };
+        self.out.event(&e, text);
+    }
+}
+
+impl Dp4Output {
+    fn group(&mut self, e: &GroupEvent) {
+        let (fields, text) = match e {
+            GroupEvent::Created { id: g, name, local } => (
+                json!({"change": "created", "id": id(*g), "name": name, "local": local}),
+                format!("group created: {} ({})", name.as_deref().unwrap_or("-"), id(*g)),
+            ),
+            GroupEvent::CreateFailed(why) => (
+                json!({"change": "create_failed", "error": join_error(*why)}),
+                format!("group not created: {}", join_error(*why)),
+            ),
+            GroupEvent::Deleted { id: g } => {
+                (json!({"change": "deleted", "id": id(*g)}), format!("group deleted: {}", id(*g)))
+            }
+            GroupEvent::PlayerAdded { group, player } => (
+                json!({"change": "player_added", "id": id(*group), "player": id(*player)}),
+                format!("{} added to group {}", self.name(*player), id(*group)),
+            ),
+            GroupEvent::PlayerRemoved { group, player } => (
+                json!({"change": "player_removed", "id": id(*group), "player": id(*player)}),
+                format!("{} removed from group {}", self.name(*player), id(*group)),
+            ),
+            GroupEvent::DataChanged { id: g, data } => (
+                json!({"change": "data", "id": id(*g), "len": data.len()}),
+                format!("group data of {}: {} bytes", id(*g), data.len()),
+            ),
+            GroupEvent::NameChanged { id: g, short_name, .. } => (
+                json!({"change": "renamed", "id": id(*g), "name": short_name}),
+                format!("group {} is now {}", id(*g), short_name.as_deref().unwrap_or("-")),
+            ),
+            // An event a later session adds: not printed until this printer knows it.
+            _ => return,
+        };
+        self.out.emit("group", fields, text);
+    }
+}
+
+/// Why a DirectPlay 4 message was dropped, in words.
+fn drop_reason(reason: DropReason) -> &'static str {
+    match reason {
+        DropReason::Malformed => "malformed",
+        DropReason::UnknownPlayer => "unknown-player",
+        DropReason::Unexpected => "unexpected",
+        DropReason::Unsupported => "unsupported",
+        DropReason::Fragment => "fragment",
+        _ => "other",
     }
 }
 
@@ -255,8 +314,10 @@ pub(crate) fn join_error(e: JoinError) -> String {
         }
         JoinError::Refused(code) => format!("the host refused the join (HRESULT {code:#010x})"),
         JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
-        JoinError::Unsupported(flags) => format!("the session needs options this program lacks: {flags:?}"),
-        other => format!("the join failed: {other:?}"),
+        JoinError::Unsupported(flags) => {
+            format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
+        }
+        _ => "the join failed".into(),
     }
 }
 

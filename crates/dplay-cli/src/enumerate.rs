@@ -10,9 +10,9 @@ use clap::Args;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
 use dplay_session::Event;
 use dplay_wire::WideString;
-use serde_json::json;
 use uuid::Uuid;
 
+use crate::events::{JsonEvent, flag_names, flags_text};
 use crate::live::{self, Output};
 
 /// `dplay enum` options.
@@ -32,9 +32,9 @@ pub(crate) struct EnumArgs {
     /// Only sessions of this application GUID answer.
     #[arg(long, value_name = "GUID")]
     pub(crate) app_guid: Option<Uuid>,
-    /// How long to listen for answers, in seconds.
-    #[arg(long, default_value_t = 3.0)]
-    pub(crate) timeout: f64,
+    /// How long to listen for answers (seconds, or a unit such as 500ms).
+    #[arg(long, value_name = "TIME", default_value = "3", value_parser = crate::duration::parse)]
+    pub(crate) timeout: Duration,
     /// Print each session as a JSON line.
     #[arg(long)]
     pub(crate) json: bool,
@@ -56,7 +56,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
         live::DPLAY8_PORT,
     );
     let bind = args.bind.unwrap_or_else(|| live::bind_for(target));
-    let runtime = live::spawn(bind, args.pcap.as_ref(), |local| {
+    let runtime = live::spawn_broadcast(bind, args.pcap.as_ref(), |local| {
         let mut c = dplay_session::SessionConfig::new(Uuid::nil(), local, "enum");
         c.enum_retry = Duration::from_millis(500);
         Dp8Protocol::new(c, start)
@@ -64,30 +64,30 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
     runtime.command(Dp8Command::EnumHosts { target, application_guid: args.app_guid })?;
     let out = Output::new(args.json, start);
     let mut seen = BTreeSet::new();
-    let deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
+    let deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     live::wait(runtime.events(), &interrupt, Some(deadline), |e| {
         if let Dp8Event::Session(Event::HostFound { from, response: r }) = e
             && seen.insert((from, r.application_instance_guid))
         {
             let name = r.session_name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
-            let flags = format!("{:?}", r.application_desc_flags);
+            let flags = flag_names(&r.application_desc_flags);
             let data = r.application_data.as_ref().map(|d| dplay_wire::hexdump::hex(d));
-            out.emit(
-                "session",
-                json!({
-                    "from": from.to_string(),
-                    "name": name,
-                    "instance": r.application_instance_guid.to_string(),
-                    "application": r.application_guid.to_string(),
-                    "players": r.current_players,
-                    "max_players": r.max_players,
-                    "flags": flags,
-                    "application_data": data,
-                }),
+            out.event(
+                &JsonEvent::Session {
+                    host: from.to_string(),
+                    name: name.clone(),
+                    instance: r.application_instance_guid.to_string(),
+                    application: r.application_guid.to_string(),
+                    players: r.current_players,
+                    max_players: r.max_players,
+                    flags: flags.clone(),
+                    application_data: data,
+                },
                 format!(
-                    "{from}: \"{name}\"  players {}/{}  flags {flags}\n    instance {}  application {}",
+                    "{from}: \"{name}\"  players {}/{}  flags {}\n    instance {}  application {}",
                     r.current_players,
                     if r.max_players == 0 { "unlimited".to_owned() } else { r.max_players.to_string() },
+                    flags_text(&flags),
                     r.application_instance_guid,
                     r.application_guid,
                 ),

@@ -12,12 +12,19 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use crossbeam_channel::select;
 use dplay_addon::units::Attitude;
-use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, PlayerId, Position, Role, Velocity};
-use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Protocol, Runtime};
+use dplay_addon::{
+    ClientConfig, DisconnectReason, Event, HostConfig, HostPolicy, PlayerId, Position, Role, Velocity,
+};
+use dplay_runtime::{
+    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime,
+};
+use dplay_session::Event as SessionEvent;
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_wire::dp8::dpnid::Dpnid;
 use serde_json::json;
 
+use crate::address;
+use crate::events::{JsonEvent, Proto};
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
 
 /// `dplay fs` subcommands.
@@ -87,6 +94,10 @@ pub(crate) struct FsJoinArgs {
     /// The local address (default: loopback for a loopback host, else any, port 0).
     #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
     bind: Option<SocketAddr>,
+    /// Give up (exit 1) when the add-on has not taken us in within this long (seconds, or a
+    /// unit such as 30s).
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    timeout: Duration,
     #[command(flatten)]
     session_args: SessionArgs,
     #[command(flatten)]
@@ -103,13 +114,28 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
             let role = AddonRole::Host(HostConfig { own_role: Role::Observer, policy });
             let setup = Setup { bind: a.bind, name: &a.name, session_args: &a.session_args, net: &a.net };
             let (runtime, mut out, start) = setup.spawn(role, |c| c.session_name = a.session.clone())?;
-            out.emit(
-                "hosting",
-                json!({"addr": runtime.local_addr().to_string(), "session": a.session}),
-                format!("hosting add-on session \"{}\" on {}", a.session, runtime.local_addr()),
+            let addr = runtime.local_addr();
+            let addrs = address::joinable(addr);
+            let hosting = JsonEvent::Hosting {
+                protocol: Proto::Dp8,
+                session: a.session.clone(),
+                addrs: addrs.iter().map(ToString::to_string).collect(),
+                addr: Some(addr.to_string()),
+                mode: Some("peer-to-peer"),
+                tcp: None,
+                udp: None,
+                enumeration: None,
+                flags: Vec::new(),
+            };
+            let text = format!(
+                "hosting add-on session \"{}\" on {addr}: players can join at {}",
+                a.session,
+                address::list(&addrs)
             );
+            out.event(&hosting, text);
             runtime.command(AddonCommand::Session(Dp8Command::Host))?;
-            let stop = drive(runtime, start, &a.net, None, dp8_commands(), |e| print(&mut out, e))?;
+            let (stop, _) =
+                drive(runtime, start, &a.net, None, None, dp8_commands(), |e| print(&mut out, e))?;
             stopped(&out, stop)
         }
         FsCommand::Join(mut a) => {
@@ -119,14 +145,27 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
             let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
             let (runtime, mut out, start) =
                 setup.spawn(AddonRole::Client(ClientConfig::new(role)), |_| {})?;
-            out.emit(
-                "joining",
-                json!({"host": a.host.to_string(), "name": a.name, "role": format!("{role:?}").to_lowercase()}),
-                format!("joining {} as {} ({role:?})", a.host, a.name),
+            out.event(
+                &JsonEvent::Joining {
+                    protocol: Proto::Dp8,
+                    host: a.host.to_string(),
+                    name: a.name.clone(),
+                    addr: None,
+                    role: Some(role_name(role)),
+                },
+                format!("joining {} as {} ({})", a.host, a.name, role_name(role)),
             );
             runtime.command(AddonCommand::Session(Dp8Command::Join { host: a.host, instance: None }))?;
             let flying = (role == Role::Player).then_some(start);
-            let stop = drive(runtime, start, &a.net, flying, dp8_commands(), |e| print(&mut out, e))?;
+            let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: dp8_joined };
+            let mut watch = JoinWatch::default();
+            let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), dp8_commands(), |e| {
+                watch.see(e);
+                print(&mut out, e) || watch.refused.is_some()
+            })?;
+            if !joined {
+                return Err(watch.error(a.host, stop, a.timeout));
+            }
             stopped(&out, stop)
         }
     }
@@ -171,20 +210,89 @@ fn dp8_commands() -> Commands<AddonCommand> {
     }
 }
 
-/// Prints events (with `print`, which says when the session ended) until the duration passes,
-/// Ctrl-C or the session ends; a player's position is updated four times a second from `flying`
-/// (the circuit's start).
+/// A join [`drive`] waits for: `done` says which event completes it, `by` when to give up.
+struct Join<E> {
+    by: Instant,
+    done: fn(&E) -> bool,
+}
+
+fn dp8_joined(e: &AddonEvent) -> bool {
+    matches!(e, AddonEvent::Addon(Event::Joined { .. }))
+}
+
+/// What a DirectPlay 8 `fs join` saw before the add-on took it in, to say why it did not.
+#[derive(Default)]
+struct JoinWatch {
+    /// In the DirectPlay 8 session (the add-on may still not answer).
+    session: bool,
+    refused: Option<Role>,
+    ended: Option<String>,
+}
+
+impl JoinWatch {
+    fn see(&mut self, e: &AddonEvent) {
+        match e {
+            AddonEvent::Session(Dp8Event::Session(SessionEvent::Joined { .. })) => self.session = true,
+            AddonEvent::Session(Dp8Event::Session(SessionEvent::SessionEnded { reason })) => {
+                self.ended = Some(reason.to_string());
+            }
+            AddonEvent::Addon(Event::Refused { role }) => self.refused = Some(*role),
+            _ => {}
+        }
+    }
+
+    /// One line saying why the add-on join failed and what to do.
+    fn error(&self, host: SocketAddr, stop: Stop, timeout: Duration) -> anyhow::Error {
+        let within = crate::duration::show(timeout);
+        match (self.refused, &self.ended, self.session, stop) {
+            (Some(role), ..) => anyhow::anyhow!(
+                "the add-on host at {host} refused us as {}: it may be full or take no {}s",
+                role_name(role),
+                role_name(role)
+            ),
+            (None, Some(why), false, _) => {
+                anyhow::anyhow!(
+                    "could not join {host}: {why}; check that a host runs there (dplay enum {host})"
+                )
+            }
+            (None, Some(why), true, _) => {
+                anyhow::anyhow!("the session at {host} ended before the add-on took us in: {why}")
+            }
+            (None, None, _, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
+            (None, None, true, _) => anyhow::anyhow!(
+                "joined the DirectPlay 8 session at {host}, but no Flight Simulator add-on answered within {within}: is it an add-on host (dplay fs host)?"
+            ),
+            (None, None, false, _) => anyhow::anyhow!(
+                "no answer from {host} within {within}: check that an add-on host runs there (dplay fs host) and the address and port are right"
+            ),
+        }
+    }
+}
+
+/// A role as the output spells it.
+pub(crate) fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Player => "player",
+        Role::Observer => "observer",
+    }
+}
+
+/// Prints events (with `print`, which says when to stop) until the duration passes, Ctrl-C or
+/// the session ends; a player's position is updated four times a second from `flying` (the
+/// circuit's start). With `join`, also stops when it is not done by its deadline. Returns why
+/// it stopped and whether the join (if any) was done.
 fn drive<P: Protocol>(
     runtime: Runtime<P>,
     start: Instant,
     net: &NetArgs,
     flying: Option<Instant>,
+    join: Option<Join<P::Event>>,
     commands: Commands<P::Command>,
     mut print: impl FnMut(&P::Event) -> bool,
-) -> anyhow::Result<Stop> {
+) -> anyhow::Result<(Stop, bool)> {
     let interrupt = live::ctrl_c()?;
     let tick = crossbeam_channel::tick(Duration::from_millis(250));
-    let deadline = net.deadline(start);
+    let mut joined = join.is_none();
     let never = crossbeam_channel::never();
     if let Some(t0) = flying {
         let (p, v) = circuit(Duration::ZERO);
@@ -192,6 +300,11 @@ fn drive<P: Protocol>(
         tracing::debug!("circuit starts at {t0:?}");
     }
     let stop = loop {
+        let join_by = join.as_ref().filter(|_| !joined).map(|j| j.by);
+        let deadline = match (net.deadline(start), join_by) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         #[allow(clippy::disallowed_methods)] // the command's run time
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left.is_some_and(|l| l.is_zero()) {
@@ -201,7 +314,10 @@ fn drive<P: Protocol>(
         let ticks = if flying.is_some() { &tick } else { &never };
         select! {
             recv(runtime.events()) -> e => match e {
-                Ok(e) => if print(&e) { break Stop::Done },
+                Ok(e) => {
+                    joined |= join.as_ref().is_some_and(|j| (j.done)(&e));
+                    if print(&e) { break Stop::Done }
+                }
                 Err(_) => break Stop::Closed,
             },
             recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
@@ -212,16 +328,16 @@ fn drive<P: Protocol>(
             recv(timeout) -> _ => {}
         }
     };
-    if stop != Stop::Closed && stop != Stop::Done {
+    if stop != Stop::Closed && (stop != Stop::Done || !joined) {
         let _ = runtime.command((commands.leave)());
     }
     live::finish(runtime);
-    Ok(stop)
+    Ok((stop, joined))
 }
 
 /// The last line of every `dplay fs` run: why it stopped.
 fn stopped(out: &Output, stop: Stop) -> anyhow::Result<bool> {
-    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.stopped(stop);
     Ok(true)
 }
 
@@ -273,13 +389,17 @@ fn print(out: &mut Output, event: &AddonEvent) -> bool {
 
 /// Prints a position of the player `id` called `who`.
 fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
-    out.emit(
-        "position",
-        json!({
-            "id": id, "name": who,
-            "lat": p.latitude_deg, "lon": p.longitude_deg, "alt_m": p.altitude_m,
-            "heading": p.attitude.heading_deg, "pitch": p.attitude.pitch_deg, "bank": p.attitude.bank_deg,
-        }),
+    out.event(
+        &JsonEvent::Position {
+            id: id.to_owned(),
+            name: who.to_owned(),
+            lat: p.latitude_deg,
+            lon: p.longitude_deg,
+            alt_m: p.altitude_m,
+            heading: p.attitude.heading_deg,
+            pitch: p.attitude.pitch_deg,
+            bank: p.attitude.bank_deg,
+        },
         format!(
             "position {who}: {:.5} {:.5} {:.0} m heading {:.0}",
             p.latitude_deg, p.longitude_deg, p.altitude_m, p.attitude.heading_deg
@@ -290,28 +410,61 @@ fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
 /// Prints an add-on event, naming players with `name`.
 fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
     let (kind, fields, text) = match e {
-        Event::Joined { role } => ("addon_joined", json!({"role": role}), format!("joined as {role:?}")),
-        Event::Refused { role } => ("addon_refused", json!({"role": role}), format!("refused as {role:?}")),
+        Event::Joined { role } => {
+            let role = role_name(*role);
+            ("addon_joined", json!({"role": role}), format!("the add-on took us in as {role}"))
+        }
+        Event::Refused { role } => {
+            let role = role_name(*role);
+            ("addon_refused", json!({"role": role}), format!("the add-on host refused us as {role}"))
+        }
         Event::PlayerType { id, role } => {
-            let who = name(*id);
-            ("player_type", json!({"name": who, "role": role}), format!("{who}: {role:?}"))
+            let (who, role) = (name(*id), role_name(*role));
+            ("player_type", json!({"name": who, "role": role}), format!("{who} is a {role}"))
         }
         Event::Accepted { id, role } => {
-            let who = name(*id);
-            ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role:?}"))
+            let (who, role) = (name(*id), role_name(*role));
+            ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role}"))
         }
         Event::Denied { id, role } => {
-            let who = name(*id);
-            ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role:?}"))
+            let (who, role) = (name(*id), role_name(*role));
+            ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role}"))
         }
         Event::Chat { from, text } => {
             let who = name(*from);
             let text = text.to_string_lossy();
-            ("message", json!({"name": who, "text": text}), format!("chat from {who}: {text}"))
+            ("message", json!({"name": who, "text": text, "chat": true}), format!("chat from {who}: {text}"))
         }
-        // The session layer already reported it.
-        Event::PlayerLeft { .. } => return,
-        other => ("addon", json!({"detail": format!("{other:?}")}), format!("{other:?}")),
+        Event::PlaneChanged { id, engine_type, aircraft_name } => {
+            let (who, plane) = (name(*id), aircraft_name.to_string_lossy());
+            (
+                "plane_changed",
+                json!({"name": who, "aircraft": plane, "engine": engine_type.to_string()}),
+                format!("{who} now flies {plane} ({engine_type})"),
+            )
+        }
+        Event::Crash { from } => {
+            let who = name(*from);
+            ("crash", json!({"name": who}), format!("{who} collided with us"))
+        }
+        Event::BecameObserver => ("became_observer", json!({}), "we are an observer now".to_owned()),
+        Event::ObserverChangeRefused => {
+            ("observer_change_refused", json!({}), "the host keeps us a player".to_owned())
+        }
+        Event::Disconnect(why) => {
+            let why = match why {
+                DisconnectReason::Refused => "refused",
+                DisconnectReason::RemovedByHost => "removed by the host",
+                DisconnectReason::Left => "left",
+                DisconnectReason::SessionEnded => "the host ended the session",
+                _ => "disconnected",
+            };
+            ("addon_disconnect", json!({"reason": why}), format!("leaving the add-on session: {why}"))
+        }
+        // The session layer already reported these.
+        Event::PlayerLeft { .. } | Event::PositionUpdated { .. } => return,
+        // An event a later add-on adds: not printed until this printer knows it.
+        _ => return,
     };
     out.emit(kind, fields, text);
 }

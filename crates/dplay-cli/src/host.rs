@@ -5,10 +5,13 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use clap::Args;
-use dplay_runtime::{Dp8Command, Dp8Protocol};
-use dplay_session::Mode;
-use serde_json::json;
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime};
+use dplay_session::{Event, Mode, SendFlags};
+use dplay_wire::dp8::session::ApplicationDescFlags;
 
+use crate::address;
+use crate::dp4::Echo;
+use crate::events::{JsonEvent, Proto, flag_names, flags_text};
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
 
 /// `dplay host` options.
@@ -34,6 +37,11 @@ pub(crate) struct HostArgs {
     /// Client/server instead of peer-to-peer (DirectPlay 8).
     #[arg(long, conflicts_with = "dp4")]
     client_server: bool,
+    /// DirectPlay 8: no host migration. Leaving (the duration's end, Ctrl-C, SIGTERM) then
+    /// ends the session for everyone with TERMINATE_SESSION; with migration (the default) the
+    /// host leaves and the oldest member becomes host.
+    #[arg(long, conflicts_with = "dp4")]
+    no_migration: bool,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
     #[command(flatten)]
@@ -51,27 +59,73 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
+    let mut flags = ApplicationDescFlags::empty();
     let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };
+        c.migrate_host &= !args.no_migration && !args.client_server;
+        flags.set(ApplicationDescFlags::CLIENT_SERVER, args.client_server);
+        flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
+        flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
     let addr = runtime.local_addr();
+    let addrs = address::joinable(addr);
     let mode = if args.client_server { "client-server" } else { "peer-to-peer" };
-    out.emit(
-        "hosting",
-        json!({"addr": addr.to_string(), "session": args.session, "mode": mode}),
-        format!("hosting \"{}\" ({mode}) on {addr}", args.session),
+    let migrate = flags.contains(ApplicationDescFlags::MIGRATE_HOST);
+    let flags = flag_names(&flags);
+    out.event(
+        &JsonEvent::Hosting {
+            protocol: Proto::Dp8,
+            session: args.session.clone(),
+            addrs: addrs.iter().map(ToString::to_string).collect(),
+            addr: Some(addr.to_string()),
+            mode: Some(mode),
+            tcp: None,
+            udp: None,
+            enumeration: None,
+            flags: flags.clone(),
+        },
+        format!(
+            "hosting \"{}\" ({mode}, {}) on {addr}: players can join at {}",
+            args.session,
+            flags_text(&flags),
+            address::list(&addrs)
+        ),
     );
     runtime.command(Dp8Command::Host)?;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
+    let echo = args.dp4_args.echo;
+    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+        if let Some(how) = echo {
+            echo_back(&runtime, how, &e);
+        }
+        !out.dp8(&e)
+    });
     if stop != Stop::Closed {
-        let _ = runtime.command(Dp8Command::Leave);
+        // Migration as configured: the host's leave hands the session on; without migration
+        // the members are told the session is over (MC-DPL8CS 2.2.2.1 TERMINATE_SESSION).
+        let end = if migrate { Dp8Command::Leave } else { Dp8Command::Terminate };
+        let _ = runtime.command(end);
     }
     live::finish(runtime);
-    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.stopped(stop);
     Ok(true)
+}
+
+/// `--echo`: sends application data back to its sender, guaranteed (`tcp`, the default) or
+/// not (`udp`); a DXDiag chat line goes back to everyone as a chat line (MS-DPDX 3.1.5.7: chat
+/// has no single receiver).
+fn echo_back(runtime: &Runtime<Dp8Protocol>, how: Echo, e: &Dp8Event) {
+    let command = match e {
+        Dp8Event::Session(Event::Message { from, data, .. }) => {
+            let flags = if how == Echo::Tcp { SendFlags::RELIABLE_SEQUENTIAL } else { SendFlags::DATAGRAM };
+            Dp8Command::SendTo { to: *from, data: data.clone(), flags }
+        }
+        Dp8Event::Session(Event::Chat { text, .. }) => Dp8Command::Chat(text.clone()),
+        _ => return,
+    };
+    let _ = runtime.command(command);
 }

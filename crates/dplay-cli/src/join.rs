@@ -8,9 +8,9 @@ use clap::Args;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
 use dplay_session::{EndReason, Event, Mode, SessionConfig};
 use dplay_wire::dp8::session::ApplicationDescFlags;
-use serde_json::json;
 use uuid::Uuid;
 
+use crate::events::{JsonEvent, Proto};
 use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
 
 /// `dplay join` options.
@@ -33,9 +33,9 @@ pub(crate) struct JoinArgs {
     /// Send this text to everyone once joined (DirectPlay 8: as a chat message).
     #[arg(long)]
     pub(crate) send: Option<String>,
-    /// Give up joining after this many seconds.
-    #[arg(long, default_value_t = 10.0)]
-    pub(crate) timeout: f64,
+    /// Give up joining after this long (seconds, or a unit such as 30s).
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    pub(crate) timeout: Duration,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4JoinArgs,
     #[command(flatten)]
@@ -54,7 +54,8 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
-    let session = probe(args.host, bind, args.session_args.app_guid);
+    let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
+    let session = probe(args.host, bind, args.session_args.app_guid, join_deadline);
     if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
     {
@@ -68,14 +69,18 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
-    out.emit(
-        "joining",
-        json!({"host": args.host.to_string(), "addr": runtime.local_addr().to_string(), "name": args.name}),
+    out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp8,
+            host: args.host.to_string(),
+            name: args.name.clone(),
+            addr: Some(runtime.local_addr().to_string()),
+            role: None,
+        },
         format!("joining {} from {} as {}", args.host, runtime.local_addr(), args.name),
     );
     runtime.command(Dp8Command::Join { host: args.host, instance: session.map(|(i, _)| i) })?;
 
-    let join_deadline = start + Duration::from_secs_f64(args.timeout.max(0.1));
     let mut ended = None;
     let mut joined = false;
     let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
@@ -92,21 +97,33 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;
-        out.emit("sent", json!({"text": text}), format!("sent: {text}"));
+        let sent = JsonEvent::Sent {
+            text: Some(text.clone()),
+            len: text.len(),
+            digest: crate::dp4_print::digest(text.as_bytes()),
+            guaranteed: true,
+        };
+        out.event(&sent, format!("sent: {text}"));
     }
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
     if stop != Stop::Closed && stop != Stop::Done {
         let _ = runtime.command(Dp8Command::Leave);
     }
     live::finish(runtime);
-    out.emit("stopped", json!({"why": format!("{stop:?}").to_lowercase()}), "stopped");
+    out.stopped(stop);
     Ok(true)
 }
 
 /// Asks `host` for its session first (from another port), for the instance GUID and whether it
 /// is client/server (the joiner must say so in PLAYER_CONNECT_INFO, MC-DPL8CS 2.2.1.2) or needs
-/// a password. `None` when nothing answers within two seconds: the join then tries anyway.
-fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid, ApplicationDescFlags)> {
+/// a password. `None` when nothing answers within two seconds (or by `deadline`, the join's
+/// own): the join then tries anyway, within what is left of its `--timeout`.
+fn probe(
+    host: SocketAddr,
+    bind: SocketAddr,
+    app: Option<Uuid>,
+    deadline: Instant,
+) -> Option<(Uuid, ApplicationDescFlags)> {
     #[allow(clippy::disallowed_methods)] // the probe's own clock
     let start = Instant::now();
     let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
@@ -118,7 +135,8 @@ fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid,
     runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).ok()?;
     let never = crossbeam_channel::never();
     let mut found = None;
-    live::wait(runtime.events(), &never, Some(start + Duration::from_secs(2)), |e| match e {
+    let until = (start + Duration::from_secs(2)).min(deadline);
+    live::wait(runtime.events(), &never, Some(until), |e| match e {
         Dp8Event::Session(Event::HostFound { response, .. }) => {
             found = Some((response.application_instance_guid, response.application_desc_flags));
             false
@@ -129,7 +147,7 @@ fn probe(host: SocketAddr, bind: SocketAddr, app: Option<Uuid>) -> Option<(Uuid,
 }
 
 /// One line saying why the join failed and what to do.
-fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: f64) -> anyhow::Error {
+fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: Duration) -> anyhow::Error {
     match (ended, stop) {
         (Some(EndReason::Refused(code)), _) => anyhow::anyhow!(
             "{host} refused the join ({}): check --password and --app-guid, or whether the session is full",
@@ -140,7 +158,8 @@ fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: f
         ),
         (None, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
         _ => anyhow::anyhow!(
-            "no answer from {host} within {timeout} s: check that a host runs there and the address and port are right (dplay enum {host})"
+            "no answer from {host} within {}: check that a host runs there and the address and port are right (dplay enum {host})",
+            crate::duration::show(timeout)
         ),
     }
 }

@@ -10,12 +10,15 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use crossbeam_channel::{Receiver, select};
-use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig};
+use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig, SocketSpec};
 use dplay_session::{Event, Mode, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
+use dplay_wire::dp8::session::DestroyReason;
 use serde_json::{Value, json};
 use uuid::Uuid;
+
+use crate::events::{JsonEvent, Row};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -30,15 +33,15 @@ pub(crate) struct NetArgs {
     /// file.
     #[arg(long, value_name = "FILE")]
     pub(crate) pcap: Option<PathBuf>,
-    /// Stop after this many seconds (default: run until Ctrl-C).
-    #[arg(long, value_name = "SECS")]
-    pub(crate) duration: Option<f64>,
+    /// Stop after this long: seconds or a unit, such as 30s or 2m (default: run until Ctrl-C).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) duration: Option<Duration>,
 }
 
 impl NetArgs {
     /// The instant to stop at, if any.
     pub(crate) fn deadline(&self, start: Instant) -> Option<Instant> {
-        self.duration.map(|s| start + Duration::from_secs_f64(s.max(0.0)))
+        self.duration.map(|d| start + d)
     }
 }
 
@@ -51,40 +54,24 @@ pub(crate) struct SessionArgs {
     /// The password (required to join when the host sets one).
     #[arg(long)]
     pub(crate) password: Option<String>,
-    /// Seconds of silence before a KeepAlive is sent, which DirectPlay sends between once and
-    /// twice that (MC-DPL8R 3.1.2.6 recommends 25; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
+    /// The silence before a KeepAlive is sent, which DirectPlay sends between once and twice
+    /// that (MC-DPL8R 3.1.2.6 recommends 25 s; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
     /// finds a silent dead player sooner. DirectPlay 4: the PING period (spec 35), and a host
     /// sets KEEP_ALIVE.
-    #[arg(long, value_name = "SECS")]
-    pub(crate) keepalive: Option<f64>,
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) keepalive: Option<Duration>,
     /// Retries of a reliable frame before its peer is declared lost (MC-DPL8R 3.1.2.5
     /// recommends 10; DPN_CAPS_EX dwNumSendRetries). Fewer finds a dead player sooner, and
     /// gives up sooner on a lossy link.
     #[arg(long, value_name = "N")]
     pub(crate) send_retries: Option<u32>,
-    /// The longest wait between two retries, in seconds (MC-DPL8R 3.1.2.5 recommends 5;
-    /// DPN_CAPS_EX dwMaxSendRetryInterval).
-    #[arg(long, value_name = "SECS")]
-    pub(crate) max_retry_interval: Option<f64>,
+    /// The longest wait between two retries (MC-DPL8R 3.1.2.5 recommends 5 s; DPN_CAPS_EX
+    /// dwMaxSendRetryInterval).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) max_retry_interval: Option<Duration>,
 }
 
-/// Parses `ip:port` with a message saying what is expected.
-pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
-    text.parse()
-        .map_err(|_| format!("`{text}` is not an address: give ip:port, such as 127.0.0.1:{DPLAY8_PORT}"))
-}
-
-/// Parses `ip` or `ip:port`; a bare IP gets port 0, which each command reads as its default.
-pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
-    match text.parse::<IpAddr>() {
-        Ok(ip) => Ok(SocketAddr::new(ip, 0)),
-        Err(_) => text.parse().map_err(|_| {
-            format!(
-                "`{text}` is not an address: give ip or ip:port, such as 127.0.0.1 or 127.0.0.1:{DPLAY8_PORT}"
-            )
-        }),
-    }
-}
+pub(crate) use crate::address::{parse_addr, parse_host};
 
 /// `addr`, with `port` when it has none (port 0).
 pub(crate) fn or_port(addr: SocketAddr, port: u16) -> SocketAddr {
@@ -106,14 +93,20 @@ pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
     SocketAddr::new(ip, 0)
 }
 
+/// The shortest join or enumeration `--timeout` taken (shorter ones are raised to it).
+pub(crate) const MIN_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The shortest `--keepalive` period taken (shorter ones are raised to it).
+pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
+
 /// A session configuration for `name` at `local` from the shared options.
 pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) -> SessionConfig {
     let mut c = SessionConfig::new(args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID), local, name);
     c.password = args.password.clone();
     c.mode = Mode::PeerToPeer;
     let t = &mut c.transport;
-    if let Some(secs) = args.keepalive {
-        t.keepalive_idle = Duration::from_secs_f64(secs.max(0.1));
+    if let Some(idle) = args.keepalive {
+        t.keepalive_idle = idle.max(MIN_KEEPALIVE);
         // The timer checks the silence once per granularity: at most the idle time, so a
         // KeepAlive goes between once and twice the idle time, as DPN_CAPS documents.
         t.keepalive_granularity = t.keepalive_granularity.min(t.keepalive_idle);
@@ -121,8 +114,8 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
     if let Some(n) = args.send_retries {
         t.max_retries = n.max(1);
     }
-    if let Some(secs) = args.max_retry_interval {
-        t.retry_max_interval = Duration::from_secs_f64(secs.max(0.01));
+    if let Some(interval) = args.max_retry_interval {
+        t.retry_max_interval = interval.max(Duration::from_millis(10));
     }
     c
 }
@@ -133,7 +126,25 @@ pub(crate) fn spawn<P: Protocol>(
     pcap: Option<&PathBuf>,
     make: impl FnOnce(SocketAddr) -> P,
 ) -> anyhow::Result<Runtime<P>> {
-    let mut config = RuntimeConfig::new(bind);
+    spawn_on(SocketSpec::udp(bind), pcap, make)
+}
+
+/// Like [`spawn`], on a socket with SO_BROADCAST set, so EnumQuery may go to a broadcast
+/// address (MS-DPDX 3.3.4: a client enumerates at a known address or the broadcast address).
+pub(crate) fn spawn_broadcast<P: Protocol>(
+    bind: SocketAddr,
+    pcap: Option<&PathBuf>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
+    spawn_on(SocketSpec::udp(bind).broadcast(), pcap, make)
+}
+
+fn spawn_on<P: Protocol>(
+    socket: SocketSpec,
+    pcap: Option<&PathBuf>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
+    let mut config = RuntimeConfig::with_sockets(vec![socket]);
     if let Some(path) = pcap {
         config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
     }
@@ -144,7 +155,12 @@ pub(crate) fn spawn<P: Protocol>(
 pub(crate) fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// A channel that receives once per Ctrl-C (SIGINT or SIGTERM).
@@ -168,6 +184,18 @@ pub(crate) enum Stop {
     Done,
     /// The runtime stopped by itself.
     Closed,
+}
+
+impl Stop {
+    /// As the `stopped` event says it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Deadline => "deadline",
+            Self::Interrupted => "interrupted",
+            Self::Done => "done",
+            Self::Closed => "closed",
+        }
+    }
 }
 
 /// Hands events to `handle` until it returns false, the deadline passes, Ctrl-C, or the
@@ -248,14 +276,28 @@ impl Output {
         self.names.get(&dpnid).cloned().unwrap_or_else(|| dpnid.to_string())
     }
 
+    /// Prints one typed event (docs/json-events.md) as a JSON line, or `text`.
+    pub(crate) fn event(&self, event: &JsonEvent, text: impl std::fmt::Display) {
+        let Ok(Value::Object(mut fields)) = serde_json::to_value(event) else { return };
+        let name = match fields.shift_remove("event") {
+            Some(Value::String(name)) => name,
+            _ => return,
+        };
+        self.emit(&name, Value::Object(fields), text);
+    }
+
+    /// Prints the last line of a run: why it stopped.
+    pub(crate) fn stopped(&self, stop: Stop) {
+        self.event(&JsonEvent::Stopped { why: stop.name() }, "stopped");
+    }
+
     /// Prints a DirectPlay 8 event (and remembers names). Returns whether the session ended.
     pub(crate) fn dp8(&mut self, event: &Dp8Event) -> bool {
         match event {
             Dp8Event::Session(e) => return self.session(e),
             Dp8Event::NameTable(players) => self.name_table(players),
-            Dp8Event::CommandFailed { command, error } => self.emit(
-                "error",
-                json!({"command": command, "error": error}),
+            Dp8Event::CommandFailed { command, error } => self.event(
+                &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
             ),
             // An event a later runtime adds: not printed until this printer knows it.
@@ -268,9 +310,15 @@ impl Output {
         for p in players {
             self.names.insert(p.dpnid, p.name.clone());
         }
-        let rows: Vec<Value> = players
+        let rows = players
             .iter()
-            .map(|p| json!({"dpnid": p.dpnid.to_string(), "name": p.name, "host": p.is_host, "local": p.is_local}))
+            .map(|p| Row {
+                id: p.dpnid.to_string(),
+                name: Some(p.name.clone()),
+                host: p.is_host,
+                local: p.is_local,
+                system: None,
+            })
             .collect();
         let text: Vec<String> = players
             .iter()
@@ -286,63 +334,76 @@ impl Output {
                 format!("\n    {} {}{tags}", p.dpnid, p.name)
             })
             .collect();
-        self.emit("name_table", json!({"players": rows}), format!("name table:{}", text.concat()));
+        self.event(&JsonEvent::NameTable { players: rows }, format!("name table:{}", text.concat()));
     }
 
     fn session(&mut self, event: &Event) -> bool {
         match event {
-            Event::HostFound { from, .. } => self.emit("host_found", json!({"from": from.to_string()}), from),
-            Event::Joined { local, host } => self.emit(
-                "joined",
-                json!({"dpnid": local.to_string(), "host": host.to_string()}),
+            Event::HostFound { from, .. } => {
+                self.emit(
+                    "host_found",
+                    json!({"host": from.to_string()}),
+                    format!("a session answered at {from}"),
+                );
+            }
+            Event::Joined { local, host } => self.event(
+                &JsonEvent::Joined { id: local.to_string(), host: Some(host.to_string()) },
                 format!("in the session as {local}, host {host}"),
             ),
             Event::PlayerAdded { dpnid, name } => {
                 self.names.insert(*dpnid, name.clone());
-                self.emit(
-                    "player_joined",
-                    json!({"dpnid": dpnid.to_string(), "name": name}),
+                self.event(
+                    &JsonEvent::PlayerJoined {
+                        id: dpnid.to_string(),
+                        name: Some(name.clone()),
+                        system: None,
+                    },
                     format!("player joined: {name} ({dpnid})"),
                 );
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 let name = self.name(*dpnid);
-                let why = reason.name().unwrap_or("unknown reason");
-                self.emit(
-                    "player_left",
-                    json!({"dpnid": dpnid.to_string(), "name": name, "reason": why}),
+                let why = destroy_reason(*reason);
+                self.event(
+                    &JsonEvent::PlayerLeft {
+                        id: dpnid.to_string(),
+                        name: Some(name.clone()),
+                        reason: Some(why.clone()),
+                    },
                     format!("player left: {name} ({dpnid}), {why}"),
                 );
             }
             Event::HostMigrated { new_host } => {
                 let name = self.name(*new_host);
-                self.emit(
-                    "host_migrated",
-                    json!({"new_host": new_host.to_string(), "name": name}),
+                self.event(
+                    &JsonEvent::HostMigrated {
+                        new_host: new_host.to_string(),
+                        name: name.clone(),
+                        local: None,
+                    },
                     format!("host migrated to {name} ({new_host})"),
                 );
             }
             Event::Message { from, data, reliable, .. } => {
                 let name = self.name(*from);
-                let (key, value) = printable(data);
-                self.emit(
-                    "message",
-                    json!({"from": from.to_string(), "name": name, key: value, "reliable": reliable}),
-                    format!("message from {name}: {value}"),
-                );
+                let mut e = JsonEvent::message(Some(from.to_string()), Some(name.clone()), data);
+                if let JsonEvent::Message { reliable: r, .. } = &mut e {
+                    *r = Some(*reliable);
+                }
+                let (_, value) = printable(data);
+                self.event(&e, format!("message from {name}: {value}"));
             }
             Event::Chat { from, text } => {
                 let name = self.name(*from);
-                self.emit(
-                    "message",
-                    json!({"from": from.to_string(), "name": name, "text": text, "chat": true}),
-                    format!("chat from {name}: {text}"),
-                );
+                let mut e = JsonEvent::message(Some(from.to_string()), Some(name.clone()), text.as_bytes());
+                if let JsonEvent::Message { chat, .. } = &mut e {
+                    *chat = true;
+                }
+                self.event(&e, format!("chat from {name}: {text}"));
             }
             Event::SessionEnded { reason } => {
-                self.emit(
-                    "session_ended",
-                    json!({"reason": reason.to_string()}),
+                self.event(
+                    &JsonEvent::SessionEnded { reason: reason.to_string() },
                     format!("session ended: {reason}"),
                 );
                 return true;
@@ -351,6 +412,17 @@ impl Output {
             _ => {}
         }
         false
+    }
+}
+
+/// DESTROY_PLAYER's reason in words (MC-DPL8CS 2.2.3.3; `DPNDESTROYPLAYERREASON_*`).
+fn destroy_reason(reason: DestroyReason) -> String {
+    match reason {
+        DestroyReason::DPNDESTROYPLAYERREASON_NORMAL => "left".to_owned(),
+        DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST => "connection lost".to_owned(),
+        DestroyReason::DPNDESTROYPLAYERREASON_SESSIONTERMINATED => "session terminated".to_owned(),
+        DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER => "removed by the host".to_owned(),
+        other => other.to_string(),
     }
 }
 

@@ -6,13 +6,16 @@
 //! `dplay-wire`; this crate only finds datagrams in captures and renders what it parsed.
 
 mod addon_view;
+mod address;
 mod capture;
 mod decode;
 mod decode_command;
 mod demo;
 mod dp4;
 mod dp4_print;
+mod duration;
 mod enumerate;
+mod events;
 mod flows;
 mod fs;
 mod host;
@@ -28,7 +31,8 @@ mod stream;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use anyhow::Context;
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "dplay", version, about = "DirectPlay 8 and DirectPlay 4 tools")]
@@ -58,6 +62,18 @@ enum Command {
     Fs(fs::FsCommand),
     /// A host, two clients and an add-on flight on loopback, with a timeline of every message.
     Demo(demo::DemoArgs),
+    /// Print a shell completion script (such as `dplay completions bash >
+    /// /etc/bash_completion.d/dplay`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), such as `dplay manpage > dplay.1; man ./dplay.1`.
+    Manpage {
+        /// A command's own page instead (dplay-host(1) for `host`).
+        command: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -69,6 +85,8 @@ fn main() -> ExitCode {
         Command::Join(args) => join::run(args),
         Command::Fs(command) => fs::run(command),
         Command::Demo(args) => demo::run(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Manpage { command } => manpage(command),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -78,4 +96,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `dplay completions SHELL`.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut Cli::command(), "dplay", &mut out);
+    out.flush().context("writing the completions")?;
+    Ok(true)
+}
+
+/// `dplay manpage [COMMAND]`: dplay(1), or with a command its own page (dplay-host(1), ...).
+fn manpage(command: Option<String>) -> anyhow::Result<bool> {
+    let top = Cli::command();
+    let page = match &command {
+        None => clap_mangen::Man::new(top),
+        Some(name) => {
+            let sub = top.find_subcommand(name).cloned().with_context(|| {
+                let names: Vec<&str> = top.get_subcommands().map(clap::Command::get_name).collect();
+                format!("no command `{name}`: give one of {}", names.join(", "))
+            })?;
+            clap_mangen::Man::new(sub).title(format!("dplay-{name}"))
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    page.render(&mut out).context("writing the manual page")?;
+    out.flush().context("writing the manual page")?;
+    Ok(true)
 }

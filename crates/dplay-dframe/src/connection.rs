@@ -164,6 +164,7 @@ impl Connection {
 
     pub(crate) fn report(&mut self, reason: DisconnectReason, out: &mut Out<'_>) {
         self.stats.rtt = self.sender.rtt();
+        tracing::debug!(?reason, rtt = ?self.stats.rtt, drops = self.stats.drops.total(), "disconnected");
         out.events.push_back(Event::Disconnected { peer: self.peer, reason, stats: self.stats });
     }
 

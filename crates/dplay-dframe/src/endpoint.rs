@@ -102,6 +102,7 @@ impl Endpoint {
         }
         // A non-zero dwSessID, as peers that sign require (MC-DPL8R 2.2.1.1).
         let sess_id = self.rng.gen_range(1..=u32::MAX);
+        tracing::debug!(%peer, sess_id, "CONNECT sent");
         let mut conn = Connection::new(&self.config, peer, now, self.epoch, true, sess_id);
         let mut out =
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
@@ -236,6 +237,9 @@ impl Endpoint {
     /// bytes), a CFRAME (0x80 or 0x88, at least 12 bytes), lead byte 0 for the caller, or
     /// nothing of ours.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        // Per peer: the drops, retries and window changes below are logged within it. A
+        // disabled span is a level check (tracing: no formatting, no allocation).
+        let _span = tracing::debug_span!("dframe", peer = %from).entered();
         let Some(&lead) = data.first() else {
             self.stats.drops.add(DropReason::Malformed);
             return;
@@ -296,6 +300,7 @@ impl Endpoint {
             self.stats.drops.add(DropReason::BadVersion);
             return;
         }
+        tracing::debug!(version = f.protocol_version, sess_id = f.sess_id, "CONNECT accepted");
         let mut conn = Connection::new(&self.config, from, now, self.epoch, false, f.sess_id);
         conn.peer_version = f.protocol_version;
         conn.handshake.peer_msg_id = f.msg_id;
@@ -322,6 +327,7 @@ impl Endpoint {
         due.sort_unstable();
         due.dedup();
         for &peer in &due {
+            let _span = tracing::debug_span!("dframe", %peer).entered();
             if let Some(conn) = self.connections.get_mut(&peer) {
                 // Its heap entry is gone: a new one is pushed even if the deadline is unchanged.
                 conn.scheduled = None;

@@ -93,6 +93,7 @@ impl Connection {
             return;
         }
         if self.handshake.retries >= cfg.connect_retries {
+            tracing::debug!(retries = self.handshake.retries, outbound = self.outbound, "handshake gave up");
             if self.outbound {
                 self.finish(DisconnectReason::ConnectTimeout, out);
             } else {
@@ -103,6 +104,7 @@ impl Connection {
             return;
         }
         self.handshake.retries += 1;
+        tracing::debug!(retry = self.handshake.retries, outbound = self.outbound, "handshake retry");
         if self.outbound {
             self.send_connect(now, cfg, out);
         } else {
@@ -177,6 +179,7 @@ impl Connection {
     /// the first reliable DFRAME to measure RTT (MC-DPL8R 4.1; INDEX E.1 step 7).
     fn establish(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
         self.phase = Phase::Established;
+        tracing::debug!(outbound = self.outbound, version = self.peer_version, "connected");
         self.timers.stop(Timer::ConnectRetry);
         self.last_rx = now;
         self.arm_keepalive(now, cfg);

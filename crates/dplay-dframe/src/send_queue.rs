@@ -335,6 +335,7 @@ impl Sender {
         }
         self.cwnd = (self.cwnd / 2).max(cfg.initial_window.max(1));
         self.recovery = Some(self.next_seq);
+        tracing::debug!(seq, cwnd = self.cwnd, "loss: window reduced");
     }
 
     /// Processes `bNRcv` and the SACK mask (MC-DPL8R 3.1.5.2.2-3). Frames the mask reports
@@ -372,7 +373,11 @@ impl Sender {
         }
         // The window grows by one per frame acknowledged (MC-DPL8R 3.1.4.4), during a loss
         // event too: the event already took its one reduction.
-        self.cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window.min(WINDOW));
+        let cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window.min(WINDOW));
+        if cwnd != self.cwnd {
+            tracing::trace!(cwnd, "window grew");
+        }
+        self.cwnd = cwnd;
         if sack != 0 {
             self.apply_sack(now, sack, &mut sample);
         }
@@ -470,12 +475,18 @@ impl Sender {
             let order = self.sent_count + 1;
             let Some(frame) = self.inflight.get_mut(i) else { break };
             if frame.retries >= cfg.max_retries {
+                tracing::debug!(
+                    seq = frame.seq,
+                    retries = frame.retries,
+                    "retry limit reached: connection lost"
+                );
                 out.lost = true;
                 return out;
             }
             match (frame.state, frame.reliable()) {
                 (FrameState::Sent, true) => {
                     frame.retries += 1;
+                    tracing::trace!(seq = frame.seq, retry = frame.retries, "frame retried");
                     frame.sent_at = now;
                     frame.sent_order = order;
                     self.sent_count = order;

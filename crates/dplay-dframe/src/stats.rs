@@ -54,7 +54,10 @@ impl Drops {
         self.0.iter().sum()
     }
 
+    /// Counts a drop and logs it at trace level (the peer comes from the caller's span): at
+    /// debug a flood of hostile datagrams would flood the log too.
     pub(crate) fn add(&mut self, reason: DropReason) {
+        tracing::trace!(?reason, "dropped");
         if let Some(n) = self.0.get_mut(reason.index()) {
             *n += 1;
         }

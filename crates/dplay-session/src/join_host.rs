@@ -22,8 +22,8 @@ use crate::session::{AppDesc, Link, LinkState, Phase, Session};
 use crate::stats::DropReason;
 
 /// `DPNERR_SESSIONFULL`: the session has `dwMaxPlayers` players. MC-DPL8CS 2.2.1.3 lists no
-/// code for a full session; this value follows the numbering of the codes it lists (decision).
-pub const DPNERR_SESSIONFULL: ResultCode = ResultCode(0x8015_8500);
+/// code for a full session; this is the SDK header's (0x80158610, decisions.md 2026-11-24).
+pub const DPNERR_SESSIONFULL: ResultCode = ResultCode::DPNERR_SESSIONFULL;
 
 /// The highest `dwDNETVersion` we know: 8, DirectX 9.0c (MC-DPL8CS 2.2.1.1).
 const MAX_DNET_VERSION: u32 = 8;
@@ -159,6 +159,7 @@ impl Session {
     fn on_connect_info(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo) {
         if let Err(code) = self.validate(info) {
             // CONNECT_FAILED, then END_OF_STREAM once it is delivered (MS-DPDX 4.3 step 7).
+            tracing::debug!(%peer, %code, "join refused: CONNECT_FAILED");
             self.stats.joins_refused += 1;
             let failed = ConnectFailed { result_code: code, reply: Blob::default() };
             self.send_msg(now, peer, &SessionMessage::ConnectFailed(failed));
@@ -184,6 +185,7 @@ impl Session {
         };
         let add = self.table.allocate(entry);
         let joiner = add.entry.dpnid;
+        tracing::debug!(%peer, dpnid = %joiner, "join admitted: SEND_CONNECT_INFO");
         let name = add.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
         self.links.insert(peer, Link { dpnid: Some(joiner), state: LinkState::AwaitingAck });
         let welcome = self.connect_info_for(joiner);

@@ -34,6 +34,7 @@ impl Session {
             return Err(CommandError::WrongState);
         }
         self.ep.connect(now, host).map_err(|_| CommandError::WrongState)?;
+        tracing::debug!(%host, "join: connecting to the host");
         self.table = NameTable::new(instance.unwrap_or_default());
         self.host_addr = Some(host);
         self.phase = Phase::Connecting;
@@ -61,6 +62,7 @@ impl Session {
         };
         self.links.insert(host, Link { dpnid: None, state: LinkState::Member });
         self.phase = Phase::AwaitingInfo;
+        tracing::debug!(%host, "join: PLAYER_CONNECT_INFO sent");
         self.seeker = None;
         self.send_msg(now, host, &SessionMessage::PlayerConnectInfo(info));
     }
@@ -119,6 +121,10 @@ impl Session {
         self.local = info.dpnid;
         self.host = host_dpnid;
         self.table.set_local(self.local);
+        tracing::debug!(
+            local = %self.local, host = %host_dpnid, version = info.version, players = info.entries.len(),
+            "join: SEND_CONNECT_INFO, name table received"
+        );
         self.desc = Some(AppDesc {
             instance: info.guid_instance,
             flags: info.flags,
@@ -187,6 +193,7 @@ impl Session {
     /// INSTRUCT_CONNECT (MS-DPDX 4.3 steps 11-13): the joiner syncs; an older peer connects
     /// to the joiner it learnt from ADD_PLAYER, at the address its PATH_TEST came from if any.
     fn on_instruct_connect(&mut self, now: Instant, joiner: Dpnid) {
+        tracing::debug!(%joiner, "INSTRUCT_CONNECT");
         if joiner == self.local {
             self.instructed_self = true;
             self.check_joined();
@@ -222,6 +229,7 @@ impl Session {
         };
         link.state = LinkState::Member;
         let local = self.local;
+        tracing::debug!(%peer, "instructed connect up: SEND_PLAYER_DPNID");
         self.send_msg(now, peer, &SessionMessage::SendPlayerDpnid { dpn_id: local });
     }
 
@@ -232,6 +240,7 @@ impl Session {
         let known = self.table.get(dpnid).is_some_and(|e| e.version < mine)
             && dpnid != self.host
             && !self.links.values().any(|l| l.dpnid == Some(dpnid));
+        tracing::debug!(%peer, %dpnid, known, "SEND_PLAYER_DPNID");
         if !known {
             self.stats.drop(DropReason::RejectedConnection);
             self.links.remove(&peer);
@@ -256,6 +265,7 @@ impl Session {
                 && !self.links.values().any(|l| l.dpnid == Some(e.dpnid) && l.state == LinkState::Member)
         });
         if !waiting {
+            tracing::debug!(local = %self.local, host = %self.host, "joined");
             self.joined = true;
             self.path_tests.clear();
             self.events.push_back(Event::Joined { local: self.local, host: self.host });

@@ -121,6 +121,7 @@ impl NameTable {
         entry.version = self.version;
         entry.version_not_used = 0;
         self.next_index += 1;
+        tracing::debug!(dpnid = %entry.dpnid, version = self.version, "name table: player added");
         let op = AddPlayer { entry: wire_entry(&entry), layout: Default::default() };
         self.players.insert(entry.dpnid, entry);
         self.log.insert(self.version, NameTableOp::AddPlayer(op.clone()));
@@ -131,6 +132,7 @@ impl NameTable {
     pub fn destroy(&mut self, dpnid: Dpnid, reason: DestroyReason) -> Option<DestroyPlayer> {
         self.players.remove(&dpnid)?;
         self.version += 1;
+        tracing::debug!(%dpnid, version = self.version, %reason, "name table: player destroyed");
         let op = DestroyPlayer {
             dpnid_leaving: dpnid,
             version: self.version,
@@ -144,6 +146,7 @@ impl NameTable {
     /// Host: records DN_INSTRUCT_CONNECT for `dpnid` at the next version (MC-DPL8CS 2.2.1.9).
     pub fn instruct(&mut self, dpnid: Dpnid) -> InstructConnect {
         self.version += 1;
+        tracing::debug!(%dpnid, version = self.version, "name table: instruct connect");
         let op = InstructConnect { dpnid, version: self.version, version_not_used: 0 };
         self.log.insert(self.version, NameTableOp::InstructConnect(op));
         op
@@ -155,6 +158,7 @@ impl NameTable {
         let got = op_version(op).ok_or(OpError::Unsupported)?;
         let expected = self.version.wrapping_add(1);
         if got != expected {
+            tracing::debug!(expected, got, "name-table op out of order");
             return Err(OpError::Version { expected, got });
         }
         match op {
@@ -175,6 +179,7 @@ impl NameTable {
             }
             _ => return Err(OpError::Unsupported),
         }
+        tracing::debug!(version = got, ?op, "name-table op applied");
         self.version = got;
         self.log.insert(got, op.clone());
         Ok(())

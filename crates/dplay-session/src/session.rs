@@ -350,6 +350,7 @@ impl Session {
         if matches!(self.phase, Phase::Ended) {
             return;
         }
+        tracing::debug!(%reason, "session ended");
         self.phase = Phase::Ended;
         self.joined = false;
         self.path_tests.clear();

@@ -77,6 +77,8 @@ pub struct Stats {
 impl Stats {
     /// Counts one dropped input.
     pub(crate) fn drop(&mut self, why: DropReason) {
+        // Trace: hostile senders must not flood a debug log.
+        tracing::trace!(reason = ?why, "session message dropped");
         let counter = match why {
             DropReason::Malformed => &mut self.malformed,
             DropReason::WrongRole => &mut self.wrong_role,

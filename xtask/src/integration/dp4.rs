@@ -180,14 +180,14 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     }
     let mut c = TcpStream::connect(&tcp)?;
     c.write_all(&enum_sessions_bad_offset())?;
-    s.expect(&host, "the bad offset dropped", WAIT, event_with("dropped", "reason", "Malformed"))?;
+    s.expect(&host, "the bad offset dropped", WAIT, event_with("dropped", "reason", "malformed"))?;
     let mut forged = 0x1234_5678u32.to_le_bytes().to_vec();
     forged.extend_from_slice(&[0; 4]);
     forged.extend_from_slice(b"who am I");
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
     let udp = hosting["udp"].as_str().context("no UDP address in the hosting event")?;
     UdpSocket::bind("127.0.0.1:0")?.send_to(&forged, udp)?;
-    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "UnknownPlayer"))?;
+    s.expect(&host, "the unknown player dropped", WAIT, event_with("dropped", "reason", "unknown-player"))?;
 
     let args =
         ["join", "--dp4", &tcp, "--json", "--name", "carol", "--send", "still here", "--duration", "1"];

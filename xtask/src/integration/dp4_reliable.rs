@@ -36,7 +36,7 @@ pub(super) fn guaranteed(s: &Suite) -> anyhow::Result<()> {
     let (pcap, pcap_arg) = capture_file("dp4rp");
     let (host, _) = host(s, &enum_port, &["--reliable-protocol", "--echo", "--pcap", &pcap_arg])?;
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
-    ensure!(hosting["flags"].as_str().is_some_and(|f| f.contains("DIRECTPLAY_PROTOCOL")), "{hosting}");
+    ensure!(has_flag(&hosting, "directplay-protocol"), "{hosting}");
     // Found by enumeration, as a game would (the capture then holds ENUMSESSIONSREPLY).
     let mut alice = join_alice(s, &enum_port, "hello over MC-DPL4R", "3")?;
     echoed(s, &host, &alice, "hello over MC-DPL4R", 200_000)?;
@@ -81,8 +81,10 @@ pub(super) fn through_proxy(s: &Suite) -> anyhow::Result<()> {
     args.extend_from_slice(&extra);
     let host = s.start("dp4 host", &args)?;
     let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
-    let flags = hosting["flags"].as_str().unwrap_or_default();
-    ensure!(flags.contains("DIRECTPLAY_PROTOCOL") && flags.contains("NO_PRESERVE_ORDER"), "{hosting}");
+    ensure!(
+        has_flag(&hosting, "directplay-protocol") && has_flag(&hosting, "no-preserve-order"),
+        "{hosting}"
+    );
     let tcp = hosting["tcp"].as_str().context("no TCP address in the hosting event")?.to_owned();
     ensure!(tcp == game, "the host listens on {tcp}, not {game}");
     s.expect(&host, "its player", WAIT, is("player_created"))?;
@@ -122,4 +124,9 @@ pub(super) fn through_proxy(s: &Suite) -> anyhow::Result<()> {
     );
     ensure!(load(&c.forwarded) >= 21, "the game datagrams did not go through the proxy");
     Ok(())
+}
+
+/// Whether the `flags` list of an event (docs/json-events.md) holds `flag`.
+fn has_flag(event: &serde_json::Value, flag: &str) -> bool {
+    event["flags"].as_array().is_some_and(|flags| flags.iter().any(|f| f == flag))
 }

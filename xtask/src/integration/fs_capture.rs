@@ -54,7 +54,7 @@ fn record_and_decode(s: &Suite, tag: &str, host: &[&str], player: &[&str]) -> an
     let mut host = s.start("fs host", &host_args)?;
     s.expect(&host, ready, WAIT, is(ready))?;
     let mut player = s.start("player", player)?;
-    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
     ensure!(s.exit_code(&mut player, WAIT)? == Some(0), "the player did not exit 0");
     ensure!(s.exit_code(&mut host, Duration::from_secs(10))? == Some(0), "the host did not exit 0");
     let out = Command::new(&s.bin).args(["decode", "--json", pcap_arg]).output()?;

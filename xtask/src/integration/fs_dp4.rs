@@ -34,9 +34,9 @@ pub(super) fn addon_session(s: &Suite) -> anyhow::Result<()> {
         s.start(&format!("fs join --dp4 {role}"), &args)
     };
     let observer = join("tower", "--observer")?;
-    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "Observer"))?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "observer"))?;
     let player = join("pilot", "--player")?;
-    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "Player"))?;
+    s.expect(&player, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
     s.expect(&host, "the player accepted", WAIT, event_with("accepted", "name", "pilot"))?;
     s.expect(&host, "the observer accepted", WAIT, event_with("accepted", "name", "tower"))?;
     expect_pilot_positions(s, &observer)

@@ -8,18 +8,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use dplay_addon::over_dp4::{GUID_FS6, fs98_host_config};
-use dplay_addon::{ClientConfig, HostConfig, HostPolicy, Role};
+use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, Role};
 use dplay_runtime::{
     AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
     RuntimeError, Tap,
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, HostConfig as SessionHostConfig};
 use dplay_wire::dp4::session::SessionFlags;
-use serde_json::json;
 
-use super::{Commands, FsHostArgs, FsJoinArgs, drive, emit_addon, emit_position, stopped};
+use super::role_name;
+use super::{Commands, FsHostArgs, FsJoinArgs, Join, drive, emit_addon, emit_position, stopped};
+use crate::address;
 use crate::dp4_print::{Dp4Output, id, join_error};
-use crate::live::{self, Output};
+use crate::events::{JsonEvent, Proto};
+use crate::live::{self, Output, Stop};
 
 fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
     match addr {
@@ -35,7 +37,7 @@ fn spawn(
     binding: &Dp4Binding,
     role: AddonDp4Role,
     name: &str,
-    keepalive: Option<f64>,
+    keepalive: Option<Duration>,
     pcap: Option<&PathBuf>,
 ) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
     let tap = match pcap {
@@ -44,8 +46,8 @@ fn spawn(
     };
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
     let mut config = Dp4Config::default();
-    if let Some(secs) = keepalive {
-        config.ping_interval = Duration::from_secs_f64(secs.max(0.1));
+    if let Some(period) = keepalive {
+        config.ping_interval = period.max(live::MIN_KEEPALIVE);
     }
     AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
@@ -54,6 +56,10 @@ fn spawn(
         ),
         e => e.into(),
     })
+}
+
+fn joined(e: &AddonDp4Event) -> bool {
+    matches!(e, AddonDp4Event::Addon(Event::Joined { .. }))
 }
 
 fn commands() -> Commands<AddonDp4Command> {
@@ -100,14 +106,24 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string()).unwrap_or_default();
     let (tcp, udp, enumeration) =
         (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET), addr(Dp4Binding::ENUM_SOCKET));
-    out.out.emit(
-        "hosting",
-        json!({"session": a.session, "tcp": tcp, "udp": udp, "enum": enumeration, "dp4": true}),
-        format!(
-            "hosting add-on session \"{}\" (DirectPlay 4, FS98): TCP {tcp}, UDP {udp}, enumeration UDP {enumeration}",
-            a.session
-        ),
+    let addrs = runtime.socket_addr(Dp4Binding::LISTENER).map(address::joinable).unwrap_or_default();
+    let text = format!(
+        "hosting add-on session \"{}\" (DirectPlay 4, FS98): TCP {tcp}, UDP {udp}, enumeration UDP {enumeration}: players can join at {}",
+        a.session,
+        address::list(&addrs)
     );
+    let hosting = JsonEvent::Hosting {
+        protocol: Proto::Dp4,
+        session: a.session.clone(),
+        addrs: addrs.iter().map(ToString::to_string).collect(),
+        addr: None,
+        mode: None,
+        tcp: Some(tcp),
+        udp: Some(udp),
+        enumeration: Some(enumeration),
+        flags: Vec::new(),
+    };
+    out.out.event(&hosting, text);
     let mut session = SessionHostConfig {
         application_guid: a.session_args.app_guid.unwrap_or(GUID_FS6),
         ..fs98_host_config(&a.session)
@@ -121,7 +137,8 @@ pub(super) fn host(a: &FsHostArgs) -> anyhow::Result<bool> {
     }
     runtime.command(AddonDp4Command::Host(session))?;
     let mut failed = None;
-    let stop = drive(runtime, start, &a.net, None, commands(), |e| print(&mut out, &mut failed, e))?;
+    let (stop, _) =
+        drive(runtime, start, &a.net, None, None, commands(), |e| print(&mut out, &mut failed, e))?;
     if let Some(why) = failed {
         bail!("cannot host: {why}");
     }
@@ -150,17 +167,51 @@ pub(super) fn join(a: &FsJoinArgs) -> anyhow::Result<bool> {
         }
         _ => (AddonDp4Command::Join { host: a.host, password }, a.host),
     };
-    out.out.emit(
-        "joining",
-        json!({"host": target.to_string(), "name": a.name, "role": format!("{role:?}").to_lowercase(), "dp4": true}),
-        format!("joining {target} as {} ({role:?}, DirectPlay 4)", a.name),
+    out.out.event(
+        &JsonEvent::Joining {
+            protocol: Proto::Dp4,
+            host: target.to_string(),
+            name: a.name.clone(),
+            addr: None,
+            role: Some(role_name(role)),
+        },
+        format!("joining {target} as {} ({}, DirectPlay 4)", a.name, role_name(role)),
     );
     runtime.command(command)?;
     let flying = (role == Role::Player).then_some(start);
     let mut failed = None;
-    let stop = drive(runtime, start, &a.net, flying, commands(), |e| print(&mut out, &mut failed, e))?;
+    let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: joined };
+    let mut session = false;
+    let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), commands(), |e| {
+        session |= matches!(
+            e,
+            AddonDp4Event::Dp4(Dp4Event::Session(
+                SessionEvent::Joined { .. } | SessionEvent::PlayerCreated { .. }
+            ))
+        );
+        if let AddonDp4Event::Addon(Event::Refused { role }) = e {
+            failed = Some(format!(
+                "the add-on host refused us as {}: it may be full or take no {}s",
+                role_name(*role),
+                role_name(*role)
+            ));
+        }
+        print(&mut out, &mut failed, e) || failed.is_some()
+    })?;
     if let Some(why) = failed {
         bail!("could not join {target}: {why}");
+    }
+    if !joined {
+        let within = crate::duration::show(a.timeout);
+        match stop {
+            Stop::Interrupted => bail!("interrupted before the join completed"),
+            _ if session => bail!(
+                "joined the DirectPlay 4 session at {target}, but no FS98 add-on answered within {within}: is it an add-on host (dplay fs host --dp4)?"
+            ),
+            _ => bail!(
+                "no answer from {target} within {within}: check that an add-on host runs there (dplay fs host --dp4) and the address and port are right"
+            ),
+        }
     }
     stopped(&out.out, stop)
 }

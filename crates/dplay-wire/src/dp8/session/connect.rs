@@ -5,11 +5,11 @@ use uuid::Uuid;
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::Body;
 use super::layout::{
     BlobBody, BlobField, BlobLayout, BlobReader, BlobSrc, Blobs, Placement, Span, layout_field, push_bytes,
     push_url, push_wide,
 };
+use super::{Body, ResultCode};
 use crate::codec::{Reader, Writer};
 use crate::dp8::alternate_address::AlternateAddress;
 use crate::dp8::dpnid::Dpnid;
@@ -28,30 +28,6 @@ open_enum! {
         DN_OBJECT_TYPE_CLIENT = 0x0000_0002,
         /// `DN_OBJECT_TYPE_PEER`.
         DN_OBJECT_TYPE_PEER = 0x0000_0004,
-    }
-}
-
-open_enum! {
-    /// `hResultCode` of CONNECT_FAILED (MC-DPL8CS 2.2.1.3; MS-DPDX 2.2.13; INDEX B.11).
-    pub struct ResultCode(u32) {
-        /// `DPNERR_ALREADYCLOSING`: the host is closing or migrating.
-        DPNERR_ALREADYCLOSING = 0x8015_8050,
-        /// `DPNERR_NOTHOST`: the target is not the host.
-        DPNERR_NOTHOST = 0x8015_8530,
-        /// `DPNERR_INVALIDINTERFACE`: a non-client joining a server, or a non-peer a host.
-        DPNERR_INVALIDINTERFACE = 0x8015_8390,
-        /// `DPNERR_INVALIDVERSION`: not a valid DirectPlay version.
-        DPNERR_INVALIDVERSION = 0x8015_8460,
-        /// `DPNERR_INVALIDINSTANCE`: the instance GUID is not this session's.
-        DPNERR_INVALIDINSTANCE = 0x8015_8380,
-        /// `DPNERR_INVALIDAPPLICATION`: the application GUID is not this application's.
-        DPNERR_INVALIDAPPLICATION = 0x8015_8300,
-        /// `DPNERR_INVALIDPASSWORD`: the password does not match.
-        DPNERR_INVALIDPASSWORD = 0x8015_8410,
-        /// `DPNERR_HOSTREJECTEDCONNECTION`: the application declined; the only code with reply data.
-        DPNERR_HOSTREJECTEDCONNECTION = 0x8015_8260,
-        /// `DPNERR_GENERIC`: any other failure.
-        DPNERR_GENERIC = 0x8000_4005,
     }
 }
 

@@ -20,6 +20,7 @@ mod integrity;
 mod layout;
 mod message;
 mod name_table;
+mod result_code;
 mod update_info;
 
 #[cfg(test)]
@@ -28,9 +29,7 @@ mod tests;
 pub use app_desc::ApplicationDescFlags;
 pub use chat::{CHAT_MESSAGE_LEN, CHAT_STRING_UNITS, ChatMessage, GAME_MSGID_CHAT};
 pub use completion::{ProcessCompletion, ReqProcessCompletion};
-pub use connect::{
-    ConnectFailed, DNET_VERSION_EX, InstructConnect, ObjectType, PlayerConnectInfo, ResultCode,
-};
+pub use connect::{ConnectFailed, DNET_VERSION_EX, InstructConnect, ObjectType, PlayerConnectInfo};
 pub use connect_info::{APPLICATION_DESC_SIZE, SendConnectInfo};
 pub use disconnect::{DestroyPlayer, DestroyReason, HostMigrate, TerminateSession};
 pub use group::{CreateGroup, DestroyGroup, GroupFlags, GroupMember, ReqCreateGroup, ReqGroupMember};
@@ -40,6 +39,7 @@ pub use name_table::{
     AckNameTableOp, AddPlayer, ENTRY_LEN, MEMBERSHIP_LEN, NameTableEntry, NameTableEntryFlags,
     NameTableMembership, NameTableOp, VersionInfo,
 };
+pub use result_code::ResultCode;
 pub use update_info::{InfoFlags, ReqUpdateInfo, UpdateInfo};
 
 use crate::WireError;

@@ -1,0 +1,111 @@
+//! Addresses on the command line: an IP, `ip:port`, or a host name (`localhost`,
+//! `host.example:6073`) resolved through the system resolver.
+//!
+//! An address without a port gets port 0, which each command reads as its default. A name
+//! resolving to both families resolves to its IPv4 address: DirectPlay 4 runs over IPv4 only,
+//! and the DirectPlay hosts met in practice listen on IPv4.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+use crate::live::DPLAY8_PORT;
+
+/// Parses `ip`, `ip:port`, `name` or `name:port`.
+pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, 0));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let (name, port) = match text.rsplit_once(':') {
+        Some((name, port)) if !name.contains(':') => {
+            (name, port.parse::<u16>().map_err(|_| format!("`{port}` in `{text}` is not a port (0-65535)"))?)
+        }
+        _ => (text, 0),
+    };
+    if name.is_empty() {
+        return Err(format!("`{text}` has no host: {EXAMPLE}"));
+    }
+    resolve(name, port).ok_or_else(|| format!("`{text}` is not an address or a known host name: {EXAMPLE}"))
+}
+
+/// Parses an address that must carry its port (`ip:port` or `name:port`).
+pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    match parse_host(text)? {
+        addr if addr.port() == 0 && !text.ends_with(":0") => {
+            Err(format!("`{text}` has no port: give ip:port or name:port, such as 127.0.0.1:{DPLAY8_PORT}"))
+        }
+        addr => Ok(addr),
+    }
+}
+
+const EXAMPLE: &str =
+    "give an IP or a host name, with :port or without, such as 127.0.0.1, localhost:6073 or 192.168.1.10";
+
+/// Where players can join a socket bound to `bound`: itself, or when bound to the unspecified
+/// address, every interface address of its family (loopback last), with its port.
+pub(crate) fn joinable(bound: SocketAddr) -> Vec<SocketAddr> {
+    if !bound.ip().is_unspecified() {
+        return vec![bound];
+    }
+    let mut ips: Vec<IpAddr> = if_addrs::get_if_addrs()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| i.ip())
+        .filter(|ip| ip.is_ipv4() == bound.is_ipv4())
+        .collect();
+    ips.sort_by_key(|ip| (ip.is_loopback(), *ip));
+    ips.dedup();
+    match ips.is_empty() {
+        true => vec![bound],
+        false => ips.into_iter().map(|ip| SocketAddr::new(ip, bound.port())).collect(),
+    }
+}
+
+/// `a, b, c` for the text output.
+pub(crate) fn list(addrs: &[SocketAddr]) -> String {
+    addrs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// The first IPv4 address `name` resolves to, else the first address.
+fn resolve(name: &str, port: u16) -> Option<SocketAddr> {
+    let addrs: Vec<SocketAddr> = (name, port).to_socket_addrs().ok()?.collect();
+    addrs.iter().find(|a| a.is_ipv4()).or_else(|| addrs.first()).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ips_and_ports() {
+        assert_eq!(parse_host("10.0.0.1"), Ok("10.0.0.1:0".parse().unwrap()));
+        assert_eq!(parse_host("10.0.0.1:2300"), Ok("10.0.0.1:2300".parse().unwrap()));
+        assert_eq!(parse_host("::1"), Ok("[::1]:0".parse().unwrap()));
+        assert_eq!(parse_host("[::1]:6073"), Ok("[::1]:6073".parse().unwrap()));
+        assert_eq!(parse_addr("127.0.0.1:0"), Ok("127.0.0.1:0".parse().unwrap()));
+        assert!(parse_addr("127.0.0.1").is_err());
+    }
+
+    /// Issue #15 item 5: host names resolve (`localhost` needs no DNS server).
+    #[test]
+    fn host_names() {
+        assert_eq!(parse_host("localhost"), Ok("127.0.0.1:0".parse().unwrap()));
+        assert_eq!(parse_host("localhost:6073"), Ok("127.0.0.1:6073".parse().unwrap()));
+        assert_eq!(parse_addr("localhost:47101"), Ok("127.0.0.1:47101".parse().unwrap()));
+        assert!(parse_host("localhost:70000").unwrap_err().contains("not a port"));
+        assert!(parse_host(":6073").unwrap_err().contains("no host"));
+        assert!(parse_host("no-such-host.invalid").unwrap_err().contains("not an address"));
+    }
+
+    /// Issue #15 item 11: a host bound to 0.0.0.0 lists its interfaces' addresses.
+    #[test]
+    fn joinable_addresses() {
+        let bound: SocketAddr = "127.0.0.1:6073".parse().unwrap();
+        assert_eq!(joinable(bound), [bound]);
+        let any = joinable("0.0.0.0:6073".parse().unwrap());
+        assert!(any.contains(&bound), "{any:?}");
+        assert!(any.iter().all(|a| a.is_ipv4() && a.port() == 6073 && !a.ip().is_unspecified()));
+        assert_eq!(any.last(), Some(&bound), "loopback last");
+    }
+}
