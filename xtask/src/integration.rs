@@ -22,6 +22,7 @@ mod dp4;
 mod dp4_reliable;
 mod fs_capture;
 mod fs_dp4;
+mod web;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -40,7 +41,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 20] = [
+    let cases: [(&str, Case); 21] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -64,6 +65,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("host names: localhost for enum and join", cli_ux::host_names),
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
+        ("the host's dashboard in a browser: players, a hostile name as text, a kick", web::dashboard),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");

@@ -7,6 +7,8 @@ use dplay_runtime::{Dp4Event, Dp4Player};
 use dplay_session::dp4::{Dp4Event as SessionEvent, DropReason, EndReason, GroupEvent, JoinError};
 use serde_json::json;
 
+use dplay_wire::dp4::DpResult;
+
 use crate::events::{JsonEvent, Row, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
 
@@ -312,7 +314,7 @@ pub(crate) fn join_error(e: JoinError) -> String {
         JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS) => {
             "the session is full or closed to new players (DPERR_NONEWPLAYERS)".into()
         }
-        JoinError::Refused(code) => format!("the host refused the join (HRESULT {code:#010x})"),
+        JoinError::Refused(code) => format!("the host refused the join ({})", DpResult(code)),
         JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
         JoinError::Unsupported(flags) => {
             format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
@@ -339,6 +341,7 @@ mod tests {
             join_error(JoinError::Refused(dplay_session::dp4::DPERR_INVALIDPASSWORD)).contains("--password")
         );
         assert!(join_error(JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS)).contains("full"));
+        assert!(join_error(JoinError::Refused(0x8877_0820)).ends_with("(DPERR_LOGONDENIED)"));
         assert_eq!(id(0x1234), "0x00001234");
     }
 }

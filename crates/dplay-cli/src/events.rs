@@ -138,6 +138,11 @@ pub(crate) enum JsonEvent {
         command: String,
         error: String,
     },
+    /// `host --web`: the dashboard's address and its admin token.
+    Web {
+        url: String,
+        token: String,
+    },
     /// The last line: `deadline`, `interrupted`, `done` or `closed`.
     Stopped {
         why: &'static str,

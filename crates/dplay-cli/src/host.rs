@@ -5,8 +5,10 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use clap::Args;
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime};
+use crossbeam_channel::Receiver;
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol, Runtime};
 use dplay_session::{Event, Mode, SendFlags};
+use dplay_web::{Observed, ServerSide};
 use dplay_wire::dp8::session::ApplicationDescFlags;
 
 use crate::address;
@@ -48,6 +50,8 @@ pub(crate) struct HostArgs {
     pub(crate) session_args: SessionArgs,
     #[command(flatten)]
     pub(crate) net: NetArgs,
+    #[command(flatten)]
+    pub(crate) web: crate::web::WebArgs,
 }
 
 /// Runs `dplay host` until the duration passes or Ctrl-C.
@@ -60,7 +64,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
     let mut flags = ApplicationDescFlags::empty();
-    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
+    let mut make = |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
@@ -70,7 +74,26 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
         Dp8Protocol::new(c, start)
-    })?;
+    };
+    let Some(web) = args.web.web else {
+        let runtime = live::spawn(bind, args.net.pcap.as_ref(), make)?;
+        return serve(&args, runtime, flags, start, &interrupt, None);
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let runtime =
+        live::spawn(bind, args.net.pcap.as_ref(), |local| Observed::new(make(local), loop_side, start))?;
+    serve(&args, runtime, flags, start, &interrupt, Some((web, server_side)))
+}
+
+/// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.
+fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
+    args: &HostArgs,
+    runtime: Runtime<P>,
+    flags: ApplicationDescFlags,
+    start: Instant,
+    interrupt: &Receiver<()>,
+    web: Option<(SocketAddr, ServerSide)>,
+) -> anyhow::Result<bool> {
     let mut out = Output::new(args.net.json, start);
     let addr = runtime.local_addr();
     let addrs = address::joinable(addr);
@@ -97,8 +120,12 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         ),
     );
     runtime.command(Dp8Command::Host)?;
+    let _server = match web {
+        Some((at, link)) => Some(crate::web::start(at, args.web.web_token.as_deref(), link, &out)?),
+        None => None,
+    };
     let echo = args.dp4_args.echo;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+    let stop = live::wait(runtime.events(), interrupt, args.net.deadline(start), |e| {
         if let Some(how) = echo {
             echo_back(&runtime, how, &e);
         }
@@ -118,7 +145,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
 /// `--echo`: sends application data back to its sender, guaranteed (`tcp`, the default) or
 /// not (`udp`); a DXDiag chat line goes back to everyone as a chat line (MS-DPDX 3.1.5.7: chat
 /// has no single receiver).
-fn echo_back(runtime: &Runtime<Dp8Protocol>, how: Echo, e: &Dp8Event) {
+fn echo_back<P: Protocol<Command = Dp8Command>>(runtime: &Runtime<P>, how: Echo, e: &Dp8Event) {
     let command = match e {
         Dp8Event::Session(Event::Message { from, data, .. }) => {
             let flags = if how == Echo::Tcp { SendFlags::RELIABLE_SEQUENTIAL } else { SendFlags::DATAGRAM };

@@ -27,6 +27,7 @@ mod pcap_tap;
 mod pcap_tcp;
 mod render;
 mod stream;
+mod web;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -139,6 +139,9 @@ impl AddonProtocol {
             Dp8Command::Terminate => {
                 b.with_session(now, |s, now| s.terminate_session(now, &[])).map_err(|e| ("terminate", e))
             }
+            Dp8Command::RemovePlayer(dpnid) => {
+                b.with_session(now, |s, now| s.remove_player(now, dpnid)).map_err(|e| ("remove player", e))
+            }
         }
     }
 

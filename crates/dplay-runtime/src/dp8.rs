@@ -53,6 +53,9 @@ pub enum Dp8Command {
     Leave,
     /// Host: end the session for everyone.
     Terminate,
+    /// Host: remove one player; the others learn it with DESTROY_PLAYER, reason
+    /// HOSTDESTROYEDPLAYER (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2).
+    RemovePlayer(Dpnid),
 }
 
 /// One row of the name table, as [`Dp8Event::NameTable`] reports it.
@@ -156,6 +159,7 @@ impl Protocol for Dp8Protocol {
                 Ok(())
             }
             Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
+            Dp8Command::RemovePlayer(dpnid) => s.remove_player(now, dpnid).map_err(|e| ("remove player", e)),
         };
         if let Err((command, error)) = result {
             self.fail(command, error);

@@ -297,6 +297,12 @@ impl Session {
         }
     }
 
+    /// Every member we have a connection with and its address, in one pass (for display and
+    /// per-connection statistics).
+    pub fn player_addresses(&self) -> Vec<(Dpnid, SocketAddr)> {
+        self.member_routes(None)
+    }
+
     /// The address of the identified member `dpnid`, when we have a connection with it.
     pub(crate) fn route(&self, dpnid: Dpnid) -> Option<SocketAddr> {
         self.links

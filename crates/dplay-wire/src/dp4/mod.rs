@@ -14,6 +14,9 @@ pub mod nametable;
 pub mod player;
 pub mod player_message;
 pub mod reliable;
+mod result_code;
 pub mod routing;
 pub mod security;
 pub mod session;
+
+pub use result_code::DpResult;

@@ -1,0 +1,200 @@
+//! [`Observed`]: a DirectPlay 8 host driven by the runtime, seen by the dashboard. It wraps a
+//! [`Dp8Protocol`] on the protocol thread, publishes [`Snapshot`]s and [`WebEvent`]s from
+//! there and carries out queued [`AdminCommand`]s, without ever waiting for the web server.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
+use dplay_session::{Event, Mode};
+use dplay_wire::dp8::dpnid::Dpnid;
+
+use crate::link::{AdminCommand, LoopSide};
+use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+
+/// How often the loop looks at the admin queue and refreshes the statistics it publishes.
+pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
+
+/// A [`Dp8Protocol`] that reports to the dashboard through a [`LoopSide`].
+#[derive(Debug)]
+pub struct Observed {
+    inner: Dp8Protocol,
+    link: LoopSide,
+    start: Instant,
+    /// When each player entered the name table (bounded by the name table: removed on leave).
+    joined: HashMap<Dpnid, Instant>,
+    /// Names of the players in the name table, for the leave events.
+    names: HashMap<Dpnid, String>,
+    /// Host migrations seen.
+    migrations: u32,
+    /// The time of the last protocol call.
+    last_call: Instant,
+    /// The next publish; `None`: publish at the next call.
+    next_publish: Option<Instant>,
+}
+
+impl Observed {
+    /// Observes `inner`; `start` is the session's start, for uptime and join times.
+    pub fn new(inner: Dp8Protocol, link: LoopSide, start: Instant) -> Self {
+        Self {
+            inner,
+            link,
+            start,
+            joined: HashMap::new(),
+            names: HashMap::new(),
+            migrations: 0,
+            last_call: start,
+            next_publish: None,
+        }
+    }
+
+    fn secs(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.start).as_secs()
+    }
+
+    /// Runs queued admin commands and publishes when due: after every protocol call.
+    fn tick(&mut self, now: Instant) {
+        self.last_call = now;
+        while let Some(command) = self.link.admin() {
+            match command {
+                AdminCommand::Kick(id) => {
+                    self.inner.handle_command(now, Dp8Command::RemovePlayer(Dpnid(id)));
+                }
+            }
+        }
+        if self.next_publish.is_none_or(|t| now >= t) {
+            let published = self.link.publish(self.snapshot(now));
+            // A busy cell (the server cloning its pointer) is tried again at the next call.
+            self.next_publish = published.then_some(now + PUBLISH_INTERVAL);
+        }
+    }
+
+    fn snapshot(&self, now: Instant) -> Snapshot {
+        let session = self.inner.session();
+        let players = self.inner.players();
+        let config = session.config();
+        let view = SessionView {
+            name: config.session_name.clone(),
+            guid: session.name_table().instance().to_string(),
+            mode: match config.mode {
+                Mode::PeerToPeer => "peer-to-peer",
+                Mode::ClientServer => "client-server",
+            },
+            uptime_s: self.secs(now),
+            players: players.len(),
+            max_players: config.max_players,
+            host_migrations: self.migrations,
+            hosting: session.is_joined(),
+        };
+        // One pass over the connections, not one per player: the name table may be large.
+        let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
+        let players = players
+            .into_iter()
+            .map(|p| {
+                let address = addresses.get(&p.dpnid).copied();
+                let stats = address.and_then(|a| session.endpoint().stats(a));
+                PlayerView {
+                    dpnid: p.dpnid.to_string(),
+                    id: p.dpnid.0,
+                    name: p.name,
+                    address: address.map(|a: SocketAddr| a.to_string()),
+                    joined_at_s: self.joined.get(&p.dpnid).map_or(0, |t| self.secs(*t)),
+                    state: if p.is_local {
+                        "local"
+                    } else if p.is_host {
+                        "host"
+                    } else {
+                        "connected"
+                    },
+                    rtt_ms: stats
+                        .and_then(|s| s.rtt)
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                    bytes_sent: stats.map(|s| s.bytes_sent),
+                    bytes_received: stats.map(|s| s.bytes_received),
+                    retransmissions: stats.map(|s| s.retransmissions),
+                }
+            })
+            .collect();
+        Snapshot { session: view, players }
+    }
+
+    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
+    /// once.
+    fn observe(&mut self, event: &Dp8Event, now: Instant) {
+        let Dp8Event::Session(event) = event else { return };
+        let web = match event {
+            Event::PlayerAdded { dpnid, name } => {
+                self.joined.insert(*dpnid, now);
+                self.names.insert(*dpnid, name.clone());
+                WebEvent::Join { dpnid: dpnid.to_string(), name: name.clone(), at_s: self.secs(now) }
+            }
+            Event::PlayerRemoved { dpnid, reason } => {
+                self.joined.remove(dpnid);
+                WebEvent::Leave {
+                    dpnid: dpnid.to_string(),
+                    name: self.names.remove(dpnid).unwrap_or_default(),
+                    reason: reason.name().unwrap_or("unknown reason").to_owned(),
+                    at_s: self.secs(now),
+                }
+            }
+            Event::Chat { from, text } => WebEvent::Chat {
+                dpnid: from.to_string(),
+                name: self.names.get(from).cloned().unwrap_or_default(),
+                text: text.chars().take(CHAT_CHARS).collect(),
+                at_s: self.secs(now),
+            },
+            Event::HostMigrated { .. } => {
+                self.migrations = self.migrations.saturating_add(1);
+                self.next_publish = None;
+                return;
+            }
+            _ => return,
+        };
+        self.link.event(web);
+        self.next_publish = None;
+    }
+}
+
+impl Protocol for Observed {
+    type Command = Dp8Command;
+    type Event = Dp8Event;
+
+    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.inner.handle_datagram(now, from, data);
+        self.tick(now);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: Dp8Command) {
+        self.inner.handle_command(now, command);
+        self.tick(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.inner.poll_timeout().is_some_and(|t| t <= now) {
+            self.inner.handle_timeout(now);
+        }
+        self.tick(now);
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        self.inner.poll_transmit(now, buf)
+    }
+
+    fn poll_event(&mut self) -> Option<Dp8Event> {
+        let event = self.inner.poll_event()?;
+        // Events come out of the call just made: stamped with that call's time.
+        self.observe(&event, self.last_call);
+        Some(event)
+    }
+
+    /// The inner deadline, or the next look at the admin queue, whichever is first.
+    fn poll_timeout(&self) -> Option<Instant> {
+        let tick = self.next_publish.unwrap_or(self.start);
+        Some(self.inner.poll_timeout().map_or(tick, |t| t.min(tick)))
+    }
+
+    fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+}

@@ -1,0 +1,24 @@
+//! The host operator's dashboard (issue 17): `dplay host --web ADDR` shows the session and its
+//! players live in a browser and takes admin commands.
+//!
+//! Three parts, so the protocol loop never waits for the web:
+//! - [`link()`]: a snapshot cell and an event broadcast the loop writes without blocking, and a
+//!   bounded admin channel it drains with `try_recv` ([`LoopSide`], [`ServerSide`]);
+//! - [`Observed`]: a DirectPlay 8 host as a runtime protocol that publishes through the link
+//!   from the protocol thread and carries out the admin commands there;
+//! - [`WebServer`]: axum on a current-thread tokio runtime on its own thread, serving the page
+//!   (built in, no build step), the JSON API and the event stream.
+
+mod connections;
+mod host_view;
+mod link;
+mod server;
+mod snapshot;
+mod token;
+
+pub use connections::MAX_CONNECTIONS;
+pub use host_view::{Observed, PUBLISH_INTERVAL};
+pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, link};
+pub use server::{MAX_BODY, MAX_STREAMS, WebServer};
+pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+pub use token::random_token;

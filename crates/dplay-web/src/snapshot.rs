@@ -1,0 +1,111 @@
+//! What the dashboard shows: a [`Snapshot`] of the session the protocol loop publishes, and the
+//! [`WebEvent`]s it reports as they happen. Every string in them came from the network and is
+//! inserted as text by the page, never as markup.
+
+use serde::Serialize;
+
+/// The session and its players at one moment.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Snapshot {
+    /// The session.
+    pub session: SessionView,
+    /// The players of the name table, the host's own included.
+    pub players: Vec<PlayerView>,
+}
+
+/// The session as `/api/session` shows it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SessionView {
+    /// The session name (from the host's configuration).
+    pub name: String,
+    /// The session instance GUID (MC-DPL8CS 2.2.1.1, the name table's instance).
+    pub guid: String,
+    /// `peer-to-peer` or `client-server`.
+    pub mode: &'static str,
+    /// Seconds since the host started the session.
+    pub uptime_s: u64,
+    /// Players in the name table.
+    pub players: usize,
+    /// At most this many players; 0: no limit.
+    pub max_players: u32,
+    /// Host migrations seen since the start (MC-DPL8CS 3.2.5.4).
+    pub host_migrations: u32,
+    /// The session is being hosted (false before it is created and after it ended).
+    pub hosting: bool,
+}
+
+/// One player as `/api/players` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PlayerView {
+    /// The DPNID, as the CLI prints it (`0x...`).
+    pub dpnid: String,
+    /// The DPNID as a number, for admin commands.
+    pub id: u32,
+    /// The player's name.
+    pub name: String,
+    /// Its address, when we have a connection with it (not for ourselves).
+    pub address: Option<String>,
+    /// Seconds after the session start at which the player entered the name table.
+    pub joined_at_s: u64,
+    /// `host`, `local` or `connected`.
+    pub state: &'static str,
+    /// The transport's smoothed round trip, in milliseconds, once measured.
+    pub rtt_ms: Option<u64>,
+    /// Bytes we sent on its connection.
+    pub bytes_sent: Option<u64>,
+    /// Bytes we received on its connection.
+    pub bytes_received: Option<u64>,
+    /// Frames we sent again on its connection.
+    pub retransmissions: Option<u64>,
+}
+
+/// Something that happened, as the event stream (`/api/events`) sends it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WebEvent {
+    /// A player entered the name table.
+    Join {
+        /// Its DPNID (`0x...`).
+        dpnid: String,
+        /// Its name.
+        name: String,
+        /// Seconds after the session start.
+        at_s: u64,
+    },
+    /// A player left the name table.
+    Leave {
+        /// Its DPNID (`0x...`).
+        dpnid: String,
+        /// Its name, as it was known.
+        name: String,
+        /// The DPNDESTROYPLAYERREASON name (MC-DPL8CS 2.2.2.2).
+        reason: String,
+        /// Seconds after the session start.
+        at_s: u64,
+    },
+    /// A DXDiag chat line (MS-DPDX 3.1.5.7), cut to [`CHAT_CHARS`] characters.
+    Chat {
+        /// The sender's DPNID (`0x...`).
+        dpnid: String,
+        /// The sender's name, as it was known.
+        name: String,
+        /// The text.
+        text: String,
+        /// Seconds after the session start.
+        at_s: u64,
+    },
+}
+
+/// Characters of a chat line the event stream carries at most.
+pub const CHAT_CHARS: usize = 500;
+
+impl WebEvent {
+    /// The SSE `event:` name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Join { .. } => "join",
+            Self::Leave { .. } => "leave",
+            Self::Chat { .. } => "chat",
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The dashboard's HTTP API against a DirectPlay 8 host and a joiner on loopback, with plain
+//! HTTP/1.1 requests over a `TcpStream`: the session and players as JSON, the join and leave
+//! events on the event stream, and a kick that needs the admin token.
+#![allow(clippy::disallowed_methods)] // real sockets, real clock
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig};
+use dplay_session::{EndReason, Event, SessionConfig};
+use dplay_web::{Observed, WebServer};
+use serde_json::Value;
+use uuid::Uuid;
+
+const APP: Uuid = Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+const TOKEN: &str = "test-token";
+/// A name that would run script if a page inserted it as markup.
+const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+
+fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
+    let mut c = SessionConfig::new(APP, local, name);
+    c.session_name = "web test".into();
+    c.max_players = 8;
+    c.rng_seed = seed;
+    c
+}
+
+/// Waits for the first event `f` accepts, failing after five seconds.
+#[track_caller]
+fn wait_for<E: std::fmt::Debug, T>(events: &Receiver<E>, mut f: impl FnMut(&E) -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let event = events.recv_timeout(left).expect("the awaited event never came");
+        if let Some(t) = f(&event) {
+            return t;
+        }
+    }
+}
+
+/// One HTTP/1.1 request; returns the status and the body.
+fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+fn get_json(addr: SocketAddr, path: &str) -> Value {
+    let (status, body) = request(addr, "GET", path, None);
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Polls `/api/players` until `f` holds (the loop publishes at most every 250 ms).
+#[track_caller]
+fn players_until(addr: SocketAddr, f: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let players = get_json(addr, "/api/players");
+        let list = players.as_array().unwrap().clone();
+        if f(&list) {
+            return list;
+        }
+        assert!(Instant::now() < deadline, "players never became as expected: {list:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Reads server-sent events until one named `name`; returns its data.
+fn next_event(stream: &mut BufReader<TcpStream>, name: &str) -> Value {
+    let mut current = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(stream.read_line(&mut line).unwrap() > 0, "event stream closed");
+        let line = line.trim_end();
+        if let Some(e) = line.strip_prefix("event: ") {
+            current = e.to_owned();
+        } else if let Some(data) = line.strip_prefix("data: ")
+            && current == name
+        {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+#[test]
+fn session_players_events_and_kick() {
+    let (loop_side, server_side) = dplay_web::link();
+    let start = Instant::now();
+    let host: Runtime<Observed> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+        Observed::new(Dp8Protocol::new(config(local, "host", 1), start), loop_side, start)
+    })
+    .unwrap();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    host.command(Dp8Command::Host).unwrap();
+    wait_for(host.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
+
+    let session = get_json(at, "/api/session");
+    assert_eq!(session["name"], "web test");
+    assert_eq!(session["mode"], "peer-to-peer");
+    assert_eq!(session["max_players"], 8);
+    assert_eq!(session["guid"].as_str().unwrap().len(), 36);
+
+    // The event stream, opened before the join.
+    let mut sse = TcpStream::connect(at).unwrap();
+    sse.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(sse, "GET /api/events HTTP/1.1\r\nHost: {at}\r\n\r\n").unwrap();
+    let mut sse = BufReader::new(sse);
+    let mut status = String::new();
+    sse.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+
+    let joiner = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+        Dp8Protocol::new(config(local, HOSTILE, 2), Instant::now())
+    })
+    .unwrap();
+    joiner.command(Dp8Command::Join { host: host.local_addr(), instance: None }).unwrap();
+    let joined = next_event(&mut sse, "join");
+    assert_eq!(joined["name"], HOSTILE);
+
+    let players = players_until(at, |p| p.len() == 2);
+    let guest = players.iter().find(|p| p["name"] == HOSTILE).unwrap();
+    assert_eq!(guest["state"], "connected");
+    assert_eq!(guest["dpnid"], joined["dpnid"]);
+    assert_eq!(guest["address"], joiner.local_addr().to_string());
+    assert!(guest["bytes_received"].as_u64().unwrap() > 0);
+    let me = players.iter().find(|p| p["name"] == "host").unwrap();
+    assert_eq!(me["state"], "local");
+    assert_eq!(get_json(at, "/api/session")["players"], 2);
+    assert_eq!(get_json(at, "/api/session")["host_migrations"], 0);
+
+    // MS-DPDX 3.1.5.7: a DXDiag chat line reaches the stream with its sender's name.
+    joiner.command(Dp8Command::Chat("hello <b>all</b>".into())).unwrap();
+    let chat = next_event(&mut sse, "chat");
+    assert_eq!(chat["text"], "hello <b>all</b>");
+    assert_eq!(chat["name"], HOSTILE);
+
+    // Kicks need the token, a known player, and not the host itself.
+    let kick = format!("/api/players/{}/kick", guest["dpnid"].as_str().unwrap());
+    assert_eq!(request(at, "POST", &kick, None).0, 401);
+    assert_eq!(request(at, "POST", &kick, Some("wrong")).0, 401);
+    assert_eq!(request(at, "POST", "/api/players/0x7fffffff/kick", Some(TOKEN)).0, 404);
+    let own = format!("/api/players/{}/kick", me["dpnid"].as_str().unwrap());
+    assert_eq!(request(at, "POST", &own, Some(TOKEN)).0, 409);
+    assert_eq!(request(at, "POST", &kick, Some(TOKEN)).0, 202);
+
+    // MS-DPDX 3.1.5.5: the kicked player is out of the session; the others see it destroyed
+    // by the host.
+    let why = wait_for(joiner.events(), |e| match e {
+        Dp8Event::Session(Event::SessionEnded { reason }) => Some(*reason),
+        _ => None,
+    });
+    assert_eq!(why, EndReason::Terminated);
+    let left = next_event(&mut sse, "leave");
+    assert_eq!(left["name"], HOSTILE);
+    assert_eq!(left["reason"], "DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER");
+    players_until(at, |p| p.len() == 1);
+}
+
+#[test]
+fn page_is_served_with_a_strict_policy_and_bodies_are_bounded() {
+    let (_loop_side, server_side) = dplay_web::link();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    let mut s = TcpStream::connect(at).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET / HTTP/1.1\r\nHost: {at}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut page = String::new();
+    s.read_to_string(&mut page).unwrap();
+    assert!(page.starts_with("HTTP/1.1 200"));
+    assert!(page.contains("content-security-policy: default-src 'none'"));
+    assert!(page.contains("textContent"));
+    assert!(!page.contains("innerHTML"), "network strings go in as text only");
+
+    // A body over the limit is refused.
+    let mut s = TcpStream::connect(at).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let body = vec![b'a'; dplay_web::MAX_BODY + 1];
+    write!(
+        s,
+        "POST /api/players/1/kick HTTP/1.1\r\nHost: {at}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let _ = s.write_all(&body);
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
+#[test]
+fn connections_beyond_the_cap_wait_for_one_to_close() {
+    let (_loop_side, server_side) = dplay_web::link();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    let idle: Vec<TcpStream> =
+        (0..dplay_web::MAX_CONNECTIONS).map(|_| TcpStream::connect(at).unwrap()).collect();
+    let mut late = TcpStream::connect(at).unwrap();
+    write!(late, "GET /api/session HTTP/1.1\r\nHost: {at}\r\nConnection: close\r\n\r\n").unwrap();
+    late.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut byte = [0u8; 1];
+    assert!(late.read(&mut byte).is_err(), "a connection over the cap was served");
+    drop(idle);
+    late.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = String::new();
+    late.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
