@@ -449,3 +449,79 @@ fn session_frames_match_tshark() {
         );
     }
 }
+
+/// MC-DPL8R 2.2.1.3, 2.2.1.4, 2.2.1.5, 3.1.4.4: a fast-signed connection between two of our
+/// endpoints, as sent (CONNECT, both CONNECTED_SIGNED, signed DFRAMEs and SACKs, signed
+/// HARD_DISCONNECTs): tshark decodes every frame without a warning, and every CFRAME field as we
+/// encoded it.
+#[test]
+fn signed_connection_matches_tshark() {
+    use dplay_dframe::{Config, Endpoint, MessageKind, Signing};
+    if !tshark::available("signed_connection_matches_tshark") {
+        return;
+    }
+    let start = dplay_sim::Sim::new(0).now();
+    let (client, server): (std::net::SocketAddr, std::net::SocketAddr) =
+        (CLIENT.parse().unwrap(), SERVER.parse().unwrap());
+    let config = Config { signing: Signing::Fast, ..Config::default() };
+    let mut a = Endpoint::new(config.clone(), start);
+    let mut b = Endpoint::new(Config { rng_seed: 1, ..config }, start);
+    let mut wire: Vec<(bool, Vec<u8>)> = Vec::new();
+    a.connect(start, server).unwrap();
+    let mut now = start;
+    for round in 0..40u32 {
+        if round == 5 {
+            a.send(now, server, b"signed data", MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+            b.send(now, client, &[9; 3000], MessageKind::RELIABLE).unwrap();
+        }
+        if round == 30 {
+            a.abort(now, server);
+        }
+        now += std::time::Duration::from_millis(30);
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+        while let Some(t) = a.poll_transmit() {
+            b.handle_datagram(now, client, &t.contents);
+            wire.push((true, t.contents));
+        }
+        while let Some(t) = b.poll_transmit() {
+            a.handle_datagram(now, server, &t.contents);
+            wire.push((false, t.contents));
+        }
+        while a.poll_event().is_some() || b.poll_event().is_some() {}
+    }
+    let packets: Vec<_> = wire
+        .iter()
+        .map(|(from_client, bytes)| {
+            let (src, dst) = if *from_client { (CLIENT, SERVER) } else { (SERVER, CLIENT) };
+            Packet::udp(src, dst, bytes)
+        })
+        .collect();
+    let dissected = tshark::dissect("signed", &packets);
+    let mut seen = std::collections::BTreeSet::new();
+    for (f, (_, bytes)) in dissected.iter().zip(&wire) {
+        if bytes[0] & 1 == 1 {
+            f.assert_clean("signed DFRAME");
+            assert_eq!(f.num("dpnet.command"), u64::from(bytes[0]));
+            seen.insert("DFRAME");
+        } else {
+            let c = Cframe::parse(bytes).expect("our CFRAME parses");
+            f.assert_clean(c.name());
+            check_cframe(f, &c);
+            seen.insert(c.name());
+        }
+    }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        ["CONNECT", "CONNECTED_SIGNED", "DFRAME", "HARD_DISCONNECT", "SACK"],
+        "every signed frame kind was checked"
+    );
+    let signed = |name| {
+        wire.iter().filter_map(|(_, b)| Cframe::parse(b).ok()).filter(|c| c.name() == name).all(|c| match c {
+            Cframe::Sack(s) => s.signature.is_some(),
+            Cframe::HardDisconnect(h) => h.signature.is_some(),
+            _ => true,
+        })
+    };
+    assert!(signed("SACK") && signed("HARD_DISCONNECT"));
+}

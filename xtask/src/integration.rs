@@ -18,10 +18,11 @@ use serde_json::Value;
 use crate::util::build_dplay;
 
 mod cli_ux;
-mod dp4;
+pub(crate) mod dp4;
 mod dp4_reliable;
 mod fs_capture;
 mod fs_dp4;
+mod signing;
 mod web;
 
 /// The whole suite must finish within this.
@@ -41,7 +42,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 21] = [
+    let cases: [(&str, Case); 24] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -49,6 +50,12 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("an add-on session: a player and an observer", addon_session),
         ("dplay demo: every step happens", demo),
         ("the host killed with SIGKILL: the others migrate", host_killed),
+        (
+            "a fast-signed session of three processes; an unsigned joiner fails at once",
+            signing::fast_signed_session,
+        ),
+        ("a refused join names its DPNERR code", signing::refusal_is_named),
+        ("a client/server join says so", signing::client_server_join_says_so),
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
@@ -94,8 +101,13 @@ pub(crate) struct Proc {
 
 impl Suite {
     /// Builds `dplay` (debug) once; every wait of the suite ends within `limit` from now.
+    /// `DPLAY_BIN` names another binary to run instead (e.g. an older build, to compare).
     #[allow(clippy::disallowed_methods)] // the suite's own clock
     pub(crate) fn build(limit: Duration) -> anyhow::Result<Self> {
+        if let Some(bin) = std::env::var_os("DPLAY_BIN") {
+            println!("==> testing {} (DPLAY_BIN)", PathBuf::from(&bin).display());
+            return Ok(Suite { bin: PathBuf::from(bin), deadline: Instant::now() + limit });
+        }
         Ok(Suite { bin: build_dplay()?, deadline: Instant::now() + limit })
     }
 
@@ -158,6 +170,23 @@ impl Suite {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+impl Proc {
+    /// Its name in messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Every event printed so far that `want` accepts.
+    pub(crate) fn events(&self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.lines.lock().map(|l| l.iter().filter(|v| want(v)).cloned().collect()).unwrap_or_default()
     }
 }
 

@@ -41,7 +41,7 @@ use std::time::Instant;
 
 use dplay_session::dp4::{
     CommandError as SessionError, ConnId, DPID_ALLPLAYERS, Dp4Event, Dp4Session, Dp4Transmit, EnumRequest,
-    GroupEvent, HostConfig as SessionHostConfig, StreamError,
+    GroupEvent, HostConfig as SessionHostConfig, StreamError, TcpStatus,
 };
 use dplay_wire::dp4::enumeration::EnumSessionsFlags;
 use uuid::Uuid;
@@ -254,14 +254,14 @@ impl AddonOverDp4 {
     }
 
     /// Bytes read from TCP connection `conn`, whose peer is `from` ([`Dp4Session::handle_tcp`]).
-    /// On an error the caller closes that connection.
+    /// On an error the caller closes that connection; the status feeds its deadlines.
     pub fn handle_tcp(
         &mut self,
         now: Instant,
         conn: ConnId,
         from: SocketAddr,
         bytes: &[u8],
-    ) -> Result<(), StreamError> {
+    ) -> Result<TcpStatus, StreamError> {
         let r = self.session.handle_tcp(now, conn, from, bytes);
         self.pump(now);
         r

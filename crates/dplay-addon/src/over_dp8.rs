@@ -271,7 +271,11 @@ impl AddonOverDp8 {
                 self.held.clear();
                 self.held_retry = None;
             }
-            // HostFound, HostMigrated, Chat, and any event a later session adds: passed on.
+            SessionEvent::HostFound { .. }
+            | SessionEvent::JoinPending { .. }
+            | SessionEvent::HostMigrated { .. }
+            | SessionEvent::Chat { .. } => {}
+            // Any event a later session adds: passed on.
             _ => {}
         }
         self.events.push_back(OverDp8Event::Session(ev));

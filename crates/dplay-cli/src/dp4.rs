@@ -48,6 +48,67 @@ pub(crate) struct Dp4HostArgs {
     /// of it forwards there).
     #[arg(long, value_name = "ADDR:PORT")]
     pub(crate) advertise_udp: Option<SocketAddrV4>,
+    #[command(flatten)]
+    pub(crate) limits: Dp4LimitArgs,
+}
+
+/// What a DirectPlay 4 endpoint holds and answers for others (docs/limits.md has each default
+/// and why).
+#[derive(Args, Clone)]
+pub(crate) struct Dp4LimitArgs {
+    /// DirectPlay 4: the longest player or session name accepted, in UTF-16 units (default
+    /// 256); longer ones are refused (DPERR_INVALIDPARAMS), logged and counted.
+    #[arg(long, value_name = "UNITS")]
+    pub(crate) dp4_max_name: Option<usize>,
+    /// DirectPlay 4: the largest player data accepted, in bytes (default 16384).
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) dp4_max_player_data: Option<usize>,
+    /// DirectPlay 4: answer the IP address a message header names instead of the sender's
+    /// (only for relays or multi-homed peers that need it: a forged header can then aim this
+    /// host at a third party).
+    #[arg(long)]
+    pub(crate) follow_header_addresses: bool,
+    /// DirectPlay 4: how long an accepted TCP connection has for its first whole message
+    /// (default 10s).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) tcp_first_message: Option<Duration>,
+    /// DirectPlay 4: how long a TCP connection of no known player may stay without a whole
+    /// message (default 30s).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) tcp_idle: Option<Duration>,
+    /// DirectPlay 4: how long any TCP message may take to arrive whole (default 60s).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) tcp_partial: Option<Duration>,
+    /// DirectPlay 4: most TCP connections accepted from one IP address (default 16).
+    #[arg(long, value_name = "N")]
+    pub(crate) tcp_per_source: Option<usize>,
+}
+
+impl Dp4LimitArgs {
+    /// Sets the session's limits and the binding's TCP limits that were given.
+    fn apply(&self, config: &mut Dp4Config, binding: &mut Dp4Binding) {
+        let l = &mut config.limits;
+        if let Some(n) = self.dp4_max_name {
+            (l.max_player_name, l.max_session_name) = (n, n);
+        }
+        if let Some(n) = self.dp4_max_player_data {
+            l.max_player_data = n;
+        }
+        l.follow_header_addresses = self.follow_header_addresses;
+        let t = &mut binding.stream_limits;
+        for (arg, field) in [
+            (self.tcp_first_message, &mut t.first_message),
+            (self.tcp_idle, &mut t.idle_unknown),
+            (self.tcp_partial, &mut t.partial_message),
+        ] {
+            if let Some(d) = arg {
+                *field = d.max(Duration::from_millis(10));
+            }
+        }
+        if let Some(n) = self.tcp_per_source {
+            t.max_per_source = n.max(1);
+        }
+    }
 }
 
 /// How `--echo` sends back (in a --reliable-protocol session both go over MC-DPL4R).
@@ -78,6 +139,8 @@ pub(crate) struct Dp4JoinArgs {
     /// of it forwards there).
     #[arg(long, value_name = "ADDR:PORT")]
     pub(crate) advertise_udp: Option<SocketAddrV4>,
+    #[command(flatten)]
+    pub(crate) limits: Dp4LimitArgs,
 }
 
 fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
@@ -125,7 +188,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
     let port = (bind.port() != 0).then_some(bind.port());
-    let binding = Dp4Binding {
+    let mut binding = Dp4Binding {
         stream_port: port,
         datagram_port: port,
         enum_port: Some(args.dp4_args.enum_port),
@@ -147,7 +210,9 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     ] {
         session.flags.set(flag, on);
     }
-    let runtime = spawn(&binding, config(keepalive), args.net.pcap.as_ref())?;
+    let mut dp4_config = config(keepalive);
+    args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
+    let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
@@ -299,13 +364,15 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let port = (bind.port() != 0).then_some(bind.port());
-    let binding = Dp4Binding {
+    let mut binding = Dp4Binding {
         stream_port: port,
         datagram_port: port,
         advertised_datagram: args.dp4_args.advertise_udp,
         ..Dp4Binding::client(ipv4(bind.ip())?)
     };
-    let runtime = spawn(&binding, config(args.session_args.keepalive), args.net.pcap.as_ref())?;
+    let mut dp4_config = config(args.session_args.keepalive);
+    args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
+    let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     let host = match args.host.port() {

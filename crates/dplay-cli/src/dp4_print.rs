@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use dplay_runtime::{Dp4Event, Dp4Player};
-use dplay_session::dp4::{Dp4Event as SessionEvent, DropReason, EndReason, GroupEvent, JoinError};
+use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinError};
 use serde_json::json;
 
 use dplay_wire::dp4::DpResult;
@@ -50,11 +50,17 @@ impl Dp4Output {
         match event {
             Dp4Event::Session(e) => return self.session(e),
             Dp4Event::PlayerList(players) => self.player_list(players),
-            Dp4Event::Dropped { reason, count } => self.out.emit(
+            Dp4Event::Dropped { reason, count, total } => self.out.emit(
                 "dropped",
-                json!({"reason": drop_reason(*reason), "count": count}),
-                format!("dropped {count} message(s): {}", drop_reason(*reason)),
+                json!({"reason": reason, "count": count, "total": total}),
+                format!("dropped or refused {count} more ({total} in all): {}", reason.replace('-', " ")),
             ),
+            Dp4Event::DropSummary(counts) => {
+                let text: Vec<String> =
+                    counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('-', " "))).collect();
+                let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
+                self.out.emit("drop_summary", json!({"counts": counts}), format!("dropped or refused: {text}"));
+            }
             Dp4Event::StreamRejected { peer, reason } => self.out.emit(
                 "stream_rejected",
                 json!({"peer": peer.to_string(), "reason": reason}),
@@ -136,7 +142,7 @@ impl Dp4Output {
             ),
             SessionEvent::EnumDone => {}
             SessionEvent::Joined { system_player } => self.out.event(
-                &JsonEvent::Joined { id: id(*system_player), host: None },
+                &JsonEvent::Joined { id: id(*system_player), host: None, mode: None, flags: None },
                 format!("in the session as instance {}", id(*system_player)),
             ),
             SessionEvent::JoinFailed(e) => self.out.emit(
@@ -290,18 +296,6 @@ impl Dp4Output {
             _ => return,
         };
         self.out.emit("group", fields, text);
-    }
-}
-
-/// Why a DirectPlay 4 message was dropped, in words.
-fn drop_reason(reason: DropReason) -> &'static str {
-    match reason {
-        DropReason::Malformed => "malformed",
-        DropReason::UnknownPlayer => "unknown-player",
-        DropReason::Unexpected => "unexpected",
-        DropReason::Unsupported => "unsupported",
-        DropReason::Fragment => "fragment",
-        _ => "other",
     }
 }
 

@@ -65,6 +65,19 @@ pub(crate) enum JsonEvent {
         id: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         host: Option<String>,
+        /// DirectPlay 8: `peer-to-peer` or `client-server`, from the session's flags.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mode: Option<&'static str>,
+        /// DirectPlay 8: the session's flags (`fast-signed` when it signs).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        flags: Option<Vec<String>>,
+    },
+    /// DirectPlay 8: the host answered with the name table, and we wait for its
+    /// INSTRUCT_CONNECT and/or older peers to connect to us (MC-DPL8CS 3.1.5.2).
+    JoinPending {
+        id: String,
+        awaiting_instruction: bool,
+        awaiting_peers: Vec<String>,
     },
     /// Every player, after a join or a host migration.
     NameTable {

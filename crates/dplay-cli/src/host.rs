@@ -44,6 +44,10 @@ pub(crate) struct HostArgs {
     /// host leaves and the oldest member becomes host.
     #[arg(long, conflicts_with = "dp4")]
     no_migration: bool,
+    /// Require packet signing of every connection (DirectPlay 8; DPNSESSION_FAST_SIGNED in
+    /// the session's flags and EnumResponse, MC-DPL8R 3.1.4.4).
+    #[arg(long, value_enum, default_value_t, conflicts_with = "dp4")]
+    signing: live::SigningArg,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
     #[command(flatten)]
@@ -63,9 +67,12 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
+    let signing = args.signing.signing()?;
     let mut flags = ApplicationDescFlags::empty();
     let mut make = |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
+        c.transport.signing = signing;
+        flags.set(ApplicationDescFlags::FAST_SIGNED, signing == dplay_dframe::Signing::Fast);
         c.session_name = args.session.clone();
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };

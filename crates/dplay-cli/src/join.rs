@@ -5,9 +5,11 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use dplay_dframe::{Signing, SigningMode};
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
-use dplay_session::{EndReason, Event, Mode, SessionConfig};
-use dplay_wire::dp8::session::ApplicationDescFlags;
+use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig};
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
 use uuid::Uuid;
 
 use crate::events::{JsonEvent, Proto};
@@ -36,6 +38,10 @@ pub(crate) struct JoinArgs {
     /// Give up joining after this long (seconds, or a unit such as 30s).
     #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
+    /// Packet signing (DirectPlay 8). By default that of the session's EnumResponse
+    /// (DPNSESSION_FAST_SIGNED), else none.
+    #[arg(long, value_enum)]
+    pub(crate) signing: Option<live::SigningArg>,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4JoinArgs,
     #[command(flatten)]
@@ -56,16 +62,30 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     let session = probe(args.host, bind, args.session_args.app_guid, join_deadline);
-    if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::REQUIREPASSWORD))
+    let flags = session.map(|(_, flags)| flags);
+    if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
     {
         anyhow::bail!("the session at {} needs a password: give it with --password", args.host);
     }
+    let signing = match args.signing {
+        Some(arg) => arg.signing()?,
+        None if flags.is_some_and(|f| f.contains(ApplicationDescFlags::FULL_SIGNED)) => {
+            return Err(
+                live::full_signing_error().context(format!("the session at {} requires it", args.host))
+            );
+        }
+        None if flags.is_some_and(|f| f.contains(ApplicationDescFlags::FAST_SIGNED)) => Signing::Fast,
+        None => Signing::Off,
+    };
     let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
-        if session.is_some_and(|(_, flags)| flags.contains(ApplicationDescFlags::CLIENT_SERVER)) {
+        // A client must say so in PLAYER_CONNECT_INFO (MC-DPL8CS 2.2.1.2), as the
+        // EnumResponse's DPNSESSION_CLIENT_SERVER tells.
+        if flags.is_some_and(|f| f.contains(ApplicationDescFlags::CLIENT_SERVER)) {
             c.mode = Mode::ClientServer;
         }
+        c.transport.signing = signing;
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);
@@ -82,10 +102,17 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     runtime.command(Dp8Command::Join { host: args.host, instance: session.map(|(i, _)| i) })?;
 
     let mut ended = None;
+    let mut pending = None;
     let mut joined = false;
     let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
-        if let Dp8Event::Session(Event::SessionEnded { reason }) = &e {
-            ended = Some(*reason);
+        match &e {
+            Dp8Event::Session(Event::SessionEnded { reason }) => ended = Some(*reason),
+            Dp8Event::Session(Event::JoinPending { local, awaiting_instruction, awaiting_peers, .. }) => {
+                let peers: Vec<String> =
+                    awaiting_peers.iter().map(|d| format!("{} ({d})", out.name(*d))).collect();
+                pending = Some((*local, *awaiting_instruction, peers));
+            }
+            _ => {}
         }
         out.dp8(&e);
         joined |= matches!(e, Dp8Event::NameTable(_));
@@ -93,7 +120,8 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     });
     if !joined {
         drop(runtime);
-        return Err(join_error(args.host, ended, stop, args.timeout));
+        let failure = JoinFailure { host: args.host, enumerated: session.is_some(), ended, pending, stop };
+        return Err(failure.error(args.timeout, |d| out.name(d)));
     }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;
@@ -146,20 +174,131 @@ fn probe(
     found
 }
 
-/// One line saying why the join failed and what to do.
-fn join_error(host: SocketAddr, ended: Option<EndReason>, stop: Stop, timeout: Duration) -> anyhow::Error {
-    match (ended, stop) {
-        (Some(EndReason::Refused(code)), _) => anyhow::anyhow!(
-            "{host} refused the join ({}): check --password and --app-guid, or whether the session is full",
-            code.name().unwrap_or("unknown result code")
-        ),
-        (Some(reason), _) => anyhow::anyhow!(
-            "could not join {host}: {reason}; check that a host runs there (dplay enum {host})"
-        ),
-        (None, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
-        _ => anyhow::anyhow!(
-            "no answer from {host} within {}: check that a host runs there and the address and port are right (dplay enum {host})",
-            crate::duration::show(timeout)
-        ),
+/// What is known when a join fails.
+struct JoinFailure {
+    host: SocketAddr,
+    /// The host answered our EnumQuery.
+    enumerated: bool,
+    /// Why the session ended, if it did.
+    ended: Option<EndReason>,
+    /// The last [`Event::JoinPending`]: our DPNID, whether the host's instruction is awaited,
+    /// and the peers (named) that have not connected.
+    pending: Option<(Dpnid, bool, Vec<String>)>,
+    stop: Stop,
+}
+
+impl JoinFailure {
+    /// One line saying what happened and what to do. "Check that a host runs there" only
+    /// when nothing answered at all.
+    fn error(self, timeout: Duration, name: impl Fn(Dpnid) -> String) -> anyhow::Error {
+        let timeout = crate::duration::show(timeout);
+        let host = self.host;
+        match (self.ended, self.pending, self.stop) {
+            (Some(EndReason::Refused(code)), ..) => {
+                anyhow::anyhow!("{host} refused the join with {code}: {}", refusal_hint(code))
+            }
+            (Some(EndReason::SigningRequired(SigningMode::Fast)), ..) => anyhow::anyhow!(
+                "{host} requires fast signing (DPNSESSION_FAST_SIGNED): join with --signing fast"
+            ),
+            (Some(EndReason::SigningRequired(SigningMode::Full)), ..) => {
+                live::full_signing_error().context(format!("{host} requires full signing"))
+            }
+            (Some(EndReason::ConnectAttemptFailed { peer }), ..) => anyhow::anyhow!(
+                "{host} answered, but peer {} ({peer}) never connected to us: check that UDP from the other players reaches this machine",
+                name(peer)
+            ),
+            (Some(EndReason::NoAnswer), ..) if self.enumerated => anyhow::anyhow!(
+                "{host} answered the enumeration but not the connection attempt: check that the port is not filtered"
+            ),
+            (Some(EndReason::NoAnswer), ..) => anyhow::anyhow!(
+                "no answer from {host}: check that a host runs there and the address and port are right (dplay enum {host})"
+            ),
+            (Some(reason), ..) => anyhow::anyhow!("could not join {host}: {reason}"),
+            (None, _, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
+            (None, Some((local, instruction, peers)), _) => {
+                let mut waits = Vec::new();
+                if instruction {
+                    waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
+                }
+                if !peers.is_empty() {
+                    waits.push(format!("{} to connect to us", peers.join(", ")));
+                }
+                anyhow::anyhow!(
+                    "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",
+                    waits.join(" and ")
+                )
+            }
+            (None, None, _) if self.enumerated => anyhow::anyhow!(
+                "{host} answered the enumeration, but the join did not complete within {timeout}"
+            ),
+            (None, None, _) => anyhow::anyhow!(
+                "no answer from {host} within {timeout}: check that a host runs there and the address and port are right (dplay enum {host})"
+            ),
+        }
+    }
+}
+
+/// What to do about a DN_CONNECT_FAILED code (MC-DPL8CS 2.2.1.3).
+fn refusal_hint(code: ResultCode) -> &'static str {
+    match code {
+        ResultCode::DPNERR_INVALIDPASSWORD => "check --password",
+        DPNERR_SESSIONFULL => "the session is full",
+        ResultCode::DPNERR_INVALIDAPPLICATION => "check --app-guid",
+        ResultCode::DPNERR_INVALIDINSTANCE => "the session was restarted: try again",
+        ResultCode::DPNERR_INVALIDINTERFACE => {
+            "a client joins a server and a peer a host: the session kind differs"
+        }
+        ResultCode::DPNERR_ALREADYCLOSING => "the host is closing or migrating: try again",
+        _ => "the host declined",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(
+        ended: Option<EndReason>,
+        pending: Option<(Dpnid, bool, Vec<String>)>,
+        enumerated: bool,
+    ) -> String {
+        let host = SocketAddr::from(([192, 0, 2, 1], 6073));
+        let failure = JoinFailure { host, enumerated, ended, pending, stop: Stop::Deadline };
+        format!("{:#}", failure.error(Duration::from_secs(10), |d| format!("player{}", d.0)))
+    }
+
+    /// Issue 13 item 8: each failure says what happened; "check that a host runs there" only
+    /// when nothing answered.
+    #[test]
+    fn join_errors_say_what_happened() {
+        let answered = [
+            (Some(EndReason::Refused(DPNERR_SESSIONFULL)), None, "refused the join with DPNERR_SESSIONFULL"),
+            (
+                Some(EndReason::Refused(ResultCode::DPNERR_INVALIDPASSWORD)),
+                None,
+                "DPNERR_INVALIDPASSWORD: check --password",
+            ),
+            (Some(EndReason::SigningRequired(SigningMode::Fast)), None, "requires fast signing"),
+            (Some(EndReason::SigningRequired(SigningMode::Full)), None, "full signing"),
+            (
+                Some(EndReason::ConnectAttemptFailed { peer: Dpnid(7) }),
+                None,
+                "answered, but peer player7 (0x00000007) never connected to us",
+            ),
+            (
+                None,
+                Some((Dpnid(9), false, vec!["alice (0x00000003)".to_owned()])),
+                "answered (we are 0x00000009), but after 10s we still wait for alice (0x00000003) to connect to us",
+            ),
+        ];
+        for (ended, pending, expected) in answered {
+            let text = message(ended, pending, true);
+            assert!(text.contains(expected), "{text}");
+            assert!(!text.contains("check that a host runs there"), "{text}");
+        }
+        assert!(message(None, None, true).contains("answered the enumeration"));
+        for ended in [None, Some(EndReason::NoAnswer)] {
+            assert!(message(ended, None, false).contains("check that a host runs there"));
+        }
     }
 }

@@ -14,11 +14,11 @@ use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig, SocketSp
 use dplay_session::{Event, Mode, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
-use dplay_wire::dp8::session::DestroyReason;
+use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::events::{JsonEvent, Row};
+use crate::events::{JsonEvent, Row, flag_names};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -71,6 +71,36 @@ pub(crate) struct SessionArgs {
     pub(crate) max_retry_interval: Option<Duration>,
 }
 
+/// `--signing`: the transport's packet signing (MC-DPL8R 3.1.4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum SigningArg {
+    /// No signing.
+    #[default]
+    Off,
+    /// Fast signing (DPNSESSION_FAST_SIGNED): every frame carries its sender's secret.
+    Fast,
+    /// Full signing (DPNSESSION_FULL_SIGNED): refused, MC-DPL8R does not specify it fully.
+    Full,
+}
+
+impl SigningArg {
+    /// The transport's signing, or why not.
+    pub(crate) fn signing(self) -> anyhow::Result<dplay_dframe::Signing> {
+        match self {
+            Self::Off => Ok(dplay_dframe::Signing::Off),
+            Self::Fast => Ok(dplay_dframe::Signing::Fast),
+            Self::Full => Err(full_signing_error()),
+        }
+    }
+}
+
+/// Why full signing is refused (docs/decisions.md).
+pub(crate) fn full_signing_error() -> anyhow::Error {
+    anyhow::anyhow!(
+        "full signing (DPNSESSION_FULL_SIGNED) is not implemented: MC-DPL8R 3.1.4.4 never says how its secret modifier is derived; use --signing fast"
+    )
+}
+
 pub(crate) use crate::address::{parse_addr, parse_host};
 
 /// `addr`, with `port` when it has none (port 0).
@@ -102,6 +132,10 @@ pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
 /// A session configuration for `name` at `local` from the shared options.
 pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) -> SessionConfig {
     let mut c = SessionConfig::new(args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID), local, name);
+    if local.ip().is_unspecified() {
+        // Offered as DN_ALTERNATE_ADDRESS instead of 0.0.0.0 (MC-DPL8CS 2.2.9).
+        c.interface_addrs = dplay_runtime::interface_addrs(local.ip());
+    }
     c.password = args.password.clone();
     c.mode = Mode::PeerToPeer;
     let t = &mut c.transport;
@@ -346,10 +380,39 @@ impl Output {
                     format!("a session answered at {from}"),
                 );
             }
-            Event::Joined { local, host } => self.event(
-                &JsonEvent::Joined { id: local.to_string(), host: Some(host.to_string()) },
-                format!("in the session as {local}, host {host}"),
-            ),
+            Event::Joined { local, host, flags } => {
+                let (kind, role) = session_kind(*flags);
+                let signing =
+                    if flags.contains(ApplicationDescFlags::FAST_SIGNED) { ", fast-signed" } else { "" };
+                self.event(
+                    &JsonEvent::Joined {
+                        id: local.to_string(),
+                        host: Some(host.to_string()),
+                        mode: Some(kind),
+                        flags: Some(flag_names(flags)),
+                    },
+                    format!("in the {kind}{signing} session as {local}, {role} {host}"),
+                );
+            }
+            Event::JoinPending { local, awaiting_instruction, awaiting_peers, .. } => {
+                let peers: Vec<String> =
+                    awaiting_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
+                let mut waits = Vec::new();
+                if *awaiting_instruction {
+                    waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
+                }
+                if !peers.is_empty() {
+                    waits.push(format!("{} to connect to us", peers.join(", ")));
+                }
+                self.event(
+                    &JsonEvent::JoinPending {
+                        id: local.to_string(),
+                        awaiting_instruction: *awaiting_instruction,
+                        awaiting_peers: awaiting_peers.iter().map(ToString::to_string).collect(),
+                    },
+                    format!("the host answered (we are {local}); waiting for {}", waits.join(" and ")),
+                );
+            }
             Event::PlayerAdded { dpnid, name } => {
                 self.names.insert(*dpnid, name.clone());
                 self.event(
@@ -412,6 +475,16 @@ impl Output {
             _ => {}
         }
         false
+    }
+}
+
+/// `("peer-to-peer", "host")` or `("client-server", "server")` from a session's `dwFlags`
+/// (MC-DPL8CS 2.2.1.4 `DPNSESSION_CLIENT_SERVER`).
+pub(crate) fn session_kind(flags: ApplicationDescFlags) -> (&'static str, &'static str) {
+    if flags.contains(ApplicationDescFlags::CLIENT_SERVER) {
+        ("client-server", "server")
+    } else {
+        ("peer-to-peer", "host")
     }
 }
 

@@ -63,9 +63,12 @@ pub struct Config {
     pub max_send_queue: usize,
     /// Coalesce small messages when the peer is at 0x00010005 or later (MC-DPL8R 2.2.3).
     pub coalesce: bool,
-    /// Seed of the RNG that draws `dwSessID` values. The default comes from the operating
-    /// system, so two endpoints never share one; set it (or use [`Config::with_seed`]) to
-    /// replay a run.
+    /// Packet signing asked of the peers we connect to and required of those connecting to us
+    /// (MC-DPL8R 3.1.4.4, 3.1.5.1.3).
+    pub signing: crate::signing::Signing,
+    /// Seed of the RNG that draws `dwSessID` values and signing secrets. The default comes from
+    /// the operating system, so two endpoints never share one; set it (or use
+    /// [`Config::with_seed`]) to replay a run.
     pub rng_seed: u64,
 }
 
@@ -97,6 +100,7 @@ impl Default for Config {
             max_message_size: 1 << 20,
             max_send_queue: 4 << 20,
             coalesce: true,
+            signing: crate::signing::Signing::Off,
             rng_seed: os_seed(),
         }
     }
@@ -110,10 +114,12 @@ impl Config {
         self
     }
 
-    /// The payload bytes one DFRAME carries: the datagram minus the largest unsigned header
-    /// (4 bytes plus four masks), so a retry with more masks still fits.
+    /// The payload bytes one DFRAME carries: the datagram minus the largest header (4 bytes
+    /// plus four masks, plus `ullSignature` when signing), so a retry with more masks still fits.
     pub fn max_frame_payload(&self) -> usize {
-        self.max_datagram.saturating_sub(20).max(1)
+        let signature =
+            if self.signing == crate::signing::Signing::Off { 0 } else { crate::signing::SIGNATURE_LEN };
+        self.max_datagram.saturating_sub(20 + signature).max(1)
     }
 }
 

@@ -18,6 +18,7 @@ use crate::handshake::Handshake;
 use crate::receive::{Accept, Frame, Receiver};
 use crate::send_queue::Sender;
 use crate::seq::distance;
+use crate::signing::FastSigning;
 use crate::stats::{DropReason, Stats};
 use crate::timer::{Timer, TimerTable};
 
@@ -85,6 +86,9 @@ pub(crate) struct Connection {
     pub(crate) end_sacks_owed: bool,
     /// The deadline the endpoint's timer heap holds for this connection.
     pub(crate) scheduled: Option<Instant>,
+    /// The secrets of a fast-signed connection; a connector holds them from its CONNECT on
+    /// (MC-DPL8R 3.1.4.4).
+    pub(crate) signing: Option<FastSigning>,
 }
 
 impl Connection {
@@ -117,6 +121,7 @@ impl Connection {
             peer_end: false,
             end_sacks_owed: false,
             scheduled: None,
+            signing: None,
         }
     }
 
@@ -179,7 +184,7 @@ impl Connection {
             n_rcv: self.receiver.next(),
             timestamp: self.timestamp(now),
             masks: Masks::new(self.receiver.sack_mask(), self.sender.send_mask(n_seq)),
-            signature: None,
+            signature: self.signature(),
         };
         self.emit_cframe(&Cframe::Sack(sack), out);
         self.acknowledged();
@@ -196,6 +201,7 @@ impl Connection {
     pub(crate) fn emit_dframe(&mut self, cfg: &Config, seq: u8, retry: bool, poll: bool, out: &mut Out<'_>) {
         let modern = self.modern(cfg);
         let sess_id = self.sess_id;
+        let signature = self.signature();
         let Some(frame) = self.sender.frame(seq) else { return };
         let mut command = frame.command;
         command.set(DframeCommand::POLL, poll || retry);
@@ -209,7 +215,7 @@ impl Connection {
             seq,
             n_rcv: self.receiver.next(),
             masks: Masks::new(self.receiver.sack_mask(), self.sender.send_mask(seq)),
-            signature: None,
+            signature,
             sess_id: keepalive.then_some(sess_id),
         };
         let mut contents = out.buffer();
@@ -263,11 +269,15 @@ impl Connection {
             self.stats.drops.add(DropReason::UnknownAddress);
             return;
         }
-        let ctx = DframeContext { signed: false, keepalive_sess_id: self.modern(cfg) };
+        let ctx = DframeContext { signed: self.signing.is_some(), keepalive_sess_id: self.modern(cfg) };
         let Ok((header, payload)) = DframeHeader::parse(bytes, ctx) else {
             self.stats.drops.add(DropReason::Malformed);
             return;
         };
+        // An unsigned frame parses with its first payload bytes as the signature: it fails here.
+        if !self.signature_ok(header.signature) {
+            return;
+        }
         if header.sess_id.is_some_and(|id| id != self.sess_id) {
             self.stats.drops.add(DropReason::BadSessionId);
             return;
@@ -343,6 +353,9 @@ impl Connection {
     ) {
         if !matches!(self.phase, Phase::Established | Phase::Lingering) {
             self.stats.drops.add(DropReason::UnknownAddress);
+            return;
+        }
+        if !self.signature_ok(sack.signature) {
             return;
         }
         self.stats.received(len);
@@ -435,6 +448,9 @@ impl Connection {
         if self.phase != Phase::Established {
             return;
         }
+        // Whatever is retried or announced, a listener that lost our confirmation needs it
+        // first (MC-DPL8R 3.1.5.1.3); unreliable frames alone would never prompt it.
+        self.repeat_confirmation(out);
         let retried = self.sender.on_retry_timer(now, cfg);
         if retried.lost {
             self.sender.clear();

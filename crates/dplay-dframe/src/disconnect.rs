@@ -77,7 +77,7 @@ impl Connection {
                 sess_id: self.sess_id,
                 timestamp: self.timestamp(now),
             },
-            signature: None,
+            signature: self.signature(),
         })
     }
 
@@ -138,6 +138,10 @@ impl Connection {
     ) {
         if f.fields.sess_id != self.sess_id {
             self.stats.drops.add(DropReason::BadSessionId);
+            return;
+        }
+        // MC-DPL8R 3.1.5.1.4: on a signed connection the signature MUST be valid.
+        if !self.signature_ok(f.signature) {
             return;
         }
         match self.phase {

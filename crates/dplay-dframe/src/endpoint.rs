@@ -9,7 +9,10 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_wire::Wire;
-use dplay_wire::dp8::cframe::{CFRAME_MIN_LEN, Cframe, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL};
+use dplay_wire::dp8::cframe::{
+    CFRAME_MIN_LEN, Cframe, ConnectFields, ConnectedSigned, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL,
+    SigningOpts,
+};
 use dplay_wire::dp8::dframe::DFRAME_MIN_LEN;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -19,6 +22,7 @@ use crate::connection::{Connection, Out};
 use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
 use crate::handshake::version_ok;
 use crate::send_queue::{Body, OutMessage};
+use crate::signing::{Cookies, FastSigning, Signing, confirmation_ok, signing_version_ok};
 use crate::stats::{DropReason, Drops, Stats};
 
 /// A datagram to send.
@@ -69,12 +73,15 @@ pub struct Endpoint {
     transmits: VecDeque<Transmit>,
     events: VecDeque<Event>,
     stats: EndpointStats,
+    /// The listener's `ullConnectSig` cookies (MC-DPL8R 3.1.5.1.3).
+    cookies: Cookies,
 }
 
 impl Endpoint {
     /// An endpoint with no connections; `now` is the origin of the `tTimestamp` ticks.
     pub fn new(config: Config, now: Instant) -> Self {
         let rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
+        let cookies = Cookies::new(config.rng_seed);
         Self {
             config,
             epoch: now,
@@ -86,6 +93,7 @@ impl Endpoint {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
+            cookies,
         }
     }
 
@@ -104,6 +112,9 @@ impl Endpoint {
         let sess_id = self.rng.gen_range(1..=u32::MAX);
         tracing::debug!(%peer, sess_id, "CONNECT sent");
         let mut conn = Connection::new(&self.config, peer, now, self.epoch, true, sess_id);
+        if self.config.signing == Signing::Fast {
+            conn.signing = Some(FastSigning::draw(&mut self.rng));
+        }
         let mut out =
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connect(now, &self.config, &mut out);
@@ -166,6 +177,12 @@ impl Endpoint {
     /// True while a connection (or attempt) with `peer` exists and has not ended.
     pub fn is_connected(&self, peer: SocketAddr) -> bool {
         self.connections.get(&peer).is_some_and(Connection::is_open)
+    }
+
+    /// True when the connection with `peer` is fast-signed (MC-DPL8R 3.1.4.4), or, for an
+    /// attempt under way, will be.
+    pub fn is_signed(&self, peer: SocketAddr) -> bool {
+        self.connections.get(&peer).is_some_and(|c| c.signing.is_some())
     }
 
     /// The counters of the connection with `peer`.
@@ -270,11 +287,17 @@ impl Endpoint {
             }
             return;
         };
-        if let Cframe::Connect(f) = &frame
-            && self.connections.get(&from).is_none_or(Connection::is_lingering)
-        {
-            self.accept(now, from, f);
-            return;
+        if self.connections.get(&from).is_none_or(Connection::is_lingering) {
+            match &frame {
+                Cframe::Connect(f) if self.config.signing == Signing::Fast => {
+                    return self.answer_signed(now, from, f);
+                }
+                Cframe::Connect(f) => return self.accept(now, from, f),
+                Cframe::ConnectedSigned(s) if self.config.signing == Signing::Fast => {
+                    return self.accept_signed(now, from, s);
+                }
+                _ => {}
+            }
         }
         if !self.connections.contains_key(&from) {
             self.stats.drops.add(DropReason::UnknownAddress);
@@ -283,7 +306,7 @@ impl Endpoint {
         self.with_conn(from, |conn, cfg, out| match &frame {
             Cframe::Connect(f) => conn.handle_connect(now, cfg, f, out),
             Cframe::Connected(f) => conn.handle_connected(now, cfg, f, out),
-            Cframe::ConnectedSigned(_) => conn.stats.drops.add(DropReason::Signed),
+            Cframe::ConnectedSigned(s) => conn.handle_connected_signed(now, cfg, s, out),
             Cframe::HardDisconnect(h) => conn.handle_hard_disconnect(now, cfg, h, out),
             Cframe::Sack(s) => conn.handle_sack(now, cfg, s, data.len(), out),
         });
@@ -309,6 +332,77 @@ impl Endpoint {
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.send_connected(now, &self.config, true, &mut out);
         conn.arm_connect_retry(now);
+        self.connections.insert(from, conn);
+        self.reschedule(from);
+    }
+
+    /// A CONNECT from an unknown address to a listener that requires signing (MC-DPL8R
+    /// 3.1.5.1.1): answer CONNECTED_SIGNED with a cookie and keep no state. Versions below
+    /// 0x00010006 and a zero `dwSessID` are ignored.
+    fn answer_signed(&mut self, now: Instant, from: SocketAddr, f: &ConnectFields) {
+        if !self.config.accept_incoming {
+            self.stats.drops.add(DropReason::NotListening);
+            return;
+        }
+        if !signing_version_ok(f.protocol_version) {
+            self.stats.drops.add(DropReason::BadVersion);
+            return;
+        }
+        if f.sess_id == 0 {
+            self.stats.drops.add(DropReason::BadSessionId);
+            return;
+        }
+        let elapsed = now.saturating_duration_since(self.epoch);
+        #[allow(clippy::cast_possible_truncation)] // tTimestamp is a wrapping millisecond tick
+        let timestamp = elapsed.as_millis() as u32;
+        let reply = Cframe::ConnectedSigned(ConnectedSigned {
+            fields: ConnectFields {
+                poll: true,
+                msg_id: 0,
+                rsp_id: f.msg_id,
+                protocol_version: self.config.protocol_version,
+                sess_id: f.sess_id,
+                timestamp,
+            },
+            connect_sig: self.cookies.issue(elapsed, from, f.sess_id),
+            sender_secret: 0,
+            receiver_secret: 0,
+            signing_opts: SigningOpts::PACKET_SIGNING_FAST,
+            echo_timestamp: 0,
+        });
+        if let Ok(contents) = reply.to_vec() {
+            self.transmits.push_back(Transmit { destination: from, contents });
+        }
+    }
+
+    /// The connector's CONNECTED_SIGNED confirmation from an address without a connection
+    /// (MC-DPL8R 3.1.5.1.3): with our cookie and the rules of [`confirmation_ok`], the
+    /// connection is allocated, established, and keeps the secrets it brings.
+    fn accept_signed(&mut self, now: Instant, from: SocketAddr, s: &ConnectedSigned) {
+        if !self.config.accept_incoming {
+            self.stats.drops.add(DropReason::NotListening);
+            return;
+        }
+        if let Err(reason) = confirmation_ok(s) {
+            self.stats.drops.add(reason);
+            return;
+        }
+        let elapsed = now.saturating_duration_since(self.epoch);
+        if !self.cookies.check(elapsed, from, s.fields.sess_id, s.connect_sig) {
+            self.stats.drops.add(DropReason::BadSignature);
+            return;
+        }
+        let mut conn = Connection::new(&self.config, from, now, self.epoch, false, s.fields.sess_id);
+        conn.peer_version = s.fields.protocol_version;
+        conn.handshake.peer_msg_id = s.fields.msg_id;
+        // The connector's ullSenderSecret signs what it sends us; its ullReceiverSecret what we
+        // send it (MC-DPL8R 2.2.1.3).
+        conn.signing =
+            Some(FastSigning { local: s.receiver_secret, remote: s.sender_secret, confirmation: None });
+        conn.stats.received(48);
+        let mut out =
+            Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
+        conn.establish(now, &self.config, &mut out);
         self.connections.insert(from, conn);
         self.reschedule(from);
     }

@@ -61,6 +61,11 @@ pub enum DisconnectReason {
     /// (MC-DPL8R 3.1.5.2.6).
     #[error("protocol violation by the peer")]
     ProtocolViolation,
+    /// The listener answered with CONNECTED_SIGNED asking for a signing mode we do not use
+    /// (MC-DPL8R 3.1.5.1.3): fast signing while we do not sign, or full signing, which we do
+    /// not implement. Reported at once rather than after the connect retries.
+    #[error("the peer requires {0}")]
+    SigningRequired(crate::signing::SigningMode),
 }
 
 /// Something the caller should know; drain with [`crate::Endpoint::poll_event`].

@@ -152,6 +152,8 @@ impl Connection {
             return;
         }
         match self.phase {
+            // A connector that signs ignores the unsigned reply (MC-DPL8R 3.1.5.1.2).
+            Phase::Handshake if self.signing.is_some() => self.stats.drops.add(DropReason::SigningMismatch),
             // The connector needs POLL set; the listener needs it clear.
             Phase::Handshake if f.poll == self.outbound => {
                 self.stats.received(16);
@@ -160,9 +162,7 @@ impl Connection {
                     self.peer_version = f.protocol_version;
                     self.send_connected(now, cfg, false, out);
                 }
-                if let Some(at) = self.handshake.sent_at(f.rsp_id) {
-                    self.sender.sample_rtt(now.saturating_duration_since(at));
-                }
+                self.handshake_rtt(now, f.rsp_id);
                 self.establish(now, cfg, out);
             }
             // Our confirmation was lost: the listener is still retrying (MC-DPL8R 3.1.5.1.2).
@@ -175,9 +175,18 @@ impl Connection {
         }
     }
 
+    /// An RTT sample from the answer to our handshake frame `rsp_id`.
+    pub(crate) fn handshake_rtt(&mut self, now: Instant, rsp_id: u8) {
+        if let Some(at) = self.handshake.sent_at(rsp_id) {
+            self.sender.sample_rtt(now.saturating_duration_since(at));
+        }
+    }
+
     /// Both CONNECTEDs exchanged: report it, start the keepalive timer, and send a KeepAlive as
-    /// the first reliable DFRAME to measure RTT (MC-DPL8R 4.1; INDEX E.1 step 7).
-    fn establish(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+    /// the first reliable DFRAME to measure RTT (MC-DPL8R 4.1; INDEX E.1 step 7). On a signed
+    /// connection that KeepAlive also prompts a listener that lost our confirmation
+    /// (MC-DPL8R 3.1.5.1.3).
+    pub(crate) fn establish(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
         self.phase = Phase::Established;
         tracing::debug!(outbound = self.outbound, version = self.peer_version, "connected");
         self.timers.stop(Timer::ConnectRetry);

@@ -11,8 +11,8 @@
 //! This crate never reads a clock, opens a socket or spawns a thread: time comes in as `now`,
 //! datagrams go out through [`Endpoint::poll_transmit`], and randomness (`dwSessID`) comes from
 //! an RNG seeded from the operating system by default, or from [`Config::with_seed`] to replay
-//! a run. Signing (CONNECTED_SIGNED) is not implemented (decision F-9): we never ask for it and
-//! ignore peers that require it.
+//! a run. Fast signing (CONNECTED_SIGNED, [`Signing::Fast`]) is implemented; full signing is
+//! refused at once (INDEX F-9, docs/decisions.md).
 //!
 //! # The handle/poll contract
 //!
@@ -101,6 +101,7 @@ mod keepalive;
 mod receive;
 mod send_queue;
 mod seq;
+mod signing;
 mod stats;
 mod timer;
 
@@ -108,6 +109,7 @@ pub use config::{COALESCE_VERSION, Config, MIN_PROTOCOL_VERSION, PROTOCOL_VERSIO
 pub use endpoint::{Endpoint, EndpointStats, Transmit};
 pub use event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
 pub use seq::WINDOW;
+pub use signing::{SIGNING_VERSION, Signing, SigningMode};
 pub use stats::{DropReason, Drops, Stats};
 pub use timer::Timer;
 #[cfg(test)]

@@ -23,16 +23,21 @@ pub enum DropReason {
     Duplicate,
     /// CONNECT while not listening (MC-DPL8R 3.1.5.1.1).
     NotListening,
-    /// CONNECTED_SIGNED: we never sign (decision F-9).
-    Signed,
+    /// A handshake frame whose signing does not match ours: an unsigned CONNECTED while we
+    /// sign, a CONNECTED_SIGNED to a listener that does not, or FULL (MC-DPL8R 3.1.5.1.2-3).
+    SigningMismatch,
     /// A piece of a message whose earlier pieces were dropped (MC-DPL8R 3.1.5.2.6).
     Orphaned,
     /// Not a DirectPlay 8 transport frame and not lead byte 0 (MC-DPL8R 3.1.5).
     NotDirectPlay,
+    /// On a signed connection, a frame without the peer's `ullSignature`; or a
+    /// CONNECTED_SIGNED whose `ullConnectSig` cookie is not ours (MC-DPL8R 3.1.5.1.3,
+    /// 3.1.5.2.7).
+    BadSignature,
 }
 
 impl DropReason {
-    const COUNT: usize = 11;
+    const COUNT: usize = 12;
 
     fn index(self) -> usize {
         self as usize

@@ -18,9 +18,11 @@ use dplay_addon::{
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig};
 
-use crate::dp4::{set_bound_addrs, transmit, unreachable_listener};
+use crate::dp4::{set_bound_addrs, stream_status, transmit, unreachable_listener};
+use crate::dp4_report::Report;
 use crate::{
-    Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, Tap, Transmit,
+    Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, StreamStatus,
+    Tap, Transmit,
 };
 
 /// Which side of the add-on protocol we run.
@@ -91,6 +93,8 @@ pub struct AddonDp4Protocol {
     /// A [`AddonDp4Command::FindAndJoin`] under way: its password.
     finding: Option<Option<String>>,
     events: VecDeque<AddonDp4Event>,
+    /// Drops and refusals, counted and reported as for [`crate::Dp4Protocol`].
+    report: Report,
 }
 
 impl AddonDp4Protocol {
@@ -109,7 +113,7 @@ impl AddonDp4Protocol {
             AddonDp4Role::Host(config) => AddonOverDp4::host(session, config, name),
             AddonDp4Role::Client(config) => AddonOverDp4::client(session, Client::new(config), name),
         };
-        Ok(Self { bridge, finding: None, events: VecDeque::new() })
+        Ok(Self { bridge, finding: None, events: VecDeque::new(), report: Report::default() })
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -157,6 +161,8 @@ impl AddonDp4Protocol {
                 OverDp4Event::Addon(e) => self.events.push_back(AddonDp4Event::Addon(e)),
             }
         }
+        let events = &mut self.events;
+        self.report.report(now, self.bridge.session().stats(), |e| events.push_back(AddonDp4Event::Dp4(e)));
     }
 
     fn session_event(&mut self, now: Instant, event: SessionEvent) {
@@ -173,7 +179,12 @@ impl AddonDp4Protocol {
             }
             _ => {}
         }
+        let ended = matches!(event, SessionEvent::Ended(_));
         self.events.push_back(AddonDp4Event::Dp4(Dp4Event::Session(event)));
+        if ended {
+            let summary = self.report.summary(self.bridge.session().stats());
+            self.events.push_back(AddonDp4Event::Dp4(summary));
+        }
     }
 }
 
@@ -192,20 +203,23 @@ impl Protocol for AddonDp4Protocol {
         stream: StreamId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<StreamStatus, String> {
         let result = self.bridge.handle_tcp(now, stream.0, peer, data).map_err(|e| e.to_string());
-        if let Err(reason) = &result {
+        if let Err(reason) = &result
+            && self.report.stream_rejected(now, peer, reason)
+        {
             self.events
                 .push_back(AddonDp4Event::Dp4(Dp4Event::StreamRejected { peer, reason: reason.clone() }));
         }
         self.drain(now);
-        result
+        result.map(stream_status)
     }
 
     /// As [`crate::Dp4Protocol`]: a connection we opened that could not be opened, broke, or
     /// closed with bytes still queued makes its instance unreachable.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.bridge.handle_tcp_closed(stream.0);
+        self.report.stream_closed(now, closed.peer, &closed.reason);
         if let Some(to) = unreachable_listener(closed) {
             self.bridge.handle_unreachable(now, to);
         }
@@ -264,7 +278,9 @@ impl Protocol for AddonDp4Protocol {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        self.bridge.handle_timeout(now);
+        if self.bridge.poll_timeout().is_some_and(|t| t <= now) {
+            self.bridge.handle_timeout(now);
+        }
         self.drain(now);
     }
 
@@ -277,7 +293,7 @@ impl Protocol for AddonDp4Protocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.bridge.poll_timeout()
+        [self.bridge.poll_timeout(), self.report.deadline()].into_iter().flatten().min()
     }
 
     /// Out of the session: the loop ends once every queued message (HOST_QUIT, the

@@ -15,15 +15,16 @@ use std::time::Instant;
 
 use dplay_session::dp4::config::{ENUM_PORT, GAME_PORT_FIRST, GAME_PORT_LAST};
 use dplay_session::dp4::{
-    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, Dp4Transmit, DropReason, EnumRequest,
-    HostConfig, ReliableStats, Via,
+    CommandError, Dp4Config, Dp4Event as SessionEvent, Dp4Session, Dp4Transmit, EnumRequest, HostConfig,
+    ReliableStats, TcpStatus, Via,
 };
 use dplay_wire::WideString;
 use dplay_wire::dp4::session::SessionFlags;
 
+use crate::dp4_report::Report;
 use crate::{
     CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec, StreamClosed,
-    StreamId, Tap, Transmit,
+    StreamId, StreamLimits, StreamStatus, Tap, Transmit,
 };
 
 /// Where a DirectPlay 4 endpoint opens its sockets (MC-DPL4CS 2.1).
@@ -42,6 +43,8 @@ pub struct Dp4Binding {
     /// The UDP game address peers are told in our SPData (MC-DPL4CS 2.2.2), when it is not
     /// the bound one: a relay or NAT forwards it to the game socket. `None`: the bound one.
     pub advertised_datagram: Option<SocketAddrV4>,
+    /// Deadlines and the per-source cap of accepted TCP connections (docs/limits.md).
+    pub stream_limits: StreamLimits,
 }
 
 impl Dp4Binding {
@@ -60,12 +63,20 @@ impl Dp4Binding {
             datagram_port: None,
             enum_port: Some(ENUM_PORT),
             advertised_datagram: None,
+            stream_limits: StreamLimits::default(),
         }
     }
 
     /// A joining or enumerating endpoint on `ip`: game ports from 2300, no enumeration socket.
     pub fn client(ip: Ipv4Addr) -> Self {
-        Self { ip, stream_port: None, datagram_port: None, enum_port: None, advertised_datagram: None }
+        Self {
+            ip,
+            stream_port: None,
+            datagram_port: None,
+            enum_port: None,
+            advertised_datagram: None,
+            stream_limits: StreamLimits::default(),
+        }
     }
 
     /// The runtime configuration opening these sockets, in [`SocketId`] order.
@@ -81,6 +92,7 @@ impl Dp4Binding {
         }
         let mut config = RuntimeConfig::with_sockets(sockets);
         config.thread_name = "dplay-dp4".into();
+        config.stream_limits = self.stream_limits.clone();
         config
     }
 }
@@ -157,16 +169,25 @@ pub enum Dp4Event {
     /// The whole Player List, right after hosting starts, [`SessionEvent::Joined`] and
     /// [`SessionEvent::HostMigrated`].
     PlayerList(Vec<Dp4Player>),
-    /// Received messages were dropped (bad offsets, unknown players ...; MC-DPL4CS 3.1.5) and
-    /// counted; the session goes on.
+    /// Received messages were dropped (bad offsets, unknown players, names over the limits,
+    /// replies over the rate limits ...; MC-DPL4CS 3.1.5) or TCP connections closed by a
+    /// deadline or a cap (docs/limits.md), and counted; the session goes on. Reported at most
+    /// once a second, one event per reason that grew.
     Dropped {
-        /// Why.
-        reason: DropReason,
+        /// Why: a [`dplay_session::dp4::DropReason::name`] or a [`CloseReason::guard_name`], or `tcp-rejected`.
+        reason: &'static str,
         /// How many since the last report.
         count: u64,
+        /// How many in all.
+        total: u64,
     },
+    /// The session ended: every drop and refusal counted, by reason (as
+    /// [`Dp4Event::Dropped`] names them).
+    DropSummary(BTreeMap<&'static str, u64>),
     /// A TCP connection was closed because its bytes cannot be DirectPlay 4 messages (bad
-    /// size or token, MC-DPL4CS 2.2.6); the session goes on.
+    /// size or token, no 'play' from an unknown sender; MC-DPL4CS 2.2.6); the session goes
+    /// on. Reported for the first such connection per source per 10 s; all are counted as
+    /// `tcp-rejected`.
     StreamRejected {
         /// The remote end.
         peer: SocketAddr,
@@ -190,8 +211,8 @@ pub enum Dp4Event {
 pub struct Dp4Protocol {
     session: Dp4Session,
     events: VecDeque<Dp4Event>,
-    /// The drop counters last reported.
-    dropped: BTreeMap<DropReason, u64>,
+    /// Drops and refusals, counted and reported.
+    report: Report,
     /// Set once [`SessionEvent::Ended`] was reported.
     ended: bool,
     /// Our TCP listener and UDP game socket, as peers are told them.
@@ -206,7 +227,7 @@ impl Dp4Protocol {
         set_bound_addrs(&mut config, local)?;
         let addrs = (config.stream_addr, config.datagram_addr);
         let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
-        Ok(Self { session, events: VecDeque::new(), dropped: BTreeMap::new(), ended: false, addrs })
+        Ok(Self { session, events: VecDeque::new(), report: Report::default(), ended: false, addrs })
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -264,8 +285,8 @@ impl Dp4Protocol {
     }
 
     /// Moves the session's events into our queue, adding the Player List where useful and
-    /// reporting new drops.
-    fn drain(&mut self) {
+    /// reporting new drops (at most once per [`crate::dp4_report::REPORT_INTERVAL`]).
+    fn drain(&mut self, now: Instant) {
         while let Some(event) = self.session.poll_event() {
             let snapshot = matches!(event, SessionEvent::Joined { .. } | SessionEvent::HostMigrated { .. });
             let ended = matches!(event, SessionEvent::Ended(_));
@@ -274,22 +295,16 @@ impl Dp4Protocol {
             if ended && !self.ended && reliable.frames_sent + reliable.frames_received > 0 {
                 self.events.push_back(Dp4Event::Reliable(reliable.clone()));
             }
+            if ended && !self.ended {
+                self.events.push_back(self.report.summary(self.session.stats()));
+            }
             self.ended |= ended;
             if snapshot {
                 self.events.push_back(Dp4Event::PlayerList(self.players()));
             }
         }
-        let stats = self.session.stats();
-        if stats.dropped_total() != self.dropped.values().sum::<u64>() {
-            for (reason, total) in &stats.dropped {
-                let count = total.saturating_sub(self.dropped.get(reason).copied().unwrap_or(0));
-                if count > 0 {
-                    tracing::info!(?reason, count, "DP4 messages dropped");
-                    self.events.push_back(Dp4Event::Dropped { reason: *reason, count });
-                }
-            }
-            self.dropped.clone_from(&stats.dropped);
-        }
+        let events = &mut self.events;
+        self.report.report(now, self.session.stats(), |e| events.push_back(e));
     }
 
     fn fail(&mut self, command: &'static str, error: impl ToString) {
@@ -303,7 +318,7 @@ impl Protocol for Dp4Protocol {
 
     fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
         self.session.handle_udp(now, from, data);
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_stream(
@@ -312,13 +327,15 @@ impl Protocol for Dp4Protocol {
         stream: StreamId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<StreamStatus, String> {
         let result = self.session.handle_tcp(now, stream.0, peer, data);
-        if let Err(e) = &result {
+        if let Err(e) = &result
+            && self.report.stream_rejected(now, peer, &e.to_string())
+        {
             self.events.push_back(Dp4Event::StreamRejected { peer, reason: e.to_string() });
         }
-        self.drain();
-        result.map_err(|e| e.to_string())
+        self.drain(now);
+        result.map(stream_status).map_err(|e| e.to_string())
     }
 
     /// A connection we opened that could not be opened, broke, or closed with bytes still
@@ -327,10 +344,11 @@ impl Protocol for Dp4Protocol {
     /// connection.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.session.handle_tcp_closed(stream.0);
+        self.report.stream_closed(now, closed.peer, &closed.reason);
         if let Some(to) = unreachable_listener(closed) {
             self.session.handle_unreachable(now, to);
         }
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_command(&mut self, now: Instant, command: Dp4Command) {
@@ -364,12 +382,14 @@ impl Protocol for Dp4Protocol {
             Ok(()) if hosting => self.events.push_back(Dp4Event::PlayerList(self.players())),
             Ok(()) => {}
         }
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        self.session.handle_timeout(now);
-        self.drain();
+        if self.session.poll_timeout().is_some_and(|t| t <= now) {
+            self.session.handle_timeout(now);
+        }
+        self.drain(now);
     }
 
     fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
@@ -381,7 +401,7 @@ impl Protocol for Dp4Protocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.session.poll_timeout()
+        [self.session.poll_timeout(), self.report.deadline()].into_iter().flatten().min()
     }
 
     /// Out of the session: the loop ends once every queued message (the DELETEPLAYERs of a
@@ -414,6 +434,11 @@ pub(crate) fn transmit(t: Dp4Transmit, buf: &mut Vec<u8>) -> Transmit {
         Via::Tcp => Path::Tcp,
     };
     Transmit { to: t.to, path }
+}
+
+/// The session's view of a connection after a read, as the runtime's deadlines take it.
+pub(crate) fn stream_status(s: TcpStatus) -> StreamStatus {
+    StreamStatus { message: s.messages > 0, partial: s.buffered > 0, known: s.known }
 }
 
 /// The listener a closed connection makes unreachable: one we opened that could not be opened,

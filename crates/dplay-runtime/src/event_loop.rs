@@ -34,8 +34,37 @@ pub struct RuntimeConfig {
     pub stream_write_limit: usize,
     /// How long opening a TCP connection may take before it counts as failed.
     pub connect_timeout: Duration,
-    /// At most this many TCP connections at once; more accepted ones are closed at once.
+    /// At most this many TCP connections at once, accepted and opened. At the cap a new one
+    /// evicts the oldest accepted one that belongs to no known peer, else the longest idle
+    /// one we opened; with neither, an accepted one is closed at once and an opening fails.
     pub max_streams: usize,
+    /// Deadlines and a per-source cap for accepted TCP connections.
+    pub stream_limits: StreamLimits,
+}
+
+/// What an accepted TCP connection may hold and for how long (docs/limits.md). A connection
+/// belongs to a known peer once the protocol says so ([`crate::StreamStatus::known`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// An accepted connection must deliver its first whole message within this.
+    pub first_message: Duration,
+    /// A connection of no known peer is closed after this long without a whole message.
+    pub idle_unknown: Duration,
+    /// A message begun on any connection must be complete within this.
+    pub partial_message: Duration,
+    /// At most this many accepted connections from one source IP; more are closed at once.
+    pub max_per_source: usize,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            first_message: Duration::from_secs(10),
+            idle_unknown: Duration::from_secs(30),
+            partial_message: Duration::from_secs(60),
+            max_per_source: 16,
+        }
+    }
 }
 
 impl RuntimeConfig {
@@ -53,6 +82,7 @@ impl RuntimeConfig {
             stream_write_limit: 8 << 20,
             connect_timeout: Duration::from_secs(5),
             max_streams: 1024,
+            stream_limits: StreamLimits::default(),
         }
     }
 }
@@ -107,7 +137,12 @@ impl<P: Protocol> Runtime<P> {
         let (commands, command_rx) = crossbeam_channel::unbounded();
         let (event_tx, events) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
-        let streams = Streams::new(config.stream_write_limit, config.connect_timeout, config.max_streams);
+        let streams = Streams::new(
+            config.stream_write_limit,
+            config.connect_timeout,
+            config.max_streams,
+            config.stream_limits,
+        );
         let event_loop = EventLoop {
             poll,
             sockets,
@@ -240,7 +275,7 @@ impl<P: Protocol> EventLoop<P> {
             if self.protocol.poll_timeout().is_some_and(|deadline| deadline <= now) {
                 self.protocol.handle_timeout(now);
             }
-            self.expire_connects(now)?;
+            self.expire_streams(now)?;
             self.flush(now)?;
             while let Some(event) = self.protocol.poll_event() {
                 // The application may have stopped listening; the protocol still runs.

@@ -48,9 +48,11 @@ mod addon;
 mod addon_dp4;
 mod bind;
 mod dp4;
+mod dp4_report;
 mod dp8;
 mod error;
 mod event_loop;
+mod interfaces;
 mod protocol;
 mod socket;
 mod streams;
@@ -62,5 +64,9 @@ pub use bind::{SocketKind, SocketSpec};
 pub use dp4::{Dp4Binding, Dp4Command, Dp4Event, Dp4Player, Dp4Protocol};
 pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, Player};
 pub use error::RuntimeError;
-pub use event_loop::{Runtime, RuntimeConfig};
-pub use protocol::{CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamId, Tap, Transmit};
+pub use event_loop::{Runtime, RuntimeConfig, StreamLimits};
+pub use interfaces::interface_addrs;
+pub use protocol::{
+    CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,
+    StreamStatus, Tap, Transmit,
+};

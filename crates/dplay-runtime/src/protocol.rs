@@ -52,6 +52,69 @@ pub enum CloseReason {
     /// More bytes were queued for it than [`crate::RuntimeConfig::stream_write_limit`]: the
     /// peer does not read.
     Overflow,
+    /// It missed one of the deadlines of [`crate::StreamLimits`].
+    TimedOut(StreamDeadline),
+    /// Accepted and closed at once: its source IP already has
+    /// [`crate::StreamLimits::max_per_source`] connections, or every connection is taken by
+    /// known peers.
+    Refused(StreamRefusal),
+    /// Closed to make room for a newer connection when [`crate::RuntimeConfig::max_streams`]
+    /// were open: the oldest accepted one belonging to no known peer, else the longest idle
+    /// one we opened with nothing left to write.
+    Evicted,
+}
+
+/// Which deadline of [`crate::StreamLimits`] a connection missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StreamDeadline {
+    /// No whole message within [`crate::StreamLimits::first_message`] of being accepted.
+    FirstMessage,
+    /// No whole message for [`crate::StreamLimits::idle_unknown`] while belonging to no known
+    /// peer.
+    IdleUnknown,
+    /// A message begun and not finished within [`crate::StreamLimits::partial_message`].
+    PartialMessage,
+}
+
+/// Why an accepted connection was closed at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StreamRefusal {
+    /// Its source IP has [`crate::StreamLimits::max_per_source`] connections already.
+    PerSource,
+    /// [`crate::RuntimeConfig::max_streams`] connections are open and none can be evicted
+    /// (all accepted ones belong to known peers, all opened ones have bytes to write).
+    Full,
+}
+
+impl CloseReason {
+    /// A short name (lower case with `-`) of a close the runtime decided on to protect itself (a
+    /// deadline, a cap, an eviction), for counters, logs and JSON; `None` for the others.
+    pub fn guard_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::TimedOut(StreamDeadline::FirstMessage) => "tcp-first-message-timeout",
+            Self::TimedOut(StreamDeadline::IdleUnknown) => "tcp-idle-timeout",
+            Self::TimedOut(StreamDeadline::PartialMessage) => "tcp-partial-message-timeout",
+            Self::Refused(StreamRefusal::PerSource) => "tcp-per-source-cap",
+            Self::Refused(StreamRefusal::Full) => "tcp-full",
+            Self::Evicted => "tcp-evicted",
+            Self::Closed | Self::ConnectFailed(_) | Self::Failed(_) | Self::Rejected(_) | Self::Overflow => {
+                return None;
+            }
+        })
+    }
+}
+
+/// What a protocol tells the runtime about a TCP connection after a read, so the runtime can
+/// hold it to the deadlines of [`crate::StreamLimits`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamStatus {
+    /// The read completed at least one whole message.
+    pub message: bool,
+    /// Bytes of a message not yet complete are held.
+    pub partial: bool,
+    /// The connection belongs to a peer the protocol knows (a player exists for it): the
+    /// deadlines for unknown connections no longer apply, and it is never evicted.
+    pub known: bool,
 }
 
 /// A TCP connection that ended.
@@ -97,18 +160,19 @@ pub trait Protocol: Send + 'static {
     }
     /// Bytes read on TCP connection `stream`, whose remote end is `peer`: any number, from
     /// part of a message to several. An error closes the connection, with its text logged and
-    /// reported as [`CloseReason::Rejected`].
+    /// reported as [`CloseReason::Rejected`]; else the [`StreamStatus`] feeds its deadlines.
     fn handle_stream(
         &mut self,
         now: Instant,
         stream: StreamId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<StreamStatus, String> {
         let _ = (now, stream, peer, data);
         Err("this protocol takes no TCP connections".into())
     }
-    /// TCP connection `stream` ended; nothing more is read from or written to it.
+    /// TCP connection `stream` ended; nothing more is read from or written to it. Connections
+    /// refused at once ([`CloseReason::Refused`]) are reported here too, with a fresh id.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         let _ = (now, stream, closed);
     }

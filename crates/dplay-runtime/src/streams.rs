@@ -7,9 +7,17 @@
 //! writes keep the rest for the next writable event). A connection that closes, fails, is
 //! refused by the protocol, overflows or cannot be opened within the connect timeout is
 //! reported once through [`Protocol::handle_stream_closed`].
+//!
+//! Accepted connections are held to [`StreamLimits`] (issue 14; docs/limits.md): a first
+//! whole message within a deadline, an idle deadline while no known peer owns them, a deadline
+//! for every partial message, and a cap per source IP. At [`crate::RuntimeConfig::max_streams`]
+//! a new connection, accepted or opened, evicts the oldest one that no known peer owns (else
+//! the longest idle one we opened), so stalled connections cannot lock newcomers out, nor
+//! replies to forged requests fill the table.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
+use std::net::IpAddr;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -17,8 +25,11 @@ use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use crate::bind::Bound;
-use crate::event_loop::EventLoop;
-use crate::{CloseReason, Direction, Protocol, RuntimeError, SocketId, StreamClosed, StreamId};
+use crate::event_loop::{EventLoop, StreamLimits};
+use crate::{
+    CloseReason, Direction, Protocol, RuntimeError, SocketId, StreamClosed, StreamDeadline, StreamId,
+    StreamRefusal, StreamStatus,
+};
 
 /// Tokens from here on are connections: `Token(FIRST_STREAM_TOKEN + id)`.
 const FIRST_STREAM_TOKEN: usize = 1 << 20;
@@ -45,11 +56,53 @@ struct Conn {
     written: usize,
     /// Whether the socket is registered for writable events.
     writable_interest: bool,
+    /// When it was accepted; `None` when we opened it.
+    accepted_at: Option<Instant>,
+    /// When its last whole message arrived.
+    last_message: Option<Instant>,
+    /// Since when part of a message is held.
+    partial_since: Option<Instant>,
+    /// The protocol said it belongs to a known peer.
+    known: bool,
+    /// Its last read or write.
+    last_activity: Instant,
 }
 
 impl Conn {
     fn unsent(&self) -> usize {
         self.out.len().saturating_sub(self.written)
+    }
+
+    /// An accepted connection that no known peer owns: the deadlines for unknown connections
+    /// apply, and it may be evicted.
+    fn unknown(&self) -> bool {
+        self.accepted_at.is_some() && !self.known
+    }
+
+    /// The earliest deadline it is held to, and what missing it means.
+    fn deadline(&self, limits: &StreamLimits) -> Option<(Instant, CloseReason)> {
+        let connect = self.connecting_until.map(|t| (t, CloseReason::ConnectFailed("no answer".into())));
+        let partial = self
+            .partial_since
+            .map(|t| (t + limits.partial_message, CloseReason::TimedOut(StreamDeadline::PartialMessage)));
+        let unknown = self.accepted_at.filter(|_| !self.known).map(|accepted| match self.last_message {
+            None => (accepted + limits.first_message, CloseReason::TimedOut(StreamDeadline::FirstMessage)),
+            Some(t) => (t + limits.idle_unknown, CloseReason::TimedOut(StreamDeadline::IdleUnknown)),
+        });
+        [connect, partial, unknown].into_iter().flatten().min_by_key(|(t, _)| *t)
+    }
+
+    /// Takes what the protocol said after a read at `now`.
+    fn update(&mut self, now: Instant, status: StreamStatus) {
+        if status.message {
+            self.last_message = Some(now);
+        }
+        self.partial_since = match (status.partial, status.message) {
+            (false, _) => None,
+            (true, true) => Some(now),
+            (true, false) => Some(self.partial_since.unwrap_or(now)),
+        };
+        self.known |= status.known;
     }
 }
 
@@ -62,10 +115,18 @@ pub(crate) struct Streams {
     write_limit: usize,
     connect_timeout: Duration,
     max: usize,
+    limits: StreamLimits,
+    /// Accepted connections open, by source IP.
+    per_source: HashMap<IpAddr, usize>,
 }
 
 impl Streams {
-    pub(crate) fn new(write_limit: usize, connect_timeout: Duration, max: usize) -> Self {
+    pub(crate) fn new(
+        write_limit: usize,
+        connect_timeout: Duration,
+        max: usize,
+        limits: StreamLimits,
+    ) -> Self {
         Self {
             conns: HashMap::new(),
             outbound: HashMap::new(),
@@ -73,12 +134,29 @@ impl Streams {
             write_limit,
             connect_timeout,
             max,
+            limits,
+            per_source: HashMap::new(),
         }
     }
 
-    /// The earliest connect timeout.
+    /// The earliest deadline of any connection.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.conns.values().filter_map(|c| c.connecting_until).min()
+        self.conns.values().filter_map(|c| c.deadline(&self.limits)).map(|(t, _)| t).min()
+    }
+
+    /// The connection to close when the table is full: the oldest accepted one no known peer
+    /// owns; else the one we opened that has been idle longest, with nothing left to write
+    /// (the next message to its peer opens a new one).
+    fn eviction_victim(&self) -> Option<StreamId> {
+        let unknown =
+            self.conns.iter().filter(|(_, c)| c.unknown()).min_by_key(|(id, c)| (c.accepted_at, **id));
+        let idle_opened = || {
+            self.conns
+                .iter()
+                .filter(|(_, c)| c.opened_to.is_some() && c.connecting_until.is_none() && c.unsent() == 0)
+                .min_by_key(|(id, c)| (c.last_activity, **id))
+        };
+        unknown.or_else(idle_opened).map(|(id, _)| *id)
     }
 
     /// True when no connection has bytes waiting to be written.
@@ -109,8 +187,14 @@ impl<P: Protocol> EventLoop<P> {
                     return Ok(());
                 }
             };
-            if self.streams.conns.len() >= self.streams.max {
-                tracing::warn!(%peer, "TCP connection refused: already {} connections", self.streams.max);
+            let now = Instant::now();
+            if let Some(refusal) = self.make_room(now, peer)? {
+                // Counted and logged (once per source per interval) by the protocol.
+                tracing::debug!(%peer, ?refusal, "TCP connection refused");
+                let stream = self.streams.allocate();
+                let closed =
+                    StreamClosed { peer, opened_to: None, reason: CloseReason::Refused(refusal), unsent: 0 };
+                self.protocol.handle_stream_closed(now, stream, &closed);
                 continue;
             }
             let stream = self.streams.allocate();
@@ -124,9 +208,37 @@ impl<P: Protocol> EventLoop<P> {
                 out: Vec::new(),
                 written: 0,
                 writable_interest: false,
+                accepted_at: Some(now),
+                last_message: None,
+                partial_since: None,
+                known: false,
+                last_activity: now,
             };
+            *self.streams.per_source.entry(peer.ip()).or_default() += 1;
             self.streams.conns.insert(stream, conn);
         }
+    }
+
+    /// Room for a connection accepted from `peer`: `None` when it may stay (after evicting the
+    /// oldest unknown connection if the table is full), else why it is refused.
+    fn make_room(&mut self, now: Instant, peer: SocketAddr) -> Result<Option<StreamRefusal>, RuntimeError> {
+        let from_source = self.streams.per_source.get(&peer.ip()).copied().unwrap_or(0);
+        if from_source >= self.streams.limits.max_per_source {
+            return Ok(Some(StreamRefusal::PerSource));
+        }
+        Ok((!self.room_for_one(now)?).then_some(StreamRefusal::Full))
+    }
+
+    /// Makes room for one more connection if the table is full, evicting
+    /// [`Streams::eviction_victim`]; false when there is none to evict.
+    fn room_for_one(&mut self, now: Instant) -> Result<bool, RuntimeError> {
+        if self.streams.conns.len() < self.streams.max {
+            return Ok(true);
+        }
+        let Some(victim) = self.streams.eviction_victim() else { return Ok(false) };
+        let unsent = self.streams.conns.get(&victim).map_or(0, Conn::unsent);
+        self.close(now, victim, CloseReason::Evicted, unsent)?;
+        Ok(true)
     }
 
     /// Queues `data` on the connection to `to`, opening one if there is none.
@@ -164,6 +276,14 @@ impl<P: Protocol> EventLoop<P> {
         to: SocketAddr,
         queued: usize,
     ) -> Result<Option<StreamId>, RuntimeError> {
+        if !self.room_for_one(now)? {
+            let stream = self.streams.allocate();
+            let reason = CloseReason::ConnectFailed("every TCP connection is in use".into());
+            tracing::debug!(%to, "cannot connect: every TCP connection is in use");
+            let closed = StreamClosed { peer: to, opened_to: Some(to), reason, unsent: queued };
+            self.protocol.handle_stream_closed(now, stream, &closed);
+            return Ok(None);
+        }
         let stream = self.streams.allocate();
         let mut socket = match TcpStream::connect(to) {
             Ok(s) => s,
@@ -192,23 +312,32 @@ impl<P: Protocol> EventLoop<P> {
             out: Vec::new(),
             written: 0,
             writable_interest: true,
+            accepted_at: None,
+            last_message: None,
+            partial_since: None,
+            known: false,
+            last_activity: now,
         };
         self.streams.conns.insert(stream, conn);
         self.streams.outbound.insert(to, stream);
         Ok(Some(stream))
     }
 
-    /// Fails every connection still connecting past its timeout.
-    pub(crate) fn expire_connects(&mut self, now: Instant) -> Result<(), RuntimeError> {
-        let late: Vec<(StreamId, usize)> = self
+    /// Closes every connection past one of its deadlines: still connecting past the connect
+    /// timeout, or past a deadline of [`StreamLimits`].
+    pub(crate) fn expire_streams(&mut self, now: Instant) -> Result<(), RuntimeError> {
+        let limits = &self.streams.limits;
+        let late: Vec<(StreamId, CloseReason, usize)> = self
             .streams
             .conns
             .iter()
-            .filter(|(_, c)| c.connecting_until.is_some_and(|t| t <= now))
-            .map(|(id, c)| (*id, c.unsent()))
+            .filter_map(|(id, c)| {
+                let (at, reason) = c.deadline(limits)?;
+                (at <= now).then(|| (*id, reason, c.unsent()))
+            })
             .collect();
-        for (id, unsent) in late {
-            self.close(now, id, CloseReason::ConnectFailed("no answer".into()), unsent)?;
+        for (id, reason, unsent) in late {
+            self.close(now, id, reason, unsent)?;
         }
         Ok(())
     }
@@ -261,14 +390,23 @@ impl<P: Protocol> EventLoop<P> {
                     return Ok(false);
                 }
                 Ok(len) => {
+                    conn.last_activity = now;
                     let data = buf.get(..len).unwrap_or_default();
                     if let (Some(tap), Ok(local)) = (self.tap.as_mut(), conn.socket.local_addr()) {
                         tap.stream(Direction::Received, local, peer, data);
                     }
-                    if let Err(reason) = self.protocol.handle_stream(now, id, peer, data) {
-                        tracing::warn!(%peer, "TCP connection dropped: {reason}");
-                        self.close(now, id, CloseReason::Rejected(reason), unsent)?;
-                        return Ok(false);
+                    match self.protocol.handle_stream(now, id, peer, data) {
+                        Ok(status) => {
+                            if let Some(conn) = self.streams.conns.get_mut(&id) {
+                                conn.update(now, status);
+                            }
+                        }
+                        Err(reason) => {
+                            // Logged, once per source per interval, by the protocol.
+                            tracing::debug!(%peer, "TCP connection dropped: {reason}");
+                            self.close(now, id, CloseReason::Rejected(reason), unsent)?;
+                            return Ok(false);
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
@@ -304,6 +442,7 @@ impl<P: Protocol> EventLoop<P> {
                         tap.stream(Direction::Sent, local, conn.peer, rest.get(..n).unwrap_or_default());
                     }
                     conn.written += n;
+                    conn.last_activity = now;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -335,6 +474,14 @@ impl<P: Protocol> EventLoop<P> {
         unsent: usize,
     ) -> Result<(), RuntimeError> {
         let Some(mut conn) = self.streams.conns.remove(&id) else { return Ok(()) };
+        if conn.accepted_at.is_some()
+            && let Some(n) = self.streams.per_source.get_mut(&conn.peer.ip())
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.streams.per_source.remove(&conn.peer.ip());
+            }
+        }
         if let Some(to) = conn.opened_to
             && self.streams.outbound.get(&to) == Some(&id)
         {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use dplay_runtime::{
     CloseReason, Path, Protocol, Runtime, RuntimeConfig, SocketId, SocketSpec, StreamClosed, StreamId,
-    Transmit,
+    StreamStatus, Transmit,
 };
 
 /// Counts bytes read; refuses a read containing `!`; sends what it is told.
@@ -34,12 +34,12 @@ impl Protocol for Toy {
         _s: StreamId,
         _peer: SocketAddr,
         data: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<StreamStatus, String> {
         if data.contains(&b'!') {
             return Err("a bang".into());
         }
         self.events.push(Ev::Read(data.len()));
-        Ok(())
+        Ok(StreamStatus::default())
     }
 
     fn handle_stream_closed(&mut self, _now: Instant, _s: StreamId, closed: &StreamClosed) {

@@ -79,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 fn print_event(who: &str, event: &Event) {
     match event {
-        Event::Joined { local, host } => println!("{who}: in the session as {local}, host {host}"),
+        Event::Joined { local, host, .. } => println!("{who}: in the session as {local}, host {host}"),
         Event::PlayerAdded { dpnid, name } => println!("{who}: {name} ({dpnid}) joined"),
         Event::PlayerRemoved { dpnid, .. } => println!("{who}: {dpnid} left"),
         Event::Message { from, data, .. } => println!("{who}: {from} says {}", String::from_utf8_lossy(data)),

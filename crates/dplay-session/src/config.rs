@@ -1,7 +1,7 @@
 //! Every setting of a session participant, with the defaults the specs give (MS-DPDX 3.1.2;
 //! MC-DPL8CS 3.1.2; INDEX C.2).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use dplay_wire::dp8::session::DNET_VERSION_EX;
@@ -25,8 +25,12 @@ pub struct SessionConfig {
     pub mode: Mode,
     /// `guidApplication`: the application every member runs (MC-DPL8CS 2.2.1.1).
     pub application_guid: Uuid,
-    /// The address of the local socket, written into the local player's URL (MC-DPL8CS 2.2.8).
+    /// The address of the local socket, offered as our DN_ALTERNATE_ADDRESS when joining
+    /// (MC-DPL8CS 2.2.9) unless it is unspecified (0.0.0.0, ::).
     pub local_addr: SocketAddr,
+    /// The addresses of the local interfaces, offered instead when `local_addr` is unspecified.
+    /// The runtime may fill it; the session never asks the system (it is sans-IO).
+    pub interface_addrs: Vec<IpAddr>,
     /// The local player's `name`.
     pub player_name: String,
     /// The local player's `data`.
@@ -73,6 +77,7 @@ impl SessionConfig {
             mode: Mode::PeerToPeer,
             application_guid,
             local_addr,
+            interface_addrs: Vec::new(),
             player_name: player_name.to_owned(),
             player_data: Vec::new(),
             password: None,

@@ -303,6 +303,6 @@ impl Dp4Net {
             return Ok(());
         }
         let result = self.node(to)?.handle_tcp(now, stream.conn, SocketAddr::V4(src), &bytes);
-        result.map_err(|e| format!("node {to} rejected the stream from node {from}: {e}"))
+        result.map(|_| ()).map_err(|e| format!("node {to} rejected the stream from node {from}: {e}"))
     }
 }

@@ -2,9 +2,10 @@
 
 use std::net::SocketAddr;
 
+use dplay_dframe::SigningMode;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::EnumResponse;
-use dplay_wire::dp8::session::{DestroyReason, ResultCode};
+use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason, ResultCode};
 
 /// Something the application should know; drain with [`crate::Session::poll_event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +25,22 @@ pub enum Event {
         local: Dpnid,
         /// The host's DPNID.
         host: Dpnid,
+        /// The session's `dwFlags` (MC-DPL8CS 2.2.1.4): `CLIENT_SERVER` for a client/server
+        /// session (then `host` is the server), `FAST_SIGNED`, `MIGRATE_HOST` ...
+        flags: ApplicationDescFlags,
+    },
+    /// Joining: the host answered with the name table (DN_SEND_CONNECT_INFO) but we are not in
+    /// yet: its DN_INSTRUCT_CONNECT has not come, or older peers have not connected to us
+    /// (MC-DPL8CS 3.1.5.2 steps 5-6). Reported each time what we wait for changes.
+    JoinPending {
+        /// Our DPNID, as the host gave it.
+        local: Dpnid,
+        /// The host's DPNID.
+        host: Dpnid,
+        /// The host's DN_INSTRUCT_CONNECT for us has not come yet.
+        awaiting_instruction: bool,
+        /// Older peers that have not connected to us yet.
+        awaiting_peers: Vec<Dpnid>,
     },
     /// A player entered the name table.
     PlayerAdded {
@@ -83,11 +100,23 @@ pub enum EndReason {
     #[error("terminated by the host")]
     Terminated,
     /// The host refused the join with DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1).
-    #[error("join refused: {0:?}")]
+    #[error("the host refused the join with {0}")]
     Refused(ResultCode),
-    /// An existing peer could not connect to us: DN_CONNECT_ATTEMPT_FAILED (MC-DPL8CS 3.1.5.2).
-    #[error("an existing peer could not connect")]
-    ConnectAttemptFailed,
+    /// The host answered, but the existing peer `peer` could not connect to us: the host sent
+    /// DN_CONNECT_ATTEMPT_FAILED naming it (MC-DPL8CS 3.1.5.2 step 8).
+    #[error("the host answered, but peer {peer} never connected to us")]
+    ConnectAttemptFailed {
+        /// The peer that could not connect.
+        peer: Dpnid,
+    },
+    /// Nothing answered our transport CONNECT to the host (MC-DPL8R 3.1.6.1).
+    #[error("no answer from the host")]
+    NoAnswer,
+    /// The host's transport answered with CONNECTED_SIGNED asking for a signing mode we do not
+    /// use: fast signing when we were not told to sign, or full signing, which we do not
+    /// implement (MC-DPL8R 3.1.5.1.3; docs/decisions.md).
+    #[error("the host requires {0}")]
+    SigningRequired(SigningMode),
     /// The connection to the host failed or ended, and no migration took over.
     #[error("connection to the host lost")]
     HostLost,

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use dplay_dframe::Signing;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
     ApplicationDescFlags, ConnectFailed, DestroyReason, NameTableEntry, NameTableEntryFlags, ObjectType,
@@ -50,6 +51,9 @@ impl Session {
         );
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, self.cfg.password.is_some());
         flags.set(ApplicationDescFlags::NOENUMS, self.cfg.no_enums);
+        // Every connection of the session signs: the host's listener requires it, and a joiner
+        // learns it from the EnumResponse (MC-DPL8CS 2.2.1.4; MC-DPLHP 2.2.2; MC-DPL8R 1.7).
+        flags.set(ApplicationDescFlags::FAST_SIGNED, self.cfg.transport.signing == Signing::Fast);
         self.desc = Some(AppDesc {
             instance,
             flags,
@@ -69,7 +73,7 @@ impl Session {
         self.phase = Phase::Host;
         self.joined = true;
         self.seeker = None;
-        self.events.push_back(Event::Joined { local: self.local, host: self.host });
+        self.events.push_back(Event::Joined { local: self.local, host: self.host, flags });
         Ok(())
     }
 
@@ -84,7 +88,9 @@ impl Session {
             dnet_version: self.cfg.dnet_version,
             name: Some(WideString::new(&self.cfg.player_name)),
             data: Blob::new(&self.cfg.player_data),
-            url: url_of(self.cfg.local_addr),
+            // A Windows host's own entry has no URL (MC-DPL8CS 4): its members reached it
+            // already, and our socket's address may be unspecified (0.0.0.0).
+            url: None,
         }
     }
 

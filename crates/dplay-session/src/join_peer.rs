@@ -5,17 +5,17 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use dplay_wire::dp8::alternate_address::{AlternateAddress, MAX_ALTERNATE_ADDRESSES};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
-    NameTableEntryFlags, NameTableOp, ObjectType, PlayerConnectInfo, SendConnectInfo, SessionMessage,
-    VersionInfo,
+    ApplicationDescFlags, NameTableEntryFlags, NameTableOp, ObjectType, PlayerConnectInfo, SendConnectInfo,
+    SessionMessage, VersionInfo,
 };
 use dplay_wire::{Blob, WideString};
 use uuid::Uuid;
 
 use crate::config::Mode;
 use crate::event::{CommandError, EndReason, Event};
-use crate::join_host::url_of;
 use crate::name_table::{NameTable, OpError};
 use crate::session::{AppDesc, Link, LinkState, Phase, Session};
 use crate::stats::DropReason;
@@ -54,10 +54,12 @@ impl Session {
             data: Blob::new(&self.cfg.player_data),
             password: self.cfg.password.as_deref().map(WideString::new),
             connect_data: Blob::default(),
-            url: url_of(self.cfg.local_addr),
+            // As the DirectPlay 9 joiner of MC-DPL8CS 4: no URL, our address as one
+            // DN_ALTERNATE_ADDRESS. The host writes our URL from where our datagrams come from.
+            url: None,
             guid_instance: self.table.instance(),
             guid_application: self.cfg.application_guid,
-            alternate_addresses: Vec::new(),
+            alternate_addresses: self.alternate_addresses(),
             layout: Default::default(),
         };
         self.links.insert(host, Link { dpnid: None, state: LinkState::Member });
@@ -65,6 +67,20 @@ impl Session {
         tracing::debug!(%host, "join: PLAYER_CONNECT_INFO sent");
         self.seeker = None;
         self.send_msg(now, host, &SessionMessage::PlayerConnectInfo(info));
+    }
+
+    /// The DN_ALTERNATE_ADDRESS records of our PLAYER_CONNECT_INFO (MC-DPL8CS 2.2.1.2, 2.2.9):
+    /// our socket's address, or when it is unspecified the interface addresses we were given,
+    /// with our port; never an unspecified address, at most 12.
+    pub(crate) fn alternate_addresses(&self) -> Vec<AlternateAddress> {
+        let local = self.cfg.local_addr;
+        let ips =
+            if local.ip().is_unspecified() { self.cfg.interface_addrs.clone() } else { vec![local.ip()] };
+        ips.into_iter()
+            .filter(|ip| !ip.is_unspecified())
+            .map(|ip| AlternateAddress(SocketAddr::new(ip, local.port())))
+            .take(MAX_ALTERNATE_ADDRESSES)
+            .collect()
     }
 
     /// Every session message a member (or joiner) receives.
@@ -90,8 +106,8 @@ impl Session {
             SessionMessage::DestroyPlayer(d) => self.apply_op(now, NameTableOp::DestroyPlayer(d)),
             SessionMessage::InstructConnect(i) => self.apply_op(now, NameTableOp::InstructConnect(i)),
             SessionMessage::ResyncVersion(v) => self.table.free_through(v.version),
-            SessionMessage::ConnectAttemptFailed { .. } if !self.joined => {
-                self.end(now, EndReason::ConnectAttemptFailed)
+            SessionMessage::ConnectAttemptFailed { dpn_id } if !self.joined => {
+                self.end(now, EndReason::ConnectAttemptFailed { peer: dpn_id })
             }
             SessionMessage::TerminateSession(_) => self.end(now, EndReason::Terminated),
             SessionMessage::IntegrityCheck(c) => {
@@ -105,8 +121,13 @@ impl Session {
 
     /// SEND_CONNECT_INFO (MC-DPL8CS 3.1.5.2 step 4; MS-DPDX 4.3 steps 8-10): build the table,
     /// start the path tests, acknowledge.
+    ///
+    /// The host is the entry flagged HOST, or SERVER in client/server (MC-DPL8CS 2.2.7).
     fn on_send_connect_info(&mut self, now: Instant, host: SocketAddr, info: &SendConnectInfo) {
-        let host_entry = info.entries.iter().find(|e| e.flags.contains(NameTableEntryFlags::HOST));
+        let host_entry = info
+            .entries
+            .iter()
+            .find(|e| e.flags.intersects(NameTableEntryFlags::HOST | NameTableEntryFlags::SERVER));
         let (Some(host_entry), true) = (host_entry, info.entries.iter().any(|e| e.dpnid == info.dpnid))
         else {
             self.stats.drop(DropReason::UnknownDpnid);
@@ -144,11 +165,20 @@ impl Session {
         for (dpnid, name) in others {
             self.events.push_back(Event::PlayerAdded { dpnid, name });
         }
-        if self.cfg.mode == Mode::PeerToPeer {
+        // A client/server host sends no INSTRUCT_CONNECT and clients connect to nobody else
+        // (MC-DPL8CS 3.1.5.1): the session's flag or a SERVER entry says so, whatever we
+        // were configured as.
+        let client_server = self.cfg.mode == Mode::ClientServer
+            || info.flags.contains(ApplicationDescFlags::CLIENT_SERVER)
+            || host_entry.flags.contains(NameTableEntryFlags::SERVER);
+        if !client_server {
             self.start_path_tests(now);
         }
         self.send_msg(now, host, &SessionMessage::AckConnectInfo);
-        if self.cfg.mode == Mode::ClientServer {
+        if client_server {
+            // From now on we are a client, whatever we were configured as: no inbound
+            // connections, no instruction awaited.
+            self.cfg.mode = Mode::ClientServer;
             self.instructed_self = true;
         }
         self.check_joined();
@@ -253,23 +283,36 @@ impl Session {
     }
 
     /// Joined once our INSTRUCT_CONNECT came and every older peer identified itself
-    /// (MC-DPL8CS 3.1.5.2 step 6).
+    /// (MC-DPL8CS 3.1.5.2 step 6); until then [`Event::JoinPending`] says what we wait for.
     pub(crate) fn check_joined(&mut self) {
-        if self.joined || self.phase != Phase::Member || !self.instructed_self {
+        if self.joined || self.phase != Phase::Member {
             return;
         }
         let mine = self.table.get(self.local).map(|e| e.version).unwrap_or(0);
-        let waiting = self.table.players().any(|e| {
-            e.version < mine
-                && e.dpnid != self.host
-                && !self.links.values().any(|l| l.dpnid == Some(e.dpnid) && l.state == LinkState::Member)
-        });
-        if !waiting {
+        let waiting: Vec<Dpnid> = self
+            .table
+            .players()
+            .filter(|e| {
+                e.version < mine
+                    && e.dpnid != self.host
+                    && !self.links.values().any(|l| l.dpnid == Some(e.dpnid) && l.state == LinkState::Member)
+            })
+            .map(|e| e.dpnid)
+            .collect();
+        if waiting.is_empty() && self.instructed_self {
             tracing::debug!(local = %self.local, host = %self.host, "joined");
             self.joined = true;
             self.path_tests.clear();
-            self.events.push_back(Event::Joined { local: self.local, host: self.host });
+            let flags = self.desc.as_ref().map(|d| d.flags).unwrap_or_else(ApplicationDescFlags::empty);
+            self.events.push_back(Event::Joined { local: self.local, host: self.host, flags });
             self.release_early();
+        } else {
+            self.events.push_back(Event::JoinPending {
+                local: self.local,
+                host: self.host,
+                awaiting_instruction: !self.instructed_self,
+                awaiting_peers: waiting,
+            });
         }
     }
 }

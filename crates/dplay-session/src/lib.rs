@@ -7,8 +7,9 @@
 //! (PLAYER_CONNECT_INFO, SEND_CONNECT_INFO, ADD_PLAYER, PATH_TEST, INSTRUCT_CONNECT,
 //! SEND_PLAYER_DPNID), the versioned name table, disconnects and integrity checks
 //! (MC-DPL8CS 3.2.5.1-3.2.5.3), host migration (MC-DPL8CS 3.2.5.4) and application data.
-//! Roles: host and peer (peer-to-peer), server and client (client/server). Groups, information
-//! updates and signing are not part of it.
+//! Roles: host and peer (peer-to-peer), server and client (client/server). A host may require
+//! fast signing of every connection (`DPNSESSION_FAST_SIGNED`, through the transport's
+//! [`dplay_dframe::Signing`]). Groups and information updates are not part of it.
 //!
 //! DirectPlay 4 sessions (MC-DPL4CS: Flight Simulator 98/2000 and other DirectPlay 4 games) are
 //! the separate [`dp4`] module, with the same handle/poll shape.

@@ -271,7 +271,12 @@ impl Session {
         let link = self.links.remove(&peer);
         match self.phase {
             Phase::Connecting | Phase::AwaitingInfo if Some(peer) == self.host_addr => {
-                self.end(now, EndReason::HostLost);
+                let why = match reason {
+                    DisconnectReason::ConnectTimeout => EndReason::NoAnswer,
+                    DisconnectReason::SigningRequired(mode) => EndReason::SigningRequired(mode),
+                    _ => EndReason::HostLost,
+                };
+                self.end(now, why);
             }
             Phase::Host => self.host_link_lost(now, link, reason),
             Phase::Member => self.member_link_lost(now, peer, link, reason),

@@ -18,12 +18,12 @@ use serde_json::Value;
 use super::{Proc, Suite, WAIT, event_with, is};
 
 /// A free UDP port on 127.0.0.1, for a host's enumeration socket.
-pub(super) fn free_udp_port() -> anyhow::Result<String> {
+pub(crate) fn free_udp_port() -> anyhow::Result<String> {
     Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port().to_string())
 }
 
 /// A DirectPlay 4 host on loopback; returns it with its TCP listener's address.
-pub(super) fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
+pub(crate) fn host(s: &Suite, enum_port: &str, extra: &[&str]) -> anyhow::Result<(Proc, String)> {
     let mut args = vec!["host", "--dp4", "--json", "--bind", "127.0.0.1", "--enum-port", enum_port];
     args.extend_from_slice(&["--session", "integration4", "--duration", "60"]);
     args.extend_from_slice(extra);
@@ -167,7 +167,7 @@ fn enum_sessions_bad_offset() -> Vec<u8> {
 }
 
 /// MC-DPL4CS 2.1, 2.2.6, 2.2.45: TCP connections carrying garbage, a bad token and a bad size
-/// are each closed with the reason logged; a message with an offset out of range and a player
+/// are each closed and counted (the first reported with its reason); a message with an offset out of range and a player
 /// message from an unknown player are dropped and logged; the host then takes a join.
 pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
@@ -176,8 +176,10 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     for (i, bytes) in streams.iter().enumerate() {
         let mut c = TcpStream::connect(&tcp)?;
         c.write_all(bytes)?;
-        wait_count(&host, "stream_rejected", i + 1)?;
+        // The first from a source is reported with its reason; every one is counted.
+        wait_total(&host, "tcp-rejected", i + 1)?;
     }
+    s.expect(&host, "the first rejection", WAIT, is("stream_rejected"))?;
     let mut c = TcpStream::connect(&tcp)?;
     c.write_all(&enum_sessions_bad_offset())?;
     s.expect(&host, "the bad offset dropped", WAIT, event_with("dropped", "reason", "malformed"))?;
@@ -197,16 +199,20 @@ pub(super) fn bad_input(s: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits until `p` printed `n` events named `event`.
+/// Waits until `p` counted `n` drops or refusals for `reason` (its `dropped` events).
 #[allow(clippy::disallowed_methods)] // the suite's own clock
-fn wait_count(p: &Proc, event: &str, n: usize) -> anyhow::Result<()> {
+fn wait_total(p: &Proc, reason: &str, n: usize) -> anyhow::Result<()> {
     let until = std::time::Instant::now() + WAIT;
     loop {
-        let count = p.lines.lock().map(|l| l.iter().filter(|v| v["event"] == event).count()).unwrap_or(0);
-        if count >= n {
+        let total = p
+            .events(|v| v["event"] == "dropped" && v["reason"] == reason)
+            .last()
+            .and_then(|v| v["total"].as_u64())
+            .unwrap_or(0);
+        if total >= n as u64 {
             return Ok(());
         }
-        ensure!(std::time::Instant::now() < until, "{} printed {count} {event}, not {n}", p.name);
+        ensure!(std::time::Instant::now() < until, "{} counted {total} {reason}, not {n}", p.name);
         std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -3,6 +3,7 @@
 mod data;
 mod handshake;
 mod lifecycle;
+mod signing;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

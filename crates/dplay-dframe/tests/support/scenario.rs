@@ -156,10 +156,13 @@ pub(crate) enum Profile {
     Reorder,
     Corrupt1,
     Partition,
+    /// 20% loss between two fast-signing endpoints (MC-DPL8R 3.1.5.1.3: lost
+    /// CONNECTED_SIGNED confirmations included).
+    SignedLoss20,
 }
 
 impl Profile {
-    pub(crate) const ALL: [Self; 7] = [
+    pub(crate) const ALL: [Self; 8] = [
         Self::Clean,
         Self::Loss5,
         Self::Loss20,
@@ -167,6 +170,7 @@ impl Profile {
         Self::Reorder,
         Self::Corrupt1,
         Self::Partition,
+        Self::SignedLoss20,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -178,6 +182,7 @@ impl Profile {
             Self::Reorder => "reorder-jitter-10ms",
             Self::Corrupt1 => "corrupt-1%",
             Self::Partition => "partition-2s",
+            Self::SignedLoss20 => "signed-loss-20%",
         }
     }
 
@@ -186,7 +191,7 @@ impl Profile {
         match self {
             Self::Clean | Self::Partition => clean,
             Self::Loss5 => clean.with_loss(0.05),
-            Self::Loss20 => clean.with_loss(0.20),
+            Self::Loss20 | Self::SignedLoss20 => clean.with_loss(0.20),
             Self::Duplicate5 => clean.with_duplicate(0.05),
             Self::Reorder => clean.with_jitter(Duration::from_millis(10)).with_reorder(0.2),
             Self::Corrupt1 => clean.with_corrupt(0.01),
@@ -278,9 +283,14 @@ pub(crate) fn run(seed: u64, profile: Profile, per_side: u32, trace: bool) -> (O
     }
     sim.set_default_link(profile.link());
     let now = sim.now();
+    let signing = if profile == Profile::SignedLoss20 {
+        dplay_dframe::Signing::Fast
+    } else {
+        dplay_dframe::Signing::Off
+    };
     let mut peers = [
-        Peer::new(sweep_config(seed.wrapping_mul(2)), now),
-        Peer::new(sweep_config(seed.wrapping_mul(2) + 1), now),
+        Peer::new(Config { signing, ..sweep_config(seed.wrapping_mul(2)) }, now),
+        Peer::new(Config { signing, ..sweep_config(seed.wrapping_mul(2) + 1) }, now),
     ];
     if trace {
         peers.iter_mut().for_each(|p| p.sent_log = Some(Vec::new()));

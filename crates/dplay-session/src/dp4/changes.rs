@@ -27,6 +27,7 @@ impl Dp4Session {
     /// session has ND (MC-DPL4CS 3.1.4.10, 1.3).
     pub fn set_player_data(&mut self, id: u32, data: &[u8]) -> Result<(), CommandError> {
         self.local_player(id)?;
+        self.check_player_data(data)?;
         if let Some(p) = self.players.get_mut(&id) {
             p.player_data = Blob::new(data);
         }
@@ -45,6 +46,9 @@ impl Dp4Session {
         long: Option<&str>,
     ) -> Result<(), CommandError> {
         self.local_player(id)?;
+        for name in [short, long].into_iter().flatten() {
+            self.check_player_name(name)?;
+        }
         let (short_name, long_name) = (short.map(WideString::new), long.map(WideString::new));
         if let Some(p) = self.players.get_mut(&id) {
             p.short_name = short_name.clone();
@@ -92,6 +96,9 @@ impl Dp4Session {
         if !self.remote_player(m.id, "PLAYERDATACHANGED of an unknown player") {
             return;
         }
+        if let Err(e) = self.check_player_data(&m.data) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
+        }
         if let Some(p) = self.players.get_mut(&m.id) {
             p.player_data = m.data.clone();
         }
@@ -102,6 +109,9 @@ impl Dp4Session {
     pub(crate) fn on_player_name_changed(&mut self, m: NameChanged) {
         if !self.remote_player(m.id, "PLAYERNAMECHANGED of an unknown player") {
             return;
+        }
+        if let Err(e) = self.check_names(m.short_name.as_ref(), m.long_name.as_ref()) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
         }
         if let Some(p) = self.players.get_mut(&m.id) {
             p.short_name = m.short_name.clone();

@@ -45,6 +45,9 @@ impl Dp4Session {
         if !self.timers.is_set(Timer::Enumeration) {
             return self.drop_msg(DropReason::Unexpected, "ENUMSESSIONSREPLY while not enumerating");
         }
+        if let Err(e) = self.check_session_name(m.session_name.as_ref()) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
+        }
         self.events.push_back(Dp4Event::SessionFound(FoundSession {
             host: reply_to,
             desc: m.session_desc,
@@ -75,6 +78,7 @@ impl Dp4Session {
     /// member asks with REQUESTPLAYERID (MC-DPL4CS 3.1.4.4, 3.2.4). Ends in
     /// [`Dp4Event::PlayerCreated`] or [`Dp4Event::PlayerCreateFailed`].
     pub fn create_player(&mut self, now: Instant, name: &str) -> Result<(), CommandError> {
+        self.check_player_name(name)?;
         match self.role {
             Role::Host => {
                 self.host_create_player(now, name);
@@ -210,7 +214,11 @@ impl Dp4Session {
         };
         let mut p = Player::from_packed(&m.player_info, seen);
         p.id = m.player_id;
-        self.add_player(p);
+        // Over our limits: not in our Player List, but acknowledged, so the host's join goes on.
+        match self.check_player(&p) {
+            Ok(()) => self.add_player(p),
+            Err(e) => self.drop_msg(DropReason::TooLong, &e.to_string()),
+        }
         self.send_body(Via::Tcp, host, Dp4Body::AddForwardAck(Dword(m.player_id)));
     }
 

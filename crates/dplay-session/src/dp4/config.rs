@@ -46,6 +46,54 @@ pub struct Dp4Config {
     pub ping_give_up: u32,
     /// Largest message accepted on a TCP stream (at most 0xFFFFF).
     pub max_stream_message: usize,
+    /// What we hold and answer for others who are not (yet) in the session (issue 14;
+    /// docs/limits.md).
+    pub limits: Dp4Limits,
+}
+
+/// Caps on what a DirectPlay 4 endpoint accepts from others, and on the replies it sends to
+/// addresses it cannot verify (docs/limits.md lists each with its reason and worst case).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dp4Limits {
+    /// Largest message accepted on a TCP connection that belongs to no known instance yet (a
+    /// joiner's REQUESTPLAYERID and ADDFORWARDREQUEST fit easily); a larger size field closes
+    /// the connection before any byte of it is buffered.
+    pub max_unjoined_message: usize,
+    /// Longest player short or long name, in UTF-16 units (MC-DPL4CS 2.2.3 PackedPlayer).
+    pub max_player_name: usize,
+    /// Longest session name, in UTF-16 units (MC-DPL4CS 2.2.30).
+    pub max_session_name: usize,
+    /// Largest player or group data, in bytes (MC-DPL4CS 2.2.3 PlayerData).
+    pub max_player_data: usize,
+    /// Connect to the IP address a header's SockAddr names, not the sender's (MC-DPL4CS
+    /// 2.2.6 allows either). Off: a host answers only the address a message came from, so a
+    /// forged header cannot aim it at a third party; on: for the rare relay or multi-homed
+    /// setup whose listener is on another address than the one it sends from.
+    pub follow_header_addresses: bool,
+    /// TCP replies (ENUMSESSIONSREPLY, REQUESTPLAYERREPLY, YOUAREDEAD) to one source IP that
+    /// is no known instance, per `reply_interval`; more are dropped and counted. UDP sources
+    /// can be forged, and each reply is a TCP connect to the sender.
+    pub replies_per_source: u32,
+    /// Such replies to all unknown sources together per `reply_interval`.
+    pub replies_per_interval: u32,
+    /// The window of `replies_per_source` and `replies_per_interval`; also how often a drop
+    /// from one source is logged at most.
+    pub reply_interval: Duration,
+}
+
+impl Default for Dp4Limits {
+    fn default() -> Self {
+        Self {
+            max_unjoined_message: 64 << 10,
+            max_player_name: 256,
+            max_session_name: 256,
+            max_player_data: 16 << 10,
+            follow_header_addresses: false,
+            replies_per_source: 4,
+            replies_per_interval: 64,
+            reply_interval: Duration::from_secs(1),
+        }
+    }
 }
 
 impl Default for Dp4Config {
@@ -62,6 +110,7 @@ impl Default for Dp4Config {
             ping_interval: Duration::from_secs(35),
             ping_give_up: 8,
             max_stream_message: dplay_wire::dp4::header::MAX_MESSAGE_SIZE,
+            limits: Dp4Limits::default(),
         }
     }
 }

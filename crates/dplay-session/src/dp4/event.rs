@@ -220,6 +220,16 @@ pub enum CommandError {
     /// The message cannot be encoded (too long for the size field).
     #[error("message cannot be encoded")]
     Unencodable,
+    /// A name or data longer than the configured limit (`Dp4Limits`; DPERR_INVALIDPARAMS).
+    #[error("{what} is {len} long, more than the limit of {max} (DPERR_INVALIDPARAMS)")]
+    TooLong {
+        /// What is too long.
+        what: &'static str,
+        /// Its length (UTF-16 units for names, bytes for data).
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
     /// Session options this endpoint does not implement.
     #[error("unsupported session flags {0:?}")]
     Unsupported(dplay_wire::dp4::session::SessionFlags),
@@ -239,6 +249,28 @@ pub enum DropReason {
     Unsupported,
     /// A fragment the dplay-dpsp layer refused.
     Fragment,
+    /// A reply to an unknown source over `Dp4Limits::replies_per_source` or
+    /// `replies_per_interval`: not sent (docs/limits.md).
+    RateLimited,
+    /// A name or data longer than `Dp4Limits` allows: the player, session or change is
+    /// refused (docs/limits.md).
+    TooLong,
+}
+
+impl DropReason {
+    /// A short name, lower case with `-` (as docs/json-events.md spells reasons), for logs and
+    /// JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::UnknownPlayer => "unknown-player",
+            Self::Unexpected => "unexpected",
+            Self::Unsupported => "unsupported",
+            Self::Fragment => "fragment",
+            Self::RateLimited => "rate-limited",
+            Self::TooLong => "too-long",
+        }
+    }
 }
 
 /// Counters.

@@ -48,6 +48,7 @@ impl Dp4Session {
     /// [`GroupEvent::CreateFailed`].
     pub fn create_group(&mut self, now: Instant, name: &str) -> Result<(), CommandError> {
         self.in_session()?;
+        self.check_player_name(name)?;
         if self.creating.is_some() || self.creating_group.is_some() {
             return Err(CommandError::WrongState);
         }
@@ -178,6 +179,7 @@ impl Dp4Session {
     /// (MC-DPL4CS 3.1.4.8, 2.2.31). Only its owner may (3.1.5.16).
     pub fn set_group_data(&mut self, group: u32, data: &[u8]) -> Result<(), CommandError> {
         self.in_session()?;
+        self.check_player_data(data)?;
         let g = self.groups.get_mut(&group).filter(|g| g.local).ok_or(CommandError::UnknownGroup(group))?;
         g.group_data = Blob::new(data);
         let body = Dp4Body::GroupDataChanged(DataChanged { id_to: 0, id: group, data: Blob::new(data) });
@@ -194,6 +196,9 @@ impl Dp4Session {
         long: Option<&str>,
     ) -> Result<(), CommandError> {
         self.in_session()?;
+        for name in [short, long].into_iter().flatten() {
+            self.check_player_name(name)?;
+        }
         let g = self.groups.get_mut(&group).filter(|g| g.local).ok_or(CommandError::UnknownGroup(group))?;
         let (short_name, long_name) = (short.map(WideString::new), long.map(WideString::new));
         g.short_name = short_name.clone();
@@ -268,6 +273,12 @@ impl Dp4Session {
             return;
         }
         let mut g = Group::from_packed(m.player_id, &m.player_info);
+        if let Err(e) = self.check_names(g.short_name.as_ref(), g.long_name.as_ref()) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
+        }
+        if let Err(e) = self.check_player_data(&g.group_data) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
+        }
         if g.id == 0 || self.players.contains_key(&g.id) {
             return self.drop_msg(DropReason::Unexpected, "CREATEGROUP with a player's ID");
         }
@@ -380,6 +391,9 @@ impl Dp4Session {
         if !self.known_group(m.id, "GROUPDATACHANGED of an unknown group") {
             return;
         }
+        if let Err(e) = self.check_player_data(&m.data) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
+        }
         if let Some(g) = self.groups.get_mut(&m.id) {
             g.group_data = m.data.clone();
         }
@@ -390,6 +404,9 @@ impl Dp4Session {
     pub(crate) fn on_group_name_changed(&mut self, m: NameChanged) {
         if !self.known_group(m.id, "GROUPNAMECHANGED of an unknown group") {
             return;
+        }
+        if let Err(e) = self.check_names(m.short_name.as_ref(), m.long_name.as_ref()) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
         }
         if let Some(g) = self.groups.get_mut(&m.id) {
             g.short_name = m.short_name.clone();

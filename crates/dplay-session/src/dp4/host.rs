@@ -28,6 +28,10 @@ use crate::dp4::table::Player;
 /// password (MC-DPL4CS 2.2.10; docs/decisions.md).
 pub const DPERR_INVALIDPASSWORD: u32 = 0x8877_0154;
 
+/// `DPERR_INVALIDPARAMS` (= E_INVALIDARG): the ADDFORWARDREPLY `Error` for a joiner whose
+/// player names or data are over the host's limits (MC-DPL4CS 2.2.10; docs/decisions.md).
+pub const DPERR_INVALIDPARAMS: u32 = 0x8007_0057;
+
 /// Session options not implemented here, refused when hosting and left when found in a
 /// joined session (docs/decisions.md): SS (secure server: the NTLM/SSPI logon of MC-DPL4CS
 /// 3.1.5.2-3.1.5.6 and CAPI signing, 3.1.4.16.1), MS (multicast server: routing group traffic
@@ -45,6 +49,7 @@ impl Dp4Session {
         if !unsupported.is_empty() {
             return Err(CommandError::Unsupported(unsupported));
         }
+        self.check_session_name(Some(&WideString::new(&config.name)))?;
         self.restart()?;
         self.epoch.get_or_insert(now);
         let identity = config.identity.unwrap_or_else(|| crate::dp4::config::SessionIdentity {
@@ -99,7 +104,9 @@ impl Dp4Session {
 
     /// DPSP_MSG_ENUMSESSIONS: answer over TCP if the session passes the filters
     /// (MC-DPL4CS 3.2.5.3; F-28; docs/decisions.md).
-    pub(crate) fn on_enum_sessions(&mut self, reply_to: SocketAddr, m: &EnumSessions) {
+    /// The reply is a TCP connect to the sender's IP, which UDP cannot prove: it is rate
+    /// limited per source ([`Dp4Session::reply_allowed`]).
+    pub(crate) fn on_enum_sessions(&mut self, now: Instant, reply_to: SocketAddr, m: &EnumSessions) {
         let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
             return self.drop_msg(DropReason::Unexpected, "ENUMSESSIONS while not hosting");
         };
@@ -121,7 +128,9 @@ impl Dp4Session {
             session_desc: desc,
             session_name: self.session_name.clone(),
         });
-        self.send_body(Via::Tcp, reply_to, body);
+        if self.reply_allowed(now, reply_to, "ENUMSESSIONSREPLY") {
+            self.send_body(Via::Tcp, reply_to, body);
+        }
     }
 
     /// DPSP_MSG_REQUESTPLAYERID: a new ID, or DPERR_NONEWPLAYERS (MC-DPL4CS 3.2.5.4).
@@ -132,6 +141,9 @@ impl Dp4Session {
         let system = m.flags.contains(RequestPlayerFlags::SYSTEM_PLAYER);
         if !system && self.instance_at(reply_to).is_none() {
             return self.drop_msg(DropReason::UnknownPlayer, "REQUESTPLAYERID (player) from no instance");
+        }
+        if !self.reply_allowed(now, reply_to, "REQUESTPLAYERREPLY") {
+            return;
         }
         let closing = if system { SessionFlags::JOIN_DISABLED } else { SessionFlags::NEW_PLAYERS_DISABLED };
         let id = if Self::full(&desc) || desc.flags.contains(closing) {
@@ -183,11 +195,20 @@ impl Dp4Session {
             );
         }
         let mut p = Player::from_packed(&m.player_info, seen);
+        if let Err(e) = self.check_player(&p) {
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(m.player_id);
+            }
+            self.refuse(now, seen, DropReason::TooLong, &e.to_string());
+            let body = Dp4Body::AddForwardReply(Dword(DPERR_INVALIDPARAMS));
+            return self.send_body(Via::Tcp, reply_to, body);
+        }
         p.id = m.player_id;
         p.system_player_id = m.player_id;
         p.flags = PlayerFlags::SYSTEM_PLAYER | PlayerFlags::IN_GROUP;
         p.version = u32::from(header.version);
-        let datagram = p.addrs.map_or(reply_to, |(_, d)| d);
+        // The UDP game socket at the sender's IP too, unless told to follow headers.
+        let datagram = p.addrs.map_or(reply_to, |(_, d)| self.reply_addr(sock_v4(d), seen));
         p.addrs = Some((reply_to, datagram));
         let body = Dp4Body::AddForward(PlayerInfoMessage {
             id_to: 0,
@@ -251,7 +272,8 @@ impl Dp4Session {
         self.send_body(Via::Tcp, to.0, body);
     }
 
-    /// Host side of Create Player: the ID is ours to give (MC-DPL4CS 3.2.4, 3.2.5.4).
+    /// Host side of Create Player: the ID is ours to give (MC-DPL4CS 3.2.4, 3.2.5.4). The name
+    /// was checked by `create_player`.
     pub(crate) fn host_create_player(&mut self, now: Instant, name: &str) {
         let Some(desc) = self.current_desc() else { return };
         let id = if Self::full(&desc) || desc.flags.contains(SessionFlags::NEW_PLAYERS_DISABLED) {
@@ -319,5 +341,13 @@ impl Dp4Session {
             SocketAddr::V4(self.config.stream_addr),
             SocketAddr::V4(self.config.datagram_addr),
         )
+    }
+}
+
+/// `addr` as IPv4 (DirectPlay 4 addresses are; an IPv6 one becomes 0.0.0.0, "the sender's").
+pub(crate) fn sock_v4(addr: SocketAddr) -> std::net::SocketAddrV4 {
+    match addr {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(a) => std::net::SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, a.port()),
     }
 }

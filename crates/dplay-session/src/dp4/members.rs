@@ -53,6 +53,16 @@ impl Dp4Session {
         if !self.players.get(&p.system_player_id).is_some_and(|s| s.is_system() && !s.local) {
             return self.drop_msg(DropReason::UnknownPlayer, "CREATEPLAYER of an unknown instance");
         }
+        if let Err(e) = self.check_player(&p) {
+            return self.refuse(now, seen, DropReason::TooLong, &e.to_string());
+        }
+        // Its instance sent it: its addresses are at the sender's IP, unless told otherwise.
+        p.addrs = p.addrs.map(|(s, d)| {
+            (
+                self.reply_addr(crate::dp4::host::sock_v4(s), seen),
+                self.reply_addr(crate::dp4::host::sock_v4(d), seen),
+            )
+        });
         let system = p.is_system();
         self.add_player(p);
         if self.role == Role::Member && !system && version >= 13 {
@@ -177,9 +187,9 @@ impl Dp4Session {
 
     /// DPSP_MSG_IAMNAMESERVER: the sender is the new host; a host answers YOUAREDEAD
     /// (MC-DPL4CS 3.1.5.32, 3.1.7.1).
-    pub(crate) fn on_i_am_name_server(&mut self, reply_to: SocketAddr, m: &IAmNameServer) {
+    pub(crate) fn on_i_am_name_server(&mut self, now: Instant, reply_to: SocketAddr, m: &IAmNameServer) {
         match self.role {
-            Role::Host => self.send_body(Via::Tcp, reply_to, Dp4Body::YouAreDead(Empty)),
+            Role::Host => self.send_you_are_dead(now, reply_to),
             Role::Member => {
                 let Some(p) = self.players.get_mut(&m.id_host).filter(|p| p.is_system() && !p.local) else {
                     return self.drop_msg(DropReason::UnknownPlayer, "IAMNAMESERVER from an unknown player");
@@ -195,6 +205,14 @@ impl Dp4Session {
         }
     }
 
+    /// Host: YOUAREDEAD to an instance it does not know (MC-DPL4CS 3.2.5.10), rate limited:
+    /// the PING that asks for it may come from a forged address.
+    fn send_you_are_dead(&mut self, now: Instant, to: SocketAddr) {
+        if self.reply_allowed(now, to, "YOUAREDEAD") {
+            self.send_body(Via::Tcp, to, Dp4Body::YouAreDead(Empty));
+        }
+    }
+
     /// DPSP_MSG_YOUAREDEAD: leave at once (MC-DPL4CS 3.1.5.32).
     pub(crate) fn on_you_are_dead(&mut self) {
         if self.role != Role::Member {
@@ -207,6 +225,9 @@ impl Dp4Session {
     pub(crate) fn on_session_desc_changed(&mut self, m: SessionDescChanged) {
         if self.role != Role::Member {
             return self.drop_msg(DropReason::Unexpected, "SESSIONDESCCHANGED while not a member");
+        }
+        if let Err(e) = self.check_session_name(m.session_name.as_ref()) {
+            return self.drop_msg(DropReason::TooLong, &e.to_string());
         }
         self.desc = Some(m.session_desc);
         self.session_name = m.session_name;
@@ -227,19 +248,19 @@ impl Dp4Session {
                     Dp4Body::PingReply(Ping { id_from: me, tick_count: m.tick_count }),
                 );
             }
-            _ if self.role == Role::Host => self.send_body(Via::Tcp, reply_to, Dp4Body::YouAreDead(Empty)),
+            _ if self.role == Role::Host => self.send_you_are_dead(now, reply_to),
             _ => self.drop_msg(DropReason::UnknownPlayer, "PING from an unknown player"),
         }
     }
 
     /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11).
-    pub(crate) fn on_ping_reply(&mut self, reply_to: SocketAddr, id_from: u32) {
+    pub(crate) fn on_ping_reply(&mut self, now: Instant, reply_to: SocketAddr, id_from: u32) {
         match self.players.get_mut(&id_from).filter(|p| !p.local) {
             Some(p) => {
                 p.chatter += 1;
                 p.missed_pings = 0;
             }
-            None if self.role == Role::Host => self.send_body(Via::Tcp, reply_to, Dp4Body::YouAreDead(Empty)),
+            None if self.role == Role::Host => self.send_you_are_dead(now, reply_to),
             None => self.drop_msg(DropReason::UnknownPlayer, "PINGREPLY from an unknown player"),
         }
     }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod event;
 pub mod group_table;
 mod groups;
+pub mod guard;
 mod host;
 pub mod ids;
 mod members;
@@ -23,7 +24,7 @@ mod session;
 pub mod stream;
 pub mod table;
 
-pub use config::{Dp4Config, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
+pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
 pub use dplay_dpsp::reliable::Stats as ReliableStats;
 pub use event::{
@@ -31,10 +32,10 @@ pub use event::{
     Via,
 };
 pub use group_table::{Group, GroupList};
-pub use host::{DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
+pub use host::{DPERR_INVALIDPARAMS, DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
 pub use members::DPID_ALLPLAYERS;
 pub use session::{ConnId, Dp4Session, Role};
-pub use stream::{StreamError, StreamFramer};
+pub use stream::{StreamError, StreamFramer, TcpStatus};
 
 #[cfg(test)]
 mod tests;

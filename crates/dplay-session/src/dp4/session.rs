@@ -14,14 +14,16 @@
 //! [`Dp4Session::poll_event`] until `None`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr, SocketAddrV4};
 use std::time::Instant;
 
 use dplay_dpsp::reliable::{Reliable, Stats as ReliableStats};
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
+use dplay_wire::codec::Reader;
 use dplay_wire::dp4::header::{SockAddrIn, Token};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
 use dplay_wire::dp4::player_message::DatagramPlayerMessage;
+use dplay_wire::dp4::player_message::has_signature;
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
 use dplay_wire::{WideString, Wire};
 use rand_chacha::ChaCha8Rng;
@@ -30,8 +32,9 @@ use rand_chacha::rand_core::SeedableRng;
 use crate::dp4::config::Dp4Config;
 use crate::dp4::event::{Dp4Event, Dp4Transmit, DropReason, Stats, Timer, TimerTable, Via};
 use crate::dp4::group_table::GroupList;
+use crate::dp4::guard::Guard;
 use crate::dp4::ids::IdAllocator;
-use crate::dp4::stream::{StreamError, StreamFramer};
+use crate::dp4::stream::{StreamError, StreamFramer, TcpStatus};
 use crate::dp4::table::{Player, PlayerList, resolve};
 
 /// Identifies one TCP connection for [`Dp4Session::handle_tcp`]; chosen by the runtime.
@@ -66,6 +69,13 @@ pub(crate) struct PendingJoin {
     pub(crate) awaiting: BTreeSet<u32>,
 }
 
+/// One TCP connection's framer, and whether it belongs to a known instance.
+#[derive(Debug)]
+pub(crate) struct TcpConn {
+    framer: StreamFramer,
+    known: bool,
+}
+
 /// One DirectPlay 4 endpoint (MC-DPL4CS 3.1, 3.2). See the module documentation for the order
 /// of calls.
 #[derive(Debug)]
@@ -92,7 +102,8 @@ pub struct Dp4Session {
     pub(crate) creating: Option<String>,
     /// Member: name of a group asked for with REQUESTGROUPID (MC-DPL4CS 3.1.4.6).
     pub(crate) creating_group: Option<String>,
-    pub(crate) framers: HashMap<ConnId, StreamFramer>,
+    /// Our TCP connections' framers, by connection.
+    pub(crate) tcp: HashMap<ConnId, TcpConn>,
     pub(crate) dpsp: Dpsp,
     /// MC-DPL4R, for sessions with DPSESSION_DIRECTPLAYPROTOCOL (see `dp4::reliable`).
     pub(crate) reliable: Reliable,
@@ -100,6 +111,8 @@ pub struct Dp4Session {
     pub(crate) transmits: VecDeque<Dp4Transmit>,
     pub(crate) events: VecDeque<Dp4Event>,
     pub(crate) stats: Stats,
+    /// Rate limits for unknown sources (see `dp4::guard`).
+    pub(crate) guard: Guard,
 }
 
 impl Dp4Session {
@@ -136,13 +149,14 @@ impl Dp4Session {
             recent: BTreeMap::new(),
             creating: None,
             creating_group: None,
-            framers: HashMap::new(),
+            tcp: HashMap::new(),
             dpsp,
             reliable,
             timers: TimerTable::default(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: Stats::default(),
+            guard: Guard::default(),
         })
     }
 
@@ -210,35 +224,108 @@ impl Dp4Session {
     }
 
     /// Bytes read from TCP connection `conn`, whose peer is `from`. On an error the stream
-    /// is unusable: the caller closes the connection (MC-DPL4CS 2.1, 2.2.6).
+    /// is unusable: the caller closes the connection (MC-DPL4CS 2.1, 2.2.6). The status says
+    /// how many messages the read completed, what is held of the next, and whether the
+    /// connection belongs to a known instance, for the caller's deadlines (docs/limits.md).
+    ///
+    /// A connection that belongs to no known instance may carry messages of at most
+    /// `limits.max_unjoined_message` bytes, and, at a host or a joiner, only system messages
+    /// ('play' at offset 20): a player message there closes it.
     pub fn handle_tcp(
         &mut self,
         now: Instant,
         conn: ConnId,
         from: SocketAddr,
         bytes: &[u8],
-    ) -> Result<(), StreamError> {
+    ) -> Result<TcpStatus, StreamError> {
         self.epoch.get_or_insert(now);
-        let max = self.config.max_stream_message;
-        let framer = self.framers.entry(conn).or_insert_with(|| StreamFramer::new(max));
-        match framer.push(bytes) {
-            Ok(messages) => {
-                messages.iter().for_each(|m| self.receive(now, from, m, Via::Tcp));
-                self.sync_links();
-                Ok(())
+        let trusted_ip = self.known_ip(from.ip());
+        let (full, unjoined) = (self.config.max_stream_message, self.config.limits.max_unjoined_message);
+        let c = self
+            .tcp
+            .entry(conn)
+            .or_insert_with(|| TcpConn { framer: StreamFramer::new(unjoined), known: false });
+        c.framer.set_max_size(if c.known || trusted_ip { full } else { unjoined });
+        let messages = match c.framer.push(bytes) {
+            Ok(messages) => messages,
+            Err(e) => return Err(self.reject_stream(conn, e)),
+        };
+        let count = messages.len();
+        for m in messages {
+            let known = self.tcp.get(&conn).is_some_and(|c| c.known) || self.is_known_sender(from, &m);
+            // A member may hear from a joiner before the host's ADDFORWARD about it, and one
+            // that left from those who do not know yet: such a message is dropped
+            // (UnknownPlayer), the connection kept. A host or a joiner only gets player
+            // messages from instances it knows (docs/decisions.md).
+            let strict = !matches!(self.role, Role::Member | Role::Ended);
+            if !known && !has_signature(&m) && strict {
+                return Err(self.reject_stream(conn, StreamError::NoSignature));
             }
-            Err(e) => {
-                self.framers.remove(&conn);
-                self.stats.streams_rejected += 1;
-                // Not logged here: the caller closes the connection and says why.
-                Err(e)
+            self.receive(now, from, &m, Via::Tcp);
+            // After the message: an ADDFORWARDREQUEST makes its sender known.
+            let known = known || self.is_known_sender(from, &m);
+            if let Some(c) = self.tcp.get_mut(&conn) {
+                c.known |= known;
             }
+        }
+        self.sync_links();
+        let c = self.tcp.get(&conn);
+        Ok(TcpStatus {
+            messages: count,
+            buffered: c.map_or(0, |c| c.framer.buffered()),
+            known: c.is_some_and(|c| c.known),
+        })
+    }
+
+    /// Forgets connection `conn` after `e`, counts it, and gives `e` back.
+    fn reject_stream(&mut self, conn: ConnId, e: StreamError) -> StreamError {
+        self.tcp.remove(&conn);
+        self.stats.streams_rejected += 1;
+        // Not logged here: the caller closes the connection and says why.
+        e
+    }
+
+    /// Whether `ip` is the address of a known remote instance or of the host we are joining:
+    /// its connections may carry messages up to `max_stream_message`.
+    fn known_ip(&self, ip: IpAddr) -> bool {
+        self.joining_host().is_some_and(|h| h.ip() == ip)
+            || self.players.values().any(|p| !p.local && p.addrs.is_some_and(|(s, _)| s.ip() == ip))
+    }
+
+    /// The TCP listener of the host we are joining, while we are.
+    fn joining_host(&self) -> Option<SocketAddr> {
+        match self.role {
+            Role::RequestingId { host } | Role::AddingForward { host } => Some(host),
+            _ => None,
+        }
+    }
+
+    /// Whether message `m`, received from `from`, comes from a known instance: the listener
+    /// its header names (as [`Dp4Session::reply_addr`] reads it) is in the Player List, or is
+    /// the host we are joining.
+    fn is_known_sender(&self, from: SocketAddr, m: &[u8]) -> bool {
+        let Some(sock_addr) = m.get(4..20).and_then(|b| SockAddrIn::read(&mut Reader::new(b)).ok()) else {
+            return false;
+        };
+        let listener = self.reply_addr(sock_addr.addr, from.ip());
+        self.joining_host() == Some(listener) || self.instance_at(listener).is_some()
+    }
+
+    /// Where to answer a message whose header SockAddr is `addr`, received from `seen`: the
+    /// header's port at the sender's IP address; the header's IP too only with
+    /// `limits.follow_header_addresses`, else a forged header could aim us at a third party
+    /// (MC-DPL4CS 2.2.6, 3.2.5.3; docs/decisions.md). A zero address always means the sender's.
+    pub(crate) fn reply_addr(&self, addr: SocketAddrV4, seen: IpAddr) -> SocketAddr {
+        if self.config.limits.follow_header_addresses {
+            resolve(addr, seen)
+        } else {
+            SocketAddr::new(seen, addr.port())
         }
     }
 
     /// TCP connection `conn` closed; its partial message is forgotten.
     pub fn handle_tcp_closed(&mut self, conn: ConnId) {
-        self.framers.remove(&conn);
+        self.tcp.remove(&conn);
     }
 
     /// Runs every timer due at `now` (MC-DPL4CS 3.1.6, 3.2.6).
@@ -293,14 +380,14 @@ impl Dp4Session {
     }
 
     pub(crate) fn dispatch(&mut self, now: Instant, from: SocketAddr, msg: Dp4Message, via: Via) {
-        let reply_to = resolve(msg.header.sock_addr.addr, from.ip());
+        let reply_to = self.reply_addr(msg.header.sock_addr.addr, from.ip());
         let header = msg.header;
         match msg.body {
             // "to the port specified in the SockAddr field ... and to the IP address that sent
             // the request" (3.2.5.3), whatever address the SockAddr holds.
             Dp4Body::EnumSessions(m) => {
                 let to = SocketAddr::new(from.ip(), header.sock_addr.addr.port());
-                self.on_enum_sessions(to, &m)
+                self.on_enum_sessions(now, to, &m)
             }
             Dp4Body::EnumSessionsReply(m) => self.on_enum_sessions_reply(reply_to, m),
             Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
@@ -316,7 +403,7 @@ impl Dp4Session {
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, m.player_id),
             Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
-            Dp4Body::PingReply(m) => self.on_ping_reply(reply_to, m.id_from),
+            Dp4Body::PingReply(m) => self.on_ping_reply(now, reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::RequestGroupId(_) => self.on_request_group_id(reply_to),
             Dp4Body::CreateGroup(m) => self.on_create_group(reply_to, &m),
@@ -329,7 +416,7 @@ impl Dp4Session {
             Dp4Body::PlayerNameChanged(m) => self.on_player_name_changed(m),
             Dp4Body::Chat(m) => self.on_chat(m),
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
-            Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(reply_to, &m),
+            Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(now, reply_to, &m),
             Dp4Body::PlayerWrapper(w) => {
                 let ids = self.ids_present();
                 let inner = match via {

@@ -30,6 +30,23 @@ pub enum StreamError {
         /// The largest size accepted.
         max: usize,
     },
+    /// A message without the 'play' signature (so a player message) on a connection that
+    /// belongs to no known instance, at a host or an endpoint in no session (MC-DPL4CS 2.2.6,
+    /// 2.2.45): nothing on it can be trusted.
+    #[error("no 'play' signature from an unknown sender")]
+    NoSignature,
+}
+
+/// What one read did to a connection, for the runtime's deadlines (docs/limits.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpStatus {
+    /// Whole messages the read completed.
+    pub messages: usize,
+    /// Bytes held for a message not yet complete.
+    pub buffered: usize,
+    /// The connection belongs to a known instance (one of its messages named a listener in
+    /// the Player List, or the host we are joining).
+    pub known: bool,
 }
 
 /// Splits one TCP connection's bytes into DP4 messages (MC-DPL4CS 2.1, 2.2.6).
@@ -59,6 +76,12 @@ impl StreamFramer {
     /// Bytes held for a message not yet complete.
     pub fn buffered(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Changes the largest message accepted from the next size field on (same bounds as
+    /// [`StreamFramer::new`]).
+    pub fn set_max_size(&mut self, max_size: usize) {
+        self.max_size = max_size.clamp(MIN_MESSAGE_SIZE, MAX_MESSAGE_SIZE);
     }
 
     /// Appends `bytes` and returns every message they complete, in order. After an error the

@@ -3,10 +3,11 @@
 mod enumeration;
 mod faults;
 mod groups;
+mod hostile;
 mod join;
 mod leave;
 mod messages;
-mod net;
+pub(crate) mod net;
 mod reliable;
 mod scenario;
 mod windows;

@@ -174,7 +174,14 @@ fn instructed_connect_failed() {
     mesh.sim.run_for(Duration::from_secs(3));
     assert_eq!(session(&mesh, 2).stats().path_tests_sent, 7);
     mesh.sim.run_for(Duration::from_secs(300));
-    assert_eq!(ended(&mesh, 2), Some(EndReason::ConnectAttemptFailed));
+    let existing = session(&mesh, 1).local_dpnid();
+    // While it waited, the joiner said whom it waited for (item 8 of issue 13).
+    assert!(
+        events(&mesh, 2)
+            .iter()
+            .any(|e| matches!(e, Event::JoinPending { awaiting_peers, .. } if awaiting_peers == &[existing]))
+    );
+    assert_eq!(ended(&mesh, 2), Some(EndReason::ConnectAttemptFailed { peer: existing }));
     mesh.tables_agree(&[0, 1]).expect("the joiner is gone");
     assert_eq!(session(&mesh, 0).name_table().len(), 2);
 }

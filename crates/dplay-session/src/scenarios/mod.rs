@@ -16,12 +16,15 @@ use dplay_wire::dp8::session::SessionMessage;
 use crate::sim_check::{Mesh, sim_addr};
 use crate::{Event, Session};
 
+mod addresses;
 mod early_data;
+mod join_errors;
 mod joins;
 mod leave;
 mod migration;
 mod property;
 mod seed003;
+mod signing;
 
 /// A link with 15 ms of latency and `loss`.
 fn link(loss: f64) -> LinkConfig {
