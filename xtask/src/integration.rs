@@ -359,8 +359,8 @@ fn join_through_proxy(s: &Suite) -> anyhow::Result<()> {
             "--json",
             "--name",
             "alice",
-            "--send",
-            "through the proxy",
+            "--set-name",
+            "alice through the proxy",
             "--duration",
             "4",
             "--timeout",
@@ -369,7 +369,15 @@ fn join_through_proxy(s: &Suite) -> anyhow::Result<()> {
     )?;
     s.expect(&alice, "the name table", Duration::from_secs(25), is("name_table"))?;
     s.expect(&host, "alice joining", WAIT, event_with("player_joined", "name", "alice"))?;
-    s.expect(&host, "alice's message", WAIT, event_with("message", "text", "through the proxy"))?;
+    // A reliable session message through the faults: DN_REQ_UPDATE_INFO, then the host's
+    // DN_UPDATE_INFO (MC-DPL8CS 3.5). A chat message would not do: it is sent unreliably
+    // (MS-DPDX 3.1.4.1).
+    s.expect(
+        &host,
+        "alice's new name",
+        WAIT,
+        event_with("player_renamed", "name", "alice through the proxy"),
+    )?;
     ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join did not exit 0");
     let c = &proxy.counts;
     let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);

@@ -1,7 +1,8 @@
 //! `cargo xtask sim --seeds N`: every simulated-network sweep over N seeds, in release mode.
 //!
 //! * the transport scenarios over every link profile (crates/dplay-dframe/examples/transport_sweep.rs);
-//! * the session layer's name-table property (crates/dplay-session/examples/name_table_sweep.rs);
+//! * the session layer's name-table property (crates/dplay-session/examples/name_table_sweep.rs), at
+//!   least 500 seeds;
 //! * the DirectPlay 4 reliable protocol (MC-DPL4R) exchange over its link profiles
 //!   (crates/dplay-dpsp/examples/reliable_sweep.rs).
 //!
@@ -23,12 +24,18 @@ struct Tally {
     violations: u64,
 }
 
+/// The session sweep's floor: the name-table property (groups, information updates and
+/// migrations included) runs at least this many seeds, whatever `--seeds` says (a few
+/// milliseconds each in release).
+const SESSION_MIN_SEEDS: u64 = 500;
+
 pub(crate) fn run(seeds: u64) -> anyhow::Result<()> {
+    let session_seeds = seeds.max(SESSION_MIN_SEEDS).to_string();
     let seeds = seeds.to_string();
     let transport =
         sweep(cargo().args(example("dplay-dframe", "transport_sweep", &[], &seeds)), "sim:", "transport")?;
     let session = sweep(
-        cargo().args(example("dplay-session", "name_table_sweep", &["--features", "sim"], &seeds)),
+        cargo().args(example("dplay-session", "name_table_sweep", &["--features", "sim"], &session_seeds)),
         "session-sim:",
         "session",
     )?;

@@ -274,7 +274,9 @@ impl AddonOverDp8 {
             SessionEvent::HostFound { .. }
             | SessionEvent::JoinPending { .. }
             | SessionEvent::HostMigrated { .. }
-            | SessionEvent::Chat { .. } => {}
+            | SessionEvent::Chat { .. }
+            | SessionEvent::NameTable(_)
+            | SessionEvent::Completed { .. } => {}
             // Any event a later session adds: passed on.
             _ => {}
         }

@@ -35,6 +35,9 @@ pub(crate) struct JoinArgs {
     /// Send this text to everyone once joined (DirectPlay 8: as a chat message).
     #[arg(long)]
     pub(crate) send: Option<String>,
+    /// Once joined, rename our player (DirectPlay 8: DN_REQ_UPDATE_INFO to the host).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) set_name: Option<String>,
     /// Give up joining after this long (seconds, or a unit such as 30s).
     #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
@@ -122,6 +125,9 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         drop(runtime);
         let failure = JoinFailure { host: args.host, enumerated: session.is_some(), ended, pending, stop };
         return Err(failure.error(args.timeout, |d| out.name(d)));
+    }
+    if let Some(name) = &args.set_name {
+        runtime.command(Dp8Command::SetInfo { name: Some(name.clone()), data: None })?;
     }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;

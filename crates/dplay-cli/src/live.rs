@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use crossbeam_channel::{Receiver, select};
 use dplay_runtime::{Dp8Event, Player, Protocol, Runtime, RuntimeConfig, SocketSpec};
-use dplay_session::{Event, Mode, SessionConfig};
+use dplay_session::{Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason};
@@ -464,6 +464,17 @@ impl Output {
                 }
                 self.event(&e, format!("chat from {name}: {text}"));
             }
+            Event::NameTable(change) => self.table_change(change),
+            Event::Completed { context, result } => match result {
+                Ok(()) => {
+                    self.emit("completed", json!({"context": context}), format!("operation {context} done"))
+                }
+                Err(e) => self.emit(
+                    "completed",
+                    json!({"context": context, "error": e.to_string()}),
+                    format!("operation {context} failed: {e}"),
+                ),
+            },
             Event::SessionEnded { reason } => {
                 self.event(
                     &JsonEvent::SessionEnded { reason: reason.to_string() },
@@ -475,6 +486,68 @@ impl Output {
             _ => {}
         }
         false
+    }
+}
+
+impl Output {
+    /// A group or information change (MC-DPL8CS 2.2.4, 2.2.5), with DirectPlay 4's keys
+    /// (docs/json-events.md): `group` (`created`, `deleted`, `player_added`, `player_removed`,
+    /// `renamed`, `data`), `player_renamed` and `player_data`.
+    fn table_change(&mut self, change: &TableChange) {
+        match change {
+            TableChange::GroupCreated { group, name, requested_by } => {
+                self.names.insert(*group, name.clone());
+                let by = self.name(*requested_by);
+                self.emit(
+                    "group",
+                    json!({"change": "created", "id": group.to_string(), "name": name}),
+                    format!("group created: {name} ({group}), asked by {by}"),
+                );
+            }
+            TableChange::GroupDestroyed { group } => {
+                let name = self.name(*group);
+                self.emit(
+                    "group",
+                    json!({"change": "deleted", "id": group.to_string()}),
+                    format!("group deleted: {name} ({group})"),
+                );
+            }
+            TableChange::MemberAdded { group, player } | TableChange::MemberRemoved { group, player } => {
+                let added = matches!(change, TableChange::MemberAdded { .. });
+                let (g, p) = (self.name(*group), self.name(*player));
+                self.emit(
+                    "group",
+                    json!({
+                        "change": if added { "player_added" } else { "player_removed" },
+                        "id": group.to_string(),
+                        "player": player.to_string(),
+                    }),
+                    format!("{p} {} group {g}", if added { "added to" } else { "removed from" }),
+                );
+            }
+            TableChange::InfoUpdated { dpnid, group: is_group, name, data } => {
+                let is_group = *is_group;
+                let old = self.name(*dpnid);
+                if let Some(n) = name {
+                    self.names.insert(*dpnid, n.clone());
+                    let (event, fields) = if is_group {
+                        ("group", json!({"change": "renamed", "id": dpnid.to_string(), "name": n}))
+                    } else {
+                        ("player_renamed", json!({"id": dpnid.to_string(), "name": n}))
+                    };
+                    self.emit(event, fields, format!("{old} ({dpnid}) is now {n}"));
+                }
+                if let Some(d) = data {
+                    let (event, fields) = if is_group {
+                        ("group", json!({"change": "data", "id": dpnid.to_string(), "len": d.len()}))
+                    } else {
+                        ("player_data", json!({"id": dpnid.to_string(), "len": d.len()}))
+                    };
+                    let what = if is_group { "group data" } else { "player data" };
+                    self.emit(event, fields, format!("{what} of {old} ({dpnid}): {} bytes", d.len()));
+                }
+            }
+        }
     }
 }
 

@@ -132,6 +132,12 @@ impl AddonProtocol {
             Dp8Command::Chat(text) => {
                 b.with_session(now, |s, now| s.send_chat(now, &text)).map_err(|e| ("chat", e))
             }
+            Dp8Command::SetInfo { name, data } => b
+                .with_session(now, |s, now| {
+                    let local = s.local_dpnid();
+                    s.set_info(now, local, name.as_deref(), data.as_deref()).map(drop)
+                })
+                .map_err(|e| ("set-info", e)),
             Dp8Command::Leave => {
                 b.with_session(now, Session::leave);
                 Ok(())

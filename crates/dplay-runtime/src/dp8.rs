@@ -49,6 +49,13 @@ pub enum Dp8Command {
     },
     /// A DXDiag chat message to everyone.
     Chat(String),
+    /// Change our own player's name and/or data (DN_REQ_UPDATE_INFO, MC-DPL8CS 3.5).
+    SetInfo {
+        /// The new name, if any.
+        name: Option<String>,
+        /// The new data, if any.
+        data: Option<Vec<u8>>,
+    },
     /// Leave gracefully.
     Leave,
     /// Host: end the session for everyone.
@@ -154,6 +161,12 @@ impl Protocol for Dp8Protocol {
                 s.send_to(now, to, &data, flags).map_err(|e| ("send", e))
             }
             Dp8Command::Chat(text) => s.send_chat(now, &text).map_err(|e| ("chat", e)),
+            Dp8Command::SetInfo { name, data } => {
+                let local = s.local_dpnid();
+                s.set_info(now, local, name.as_deref(), data.as_deref())
+                    .map(drop)
+                    .map_err(|e| ("set-info", e))
+            }
             Dp8Command::Leave => {
                 s.leave(now);
                 Ok(())

@@ -42,10 +42,12 @@ impl Session {
         Ok(())
     }
 
-    /// Sends DXDiag's TRANS_USERDATA_SEND_MESSAGE to everyone, reliably (MS-DPDX 3.1.4.1).
+    /// Sends DXDiag's TRANS_USERDATA_SEND_MESSAGE to everyone, sequential and not reliable
+    /// (MS-DPDX 3.1.4.1; the MC-DPL8CS 4 capture's `bCommand` is 0x3D: DATA, SEQUENTIAL, POLL,
+    /// NEW_MSG, END_MSG, no RELIABLE).
     pub fn send_chat(&mut self, now: Instant, text: &str) -> Result<(), CommandError> {
         let bytes = ChatMessage::new(text).to_vec().map_err(|_| CommandError::WrongState)?;
-        self.send_all(now, &bytes, SendFlags::RELIABLE_SEQUENTIAL)
+        self.send_all(now, &bytes, SendFlags { reliable: false, sequential: true })
     }
 
     /// Application data from `peer`: delivered with its DPNID, held when it comes from an

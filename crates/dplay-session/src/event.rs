@@ -82,11 +82,75 @@ pub enum Event {
         /// The text.
         text: String,
     },
+    /// A group, a membership or an entry's information changed (MC-DPL8CS 2.2.4, 2.2.5, 3.4,
+    /// 3.5), by a name-table operation of the host (or made by us as host).
+    NameTable(TableChange),
+    /// One of our operations that waits for an answer ended: a group or information request
+    /// (MC-DPL8CS 3.4, 3.5: the host's operation echoed its `dwPacketContext`) or a send with
+    /// completion (MC-DPL8CS 3.3: DN_PROCESS_COMPLETION came back).
+    Completed {
+        /// The context the command returned.
+        context: u32,
+        /// Done, or why not.
+        result: Result<(), CompletionError>,
+    },
     /// We are out of the session; nothing more comes.
     SessionEnded {
         /// Why.
         reason: EndReason,
     },
+}
+
+/// A change of the name table's groups or information (MC-DPL8CS 2.2.4, 2.2.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableChange {
+    /// DN_CREATE_GROUP.
+    GroupCreated {
+        /// The new group.
+        group: Dpnid,
+        /// Its name.
+        name: String,
+        /// The player that asked for it (`dpnidRequesting`).
+        requested_by: Dpnid,
+    },
+    /// DN_DESTROY_GROUP: the group and its memberships are gone.
+    GroupDestroyed {
+        /// The group.
+        group: Dpnid,
+    },
+    /// DN_ADD_PLAYER_TO_GROUP.
+    MemberAdded {
+        /// The group.
+        group: Dpnid,
+        /// The player.
+        player: Dpnid,
+    },
+    /// DN_DELETE_PLAYER_FROM_GROUP, or the player left the session (MC-DPL8CS 3.4.1).
+    MemberRemoved {
+        /// The group.
+        group: Dpnid,
+        /// The player.
+        player: Dpnid,
+    },
+    /// DN_UPDATE_INFO: a player's or group's name or data.
+    InfoUpdated {
+        /// The player or group.
+        dpnid: Dpnid,
+        /// True for a group.
+        group: bool,
+        /// The new name, when DPNINFO_NAME was set.
+        name: Option<String>,
+        /// The new data, when DPNINFO_DATA was set.
+        data: Option<Vec<u8>>,
+    },
+}
+
+/// Why an operation that waited for an answer failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum CompletionError {
+    /// The connection to the peer (or to the host we asked) ended first (MC-DPL8CS 3.3).
+    #[error("DPNERR_CONNECTIONLOST: the connection ended before the answer came")]
+    ConnectionLost,
 }
 
 /// Why the local participant is no longer in a session.
@@ -132,6 +196,12 @@ pub enum CommandError {
     /// The DPNID is not a connected member we can reach.
     #[error("unknown or unreachable player")]
     UnknownPlayer,
+    /// The DPNID is not a group of the name table (or the player is not, or already is, in it).
+    #[error("DPNERR_INVALIDGROUP: unknown group or membership")]
+    InvalidGroup,
+    /// Too many operations already wait for an answer.
+    #[error("too many operations wait for an answer")]
+    Busy,
     /// The transport refused the message.
     #[error("transport: {0}")]
     Transport(#[from] dplay_dframe::SendError),

@@ -9,8 +9,8 @@ use std::time::Instant;
 use dplay_dframe::Signing;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
-    ApplicationDescFlags, ConnectFailed, DestroyReason, NameTableEntry, NameTableEntryFlags, ObjectType,
-    PlayerConnectInfo, ResultCode, SendConnectInfo, SessionMessage,
+    ApplicationDescFlags, ConnectFailed, DestroyPlayer, DestroyReason, NameTableEntry, NameTableEntryFlags,
+    NameTableOp, ObjectType, PlayerConnectInfo, ResultCode, SendConnectInfo, SessionMessage,
 };
 use dplay_wire::dp8::url::{AddressingUrl, DirectPlayUrl};
 use dplay_wire::{Blob, WideString};
@@ -119,6 +119,18 @@ impl Session {
             (LinkState::Member, SessionMessage::AckNameTableOp(ack)) => {
                 self.on_ack_nametable_op(now, from, &ack)
             }
+            (LinkState::Member, SessionMessage::ReqProcessCompletion(r)) => {
+                self.on_req_process_completion(now, peer, r)
+            }
+            (LinkState::Member, SessionMessage::ProcessCompletion(c)) => self.on_process_completion(peer, c),
+            (
+                LinkState::Member,
+                msg @ (SessionMessage::ReqCreateGroup(_)
+                | SessionMessage::ReqDestroyGroup(_)
+                | SessionMessage::ReqAddPlayerToGroup(_)
+                | SessionMessage::ReqDeletePlayerFromGroup(_)
+                | SessionMessage::ReqUpdateInfo(_)),
+            ) => self.on_request(now, from, msg),
             (LinkState::Joining | LinkState::AwaitingAck | LinkState::Refused | LinkState::Closing, _) => {
                 self.stats.drop(DropReason::WrongState)
             }
@@ -205,8 +217,9 @@ impl Session {
         self.events.push_back(Event::PlayerAdded { dpnid: joiner, name });
     }
 
-    /// DN_SEND_CONNECT_INFO for `joiner`: the whole table in peer-to-peer, the server and the
-    /// joiner in client/server (MC-DPL8CS 2.2.1.4).
+    /// DN_SEND_CONNECT_INFO for `joiner`: the whole table in peer-to-peer, host first, with its
+    /// groups and memberships; the server and the joiner in client/server (MC-DPL8CS 2.2.1.4,
+    /// 3.4.5.1).
     fn connect_info_for(&self, joiner: Dpnid) -> SendConnectInfo {
         let desc = self.desc.clone().unwrap_or(AppDesc {
             instance: self.table.instance(),
@@ -216,11 +229,10 @@ impl Session {
         });
         let entries = match self.cfg.mode {
             Mode::PeerToPeer => self.table.wire_entries(),
-            // Only the two entries are copied: a server may hold thousands.
-            Mode::ClientServer => self
-                .table
-                .players()
-                .filter(|e| e.dpnid == self.local || e.dpnid == joiner)
+            // Only the two entries are copied, the server's first: a server may hold thousands.
+            Mode::ClientServer => [self.local, joiner]
+                .iter()
+                .filter_map(|d| self.table.get(*d))
                 .map(crate::name_table::wire_entry)
                 .collect(),
         };
@@ -238,8 +250,11 @@ impl Session {
             dpnid: joiner,
             version: self.table.version(),
             version_not_used: 0,
+            memberships: match self.cfg.mode {
+                Mode::PeerToPeer => self.table.memberships(),
+                Mode::ClientServer => Vec::new(),
+            },
             entries,
-            memberships: Vec::new(),
             layout: Default::default(),
         }
     }
@@ -263,7 +278,7 @@ impl Session {
     }
 
     /// INSTRUCTED_CONNECT_FAILED (MS-DPDX 3.1.5.2; MC-DPL8CS 3.1.5.2 step 8): the joiner hears
-    /// CONNECT_ATTEMPT_FAILED and is removed.
+    /// CONNECT_ATTEMPT_FAILED and the host removes it (HOSTDESTROYEDPLAYER, MS-DPDX 2.2.15).
     fn on_instructed_connect_failed(&mut self, now: Instant, from: Option<Dpnid>, joiner: Dpnid) {
         let Some(existing) = from else { return };
         if !self.table.contains(joiner) {
@@ -274,24 +289,28 @@ impl Session {
         if let Some(addr) = self.route(joiner) {
             self.close_link(now, addr);
         }
-        self.destroy_player(now, joiner, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+        self.destroy_player(now, joiner, DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER);
     }
 
-    /// Host: removes `dpnid` from the table and tells every other member (MC-DPL8CS 2.2.2.2).
+    /// Host: removes `dpnid` from the table and tells every other member (MC-DPL8CS 2.2.2.2);
+    /// it leaves its groups on every member (3.4.1). `reason` is one MS-DPDX 2.2.15 allows:
+    /// NORMAL when the player is gone, HOSTDESTROYEDPLAYER when we removed it.
     pub(crate) fn destroy_player(&mut self, now: Instant, dpnid: Dpnid, reason: DestroyReason) {
-        let Some(op) = self.table.destroy(dpnid, reason) else { return };
+        if !self.table.contains(dpnid) {
+            return;
+        }
         self.reported.remove(&dpnid);
         self.integrity.remove(&dpnid);
         if let Some(m) = self.migration.as_mut() {
             m.forget(dpnid);
         }
-        if self.cfg.mode == Mode::PeerToPeer {
-            let msg = SessionMessage::DestroyPlayer(op);
-            for (_, addr) in self.member_routes(Some(dpnid)) {
-                self.send_msg(now, addr, &msg);
-            }
-        }
-        self.events.push_back(Event::PlayerRemoved { dpnid, reason });
+        let op = DestroyPlayer {
+            dpnid_leaving: dpnid,
+            version: self.table.next_version(),
+            version_not_used: 0,
+            destroy_reason: reason,
+        };
+        self.host_op(now, NameTableOp::DestroyPlayer(op));
         // A migration may have been waiting for this player's version.
         self.migration_progress(now);
     }

@@ -15,7 +15,7 @@ use dplay_wire::{Blob, WideString};
 use uuid::Uuid;
 
 use crate::config::Mode;
-use crate::event::{CommandError, EndReason, Event};
+use crate::event::{CommandError, EndReason, Event, TableChange};
 use crate::name_table::{NameTable, OpError};
 use crate::session::{AppDesc, Link, LinkState, Phase, Session};
 use crate::stats::DropReason;
@@ -101,10 +101,9 @@ impl Session {
                 self.on_host_migrate(now, peer, link, m)
             }
             _ if link.state != LinkState::Member => self.stats.drop(DropReason::UnknownSender),
+            SessionMessage::ReqProcessCompletion(r) => self.on_req_process_completion(now, peer, r),
+            SessionMessage::ProcessCompletion(c) => self.on_process_completion(peer, c),
             _ if !from_host => self.stats.drop(DropReason::WrongRole),
-            SessionMessage::AddPlayer(a) => self.apply_op(now, NameTableOp::AddPlayer(a)),
-            SessionMessage::DestroyPlayer(d) => self.apply_op(now, NameTableOp::DestroyPlayer(d)),
-            SessionMessage::InstructConnect(i) => self.apply_op(now, NameTableOp::InstructConnect(i)),
             SessionMessage::ResyncVersion(v) => self.table.free_through(v.version),
             SessionMessage::ConnectAttemptFailed { dpn_id } if !self.joined => {
                 self.end(now, EndReason::ConnectAttemptFailed { peer: dpn_id })
@@ -115,7 +114,10 @@ impl Session {
             }
             SessionMessage::ReqNameTableOp(v) => self.on_req_nametable_op(now, peer, v.version),
             SessionMessage::HostMigrateComplete => self.on_host_migrate_complete(),
-            _ => self.stats.drop(DropReason::WrongRole),
+            msg => match crate::table_ops::message_op(msg) {
+                Some(op) => self.apply_op(now, op),
+                None => self.stats.drop(DropReason::WrongRole),
+            },
         }
     }
 
@@ -138,7 +140,8 @@ impl Session {
             self.stats.drop(DropReason::UnknownDpnid);
             return;
         }
-        self.table = NameTable::from_entries(info.guid_instance, info.version, &info.entries);
+        self.table =
+            NameTable::from_entries(info.guid_instance, info.version, &info.entries, &info.memberships);
         self.local = info.dpnid;
         self.host = host_dpnid;
         self.table.set_local(self.local);
@@ -165,6 +168,23 @@ impl Session {
         for (dpnid, name) in others {
             self.events.push_back(Event::PlayerAdded { dpnid, name });
         }
+        // The groups and memberships the table came with (MC-DPL8CS 2.2.1.4-2.2.1.6).
+        let groups: Vec<TableChange> = self
+            .table
+            .groups()
+            .map(|g| TableChange::GroupCreated {
+                group: g.dpnid,
+                name: g.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
+                requested_by: g.dpnid_owner,
+            })
+            .collect();
+        let members = self
+            .table
+            .memberships()
+            .into_iter()
+            .map(|m| TableChange::MemberAdded { group: m.group(), player: m.player() });
+        let changes: Vec<TableChange> = groups.into_iter().chain(members).collect();
+        self.events.extend(changes.into_iter().map(Event::NameTable));
         // A client/server host sends no INSTRUCT_CONNECT and clients connect to nobody else
         // (MC-DPL8CS 3.1.5.1): the session's flag or a SERVER entry says so, whatever we
         // were configured as.
@@ -184,19 +204,31 @@ impl Session {
         self.check_joined();
     }
 
-    /// A name-table operation from the host, applied in version order (MC-DPL8CS 2.2.6).
+    /// A name-table operation from the host, applied in version order (MC-DPL8CS 2.2.6). In
+    /// client/server the server sends a client only what concerns it (3.5.1), so any newer
+    /// version is taken. An operation that takes its version but names what we lack is counted
+    /// and the table goes on; one without a version is counted as unread.
     pub(crate) fn apply_op(&mut self, now: Instant, op: NameTableOp) {
-        match self.table.apply(&op) {
+        let got = crate::name_table::op_version(&op);
+        let client_server = self.cfg.mode == Mode::ClientServer
+            || self.desc.as_ref().is_some_and(|d| d.flags.contains(ApplicationDescFlags::CLIENT_SERVER));
+        if client_server && let Some(v) = got.filter(|v| *v > self.table.version()) {
+            self.table.skip_to(v.wrapping_sub(1));
+        }
+        let requested = crate::table_ops::requester(&op);
+        match self.apply_reported(&op) {
             Ok(()) => {}
             Err(OpError::Version { .. }) => return self.stats.drop(DropReason::BadVersion),
-            Err(OpError::Dpnid(_)) => return self.stats.drop(DropReason::UnknownDpnid),
-            Err(OpError::Unsupported) => return self.stats.drop(DropReason::WrongRole),
+            Err(OpError::Dpnid(_)) => self.stats.drop(DropReason::UnknownDpnid),
+            Err(OpError::Unversioned) => {
+                self.table.note_unreadable();
+                return self.stats.drop(DropReason::Malformed);
+            }
+        }
+        if let Some((requesting, context)) = requested {
+            self.request_answered(requesting, context);
         }
         match op {
-            NameTableOp::AddPlayer(a) => {
-                let name = a.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
-                self.events.push_back(Event::PlayerAdded { dpnid: a.entry.dpnid, name });
-            }
             NameTableOp::DestroyPlayer(d) => {
                 self.lost.remove(&d.dpnid_leaving);
                 self.path_tests.retain(|p| p.target != d.dpnid_leaving);
@@ -205,8 +237,6 @@ impl Session {
                 {
                     self.close_link(now, addr);
                 }
-                self.events
-                    .push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
                 self.check_joined();
             }
             NameTableOp::InstructConnect(i) => self.on_instruct_connect(now, i.dpnid),

@@ -73,19 +73,16 @@ impl Session {
         Ok(())
     }
 
-    /// Host: a connection ended. A member is destroyed (MS-DPDX 3.1.5.3, 3.1.5.6).
-    pub(crate) fn host_link_lost(&mut self, now: Instant, link: Option<Link>, reason: DisconnectReason) {
+    /// Host: a connection ended. A member is destroyed, reason NORMAL (MS-DPDX 2.2.15, 3.1.5.3,
+    /// 3.1.5.6).
+    pub(crate) fn host_link_lost(&mut self, now: Instant, link: Option<Link>) {
         let Some(Link { dpnid: Some(dpnid), state }) = link else { return };
         if state == LinkState::Refused || !self.table.contains(dpnid) {
             return;
         }
-        let why = match reason {
-            DisconnectReason::Closed | DisconnectReason::ClosedByPeer => {
-                DestroyReason::DPNDESTROYPLAYERREASON_NORMAL
-            }
-            _ => DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST,
-        };
-        self.destroy_player(now, dpnid, why);
+        // MS-DPDX 2.2.15 allows only NORMAL and HOSTDESTROYEDPLAYER: a player whose connection
+        // ended, gracefully or not, is leaving.
+        self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
     }
 
     /// Member: a connection ended. The host's loss starts a migration or ends the session; a
@@ -132,7 +129,7 @@ impl Session {
         if self.send_to_player(now, target, &check) {
             self.integrity.insert(target, requester);
         } else if self.migration.is_none() {
-            self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+            self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
         }
     }
 
@@ -154,7 +151,7 @@ impl Session {
             self.send_msg(now, addr, &msg);
             self.close_link(now, addr);
         }
-        self.destroy_player(now, requester, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+        self.destroy_player(now, requester, DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER);
     }
 
     /// Host: NAMETABLE_VERSION. When the oldest version every member holds advances,
@@ -175,7 +172,7 @@ impl Session {
         if version < self.host_since {
             let ops = self.table.ops_after(version);
             let contiguous = ops.first().and_then(crate::name_table::op_version) == Some(version + 1);
-            for msg in ops.into_iter().filter(|_| contiguous).filter_map(crate::migration::op_message) {
+            for msg in ops.into_iter().filter(|_| contiguous).map(crate::table_ops::op_message) {
                 self.send_to_player(now, from, &msg);
             }
         }

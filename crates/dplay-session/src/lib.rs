@@ -9,7 +9,8 @@
 //! (MC-DPL8CS 3.2.5.1-3.2.5.3), host migration (MC-DPL8CS 3.2.5.4) and application data.
 //! Roles: host and peer (peer-to-peer), server and client (client/server). A host may require
 //! fast signing of every connection (`DPNSESSION_FAST_SIGNED`, through the transport's
-//! [`dplay_dframe::Signing`]). Groups and information updates are not part of it.
+//! [`dplay_dframe::Signing`]). Groups and information updates (MC-DPL8CS 2.2.4, 2.2.5, 3.4,
+//! 3.5) and sends with completion (2.2.3.2, 3.3) are part of it.
 //!
 //! DirectPlay 4 sessions (MC-DPL4CS: Flight Simulator 98/2000 and other DirectPlay 4 games) are
 //! the separate [`dp4`] module, with the same handle/poll shape.
@@ -113,12 +114,14 @@
 #![warn(clippy::indexing_slicing)]
 
 mod app_data;
+mod completion;
 mod config;
 pub mod dp4;
 #[cfg(feature = "sim")]
 pub mod dp4_sim;
 mod enumeration;
 mod event;
+mod groups;
 mod join_host;
 mod join_peer;
 mod leave;
@@ -131,10 +134,13 @@ mod session;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim_check;
 mod stats;
+mod table_ops;
 
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
+pub use completion::MAX_PENDING;
 pub use config::{Mode, SessionConfig};
-pub use event::{CommandError, EndReason, Event, SendFlags};
+pub use event::{CommandError, CompletionError, EndReason, Event, SendFlags, TableChange};
+pub use groups::MAX_GROUPS;
 pub use join_host::DPNERR_SESSIONFULL;
 pub use name_table::{NameTable, OpError};
 pub use session::{Phase, Session};

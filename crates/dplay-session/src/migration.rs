@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_wire::WideString;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
     AckNameTableOp, ApplicationDescFlags, DestroyReason, HostMigrate, NameTableOp, SessionMessage,
@@ -16,8 +15,10 @@ use dplay_wire::dp8::session::{
 
 use crate::config::Mode;
 use crate::event::{EndReason, Event};
+use crate::name_table::OpError;
 use crate::session::{Link, Phase, Session};
 use crate::stats::DropReason;
+use crate::table_ops::op_message;
 
 /// A migration under way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,16 +41,6 @@ impl Migration {
             self.requested = None;
         }
     }
-}
-
-/// An operation as the message that carries it.
-pub(crate) fn op_message(op: NameTableOp) -> Option<SessionMessage> {
-    Some(match op {
-        NameTableOp::AddPlayer(a) => SessionMessage::AddPlayer(a),
-        NameTableOp::DestroyPlayer(d) => SessionMessage::DestroyPlayer(d),
-        NameTableOp::InstructConnect(i) => SessionMessage::InstructConnect(i),
-        _ => return None,
-    })
 }
 
 impl Session {
@@ -176,7 +167,7 @@ impl Session {
         for (d, v) in &m.versions {
             let behind = v.unwrap_or(ours);
             if behind < ours {
-                for msg in self.table.ops_after(behind).into_iter().filter_map(op_message) {
+                for msg in self.table.ops_after(behind).into_iter().map(op_message) {
                     self.send_to_player(now, *d, &msg);
                 }
             }
@@ -187,8 +178,10 @@ impl Session {
             .map(|e| e.dpnid)
             .filter(|d| *d != self.local && self.route(*d).is_none())
             .collect();
+        // Gone, the old host included: NORMAL, as MS-DPDX 2.2.15 allows only it and
+        // HOSTDESTROYEDPLAYER.
         for d in gone {
-            self.destroy_player(now, d, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+            self.destroy_player(now, d, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
         }
         self.lost.clear();
         let version = self.table.version();
@@ -199,6 +192,9 @@ impl Session {
             self.send_msg(now, *addr, &SessionMessage::HostMigrateComplete);
         }
         self.host_since = version;
+        // Every member now holds `version`: later RESYNC_VERSIONs start from it and never go
+        // back below it (MC-DPL8CS 2.2.2.5).
+        self.resync = self.resync.max(version);
         self.events.push_back(Event::HostMigrated { new_host: self.local });
     }
 
@@ -212,20 +208,10 @@ impl Session {
             if op_version_le(op, self.table.version()) {
                 continue;
             }
-            if self.table.apply(op).is_err() {
-                self.stats.drop(DropReason::BadVersion);
-                continue;
-            }
-            match op {
-                NameTableOp::AddPlayer(a) => {
-                    let name = a.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
-                    self.events.push_back(Event::PlayerAdded { dpnid: a.entry.dpnid, name });
-                }
-                NameTableOp::DestroyPlayer(d) => {
-                    self.events
-                        .push_back(Event::PlayerRemoved { dpnid: d.dpnid_leaving, reason: d.destroy_reason });
-                }
-                _ => {}
+            match self.apply_reported(op) {
+                Ok(()) | Err(OpError::Dpnid(_)) => {}
+                Err(OpError::Unversioned) => self.table.note_unreadable(),
+                Err(OpError::Version { .. }) => self.stats.drop(DropReason::BadVersion),
             }
         }
         if let Some(m) = self.migration.as_mut() {

@@ -13,6 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 
+use crate::completion::Pending;
 use crate::config::{Mode, SessionConfig};
 use crate::enumeration::Seeker;
 use crate::event::{EndReason, Event};
@@ -110,6 +111,8 @@ pub struct Session {
     pub(crate) early_bytes: usize,
     pub(crate) stats: Stats,
     pub(crate) integrity_context: u32,
+    /// Our operations waiting for an answer (requests to the host, sends with completion).
+    pub(crate) pending: Pending,
 }
 
 impl Session {
@@ -146,6 +149,7 @@ impl Session {
             early_bytes: 0,
             stats: Stats::default(),
             integrity_context: 0,
+            pending: Pending::default(),
         }
     }
 
@@ -269,6 +273,8 @@ impl Session {
 
     fn on_disconnected(&mut self, now: Instant, peer: SocketAddr, reason: DisconnectReason) {
         let link = self.links.remove(&peer);
+        let was_host = self.phase != Phase::Host && Some(peer) == self.host_addr;
+        self.pending_lost(peer, was_host);
         match self.phase {
             Phase::Connecting | Phase::AwaitingInfo if Some(peer) == self.host_addr => {
                 let why = match reason {
@@ -278,7 +284,7 @@ impl Session {
                 };
                 self.end(now, why);
             }
-            Phase::Host => self.host_link_lost(now, link, reason),
+            Phase::Host => self.host_link_lost(now, link),
             Phase::Member => self.member_link_lost(now, peer, link, reason),
             _ => {}
         }
@@ -287,6 +293,7 @@ impl Session {
     fn on_session_bytes(&mut self, now: Instant, peer: SocketAddr, data: &[u8]) {
         let Ok(msg) = SessionMessage::parse(data) else {
             self.stats.drop(DropReason::Malformed);
+            self.unreadable_from(peer, data);
             return;
         };
         let Some(link) = self.links.get(&peer).copied() else {
@@ -368,6 +375,7 @@ impl Session {
         self.migration = None;
         self.early.clear();
         self.early_bytes = 0;
+        self.pending_end();
         let peers: Vec<SocketAddr> = self.links.keys().copied().collect();
         for peer in peers {
             self.close_link(now, peer);

@@ -2,8 +2,9 @@
 //! sessions with commands by index, and the many-seed name-table property that
 //! `cargo xtask sim` runs through [`run`].
 //!
-//! The property: whatever joins, leaves, kills and host migrations a seed draws, under 0%, 5%
-//! or 20% loss, every survivor is joined and holds the same name table as every other member
+//! The property: whatever joins, leaves, kills, host migrations, group operations and
+//! information updates a seed draws, under 0%, 5% or 20% loss, every survivor is joined and
+//! holds the same name table (groups, memberships and version included) as every other member
 //! of its session (a session may split when a host goes, MC-DPL8CS 3.2.5.4; a member the
 //! integrity check terminated is out, MC-DPL8CS 3.2.5.3).
 
@@ -14,6 +15,8 @@ use dplay_sim::{LinkConfig, Node, NodeId, Sim, Transmit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
+
+use dplay_wire::dp8::dpnid::Dpnid;
 
 use crate::{Event, Phase, Session, SessionConfig};
 
@@ -160,13 +163,62 @@ impl Mesh {
     }
 }
 
+impl Mesh {
+    /// A number drawn from `count` of random group operations and information updates, each
+    /// by a random joined member not in `dead` (the host applies its own at once, a member
+    /// asks the host, MC-DPL8CS 3.4, 3.5), with up to half a second between them.
+    pub fn table_ops(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        dead: &[usize],
+        count: std::ops::RangeInclusive<usize>,
+    ) {
+        for k in 0..rng.gen_range(count) {
+            let live = self.live(dead);
+            let Some(&i) = live.get(rng.gen_range(0..live.len().max(1))) else { return };
+            let table = self.node(i).session.name_table();
+            let groups: Vec<Dpnid> = table.groups().map(|g| g.dpnid).collect();
+            let players: Vec<Dpnid> = table.players().map(|p| p.dpnid).collect();
+            let group = groups.get(rng.gen_range(0..groups.len().max(1))).copied();
+            let player = players.get(rng.gen_range(0..players.len().max(1))).copied();
+            let tag = rng.r#gen::<u8>();
+            let _ = self.with(i, |s, now| match (rng.gen_range(0..6), group, player) {
+                (1, Some(g), _) => s.destroy_group(now, g),
+                (2, Some(g), Some(p)) => s.add_to_group(now, g, p),
+                (3, Some(g), Some(p)) => {
+                    let first = s.name_table().group_members(g).next();
+                    match first {
+                        Some(m) => s.remove_from_group(now, g, m),
+                        None => s.add_to_group(now, g, p),
+                    }
+                }
+                (4, _, _) => {
+                    let local = s.local_dpnid();
+                    s.set_info(now, local, Some(&format!("p{i}-{k}-{tag}")), Some(&[tag]))
+                }
+                (5, Some(g), _) => s.set_info(now, g, None, Some(&[tag, tag])),
+                _ => s.create_group(now, &format!("g{i}-{k}-{tag}"), &[tag], tag % 2 == 0),
+            });
+            self.sim.run_for(Duration::from_millis(rng.gen_range(0..500)));
+        }
+    }
+}
+
 /// The losses the property draws from: 0%, 5% and 20%.
 pub const LOSSES: [f64; 3] = [0.0, 0.05, 0.2];
 
 /// One run of the name-table property for `seed`: 3 to 8 peers join (some at once), then
-/// members leave, are killed or removed by the host, or the host leaves or is killed. Afterwards every survivor must be joined,
-/// and the survivors that name the same host must hold the same table.
+/// members leave, are killed or removed by the host, or the host leaves or is killed; all
+/// along, members create and destroy groups, add and remove members and change their own or a
+/// group's information (MC-DPL8CS 2.2.4, 2.2.5). Afterwards every survivor must be joined, and
+/// the survivors that name the same host must hold the same table: players, groups,
+/// memberships, information and version.
 pub fn name_table_property(seed: u64) -> Result<(), String> {
+    property_run(seed).1
+}
+
+/// [`name_table_property`], with the mesh it ran on.
+pub fn property_run(seed: u64) -> (Mesh, Result<(), String>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA11C_E5ED);
     let n = rng.gen_range(3..=8);
     let loss = LOSSES.get(rng.gen_range(0..LOSSES.len())).copied().unwrap_or(0.0);
@@ -179,6 +231,7 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
         for j in i..i + burst {
             mesh.join(j, 0);
         }
+        mesh.table_ops(&mut rng, &[], 0..=2);
         mesh.sim.run_for(Duration::from_millis(rng.gen_range(0..2000)));
         i += burst;
     }
@@ -186,6 +239,7 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
     mesh.run_until_joined(&all, Duration::from_secs(120));
     let (mut dead, mut killed) = (Vec::new(), Vec::new());
     for _ in 0..rng.gen_range(0..=2) {
+        mesh.table_ops(&mut rng, &dead, 0..=4);
         let live = mesh.live(&dead);
         let Some(&victim) = live.get(rng.gen_range(0..live.len().max(1))) else { break };
         match rng.gen_range(0..3) {
@@ -207,6 +261,7 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
         dead.push(victim);
         mesh.sim.run_for(Duration::from_millis(rng.gen_range(0..3000)));
     }
+    mesh.table_ops(&mut rng, &dead, 0..=4);
     mesh.sim.run_for(Duration::from_secs(240));
     // Out of the session: the killed, and whoever's session ended as a victim, or by the
     // integrity check (a link that 20% loss broke, MC-DPL8CS 3.2.5.3). Anyone else must be in.
@@ -225,6 +280,20 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
             Some(reason) => check = Err(format!("node {i} ended: {reason:?}")),
         }
     }
+    // MS-DPDX 2.2.15: every DN_DESTROY_PLAYER says NORMAL or HOSTDESTROYEDPLAYER.
+    let allowed = [
+        dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_NORMAL,
+        dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER,
+    ];
+    for i in 0..n {
+        let odd = mesh.node(i).events.iter().find_map(|e| match e {
+            Event::PlayerRemoved { reason, .. } if !allowed.contains(reason) => Some(*reason),
+            _ => None,
+        });
+        if let Some(reason) = odd {
+            check = Err(format!("node {i} heard destroy reason {reason:?}"));
+        }
+    }
     let check = check.and_then(|()| {
         // Lost links while the host goes may split the session, which MC-DPL8CS 3.2.5.4
         // allows ("this can be split out to more than one host"): each part must agree.
@@ -237,7 +306,7 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
             mesh.tables_agree(&part)
         })
     });
-    check.map_err(|e| {
+    let check = check.map_err(|e| {
         let states: Vec<String> = (0..n)
             .map(|i| {
                 let s = &mesh.node(i).session;
@@ -255,7 +324,8 @@ pub fn name_table_property(seed: u64) -> Result<(), String> {
             })
             .collect();
         format!("seed {seed} (n={n}, loss={loss}, dead={dead:?}): {e}\n{}", states.join("\n"))
-    })
+    });
+    (mesh, check)
 }
 
 /// The result of a sweep.

@@ -136,3 +136,60 @@ fn host_migration_trace() {
     }
     insta::assert_snapshot!("ms_dpdx_3_1_5_4_host_migration_trace", trace);
 }
+
+/// The DN_RESYNC_VERSION values in a trace, by receiver, in arrival order.
+fn resyncs(trace: &str) -> std::collections::BTreeMap<String, Vec<u32>> {
+    let mut out = std::collections::BTreeMap::<String, Vec<u32>>::new();
+    for line in trace.lines().filter(|l| l.contains(" delivered")) {
+        let (Some(to), Some(v)) = (line.split(" -> ").nth(1), line.split("RESYNC=").nth(1)) else { continue };
+        let to = to.split_whitespace().next().unwrap_or_default().to_owned();
+        out.entry(to).or_default().extend(v.split(',').filter_map(|x| x.trim().parse::<u32>().ok()));
+    }
+    out
+}
+
+/// `RESYNC=<version>` for a DFRAME carrying DN_RESYNC_VERSION (alone or coalesced).
+fn describe_resync(bytes: &[u8]) -> String {
+    let Ok(f) = Dframe::parse(bytes) else { return String::new() };
+    let parts: Vec<Vec<u8>> = if f.header.control.contains(DframeControl::COALESCE) {
+        parse_coalesced(&f.payload).map(|p| p.iter().map(|x| x.data.to_vec()).collect()).unwrap_or_default()
+    } else {
+        vec![f.payload.to_vec()]
+    };
+    let versions: Vec<String> = parts
+        .iter()
+        .filter_map(|p| match SessionMessage::parse(p) {
+            Ok(SessionMessage::ResyncVersion(v)) => Some(v.version.to_string()),
+            _ => None,
+        })
+        .collect();
+    if versions.is_empty() { String::new() } else { format!("RESYNC={}", versions.join(",")) }
+}
+
+/// MC-DPL8CS 2.2.2.5, 2.2.6, 3.2.5.4 (issue 13 item 9): the new host ends its migration with
+/// DN_RESYNC_VERSION at its version; the versions members reported during the migration are
+/// older, and no later DN_RESYNC_VERSION goes back below it.
+#[test]
+fn mc_dpl8cs_2_2_2_5_resync_never_goes_back_after_migration() {
+    let mut mesh = joined_mesh(330, 4, 0.0, true);
+    mesh.sim.enable_trace_with(describe_resync);
+    for k in 0..2 {
+        let me = session(&mesh, 0).local_dpnid();
+        mesh.with(0, |s, now| s.set_info(now, me, Some(&format!("h{k}")), None)).expect("set_info");
+        mesh.sim.run_for(Duration::from_millis(300));
+    }
+    assert_eq!(session(&mesh, 0).name_table().version(), 10);
+    mesh.with(0, |s, now| s.leave(now));
+    mesh.sim.run_for(Duration::from_secs(30));
+    assert_migrated(&mesh, &[1, 2, 3], 1);
+    assert_eq!(session(&mesh, 1).name_table().version(), 11);
+    let me = session(&mesh, 1).local_dpnid();
+    mesh.with(1, |s, now| s.set_info(now, me, Some("new host"), None)).expect("set_info");
+    mesh.sim.run_for(Duration::from_secs(5));
+    let seen = resyncs(mesh.sim.trace());
+    for i in [2, 3] {
+        let got = seen.get(&addr(i).to_string()).cloned().unwrap_or_default();
+        assert!(got.contains(&11), "node {i}: {got:?}");
+        assert!(got.windows(2).all(|w| w[0] <= w[1]), "node {i} saw RESYNC_VERSION go back: {got:?}");
+    }
+}

@@ -18,6 +18,7 @@ use crate::{Event, Session};
 
 mod addresses;
 mod early_data;
+mod groups;
 mod join_errors;
 mod joins;
 mod leave;
@@ -25,6 +26,8 @@ mod migration;
 mod property;
 mod seed003;
 mod signing;
+mod windows;
+mod windows_peer;
 
 /// A link with 15 ms of latency and `loss`.
 fn link(loss: f64) -> LinkConfig {

@@ -52,9 +52,12 @@ const _: () = assert!(size_of::<RawSendConnectInfo>() == FIXED_LEN);
 
 /// DN_SEND_CONNECT_INFO (MC-DPL8CS 2.2.1.4; MS-DPDX 2.2.33), 0xC2.
 ///
-/// Canonical blob order (the diagram's): for each entry in turn its URL, Data and Name, then
-/// ApplicationReservedData, ReservedData, Password, SessionName, Reply. Windows writes them
-/// from the end backwards (MC-DPL8CS 4), which `layout` records.
+/// Canonical blob order: Windows's, as the MC-DPL8CS 4 example packs them. It fills the
+/// message from its end backwards, the session fields first and then each entry in turn, so
+/// on the wire the last entry's URL, Data and Name come first, then the previous entry's ...,
+/// the first entry's, then ApplicationReservedData, ReservedData, Password, SessionName, Reply
+/// (the example has only names, a URL and SessionName; the order of the session fields the
+/// example lacks is the diagram's). Another order is recorded in `layout`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SendConnectInfo {
     /// `reply`: the host application's reply data.
@@ -104,7 +107,8 @@ impl BlobBody for SendConnectInfo {
 
     fn blobs(&self) -> Blobs<'_> {
         let mut b = Blobs::new();
-        for (i, e) in (0u32..).zip(&self.entries) {
+        let indexed: Vec<(u32, &NameTableEntry)> = (0u32..).zip(&self.entries).collect();
+        for (i, e) in indexed.into_iter().rev() {
             e.push_blobs(&mut b, entry_fields(i));
         }
         push_bytes(&mut b, BlobField::ApplicationReservedData, &self.application_reserved_data);

@@ -2,13 +2,15 @@
 //! and MS-DPDX has no names for them.
 //!
 //! DN_CREATE_GROUP is printed with only `dpnidRequesting` and `dwPacketContext`: no group
-//! DPNID, name or flags, although it is a name-table operation (INDEX F-15). It is coded as
-//! printed; a capture would be needed to do better.
+//! DPNID, name or flags, although it is a name-table operation (INDEX F-15). We read the printed
+//! form, and a form where the group's DN_NAMETABLE_ENTRY_INFO follows, which is what we send
+//! (docs/decisions.md, "DirectPlay 8 groups").
 
 use bitflags::bitflags;
 
 use super::Body;
-use super::layout::{BlobBody, BlobLayout, BlobReader, Blobs, Placement, layout_field};
+use super::layout::{BlobBody, BlobField, BlobLayout, BlobReader, Blobs, Placement, layout_field};
+use super::name_table::{ENTRY_LEN, EntryFields, NameTableEntry, RawEntry};
 use super::update_info::{InfoFlags, NameData, data_name_blobs};
 use crate::WireError;
 use crate::codec::{Reader, Writer};
@@ -72,33 +74,61 @@ impl BlobBody for ReqCreateGroup {
     }
 }
 
-/// DN_CREATE_GROUP (MC-DPL8CS 2.2.4.2), 0xD7, as printed (INDEX F-15).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// DN_CREATE_GROUP (MC-DPL8CS 2.2.4.2), 0xD7: `dpnidRequesting` and `dwPacketContext` as
+/// printed, then the new group's DN_NAMETABLE_ENTRY_INFO (MC-DPL8CS 2.2.1.5), whose `dwVersion`
+/// is the operation's, with its url, data and name located by offsets from the body start like
+/// every other blob (INDEX F-15; decision). A body of exactly the printed 8 bytes is read too,
+/// with `group` `None`: such an operation names no version and cannot be applied.
+/// Canonical blob order: url, data, name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CreateGroup {
-    /// `dpnidRequesting`: the peer that asked.
+    /// `dpnidRequesting`: the peer that asked (the host itself for a local creation).
     pub dpnid_requesting: Dpnid,
     /// `dwPacketContext`: echo of the request's.
     pub packet_context: u32,
+    /// The group's entry (`dpnid`, `dpnidOwner`, GROUP flags, `dwVersion`, name, data).
+    pub group: Option<NameTableEntry>,
+    /// Blob order on the wire.
+    pub layout: BlobLayout,
 }
 
-impl Body for CreateGroup {
-    fn parse_body(body: &[u8]) -> Result<Self, WireError> {
-        let mut r = Reader::new(body);
-        let v = Self {
-            dpnid_requesting: Dpnid(r.u32("dpnidRequesting")?),
-            packet_context: r.u32("dwPacketContext")?,
+/// The printed part of DN_CREATE_GROUP.
+const CREATE_GROUP_PRINTED: usize = 8;
+const CREATE_GROUP_FIELDS: EntryFields = [BlobField::Url, BlobField::Data, BlobField::Name];
+
+impl BlobBody for CreateGroup {
+    fn fixed_len(&self) -> usize {
+        CREATE_GROUP_PRINTED + if self.group.is_some() { ENTRY_LEN } else { 0 }
+    }
+
+    fn blobs(&self) -> Blobs<'_> {
+        let mut b = Blobs::new();
+        if let Some(g) = &self.group {
+            g.push_blobs(&mut b, CREATE_GROUP_FIELDS);
+        }
+        b
+    }
+
+    layout_field!();
+
+    fn read<'a>(r: &mut Reader<'a>, blobs: &mut BlobReader<'a>) -> Result<Self, WireError> {
+        let dpnid_requesting = Dpnid(r.u32("dpnidRequesting")?);
+        let packet_context = r.u32("dwPacketContext")?;
+        let group = if r.remaining() == 0 {
+            None
+        } else {
+            let raw: &RawEntry = r.layout("DN_NAMETABLE_ENTRY_INFO")?;
+            Some(NameTableEntry::read(raw, blobs, CREATE_GROUP_FIELDS)?)
         };
-        r.finish("DN_CREATE_GROUP")?;
-        Ok(v)
+        Ok(Self { dpnid_requesting, packet_context, group, layout: BlobLayout(None) })
     }
 
-    fn body_len(&self) -> usize {
-        8
-    }
-
-    fn emit_body(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+    fn write_fixed(&self, w: &mut Writer<'_>, p: &Placement<'_>) -> Result<(), WireError> {
         w.u32(self.dpnid_requesting.0);
         w.u32(self.packet_context);
+        if let Some(g) = &self.group {
+            g.write(w, p, CREATE_GROUP_FIELDS);
+        }
         Ok(())
     }
 }

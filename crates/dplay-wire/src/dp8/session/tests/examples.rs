@@ -155,27 +155,19 @@ fn mc_dpl8cs_4_send_connect_info() {
     assert_eq!(url.wire_len(), 98);
     assert_eq!(*url, AddressingUrl::from(&DirectPlayUrl::ip("65.52.239.61", 2302)));
 
-    // Windows wrote the blobs from the end backwards: the joiner's URL and name come first.
-    let order = vec![
-        BlobField::EntryUrl(1),
-        BlobField::EntryName(1),
-        BlobField::EntryName(0),
-        BlobField::SessionName,
-    ];
-    assert_eq!(m.layout, BlobLayout(Some(order)));
+    // Windows wrote the blobs from the end backwards (the joiner's URL and name come first):
+    // that is our canonical order, so nothing is recorded.
+    assert_eq!(m.layout, BlobLayout(None));
 }
 
-/// Our canonical order differs from the example's; the same value laid out canonically still
-/// parses back to the same fields.
+/// MC-DPL8CS 4 (item 9 of issue 13): the example's value, laid out by us, is the example's
+/// bytes: the entries' blobs last entry first, then SessionName.
 #[test]
-fn send_connect_info_canonical_layout() {
+fn send_connect_info_packed_as_the_example() {
     let (payload, _) = dframe_payload(SEND_CONNECT_INFO);
     let SessionMessage::SendConnectInfo(mut m) = SessionMessage::parse(&payload).unwrap() else { panic!() };
     m.layout = BlobLayout(None);
-    let canonical = SessionMessage::SendConnectInfo(m.clone()).to_vec().unwrap();
-    assert_eq!(canonical.len(), payload.len());
-    assert_ne!(canonical, payload);
-    assert_eq!(SessionMessage::parse(&canonical).unwrap(), SessionMessage::SendConnectInfo(m));
+    assert_eq!(SessionMessage::SendConnectInfo(m).to_vec().unwrap(), payload);
 }
 
 #[test]

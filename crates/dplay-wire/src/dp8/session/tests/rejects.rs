@@ -173,3 +173,17 @@ fn op_is_the_message_without_its_type() {
     assert_eq!(ack.get(8..20).unwrap(), [0xD0, 0, 0, 0, 16, 0, 0, 0, 166, 0, 0, 0]);
     assert_eq!(ack.get(20..).unwrap(), message.get(4..).unwrap());
 }
+
+/// DN_CREATE_GROUP as MC-DPL8CS 2.2.4.2 prints it (12 bytes: type, dpnidRequesting,
+/// dwPacketContext) is read, with no group; a body that has more than the printed 8 bytes but
+/// less than a whole DN_NAMETABLE_ENTRY_INFO is truncated (INDEX F-15).
+#[test]
+fn create_group_printed_and_cut() {
+    let printed = bytes("D7 00 00 00 20 81 8E 94 07 00 00 00");
+    let msg = SessionMessage::parse(&printed).unwrap();
+    let SessionMessage::CreateGroup(g) = &msg else { panic!("{msg:?}") };
+    assert_eq!((g.dpnid_requesting, g.packet_context, g.group.is_none()), (Dpnid(0x948E_8120), 7, true));
+    assert_eq!(msg.to_vec().unwrap(), printed);
+    let cut = bytes("D7 00 00 00 20 81 8E 94 07 00 00 00 01 00 00 00");
+    assert!(matches!(SessionMessage::parse(&cut), Err(WireError::Truncated { .. })));
+}

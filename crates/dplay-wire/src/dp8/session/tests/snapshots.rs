@@ -96,7 +96,23 @@ fn group_messages() {
     snap(SessionMessage::ReqAddPlayerToGroup(req));
     snap(SessionMessage::ReqDeletePlayerFromGroup(req));
     snap(SessionMessage::ReqDestroyGroup(req));
-    snap(SessionMessage::CreateGroup(CreateGroup { dpnid_requesting: joiner(), packet_context: 7 }));
+    // With the group's entry, as we send it (the printed form: `rejects.rs`' byte test).
+    snap(SessionMessage::CreateGroup(CreateGroup {
+        dpnid_requesting: joiner(),
+        packet_context: 7,
+        group: Some(NameTableEntry {
+            dpnid: group,
+            dpnid_owner: joiner(),
+            flags: NameTableEntryFlags::GROUP,
+            version: 5,
+            version_not_used: 0,
+            dnet_version: 0,
+            name: Some(WideString::new("Team")),
+            data: Blob::new(&[1, 2]),
+            url: None,
+        }),
+        layout: BlobLayout(None),
+    }));
     snap(SessionMessage::DestroyGroup(DestroyGroup {
         dpnid_group: group,
         version: 6,

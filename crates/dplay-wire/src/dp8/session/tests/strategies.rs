@@ -161,8 +161,14 @@ fn destroy_player() -> impl Strategy<Value = DestroyPlayer> {
 }
 
 fn create_group() -> impl Strategy<Value = CreateGroup> {
-    (dpnid(), any::<u32>())
-        .prop_map(|(dpnid_requesting, packet_context)| CreateGroup { dpnid_requesting, packet_context })
+    (dpnid(), any::<u32>(), proptest::option::of(entry())).prop_map(
+        |(dpnid_requesting, packet_context, group)| CreateGroup {
+            dpnid_requesting,
+            packet_context,
+            group,
+            layout: BlobLayout(None),
+        },
+    )
 }
 
 fn destroy_group() -> impl Strategy<Value = DestroyGroup> {
