@@ -32,6 +32,8 @@ fn run_all() -> anyhow::Result<()> {
         "test",
         cargo().args(["test", "--workspace", "--locked"]).env("INSTA_UPDATE", "no").env("CI", "true"),
     )?;
+    // What a user of the crates gets: packaging, every example, a crate outside the workspace.
+    crate::crates::run()?;
     crate::interop::run_if_present()?;
     crate::integration::run()?;
     crate::hostile::run()?;

@@ -5,6 +5,7 @@
 
 mod bench;
 mod ci;
+mod crates;
 mod fuzz;
 mod hostile;
 mod integration;
@@ -33,6 +34,9 @@ enum Command {
     },
     /// fmt, clippy (warnings denied), every test, docs, tidy, conformance and integration checks.
     Ci,
+    /// Package every published crate, run every crate's example, and build and run the session
+    /// example from a crate outside the workspace against `dplay host`.
+    Crates,
     /// Run one cargo-fuzz target: `cargo xtask fuzz <target> --secs N`.
     Fuzz {
         /// Target name (see `fuzz/fuzz_targets/`); `list` prints them.
@@ -61,6 +65,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Bench { quick } => bench::run(quick),
         Command::Ci => ci::run(),
+        Command::Crates => crates::run(),
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
         Command::Sim { seeds } => sim::run(seeds),
         Command::Hostile => hostile::run(),

@@ -100,6 +100,7 @@ pub enum ClientState {
 
 /// Why a command was not carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, Serialize)]
+#[non_exhaustive]
 pub enum CommandError {
     /// Only before [`Client::start`].
     #[error("already started")]

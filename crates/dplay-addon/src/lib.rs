@@ -21,6 +21,38 @@
 //!
 //! This crate never reads a clock, opens a socket or spawns a thread: `now` is a parameter and
 //! every output is queued for the caller. Hostile input is counted and dropped, never a panic.
+//!
+//! # The handle/poll contract
+//!
+//! [`AddonOverDp8`] (and [`AddonOverDp4`]) are driven exactly like the session they own: the
+//! caller hands every received datagram to `handle_datagram`, calls `handle_timeout` once
+//! `poll_timeout`'s instant has passed, and after any input or command drains `poll_transmit`
+//! into the socket and `poll_event` into the application until both return `None`. Commands to
+//! the add-on go through [`AddonOverDp8::with_client`] or [`AddonOverDp8::with_host`], which
+//! pump the session afterwards. `examples/observer.rs` spells the loop out over std
+//! `UdpSocket`s.
+//!
+//! # Lifecycle
+//!
+//! 1. **Join**: [`AddonOverDp8::join`] (or [`AddonOverDp8::host_session`]); once the session is
+//!    joined the add-on starts and reports [`Event::Joined`] with the role granted, or
+//!    [`Event::Refused`].
+//! 2. **Fly or watch**: a player gives its position with [`Client::set_position`] and the add-on
+//!    sends it four times a second; everyone's [`Tracker`] follows the others
+//!    ([`Event::PositionUpdated`], [`Event::PlaneChanged`], [`Event::Chat`]).
+//! 3. **Leave**: [`Client::leave`] (or [`Host::end_session`]) ends the add-on, which leaves the
+//!    session; keep driving until [`AddonOverDp8::session`]`().is_finished()` so
+//!    the others see a graceful leave.
+//!
+//! # Errors and what to do
+//!
+//! - [`CommandError`] from a [`Client`] command: the command does not fit the add-on's state
+//!   ([`Client::state`]): wait for [`Event::Joined`] before flying, do not ask twice to become
+//!   an observer, do not report a crash with a player inside its collision-avoidance window.
+//! - Session commands fail with [`dplay_session::CommandError`] (see that crate's docs).
+//! - [`Event::Disconnect`] with a [`DisconnectReason`] says why the add-on closed its session:
+//!   refused, removed by the host, the session ended, or we left.
+#![deny(missing_docs)]
 #![warn(clippy::indexing_slicing)]
 
 mod bridge;

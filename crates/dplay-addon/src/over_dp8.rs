@@ -298,6 +298,8 @@ impl AddonOverDp8 {
             | SessionEvent::Chat { .. }
             | SessionEvent::NameTable(_)
             | SessionEvent::Completed { .. } => {}
+            // Any event a later session adds: passed on.
+            _ => {}
         }
         self.events.push_back(OverDp8Event::Session(ev));
     }

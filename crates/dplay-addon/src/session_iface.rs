@@ -60,6 +60,7 @@ pub enum Role {
 
 /// Why the add-on asks the driver to close its session connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub enum DisconnectReason {
     /// ADD_PLAYER_REFUSED or ADD_OBSERVER_REFUSED (seed 004 rows ADD_*_REFUSED).
     Refused,
@@ -73,6 +74,7 @@ pub enum DisconnectReason {
 
 /// Something for the user (and, for [`Event::Disconnect`], for the driver).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub enum Event {
     /// We joined as `role` (CHANGE_TO_PLAYER / CHANGE_TO_OBSERVER with our own id, or at once in
     /// the FS2004 dialect).

@@ -22,7 +22,7 @@ fn main() {
     let run = Duration::from_secs(5);
     let start = Instant::now();
     let mut now = start;
-    let mut a = Endpoint::new(Config::default(), now);
+    let mut a = Endpoint::new(Config::default().with_seed(0), now);
     let mut b = Endpoint::new(Config { rng_seed: 1, ..Config::default() }, now);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut wire: BinaryHeap<Reverse<InTransit>> = BinaryHeap::new();

@@ -152,9 +152,10 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
     }
 }
 
-/// A fresh seed; `--keepalive` sets the Ping timer period (MC-DPL4CS 3.1.2.5, 35 s by default).
+/// The defaults (a seed from the operating system); `--keepalive` sets the Ping timer period
+/// (MC-DPL4CS 3.1.2.5, 35 s by default).
 fn config(keepalive: Option<Duration>) -> Dp4Config {
-    let mut c = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    let mut c = Dp4Config::default();
     if let Some(period) = keepalive {
         c.ping_interval = period.max(live::MIN_KEEPALIVE);
     }

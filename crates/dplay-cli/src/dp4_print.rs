@@ -95,6 +95,8 @@ impl Dp4Output {
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
             ),
+            // An event a later runtime adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }
@@ -219,6 +221,7 @@ impl Dp4Output {
                     EndReason::Left => "left",
                     EndReason::HostLost => "the host is gone",
                     EndReason::YouAreDead => "the host removed us",
+                    _ => "ended",
                 };
                 self.out.event(
                     &JsonEvent::SessionEnded { reason: why.to_owned() },
@@ -226,6 +229,8 @@ impl Dp4Output {
                 );
                 return true;
             }
+            // An event a later session adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }
@@ -287,6 +292,8 @@ impl Dp4Output {
                 json!({"change": "renamed", "id": id(*g), "name": short_name}),
                 format!("group {} is now {}", id(*g), short_name.as_deref().unwrap_or("-")),
             ),
+            // An event a later session adds: not printed until this printer knows it.
+            _ => return,
         };
         self.out.emit("group", fields, text);
     }
@@ -306,6 +313,7 @@ pub(crate) fn join_error(e: JoinError) -> String {
         JoinError::Unsupported(flags) => {
             format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
         }
+        _ => "the join failed".into(),
     }
 }
 

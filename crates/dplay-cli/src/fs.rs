@@ -515,6 +515,8 @@ fn print(out: &mut Output, view: Option<&mut LiveTable>, event: &AddonEvent) -> 
             emit_position(out, &Dpnid(id.0).to_string(), &out.name(Dpnid(id.0)), position);
         }
         (AddonEvent::Addon(e), _) => emit_addon(out, e, |id| out.name(Dpnid(id.0))),
+        // An event a later runtime adds: not printed until this printer knows it.
+        _ => {}
     }
     false
 }
@@ -594,11 +596,14 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
                 DisconnectReason::RemovedByHost => "removed by the host",
                 DisconnectReason::Left => "left",
                 DisconnectReason::SessionEnded => "the host ended the session",
+                _ => "disconnected",
             };
             ("addon_disconnect", json!({"reason": why}), format!("leaving the add-on session: {why}"))
         }
         // The session layer already reported these.
         Event::PlayerLeft { .. } | Event::PositionUpdated { .. } => return,
+        // An event a later add-on adds: not printed until this printer knows it.
+        _ => return,
     };
     out.emit(kind, fields, text);
 }

@@ -166,7 +166,6 @@ fn probe(
     let start = Instant::now();
     let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
         let mut c = SessionConfig::new(Uuid::nil(), local, "probe");
-        c.rng_seed = live::fresh_seed();
         c.enum_retry = Duration::from_millis(300);
         Dp8Protocol::new(c, start)
     })

@@ -137,7 +137,6 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
         c.interface_addrs = dplay_runtime::interface_addrs(local.ip());
     }
     c.password = args.password.clone();
-    c.rng_seed = fresh_seed();
     c.mode = Mode::PeerToPeer;
     let t = &mut c.transport;
     if let Some(idle) = args.keepalive {
@@ -153,14 +152,6 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
         t.retry_max_interval = interval.max(Duration::from_millis(10));
     }
     c
-}
-
-/// A seed that differs between runs, so every session gets its own instance GUID.
-pub(crate) fn fresh_seed() -> u64 {
-    #[allow(clippy::disallowed_methods)] // a seed for the session's RNG, nothing protocol-timed
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    u64::try_from(nanos.as_nanos() & u128::from(u64::MAX)).unwrap_or(0)
-        ^ (u64::from(std::process::id()) << 32)
 }
 
 /// Binds `bind` (with a pcap tap when asked) and starts the protocol `make` builds.
@@ -344,6 +335,8 @@ impl Output {
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
             ),
+            // An event a later runtime adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }
@@ -490,6 +483,8 @@ impl Output {
                 );
                 return true;
             }
+            // An event a later session adds: not printed until this printer knows it.
+            _ => {}
         }
         false
     }

@@ -78,7 +78,9 @@ pub struct Config {
     /// Packet signing asked of the peers we connect to and required of those connecting to us
     /// (MC-DPL8R 3.1.4.4, 3.1.5.1.3).
     pub signing: crate::signing::Signing,
-    /// Seed of the RNG that draws `dwSessID` values and signing secrets.
+    /// Seed of the RNG that draws `dwSessID` values and signing secrets. The default comes from
+    /// the operating system, so two endpoints never share one; set it (or use
+    /// [`Config::with_seed`]) to replay a run.
     pub rng_seed: u64,
 }
 
@@ -115,12 +117,19 @@ impl Default for Config {
             max_send_queue: 4 << 20,
             coalesce: true,
             signing: crate::signing::Signing::Off,
-            rng_seed: 0,
+            rng_seed: os_seed(),
         }
     }
 }
 
 impl Config {
+    /// This configuration with a fixed `rng_seed`, for tests and replays.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.rng_seed = seed;
+        self
+    }
+
     /// The payload bytes one DFRAME carries: the datagram minus the largest header (4 bytes
     /// plus four masks, plus `ullSignature` when signing), so a retry with more masks still fits.
     pub fn max_frame_payload(&self) -> usize {
@@ -128,4 +137,16 @@ impl Config {
             if self.signing == crate::signing::Signing::Off { 0 } else { crate::signing::SIGNATURE_LEN };
         self.max_datagram.saturating_sub(20 + signature).max(1)
     }
+}
+
+/// A seed from the operating system's random source, for configurations built with the defaults
+/// (docs/decisions.md, "Random by default"). Drawing it is no network or clock I/O, so the
+/// crate stays sans-IO.
+///
+/// # Panics
+///
+/// If the operating system has no random source to give, which `getrandom` reports only on
+/// platforms where none can work: there is no safe identifier to fall back to.
+pub(crate) fn os_seed() -> u64 {
+    getrandom::u64().expect("the operating system's random source failed")
 }

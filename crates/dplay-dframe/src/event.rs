@@ -37,6 +37,7 @@ impl MessageKind {
 
 /// Why a connection ended (every connection reports one in [`Event::Disconnected`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum DisconnectReason {
     /// We closed gracefully and the END_STREAM exchange completed (MC-DPL8R 3.1.4.3).
     #[error("closed gracefully by us")]
@@ -114,6 +115,7 @@ pub enum Event {
 
 /// Why `connect` was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectError {
     /// There already is a connection (or attempt) with this address.
     #[error("already connected or connecting to this address")]
@@ -122,6 +124,7 @@ pub enum ConnectError {
 
 /// Why `send` was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SendError {
     /// No established connection with this address.
     #[error("not connected")]

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// Why a datagram or frame was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DropReason {
     /// It does not parse (MC-DPL8R 2.2; MS-DPDX 3.1.5.9).
     Malformed,

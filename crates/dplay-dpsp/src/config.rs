@@ -16,7 +16,9 @@ pub struct Config {
     /// fragments of `mtu - FRAGMENT_OVERHEAD` data bytes (MC-DPL4CS 3.1.4.18). Default 1472:
     /// an Ethernet frame less the IPv4 and UDP headers.
     pub mtu: usize,
-    /// Seed of the random source that makes each message's `GuidMessage`, so runs replay.
+    /// Seed of the random source that makes each message's `GuidMessage`. The default comes
+    /// from the operating system, so two endpoints never share one; set it (or use
+    /// [`Config::with_seed`]) to replay a run.
     pub seed: u64,
     /// Token written in the header of every datagram sent (MC-DPL4CS 2.2.6).
     pub token: Token,
@@ -52,7 +54,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             mtu: 1472,
-            seed: 0,
+            seed: os_seed(),
             token: Token::FROM_REMOTE,
             sock_addr: SockAddrIn::unspecified(),
             version: 14,
@@ -69,6 +71,13 @@ impl Default for Config {
 }
 
 impl Config {
+    /// This configuration with a fixed `seed`, for tests and replays.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
     /// Data bytes carried by each fragment: `mtu - FRAGMENT_OVERHEAD`.
     pub fn fragment_data_len(&self) -> usize {
         self.mtu.saturating_sub(FRAGMENT_OVERHEAD)
@@ -125,6 +134,7 @@ impl Default for Limits {
 
 /// Why a [`Config`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The MTU leaves no room for fragment data.
     #[error("mtu {mtu} leaves no room for data; at least {min} is needed")]
@@ -140,4 +150,16 @@ pub enum ConfigError {
     /// A byte budget cannot hold the largest message.
     #[error("need max_message_size <= max_bytes_per_sender <= max_bytes_total")]
     BudgetTooSmall,
+}
+
+/// A seed from the operating system's random source, for configurations built with the defaults
+/// (docs/decisions.md, "Random by default"). Drawing it is no network or clock I/O, so the
+/// crate stays sans-IO.
+///
+/// # Panics
+///
+/// If the operating system has no random source to give, which `getrandom` reports only on
+/// platforms where none can work: there is no safe identifier to fall back to.
+pub(crate) fn os_seed() -> u64 {
+    getrandom::u64().expect("the operating system's random source failed")
 }

@@ -60,6 +60,7 @@ pub enum Event {
 
 /// Why a reliable send was abandoned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AbortReason {
     /// The Packetize timer expired after the same fragment was sent `sends` times and
     /// `elapsed` since its first send (MC-DPL4CS 3.1.6.1).
@@ -77,6 +78,7 @@ pub enum AbortReason {
 
 /// Why a partial message was thrown away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AbandonReason {
     /// No fragment for it within the idle time (MC-DPL4CS 2.2.41: 15 s without reliability).
     Idle,
@@ -104,6 +106,7 @@ pub enum Limit {
 
 /// Why an incoming message was dropped. Counted in [`Stats::dropped`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum DropReason {
     /// The datagram did not parse ([`crate::Dpsp::handle_datagram`]).
     Malformed,

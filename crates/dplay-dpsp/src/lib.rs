@@ -14,14 +14,35 @@
 //! with DPSESSION_DIRECTPLAYPROTOCOL.
 //!
 //! The crate is sans-IO: no sockets, no clocks, no threads. Time is the `now` argument; GUIDs
-//! come from a random source seeded by [`Config::seed`], so a run replays exactly.
+//! come from a random source seeded from the operating system by default, or from
+//! [`Config::with_seed`] so that a run replays exactly.
 //!
-//! # Driving an endpoint
+//! # Driving an endpoint: the handle/poll contract
 //!
 //! Feed inputs with [`Dpsp::handle_message`] (or [`Dpsp::handle_datagram`] for raw bytes) and
 //! [`Dpsp::handle_timeout`]; give it work with [`Dpsp::send`]. After any of those, drain
 //! [`Dpsp::poll_transmit`] (datagrams to send) and [`Dpsp::poll_event`] (deliveries and
-//! reports) until they return `None`, then sleep until [`Dpsp::poll_timeout`].
+//! reports) until they return `None`, then sleep until [`Dpsp::poll_timeout`]. `now` must never
+//! go backwards.
+//!
+//! # Lifecycle of a message
+//!
+//! A reliable [`Dpsp::send`] ends in exactly one of [`Event::SendComplete`] or
+//! [`Event::SendAborted`] (after 16 sends of one fragment and 60 s, or [`Dpsp::forget_peer`]);
+//! keep driving the endpoint until then. An unreliable one is queued whole and reports nothing.
+//! A received message ends in [`Event::Delivered`], or [`Event::ReassemblyAbandoned`] when its
+//! fragments stop coming or a limit evicts it. When a peer leaves, [`Dpsp::forget_peer`] frees
+//! everything held for it.
+//!
+//! # Errors and what to do
+//!
+//! - [`ConfigError`] from [`Dpsp::new`]: the [`Config`] cannot work (an MTU with no room for
+//!   data, a zero limit, budgets smaller than the largest message); fix the values it names.
+//! - [`SendError`] from [`Dpsp::send`]: the message is empty or above
+//!   [`Limits::max_message_size`]; nothing was queued.
+//! - [`Event::SendAborted`]: the peer did not acknowledge; treat it as unreachable.
+//!   [`Event::LimitExceeded`]: a peer sends more than the [`Limits`] allow; its excess was
+//!   dropped. Bad datagrams are never errors: they are dropped and counted in [`Dpsp::stats`].
 //!
 //! ```
 //! use dplay_dpsp::{Config, Dpsp, Event, Reliability};
@@ -50,6 +71,7 @@
 //! assert!(matches!(b.poll_event(), Some(Event::Delivered { message: m, .. }) if m == message));
 //! assert!(matches!(a.poll_event(), Some(Event::SendComplete { .. })));
 //! ```
+#![deny(missing_docs)]
 
 mod config;
 mod event;

@@ -15,6 +15,7 @@ use crate::{Config, DpspMessage, Io, Reliability};
 
 /// Why [`crate::Dpsp::send`] or [`split_message`] refused a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SendError {
     /// There is nothing to send.
     #[error("the message is empty")]

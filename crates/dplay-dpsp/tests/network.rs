@@ -83,7 +83,7 @@ fn run(seed: u64) -> Outcome {
     };
     let data_len = rng.gen_range(100..=1400);
     let mut a = Dpsp::new(Config { seed, mtu: FRAGMENT_OVERHEAD + data_len, ..Config::default() }).unwrap();
-    let mut b = Dpsp::new(Config::default()).unwrap();
+    let mut b = Dpsp::new(Config::default().with_seed(seed ^ 1)).unwrap();
     let (pa, pb) = (peer(1), peer(2));
     let sent: Vec<(Uuid, Vec<u8>)> = (0..rng.gen_range(1..=3))
         .map(|_| {

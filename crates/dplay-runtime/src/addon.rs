@@ -42,6 +42,7 @@ pub enum AddonCommand {
 
 /// What the add-on and its session tell the application.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AddonEvent {
     /// An event of the session underneath (application messages go to the add-on instead).
     Session(Dp8Event),

@@ -69,6 +69,7 @@ pub enum AddonDp4Command {
 
 /// What the add-on and its session tell the application.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AddonDp4Event {
     /// From the DirectPlay 4 layer: session events (application messages go to the add-on
     /// instead), rejected streams, failed commands.

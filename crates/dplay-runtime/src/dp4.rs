@@ -162,6 +162,7 @@ pub struct Dp4Player {
 
 /// What the session tells the application.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dp4Event {
     /// An event of the session, as it reported it.
     Session(SessionEvent),

@@ -82,6 +82,7 @@ pub struct Player {
 
 /// What the session tells the application.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dp8Event {
     /// An event of the session layer, as it reported it.
     Session(Event),

@@ -19,6 +19,7 @@ use crate::{Direction, Path, Protocol, RuntimeError, SocketId, Tap};
 const WAKER: Token = Token(usize::MAX);
 
 /// How to start a [`Runtime`].
+#[non_exhaustive]
 pub struct RuntimeConfig {
     /// The sockets to open, in order: [`SocketId`] `i` is `sockets[i]`. [`RuntimeConfig::new`]
     /// opens one UDP socket.

@@ -23,12 +23,25 @@
 //! `Waker`; it stops on [`Runtime::shutdown`], when dropped, or by itself once the protocol
 //! [`Protocol::is_finished`] and everything queued is written.
 //!
+//! # Lifecycle and errors
+//!
+//! [`Runtime::spawn`] (or [`Runtime::spawn_with`], which hands the protocol the bound address)
+//! fails with [`RuntimeError`] when a socket cannot be opened (the port is in use: pick another
+//! or port 0). Then [`Runtime::command`] sends commands (failing with
+//! [`RuntimeError::Stopped`] once the loop ended) and [`Runtime::events`] delivers events in
+//! order; a command the protocol refuses comes back as an event (such as
+//! [`Dp8Event::CommandFailed`]). After a leave, let the loop end by itself
+//! ([`Runtime::is_running`] turns false once the graceful closes are done, a few round trips for
+//! DirectPlay 8): [`Runtime::shutdown`] or dropping the runtime stops it at once and cuts them
+//! short. `examples/embedded_host.rs` embeds a host in an application this way.
+//!
 //! It contains no protocol logic: everything it knows about DirectPlay is in the crates it
 //! drives. Three drivers come with it: [`Dp8Protocol`] (a DirectPlay 8 session, one UDP
 //! socket), [`AddonProtocol`] (the Flight Simulator add-on over a DirectPlay 8 session) and
 //! [`Dp4Protocol`] (a DirectPlay 4 session: the enumeration port 47624, a UDP game socket and a
 //! TCP listener in 2300-2400, TCP connections to the other instances; MC-DPL4CS 2.1); a fourth,
 //! [`AddonDp4Protocol`], runs the add-on (FS98 dialect) over a DirectPlay 4 session.
+#![deny(missing_docs)]
 #![allow(clippy::disallowed_methods)] // this crate is where the clock is read (clippy.toml)
 
 mod addon;

@@ -39,6 +39,7 @@ pub struct Transmit {
 
 /// Why a TCP connection ended, for [`Protocol::handle_stream_closed`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CloseReason {
     /// The peer closed it.
     Closed,

@@ -19,6 +19,7 @@ pub enum Mode {
 /// The configuration of one [`crate::Session`]: who the local player is and, when hosting,
 /// what the session is.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SessionConfig {
     /// Peer-to-peer or client/server.
     pub mode: Mode,
@@ -59,11 +60,15 @@ pub struct SessionConfig {
     pub path_test_interval: Duration,
     /// PATH_TEST sends per existing peer at most: 7 (MS-DPDX 3.1.2.5).
     pub path_test_tries: u32,
-    /// Seed of the RNG that draws the instance GUID and the EnumPayload values.
+    /// Seed of the RNG that draws the instance GUID (from which the DPNIDs follow), the
+    /// EnumPayload values and, through `transport`, the `dwSessID` values. [`SessionConfig::new`]
+    /// takes it from the operating system, so two sessions never share one; set it (or use
+    /// [`SessionConfig::with_seed`]) to replay a run.
     pub rng_seed: u64,
     /// What a host accepts from joiners and how long it waits for them (docs/limits.md).
     pub limits: Limits,
-    /// The transport's configuration; `rng_seed` and `accept_incoming` are set per role.
+    /// The transport's configuration; its `rng_seed` (derived from ours) and `accept_incoming`
+    /// are set by [`crate::Session::new`].
     pub transport: dplay_dframe::Config,
 }
 
@@ -150,9 +155,28 @@ impl SessionConfig {
             enum_count: 10,
             path_test_interval: Duration::from_millis(375),
             path_test_tries: 7,
-            rng_seed: 0,
+            rng_seed: os_seed(),
             limits: Limits::default(),
             transport: dplay_dframe::Config::default(),
         }
     }
+
+    /// This configuration with a fixed `rng_seed`, for tests and replays.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.rng_seed = seed;
+        self
+    }
+}
+
+/// A seed from the operating system's random source, for configurations built with the defaults
+/// (docs/decisions.md, "Random by default"). Drawing it is no network or clock I/O, so the
+/// crate stays sans-IO.
+///
+/// # Panics
+///
+/// If the operating system has no random source to give, which `getrandom` reports only on
+/// platforms where none can work: there is no safe identifier to fall back to.
+pub(crate) fn os_seed() -> u64 {
+    getrandom::u64().expect("the operating system's random source failed")
 }

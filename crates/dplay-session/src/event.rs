@@ -9,6 +9,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason, ResultCode};
 
 /// Something the application should know; drain with [`crate::Session::poll_event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// An EnumResponse matched one of our EnumQuery messages (MC-DPLHP 3.1.5).
     HostFound {
@@ -154,6 +155,7 @@ pub enum CompletionError {
 
 /// Why the local participant is no longer in a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum EndReason {
     /// We left ([`crate::Session::leave`]).
     #[error("left")]
@@ -186,6 +188,7 @@ pub enum EndReason {
 
 /// Why a command was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CommandError {
     /// Not possible in the current state (already hosting or joined, not in a session ...).
     #[error("not possible in the current state")]

@@ -16,14 +16,101 @@
 //! the separate [`dp4`] module, with the same handle/poll shape.
 //!
 //! This crate never reads a clock, opens a socket or spawns a thread: time comes in as `now`,
-//! datagrams go out through [`Session::poll_transmit`], and randomness (the instance GUID,
-//! EnumPayload values) comes from a seeded RNG in the [`SessionConfig`].
+//! datagrams go out through [`Session::poll_transmit`], and randomness (the instance GUID, from
+//! which every DPNID follows, and EnumPayload values) comes from an RNG seeded from the
+//! operating system by default, or from [`SessionConfig::with_seed`] to replay a run.
 //!
-//! # Poll order
+//! # The handle/poll contract
 //!
-//! After any `handle_*` call or command, drain [`Session::poll_transmit`] into the socket and
-//! [`Session::poll_event`] into the application, then sleep until [`Session::poll_timeout`]
-//! and call [`Session::handle_timeout`].
+//! The caller owns the UDP socket and the clock. Inputs: [`Session::handle_datagram`] for every
+//! datagram the socket receives, [`Session::handle_timeout`] once [`Session::poll_timeout`]'s
+//! instant has passed, and commands ([`Session::host`], [`Session::enum_hosts`],
+//! [`Session::join`], [`Session::send_to`], [`Session::send_all`], [`Session::leave`], ...).
+//! After any of them, drain [`Session::poll_transmit`] into the socket and
+//! [`Session::poll_event`] into the application until both return `None`, then wait for the
+//! next datagram or the next [`Session::poll_timeout`], whichever comes first. `now` must never
+//! go backwards. `examples/host_and_join.rs` spells the loop out over a std `UdpSocket`.
+//!
+//! # Lifecycle
+//!
+//! 1. **Connect**: [`Session::host`] creates a session ([`Event::Joined`] at once), or
+//!    [`Session::enum_hosts`] finds one ([`Event::HostFound`]) and [`Session::join`] joins it:
+//!    [`Event::Joined`] with our DPNID, or [`Event::SessionEnded`] with the reason it failed.
+//! 2. **Run**: [`Event::PlayerAdded`] and [`Event::PlayerRemoved`] track the name table
+//!    ([`Session::name_table`]), [`Event::Message`] and [`Event::Chat`] carry data,
+//!    [`Event::HostMigrated`] names a new host.
+//! 3. **Leave**: [`Session::leave`] (or, for a host, [`Session::terminate_session`]) reports
+//!    [`Event::SessionEnded`] at once, but the connections are still closing gracefully. Keep
+//!    driving the session until [`Session::is_finished`] (a few round trips on a working link;
+//!    tens of seconds if a peer stopped answering and its retries must run out) before
+//!    dropping the socket; otherwise the others see a lost connection, not a leave. A session
+//!    that ends on its own (terminated, host lost) also reports [`Event::SessionEnded`];
+//!    nothing more comes after it.
+//!
+//! # Errors and what to do
+//!
+//! - [`CommandError::WrongState`]: the command does not fit [`Session::phase`] (joining twice,
+//!   sending before [`Event::Joined`], a host-only command as a peer): wait for the event that
+//!   changes the phase, or use a new `Session`. [`CommandError::UnknownPlayer`]: the DPNID left
+//!   or is not connected yet; [`Event::PlayerRemoved`] tells which. [`CommandError::Transport`]:
+//!   the transport refused the message ([`dplay_dframe::SendError`]: too large, queue full).
+//! - [`EndReason`] says why a session ended: `Refused` carries the host's DPNERR code (a wrong
+//!   password, a full session: [`DPNERR_SESSIONFULL`]), `HostLost` and `ConnectAttemptFailed`
+//!   are network failures (try again, check the address and firewall), `Terminated` the host's
+//!   decision, `Left` ours.
+//! - Bad datagrams are never errors: they are dropped and counted in [`Session::stats`].
+//!
+//! # Example
+//!
+//! A host and a joiner, the datagrams carried by hand and the clock advanced to each deadline
+//! (a program uses a UDP socket and waits instead):
+//!
+//! ```
+//! use std::net::SocketAddr;
+//! use std::time::Instant;
+//! use dplay_session::{Event, Session, SessionConfig};
+//! use uuid::Uuid;
+//!
+//! let app = Uuid::from_u128(0x1234);
+//! let (host_addr, alice_addr): (SocketAddr, SocketAddr) =
+//!     ("10.0.0.1:6073".parse().unwrap(), "10.0.0.2:2302".parse().unwrap());
+//! # #[allow(clippy::disallowed_methods)]
+//! let mut now = Instant::now(); // the caller's clock; this crate never reads one
+//! let mut host = Session::new(SessionConfig::new(app, host_addr, "host"), now);
+//! let mut alice = Session::new(SessionConfig::new(app, alice_addr, "alice"), now);
+//! host.host(now).unwrap();
+//! alice.join(now, host_addr, None).unwrap();
+//! let mut joined = false;
+//! for _ in 0..200 {
+//!     let mut moved = false;
+//!     while let Some(t) = host.poll_transmit() {
+//!         alice.handle_datagram(now, host_addr, &t.contents);
+//!         moved = true;
+//!     }
+//!     while let Some(t) = alice.poll_transmit() {
+//!         host.handle_datagram(now, alice_addr, &t.contents);
+//!         moved = true;
+//!     }
+//!     while let Some(event) = alice.poll_event() {
+//!         joined |= matches!(event, Event::Joined { .. });
+//!     }
+//!     if !moved {
+//!         // Nothing in flight: jump to the earliest deadline and run the timers.
+//!         let Some(next) = host.poll_timeout().into_iter().chain(alice.poll_timeout()).min() else { break };
+//!         now = now.max(next);
+//!         host.handle_timeout(now);
+//!         alice.handle_timeout(now);
+//!     }
+//!     if joined {
+//!         break;
+//!     }
+//! }
+//! assert!(joined && alice.name_table().len() == 2);
+//! ```
+//!
+//! DirectPlay 4 sessions ([`dp4`]) follow the same contract with their own inputs (UDP and TCP)
+//! and are documented there.
+#![deny(missing_docs)]
 #![warn(clippy::indexing_slicing)]
 
 mod admission;

@@ -27,6 +27,7 @@ const ALL_PLAYERS_GROUP_VERSION: u32 = 1;
 
 /// Why an operation was not applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpError {
     /// Its version is not the table's version plus one (old, duplicate, or ahead of a gap):
     /// nothing changed.

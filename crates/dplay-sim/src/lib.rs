@@ -57,6 +57,7 @@
 //! assert_eq!(sim.node::<Pinger>(nb).received, 1);
 //! assert_eq!(sim.stats(na, nb).delivered, 1);
 //! ```
+#![deny(missing_docs)]
 
 mod link;
 mod seed;

@@ -58,7 +58,7 @@ pub fn run_seeds(default_count: u64, mut test: impl FnMut(u64)) {
     }
 }
 
-/// The seeds a `sim_sweep` example runs, from its arguments `[--seeds N] [--first SEED]`
+/// The seeds a sweep example (`transport_sweep`, `name_table_sweep`, `reliable_sweep`) runs, from its arguments `[--seeds N] [--first SEED]`
 /// (default 200 seeds from 0), as `cargo xtask sim` passes them. Any other argument prints
 /// the usage and exits with status 2.
 pub fn sweep_args(args: impl IntoIterator<Item = String>) -> std::ops::Range<u64> {
@@ -72,7 +72,7 @@ pub fn sweep_args(args: impl IntoIterator<Item = String>) -> std::ops::Range<u64
             _ => {
                 #[allow(clippy::print_stderr, reason = "a command-line usage error")]
                 {
-                    eprintln!("usage: sim_sweep [--seeds N] [--first SEED]");
+                    eprintln!("usage: [--seeds N] [--first SEED]");
                 }
                 std::process::exit(2);
             }

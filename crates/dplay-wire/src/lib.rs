@@ -10,6 +10,34 @@
 //! sequence yields a value or a [`WireError`] naming the field and offset; nothing here panics
 //! on input or allocates more than the input's length. This crate has no state, no clock and
 //! no I/O: it is the vocabulary the other crates speak.
+//!
+//! # Errors and what to do
+//!
+//! A [`WireError`] means the bytes are not the message they claim to be (truncated, a length
+//! past the end, a value the spec forbids); its Display text names the field and offset. A
+//! receiver drops such a datagram and counts it; it never answers it. `emit` fails only when
+//! the buffer is shorter than `encoded_len`.
+//!
+//! # Example
+//!
+//! ```
+//! use dplay_wire::dp8::enumeration::{DXDIAG_APPLICATION_GUID, EnumQuery};
+//! use dplay_wire::{Blob, Wire, parse_datagram};
+//!
+//! let query = EnumQuery {
+//!     enum_payload: 0x1234,
+//!     application_guid: Some(DXDIAG_APPLICATION_GUID),
+//!     application_payload: Blob::default(),
+//! };
+//! let bytes = query.to_vec().unwrap();
+//! assert_eq!(EnumQuery::parse(&bytes).unwrap(), query);
+//! let datagram = parse_datagram(&bytes).unwrap();
+//! assert_eq!(datagram.message_name(), "EnumQuery");
+//! assert!(parse_datagram(&bytes[..bytes.len() - 1]).is_err());
+//! ```
+//!
+//! `examples/datagram.rs` prints a hex dump and the error for a truncated copy.
+#![deny(missing_docs)]
 #![warn(clippy::indexing_slicing)]
 
 pub mod codec;

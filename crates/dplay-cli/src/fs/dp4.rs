@@ -46,7 +46,7 @@ fn spawn(
         None => None,
     };
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
-    let mut config = Dp4Config { seed: live::fresh_seed(), ..Dp4Config::default() };
+    let mut config = Dp4Config::default();
     if let Some(period) = keepalive {
         config.ping_interval = period.max(live::MIN_KEEPALIVE);
     }
@@ -103,6 +103,8 @@ fn print(
             emit_position(&out.out, &id(who.0), &name, position);
         }
         AddonDp4Event::Addon(e) => emit_addon(&out.out, e, |p| out.name(p.0)),
+        // An event a later runtime adds: not printed until this printer knows it.
+        _ => {}
     }
     false
 }

@@ -123,6 +123,7 @@ impl Default for Limits {
 
 /// Why a [`Config`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The MTU leaves no room for data.
     #[error("mtu {mtu} leaves no room for data; at least {min} is needed")]

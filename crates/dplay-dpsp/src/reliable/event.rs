@@ -32,6 +32,7 @@ pub enum Event {
 
 /// Why an incoming frame was dropped. Counted in [`Stats::dropped`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum DropReason {
     /// The frame did not parse (MC-DPL4R 2.2), or is larger than the MTU.
     Malformed,

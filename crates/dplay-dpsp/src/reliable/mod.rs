@@ -97,6 +97,7 @@ impl Transmit {
 
 /// Why [`Reliable::send`] refused a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SendError {
     /// No link is open to that peer.
     #[error("no link is open to {0}")]
@@ -116,6 +117,7 @@ pub enum SendError {
 
 /// Why [`Reliable::open_link`] refused a link.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LinkError {
     /// `Limits::max_links` links are open.
     #[error("{0} links are open already")]

@@ -26,7 +26,9 @@ pub struct Dp4Config {
     pub datagram_addr: SocketAddrV4,
     /// The dialect we speak, 9-14 (MC-DPL4CS 2.2.3).
     pub version: u16,
-    /// Seed of the RNG for GUIDs, the ID key and fragment GUIDs, so runs replay.
+    /// Seed of the RNG for GUIDs, the ID key and fragment GUIDs. The default comes from the
+    /// operating system, so two endpoints never share one; set it (or use
+    /// [`Dp4Config::with_seed`]) to replay a run.
     pub seed: u64,
     /// The largest UDP datagram; bigger non-guaranteed messages are fragmented
     /// (MC-DPL4CS 3.1.4.18).
@@ -100,7 +102,7 @@ impl Default for Dp4Config {
             stream_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, GAME_PORT_FIRST),
             datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2350),
             version: 14,
-            seed: 0,
+            seed: crate::config::os_seed(),
             mtu: 1472,
             enum_timeout: Duration::from_secs(5),
             reliable_api_timeout: Duration::from_secs(5),
@@ -110,6 +112,15 @@ impl Default for Dp4Config {
             max_stream_message: dplay_wire::dp4::header::MAX_MESSAGE_SIZE,
             limits: Dp4Limits::default(),
         }
+    }
+}
+
+impl Dp4Config {
+    /// This configuration with a fixed `seed`, for tests and replays.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
     }
 }
 

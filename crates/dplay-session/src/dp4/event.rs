@@ -40,6 +40,7 @@ pub struct FoundSession {
 
 /// Why a join failed (MC-DPL4CS 3.1.4.2, 3.1.5.1, 3.1.5.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JoinError {
     /// REQUESTPLAYERREPLY or ADDFORWARDREPLY carried this HRESULT, e.g. DPERR_NONEWPLAYERS.
     Refused(u32),
@@ -52,6 +53,7 @@ pub enum JoinError {
 
 /// Why the session ended for us.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EndReason {
     /// We left.
     Left,
@@ -63,6 +65,7 @@ pub enum EndReason {
 
 /// Something the game needs to know, from [`crate::dp4::Dp4Session::poll_event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dp4Event {
     /// An ENUMSESSIONSREPLY arrived during enumeration (MC-DPL4CS 3.1.4.1).
     SessionFound(FoundSession),
@@ -148,6 +151,7 @@ pub enum Dp4Event {
 
 /// A change of the Group List, in [`Dp4Event::Group`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GroupEvent {
     /// A group is in the Group List (MC-DPL4CS 3.1.5.11); `local` when we created it with
     /// [`crate::dp4::Dp4Session::create_group`].
@@ -202,6 +206,7 @@ pub enum GroupEvent {
 
 /// Why a command was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CommandError {
     /// The endpoint is not in a state for this command (e.g. send before joining).
     #[error("not allowed in the current state")]
@@ -232,6 +237,7 @@ pub enum CommandError {
 
 /// Why a received message was dropped; each is counted in [`Stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum DropReason {
     /// It did not parse (bad offsets, truncated, bad size field).
     Malformed,

@@ -15,6 +15,7 @@ pub const MIN_MESSAGE_SIZE: usize = 20;
 
 /// Why a stream was rejected. The connection carrying it must be closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StreamError {
     /// The token is none of 0xFAB, 0xCAB, 0xBAB (MC-DPL4CS 2.2.6).
     #[error("bad DPSP token {0:#05x}")]
