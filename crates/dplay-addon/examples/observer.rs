@@ -7,7 +7,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use dplay_addon::{
-    AddonOverDp8, Client, ClientConfig, Event, HostConfig, HostPolicy, OverDp8Event, Position, Role,
+    AddonOverDp8, Client, ClientConfig, Dialect, Event, HostConfig, HostPolicy, OverDp8Event, Position, Role,
 };
 use dplay_session::{Session, SessionConfig};
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
@@ -45,7 +45,7 @@ impl Node {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let policy = HostPolicy::default();
     let mut host =
-        Node::new("host", |s| AddonOverDp8::host(s, HostConfig { own_role: Role::Observer, policy }))?;
+        Node::new("host", |s| AddonOverDp8::host(s, HostConfig::new(Dialect::Fs98, Role::Observer, policy)))?;
     host.addon.host_session(Instant::now())?;
     let host_addr = host.socket.local_addr()?;
     let mut pilot =
