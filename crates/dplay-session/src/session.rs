@@ -13,8 +13,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 
-use crate::completion::Pending;
 use crate::admission::Admission;
+use crate::completion::Pending;
 use crate::config::{Mode, SessionConfig};
 use crate::enumeration::Seeker;
 use crate::event::{EndReason, Event};
