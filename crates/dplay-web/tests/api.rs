@@ -143,7 +143,9 @@ fn session_players_events_and_kick() {
     assert_eq!(get_json(at, "/api/session")["players"], 2);
     assert_eq!(get_json(at, "/api/session")["host_migrations"], 0);
 
-    // MS-DPDX 3.1.5.7: a DXDiag chat line reaches the stream with its sender's name.
+    // MS-DPDX 3.1.5.7: a DXDiag chat line reaches the stream with its sender's name. The host
+    // lists the joiner before the joiner has its own name table: chat once it has joined.
+    wait_for(joiner.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
     joiner.command(Dp8Command::Chat("hello <b>all</b>".into())).unwrap();
     let chat = next_event(&mut sse, "chat");
     assert_eq!(chat["text"], "hello <b>all</b>");

@@ -58,7 +58,7 @@ fn drain(socket: &UdpSocket) -> usize {
     std::iter::from_fn(|| socket.recv_from(&mut buf).ok()).count()
 }
 
-/// The host's resident memory now and at its peak, in KiB (/proc/<pid>/status).
+/// The host's resident memory now and at its peak, in KiB (`/proc/<pid>/status`).
 fn rss_kib(p: &Proc) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{}/status", p.pid())).unwrap_or_default();
     let field = |name: &str| {
