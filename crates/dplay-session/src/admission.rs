@@ -151,8 +151,9 @@ impl Session {
         self.log_refusal(now, peer, why);
         self.links.remove(&peer);
         self.ep.abort(now, peer);
+        // The host removes it (MS-DPDX 2.2.15 allows NORMAL and HOSTDESTROYEDPLAYER only).
         if let Some(dpnid) = link.dpnid.filter(|_| link.state == LinkState::AwaitingAck) {
-            self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+            self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER);
         }
     }
 
@@ -275,7 +276,8 @@ impl Session {
                     self.links.remove(&addr);
                     self.ep.abort(now, addr);
                 }
-                self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST);
+                // Gone, as a target we cannot reach (NORMAL, MS-DPDX 2.2.15; decision).
+                self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
             }
         }
         if self.admission.report_at.is_some_and(|at| at <= now) {

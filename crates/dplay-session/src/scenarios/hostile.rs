@@ -133,7 +133,7 @@ fn ghost_member_stays_when_eviction_is_off() {
 }
 
 /// MC-DPL8CS 3.2.5.3 with a deadline (docs/limits.md): a target that answers nothing within
-/// 5 s is removed as lost and the requester stays.
+/// 5 s is removed as lost (reason NORMAL, MS-DPDX 2.2.15) and the requester stays.
 #[test]
 fn silent_integrity_check_target_is_removed() {
     let mut mesh = Mesh::new(53, 3, link(0.0), |_, _| {});
@@ -156,6 +156,11 @@ fn silent_integrity_check_target_is_removed() {
     assert!(!session(&mesh, 0).name_table().contains(target));
     assert!(session(&mesh, 2).is_joined());
     assert_eq!(session(&mesh, 2).phase(), Phase::Member);
+    // Gone, so NORMAL: MS-DPDX 2.2.15 allows no CONNECTIONLOST (found by the property sweep).
+    assert!(events(&mesh, 2).iter().any(|e| matches!(
+        e,
+        Event::PlayerRemoved { dpnid, reason: DestroyReason::DPNDESTROYPLAYERREASON_NORMAL } if *dpnid == target
+    )));
 }
 
 /// The joiners of the ghost cases come from other addresses: node addresses differ by IP.
