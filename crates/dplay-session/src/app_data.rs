@@ -47,7 +47,7 @@ impl Session {
     /// NEW_MSG, END_MSG, no RELIABLE).
     pub fn send_chat(&mut self, now: Instant, text: &str) -> Result<(), CommandError> {
         let bytes = ChatMessage::new(text).to_vec().map_err(|_| CommandError::WrongState)?;
-        self.send_all(now, &bytes, SendFlags { reliable: false, sequential: true })
+        self.send_all(now, &bytes, SendFlags { reliable: false, sequential: true, no_loopback: true })
     }
 
     /// Application data from `peer`: delivered with its DPNID, held when it comes from an

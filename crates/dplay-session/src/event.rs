@@ -218,13 +218,21 @@ pub struct SendFlags {
     pub reliable: bool,
     /// Delivered in send order.
     pub sequential: bool,
+    /// DPNSEND_NOLOOPBACK: a send to a group we are a member of is not delivered to ourselves
+    /// (by default it is, as DirectPlay 8's SendTo does).
+    pub no_loopback: bool,
 }
 
 impl SendFlags {
     /// Reliable and sequential.
-    pub const RELIABLE_SEQUENTIAL: Self = Self { reliable: true, sequential: true };
+    pub const RELIABLE_SEQUENTIAL: Self = Self { reliable: true, sequential: true, no_loopback: false };
     /// Reliable, any order.
-    pub const RELIABLE: Self = Self { reliable: true, sequential: false };
+    pub const RELIABLE: Self = Self { reliable: true, sequential: false, no_loopback: false };
     /// Unreliable, any order.
-    pub const DATAGRAM: Self = Self { reliable: false, sequential: false };
+    pub const DATAGRAM: Self = Self { reliable: false, sequential: false, no_loopback: false };
+
+    /// The same, with DPNSEND_NOLOOPBACK set.
+    pub const fn without_loopback(self) -> Self {
+        Self { no_loopback: true, ..self }
+    }
 }

@@ -103,6 +103,8 @@ impl Session {
 
     /// Sends `data` to every member of `group` we are connected to, one copy each (the spec
     /// leaves group delivery to the sender: there is no group send message in MC-DPL8CS 2.2.3).
+    /// When we are a member ourselves, we receive it too ([`Event::Message`] from our own
+    /// DPNID), unless `flags.no_loopback` (DPNSEND_NOLOOPBACK of IDirectPlay8Peer::SendTo).
     pub fn send_to_group(
         &mut self,
         now: Instant,
@@ -116,11 +118,19 @@ impl Session {
         if self.table.group(group).is_none() {
             return Err(CommandError::InvalidGroup);
         }
-        let members: Vec<Dpnid> = self.table.group_members(group).filter(|p| *p != self.local).collect();
+        let local = self.local;
+        let mut looped = false;
+        let members: Vec<Dpnid> = self.table.group_members(group).collect();
         for player in members {
-            if let Some(addr) = self.route(player) {
+            if player == local {
+                looped = !flags.no_loopback;
+            } else if let Some(addr) = self.route(player) {
                 self.ep.send(now, addr, data, MessageKind::new(flags.reliable, flags.sequential))?;
             }
+        }
+        if looped {
+            let (reliable, sequential) = (flags.reliable, flags.sequential);
+            self.events.push_back(Event::Message { from: local, data: data.to_vec(), reliable, sequential });
         }
         Ok(())
     }
