@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use dplay_dframe::{Signing, SigningMode};
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol};
-use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig};
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand};
+use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
 use uuid::Uuid;
@@ -38,6 +38,14 @@ pub(crate) struct JoinArgs {
     /// Once joined, rename our player (DirectPlay 8: DN_REQ_UPDATE_INFO to the host).
     #[arg(long, value_name = "NAME")]
     pub(crate) set_name: Option<String>,
+    /// Once joined, create a group of this name and join it (DirectPlay 8: DN_REQ_CREATE_GROUP,
+    /// then DN_REQ_ADD_PLAYER_TO_GROUP).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) create_group: Option<String>,
+    /// Once joined, join the existing group of this name (DirectPlay 8:
+    /// DN_REQ_ADD_PLAYER_TO_GROUP).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) join_group: Option<String>,
     /// Give up joining after this long (seconds, or a unit such as 30s).
     #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
@@ -56,6 +64,9 @@ pub(crate) struct JoinArgs {
 /// Runs `dplay join`; an error when the join fails.
 pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     if args.dp4 {
+        if args.create_group.is_some() || args.join_group.is_some() {
+            anyhow::bail!("--create-group and --join-group are for DirectPlay 8 sessions (not --dp4)");
+        }
         return crate::dp4::join(&args);
     }
     args.host = live::or_port(args.host, crate::live::DPLAY8_PORT);
@@ -107,9 +118,11 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let mut ended = None;
     let mut pending = None;
     let mut joined = false;
+    let mut local = None;
     let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
         match &e {
             Dp8Event::Session(Event::SessionEnded { reason }) => ended = Some(*reason),
+            Dp8Event::Session(Event::Joined { local: me, .. }) => local = Some(*me),
             Dp8Event::Session(Event::JoinPending { local, awaiting_instruction, awaiting_peers, .. }) => {
                 let peers: Vec<String> =
                     awaiting_peers.iter().map(|d| format!("{} ({d})", out.name(*d))).collect();
@@ -133,6 +146,13 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     if let Some(name) = &args.set_name {
         runtime.command(Dp8Command::SetInfo { name: Some(name.clone()), data: None })?;
     }
+    if let Some(name) = &args.create_group {
+        let create = GroupCommand::Create { name: name.clone(), data: Vec::new() };
+        runtime.command(Dp8Command::Group(create))?;
+    }
+    if let Some(name) = &args.join_group {
+        runtime.command(Dp8Command::Group(GroupCommand::JoinNamed(name.clone())))?;
+    }
     if let Some(text) = &args.send {
         runtime.command(Dp8Command::Chat(text.clone()))?;
         let sent = JsonEvent::Sent {
@@ -143,7 +163,16 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         };
         out.event(&sent, format!("sent: {text}"));
     }
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.dp8(&e));
+    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+        // The group we asked for exists: join it (the host answers the creation first).
+        if let Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { name, requested_by, .. })) = &e
+            && args.create_group.as_ref() == Some(name)
+            && local == Some(*requested_by)
+        {
+            let _ = runtime.command(Dp8Command::Group(GroupCommand::JoinNamed(name.clone())));
+        }
+        !out.dp8(&e)
+    });
     if stop != Stop::Closed && stop != Stop::Done {
         let _ = runtime.command(Dp8Command::Leave);
     }

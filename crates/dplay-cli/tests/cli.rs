@@ -5,6 +5,7 @@
 
 use std::net::UdpSocket;
 use std::process::{Child, Command as StdCommand, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -39,6 +40,11 @@ impl Drop for Proc {
 
 /// A `dplay host --json` on 127.0.0.1:`port`, once it hosts.
 fn host(port: u16, extra: &[&str]) -> Proc {
+    host_logged(port, extra).0
+}
+
+/// [`host`], with the JSON events it prints after `hosting`.
+fn host_logged(port: u16, extra: &[&str]) -> (Proc, Arc<Mutex<Vec<Value>>>) {
     let bind = format!("127.0.0.1:{port}");
     let mut args = vec!["host", "--json", "--bind", &bind, "--duration", "30"];
     args.extend_from_slice(extra);
@@ -55,8 +61,16 @@ fn host(port: u16, extra: &[&str]) -> Proc {
     let v: Value = serde_json::from_str(&hosting).expect("JSON");
     assert_eq!(v["event"], "hosting", "{hosting}");
     // Keep reading so the host never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    Proc(child)
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let (Ok(v), Ok(mut log)) = (serde_json::from_str(&line), kept.lock()) {
+                log.push(v);
+            }
+        }
+    });
+    (Proc(child), log)
 }
 
 #[test]
@@ -253,4 +267,48 @@ fn dp4_over_ipv6_is_refused() {
         "error_dp4_ipv6",
         fails(&["host", "--dp4", "--bind", "::1", "--duration", "0"], 1)
     );
+}
+
+/// Issue #13 item 3: `join --create-group` creates a group and joins it, `join --join-group`
+/// joins it by name, and the host logs every change (MC-DPL8CS 3.4.5.2; docs/json-events.md).
+#[test]
+fn groups_from_join() {
+    let port = free_port();
+    let (_host, log) = host_logged(port, &[]);
+    let target = format!("127.0.0.1:{port}");
+    let json = |out: &std::process::Output| -> Vec<Value> {
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    };
+    let group = |events: &[Value], change: &str| -> Vec<Value> {
+        events.iter().filter(|e| e["event"] == "group" && e["change"] == change).cloned().collect()
+    };
+    let alice = StdCommand::new(env!("CARGO_BIN_EXE_dplay"))
+        .args(["join", &target, "--json", "--name", "alice", "--create-group", "crew", "--duration", "4"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start alice");
+    std::thread::sleep(Duration::from_secs(2));
+    let bob = dplay()
+        .args(["join", &target, "--json", "--name", "bob", "--join-group", "crew", "--duration", "1"])
+        .output()
+        .expect("run bob");
+    assert!(bob.status.success(), "{}", String::from_utf8_lossy(&bob.stderr));
+    let alice = alice.wait_with_output().expect("alice");
+    assert!(alice.status.success());
+    let (alice, bob) = (json(&alice), json(&bob));
+    let created = group(&alice, "created");
+    assert_eq!(created.len(), 1, "{alice:?}");
+    assert_eq!(created[0]["name"], "crew");
+    let id = &created[0]["id"];
+    let me = |events: &[Value]| events.iter().find(|e| e["event"] == "joined").map(|e| e["id"].clone());
+    let added = |events: &[Value], who: &Option<Value>| {
+        group(events, "player_added").iter().any(|e| &e["id"] == id && Some(&e["player"]) == who.as_ref())
+    };
+    let (a, b) = (me(&alice), me(&bob));
+    assert!(added(&alice, &a) && added(&alice, &b), "{alice:?}");
+    assert!(added(&bob, &b), "{bob:?}");
+    let host = log.lock().unwrap().clone();
+    assert_eq!(group(&host, "created").len(), 1, "{host:?}");
+    assert!(added(&host, &a) && added(&host, &b), "{host:?}");
+    assert!(fails(&["join", "--dp4", &target, "--join-group", "crew"], 1).contains("DirectPlay 8"));
 }

@@ -144,6 +144,7 @@ impl AddonProtocol {
                     s.set_info(now, local, name.as_deref(), data.as_deref()).map(drop)
                 })
                 .map_err(|e| ("set-info", e)),
+            Dp8Command::Group(command) => b.with_session(now, |s, now| command.apply(s, now)),
             Dp8Command::Leave => {
                 b.with_session(now, Session::leave);
                 Ok(())

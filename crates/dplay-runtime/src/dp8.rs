@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_session::{Event, SendFlags, Session, SessionConfig};
+use dplay_session::{CommandError, Event, SendFlags, Session, SessionConfig};
 use dplay_wire::WideString;
 use dplay_wire::dp8::dpnid::Dpnid;
 use uuid::Uuid;
@@ -56,6 +56,8 @@ pub enum Dp8Command {
         /// The new data, if any.
         data: Option<Vec<u8>>,
     },
+    /// A group operation or a send to a group.
+    Group(GroupCommand),
     /// Leave gracefully.
     Leave,
     /// Host: end the session for everyone.
@@ -65,6 +67,51 @@ pub enum Dp8Command {
     /// Host: remove one player; the others learn it with DESTROY_PLAYER, reason
     /// HOSTDESTROYEDPLAYER (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2).
     RemovePlayer(Dpnid),
+}
+
+/// What an application asks of a DirectPlay 8 session's groups (MC-DPL8CS 3.4.5.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupCommand {
+    /// Create a group (DN_REQ_CREATE_GROUP to the host, or at once on the host); it appears
+    /// as [`dplay_session::TableChange::GroupCreated`].
+    Create {
+        /// Its name.
+        name: String,
+        /// Its data.
+        data: Vec<u8>,
+    },
+    /// Add our own player to the group named so (DN_REQ_ADD_PLAYER_TO_GROUP); of several
+    /// groups with that name, the lowest DPNID. Fails with DPNERR_INVALIDGROUP when none has it.
+    JoinNamed(String),
+    /// Application data to every member of a group (to ourselves too when we are one, unless
+    /// `flags.no_loopback`).
+    Send {
+        /// The group.
+        group: Dpnid,
+        /// The bytes.
+        data: Vec<u8>,
+        /// Delivery category.
+        flags: SendFlags,
+    },
+}
+
+impl GroupCommand {
+    /// Carries the command out on `s`; on failure, the command's name and why.
+    pub(crate) fn apply(self, s: &mut Session, now: Instant) -> Result<(), (&'static str, CommandError)> {
+        match self {
+            Self::Create { name, data } => {
+                s.create_group(now, &name, &data, false).map(drop).map_err(|e| ("create group", e))
+            }
+            Self::JoinNamed(name) => {
+                let group = group_named(s, &name).ok_or(("join group", CommandError::InvalidGroup))?;
+                let local = s.local_dpnid();
+                s.add_to_group(now, group, local).map(drop).map_err(|e| ("join group", e))
+            }
+            Self::Send { group, data, flags } => {
+                s.send_to_group(now, group, &data, flags).map_err(|e| ("send to group", e))
+            }
+        }
+    }
 }
 
 /// One row of the name table, as [`Dp8Event::NameTable`] reports it.
@@ -172,6 +219,7 @@ impl Protocol for Dp8Protocol {
                     .map(drop)
                     .map_err(|e| ("set-info", e))
             }
+            Dp8Command::Group(command) => command.apply(s, now),
             Dp8Command::Leave => {
                 s.leave(now);
                 Ok(())
@@ -212,6 +260,14 @@ impl Protocol for Dp8Protocol {
     fn is_finished(&self) -> bool {
         self.ended && self.session.endpoint().active_connection_count() == 0
     }
+}
+
+/// The group named `name` with the lowest DPNID.
+fn group_named(session: &Session, name: &str) -> Option<Dpnid> {
+    let named = |e: &&dplay_wire::dp8::session::NameTableEntry| {
+        e.name.as_ref().is_some_and(|n| n.to_string_lossy() == name)
+    };
+    session.name_table().groups().filter(named).map(|e| e.dpnid).min()
 }
 
 /// The session's name table as [`Player`] rows.

@@ -62,7 +62,7 @@ pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
 pub use addon_dp4::{AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role};
 pub use bind::{SocketKind, SocketSpec};
 pub use dp4::{Dp4Binding, Dp4Command, Dp4Event, Dp4Player, Dp4Protocol};
-pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, Player};
+pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, Player};
 pub use error::RuntimeError;
 pub use event_loop::{Runtime, RuntimeConfig, StreamLimits};
 pub use interfaces::interface_addrs;

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use dplay_addon::{ClientConfig, HostConfig, HostPolicy, Position, Role};
 use dplay_runtime::{
-    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Dp8Protocol, Runtime,
-    RuntimeConfig,
+    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Dp8Protocol, GroupCommand,
+    Runtime, RuntimeConfig,
 };
-use dplay_session::{Event, SendFlags, SessionConfig};
+use dplay_session::{Event, SendFlags, SessionConfig, TableChange};
 use uuid::Uuid;
 
 const APP: Uuid = Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
@@ -85,6 +85,49 @@ fn enumerate_join_send_leave() {
 
     joiner.command(Dp8Command::Leave).unwrap();
     wait_for(host.events(), |e| matches!(e, Dp8Event::Session(Event::PlayerRemoved { .. })).then_some(()));
+    host.shutdown().unwrap();
+}
+
+/// MC-DPL8CS 3.4.5.2 through the runtime's group commands: a member creates a group, joins it
+/// by name, and a send to the group reaches the other member and loops back to the sender; a
+/// group name nobody created fails with DPNERR_INVALIDGROUP.
+#[test]
+fn group_commands() {
+    let host = dp8("host", 4);
+    host.command(Dp8Command::Host).unwrap();
+    wait_for(host.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
+    let joiner = dp8("joiner", 5);
+    joiner.command(Dp8Command::Join { host: host.local_addr(), instance: None }).unwrap();
+    let me = wait_for(joiner.events(), |e| match e {
+        Dp8Event::Session(Event::Joined { local, .. }) => Some(*local),
+        _ => None,
+    });
+    let create = GroupCommand::Create { name: "crew".into(), data: Vec::new() };
+    joiner.command(Dp8Command::Group(create)).unwrap();
+    let group = wait_for(joiner.events(), |e| match e {
+        Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { group, .. })) => Some(*group),
+        _ => None,
+    });
+    joiner.command(Dp8Command::Group(GroupCommand::JoinNamed("crew".into()))).unwrap();
+    wait_for(host.events(), |e| match e {
+        Dp8Event::Session(Event::NameTable(TableChange::MemberAdded { group: g, player })) => {
+            (*g == group && *player == me).then_some(())
+        }
+        _ => None,
+    });
+    let send = GroupCommand::Send { group, data: b"crew".to_vec(), flags: SendFlags::RELIABLE };
+    joiner.command(Dp8Command::Group(send)).unwrap();
+    let from = wait_for(joiner.events(), |e| match e {
+        Dp8Event::Session(Event::Message { from, data, .. }) if data == b"crew" => Some(*from),
+        _ => None,
+    });
+    assert_eq!(from, me, "looped back");
+    joiner.command(Dp8Command::Group(GroupCommand::JoinNamed("nobody's".into()))).unwrap();
+    let error = wait_for(joiner.events(), |e| match e {
+        Dp8Event::CommandFailed { command, error } => Some(format!("{command}: {error}")),
+        _ => None,
+    });
+    assert!(error.starts_with("join group: DPNERR_INVALIDGROUP"), "{error}");
     host.shutdown().unwrap();
 }
 
