@@ -51,6 +51,10 @@ pub(crate) struct DecodeArgs {
     /// message in its datagram form).
     #[arg(long, conflicts_with_all = ["file", "tcp"])]
     dp4: bool,
+    /// With --hex: DirectPlay 8 DFRAMEs are from a signed connection, with ullSignature after
+    /// the header (MC-DPL8R 2.2.2; in a capture, a CONNECTED_SIGNED says so).
+    #[arg(long, conflicts_with_all = ["file", "tcp", "dp4"])]
+    signed: bool,
     /// With --hex: DirectPlay 4 player messages carry no idFrom/idTo (a session with
     /// DPSESSION_NOMESSAGEID; in a capture, its session description says so).
     #[arg(long, conflicts_with = "file")]
@@ -124,9 +128,10 @@ pub(crate) fn run(args: DecodeArgs) -> anyhow::Result<bool> {
             (records, Some(summary))
         }
         None => {
-            let carrier = match (args.tcp, args.dp4) {
-                (true, _) => Carrier::Dp4Stream,
-                (_, true) => Carrier::Dp4Datagram,
+            let carrier = match (args.tcp, args.dp4, args.signed) {
+                (true, ..) => Carrier::Dp4Stream,
+                (_, true, _) => Carrier::Dp4Datagram,
+                (.., true) => Carrier::Dp8Signed,
                 _ => Carrier::Datagram,
             };
             let dialect = dialect.unwrap_or_default();

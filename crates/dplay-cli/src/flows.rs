@@ -6,7 +6,8 @@
 //!   message no other protocol sends by chance: a CONNECT or CONNECTED CFRAME with protocol
 //!   major version 1 (MC-DPL8R 2.2.1.1), an EnumResponse (MC-DPLHP 2.2.2), or an EnumQuery to
 //!   the enumeration port 6073 (MC-DPLHP 2.2.1). Elsewhere, lead bytes alone count on UDP 6073
-//!   and 2302-2400 (DirectPlay 8's defaults) or, with `--any-port`, on every port.
+//!   and 2302-2400 (DirectPlay 8's defaults) or, with `--any-port`, on every port. A flow with a
+//!   CONNECTED_SIGNED is signed: its DFRAMEs carry `ullSignature` (MC-DPL8R 2.2.1.3, 2.2.2).
 //! * DirectPlay 4 system messages carry 'play' at offset 20 on any port and either transport
 //!   (MC-DPL4CS 2.2.6). Its player messages do not (2.2.45): on TCP the stream decides
 //!   ([`crate::stream`]); a UDP datagram is a player message when both hosts were seen speaking
@@ -71,6 +72,8 @@ fn unicast(ip: IpAddr) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct Flows {
     dp8: HashSet<FlowKey>,
+    /// DirectPlay 8 flows whose handshake was signed (a CONNECTED_SIGNED, MC-DPL8R 2.2.1.3).
+    dp8_signed: HashSet<FlowKey>,
     dp4_hosts: HashSet<IpAddr>,
     dp4_endpoints: HashSet<SocketAddr>,
     /// FS2004 when its GUID was seen, FS98 otherwise.
@@ -112,6 +115,7 @@ fn dp4_addon_datagram(payload: &[u8]) -> bool {
 fn proves_dp8(d: &Datagram, dst_port: u16) -> bool {
     match d {
         Datagram::Cframe(Cframe::Connect(c) | Cframe::Connected(c)) => c.protocol_version >> 16 == 1,
+        Datagram::Cframe(Cframe::ConnectedSigned(s)) => s.fields.protocol_version >> 16 == 1,
         Datagram::Enum(EnumMessage::Response(_)) => true,
         Datagram::Enum(EnumMessage::Query(_)) => dst_port == DP8_ENUM_PORT,
         _ => false,
@@ -145,6 +149,9 @@ impl Flows {
                 if proves_dp8(&d, seg.dst.port()) {
                     flows.dp8.insert(flow(seg.src, seg.dst));
                 }
+                if matches!(d, Datagram::Cframe(Cframe::ConnectedSigned(_))) {
+                    flows.dp8_signed.insert(flow(seg.src, seg.dst));
+                }
                 if seg.payload.windows(GUID_FS9_WIRE.len()).any(|w| w == GUID_FS9_WIRE) {
                     flows.dialect = Dialect::Fs2004;
                 }
@@ -156,6 +163,9 @@ impl Flows {
     /// How to read a UDP datagram, or `None` when it is not DirectPlay.
     pub(crate) fn udp_carrier(&self, seg: &Segment<'_>) -> Option<Carrier> {
         let kind = classify(seg.payload);
+        if kind != Kind::Dp4Message && self.dp8_signed.contains(&flow(seg.src, seg.dst)) {
+            return Some(Carrier::Dp8Signed);
+        }
         if kind == Kind::Dp4Message || self.dp8.contains(&flow(seg.src, seg.dst)) {
             return Some(Carrier::Datagram);
         }

@@ -2,13 +2,14 @@
 //! its own bytes, or a DirectPlay 4 player message or MC-DPL4R frame, which only their
 //! transport and flow identify (MC-DPL4CS 2.2.45, 3.1.4.16: no 'play' signature).
 
-use dplay_wire::datagram::{DframePayload, PartBody};
+use dplay_wire::datagram::{DframeDatagram, DframePayload, Kind, PartBody, classify};
 use dplay_wire::dp4::header::{HEADER_LEN, MAX_MESSAGE_SIZE, SIGNATURE, SockAddrIn, Token};
 use dplay_wire::dp4::player_message::{
     DatagramPlayerMessage, IDS_LEN, PlayerMessage, STREAM_PREFIX_LEN, has_signature,
 };
 use dplay_wire::dp4::reliable::{FrameBody, ReliableFlags, ReliableFrame};
-use dplay_wire::dp8::dframe::DframeCommand;
+use dplay_wire::dp8::cframe::Cframe;
+use dplay_wire::dp8::dframe::{DframeCommand, DframeContext};
 use dplay_wire::dp8::session::SessionMessage;
 use dplay_wire::{Datagram, Family, Wire, WireError, parse_datagram};
 use serde_json::{Value, json};
@@ -25,6 +26,9 @@ pub(crate) enum Carrier {
     /// A UDP datagram of a DirectPlay 4 session with DPSESSION_DIRECTPLAYPROTOCOL: without
     /// 'play' at offset 20 it is an MC-DPL4R frame (MC-DPL4CS 3.1.4.16; MC-DPL4R 2.2).
     Dp4Reliable,
+    /// A UDP datagram of a DirectPlay 8 flow whose handshake was signed (CONNECTED_SIGNED,
+    /// MC-DPL8R 2.2.1.3): its DFRAMEs carry `ullSignature` after the header (2.2.2).
+    Dp8Signed,
     /// One message cut from a DirectPlay 4 TCP stream: a system message or a player message
     /// in its stream form; never DirectPlay 8, which has no TCP transport (MC-DPL8R 1).
     Dp4Stream,
@@ -92,8 +96,25 @@ impl Message {
                 PlayerMessage::parse(bytes, ids).map(Self::Player)
             }
             Carrier::Datagram => parse_datagram(bytes).map(|d| Self::Wire(Box::new(d))),
+            Carrier::Dp8Signed if classify(bytes) == Kind::Dp8Dframe => {
+                let signed = DframeContext { signed: true, ..DframeContext::default() };
+                DframeDatagram::parse_in(bytes, signed).map(|d| Self::Wire(Box::new(Datagram::Dframe(d))))
+            }
+            Carrier::Dp8Signed => parse_datagram(bytes).map(|d| Self::Wire(Box::new(d))),
             Carrier::Dp4Datagram => DatagramPlayerMessage::parse(bytes, ids).map(Self::PlayerDatagram),
             Carrier::Dp4Reliable => ReliableFrame::parse(bytes).map(|f| Self::Reliable(f, ids)),
+        }
+    }
+
+    /// The `ullSignature` of a signed connection's DFRAME, SACK or HARD_DISCONNECT (MC-DPL8R
+    /// 2.2.2, 2.2.1.5, 2.2.1.4).
+    pub(crate) fn signature(&self) -> Option<u64> {
+        let Self::Wire(w) = self else { return None };
+        match &**w {
+            Datagram::Dframe(d) => d.header.signature,
+            Datagram::Cframe(Cframe::Sack(s)) => s.signature,
+            Datagram::Cframe(Cframe::HardDisconnect(h)) => h.signature,
+            _ => None,
         }
     }
 

@@ -86,6 +86,9 @@ pub(crate) fn line(record: &Record) -> String {
     match &record.result {
         Ok(m) => {
             let _ = write!(out, "{} {}", m.family().short(), m.name());
+            if let Some(signature) = m.signature() {
+                let _ = write!(out, " signed 0x{signature:016X}");
+            }
             let key = addon_summary(record).unwrap_or_else(|| key_fields(m));
             if !key.is_empty() {
                 let _ = write!(out, "  {key}");
@@ -141,7 +144,10 @@ fn key_fields(m: &Message) -> String {
                 Value::Null => {}
                 Value::Object(_) => walk(item, out),
                 Value::String(hex) if LINE_BLOBS.contains(&key.as_str()) => {
-                    out.push(format!("{key}={} bytes", hex.len().div_ceil(3)));
+                    // A payload variant without bytes (`Empty`) says nothing here.
+                    if let Ok(bytes) = dplay_wire::hexdump::parse_hex(hex) {
+                        out.push(format!("{key}={} bytes", bytes.len()));
+                    }
                 }
                 Value::Array(a) => out.push(format!("{key}=[{}]", a.len())),
                 Value::Number(n) if n.as_u64().is_some_and(|u| u > 0xFFFF) => {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{dplay, hex, json_lines, stdout, temp};
+use common::{dplay, hex, json_lines, stderr, stdout, temp};
 use dplay_tests::pcap::{Packet, write_pcap, write_pcapng};
 use serde_json::Value;
 
@@ -214,4 +214,61 @@ fn help_and_errors_snapshot() {
         all.push_str(&format!("$ dplay {}\n[exit {:?}]\n{err}\n", args.join(" "), out.status.code()));
     }
     insta::assert_snapshot!("decode_errors", all.replace(not_pcap.to_str().unwrap(), "NOT.pcap"));
+}
+
+/// MC-DPL8R 2.2.1.3, 2.2.2: a fast-signed connection between two of our endpoints, captured:
+/// the flow's CONNECTED_SIGNED makes its DFRAMEs signed, so each shows its `ullSignature` and
+/// its data whole (not 8 bytes short, led by the signature), and every frame re-emits as
+/// captured. With --hex, `--signed` reads a DFRAME the same way.
+#[test]
+fn signed_dframes_show_their_signature() {
+    use dplay_dframe::{Config, Endpoint, MessageKind, Signing};
+    #[allow(clippy::disallowed_methods)] // the origin of the exchange's virtual time
+    let start = std::time::Instant::now();
+    let (a_addr, b_addr) = ("10.0.0.1:2302", "10.0.0.2:2302");
+    let config = Config { signing: Signing::Fast, ..Config::default() };
+    let mut a = Endpoint::new(config.clone(), start);
+    let mut b = Endpoint::new(Config { rng_seed: 1, ..config }, start);
+    let mut packets = Vec::new();
+    a.connect(start, b_addr.parse().unwrap()).unwrap();
+    let mut now = start;
+    for round in 0..10 {
+        if round == 5 {
+            a.send(now, b_addr.parse().unwrap(), b"signed data", MessageKind::RELIABLE).unwrap();
+        }
+        now += std::time::Duration::from_millis(30);
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+        while let Some(t) = a.poll_transmit() {
+            b.handle_datagram(now, a_addr.parse().unwrap(), &t.contents);
+            packets.push(Packet::udp(a_addr, b_addr, &t.contents));
+        }
+        while let Some(t) = b.poll_transmit() {
+            a.handle_datagram(now, b_addr.parse().unwrap(), &t.contents);
+            packets.push(Packet::udp(b_addr, a_addr, &t.contents));
+        }
+    }
+    let path = temp("signed.pcap");
+    write_pcap(&path, &packets);
+    let out = dplay(&["decode", path.to_str().unwrap(), "--json", "--reemit"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let dframes: Vec<&Value> = lines.iter().filter(|l| l["fields"]["header"].is_object()).collect();
+    assert!(dframes.len() >= 3, "{lines:?}");
+    for d in &dframes {
+        assert!(d["fields"]["header"]["signature"].is_u64(), "{d}");
+    }
+    let data = dframes.iter().find(|d| d["message"] == "DFRAME").expect("the data frame");
+    assert_eq!(data["fields"]["payload"]["Data"], "73 69 67 6E 65 64 20 64 61 74 61", "{data}");
+    for l in &lines {
+        assert_eq!(l["reemitted"], l["bytes"], "{l}");
+    }
+    let text = stdout(&dplay(&["decode", path.to_str().unwrap()]));
+    assert!(text.contains("dp8 DFRAME signed 0x"), "{text}");
+
+    let frame = "37 00 05 03 88 77 66 55 44 33 22 11 68 69";
+    let out = dplay(&["decode", "--json", "--hex", frame, "--signed"]);
+    let v = &json_lines(&out)[0];
+    assert_eq!(v["fields"]["header"]["signature"], 0x1122_3344_5566_7788u64, "{v}");
+    assert_eq!(v["fields"]["payload"]["Data"], "68 69", "{v}");
 }

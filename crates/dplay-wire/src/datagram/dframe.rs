@@ -165,6 +165,14 @@ pub struct DframeDatagram {
 }
 
 impl DframeDatagram {
+    /// Parses with the connection's `ctx`: a DFRAME of a signed connection carries
+    /// `ullSignature` after its masks (MC-DPL8R 2.2.2), which only the connection tells.
+    pub fn parse_in(bytes: &[u8], ctx: DframeContext) -> Result<Self, WireError> {
+        let (header, rest) = DframeHeader::parse(bytes, ctx)?;
+        let payload = DframePayload::parse(&header, rest)?;
+        Ok(Self { header, payload })
+    }
+
     /// The session message's name (`DN_SEND_CONNECT_INFO`, ...), `TRANS_USERDATA_SEND_MESSAGE`,
     /// `COALESCED` (MC-DPL8R 2.2.3), `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), or
     /// `DFRAME`.
@@ -191,9 +199,7 @@ impl DframeDatagram {
 impl Wire for DframeDatagram {
     /// Parses with the default [`DframeContext`] (unsigned, version 0x00010005 or later).
     fn parse(bytes: &[u8]) -> Result<Self, WireError> {
-        let (header, rest) = DframeHeader::parse(bytes, DframeContext::default())?;
-        let payload = DframePayload::parse(&header, rest)?;
-        Ok(Self { header, payload })
+        Self::parse_in(bytes, DframeContext::default())
     }
 
     fn encoded_len(&self) -> usize {

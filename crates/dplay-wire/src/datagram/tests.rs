@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::dp4::header::Command;
+use crate::dp8::dframe::DframeContext;
 use crate::dp8::session::SessionMessage;
 use crate::testutil::{assert_reemits, bytes};
 use crate::text::Blob;
@@ -179,7 +180,35 @@ fn dp4_stream() {
     assert!(msgs[1].is_err());
 }
 
+/// MC-DPL8R 2.2.2: in a signed connection the 8 bytes after the header are `ullSignature`, not
+/// payload: a fast-signed DFRAME carrying "hi" reads as signature and data, and re-emits.
+#[test]
+fn signed_dframe_in_its_context() {
+    let frame = bytes("37 00 05 03 88 77 66 55 44 33 22 11 68 69");
+    let signed = DframeContext { signed: true, ..DframeContext::default() };
+    let d = DframeDatagram::parse_in(&frame, signed).expect("parses");
+    assert_eq!(d.header.signature, Some(0x1122_3344_5566_7788));
+    assert_eq!(d.payload, DframePayload::Data(Blob::new(b"hi")));
+    assert_eq!(Datagram::Dframe(d).to_vec().expect("emit"), frame);
+    let unsigned = DframeDatagram::parse(&frame).expect("parses");
+    assert_eq!(unsigned.header.signature, None, "without the context the signature is payload");
+    assert!(DframeDatagram::parse_in(&frame[..11], signed).is_err(), "a signature cut short");
+}
+
 proptest! {
+    /// Any bytes, read as a signed connection's DFRAME: never a panic, and what parses
+    /// re-emits to the same bytes' meaning.
+    #[test]
+    fn signed_dframe_parse_reparses(data in proptest::collection::vec(any::<u8>(), 0..96)) {
+        let signed = DframeContext { signed: true, ..DframeContext::default() };
+        if let Ok(d) = DframeDatagram::parse_in(&data, signed) {
+            prop_assert!(d.header.signature.is_some());
+            let again = d.to_vec().expect("emit");
+            prop_assert_eq!(again.len(), d.encoded_len());
+            prop_assert_eq!(DframeDatagram::parse_in(&again, signed).expect("reparse"), d);
+        }
+    }
+
     #[test]
     fn parse_never_panics_and_reparses(data in proptest::collection::vec(any::<u8>(), 0..96)) {
         if let Ok(d) = parse_datagram(&data) {
