@@ -5,7 +5,8 @@
 use std::net::IpAddr;
 
 /// The addresses of the interfaces that are up, loopback last, of the family of `like`
-/// (IPv4 or IPv6), each once. Empty where the system cannot be asked (not Linux) or refuses.
+/// (IPv4 or IPv6), each once. Empty where the system cannot be asked (no `getifaddrs`: not
+/// Linux, macOS, a BSD or illumos) or refuses.
 pub fn interface_addrs(like: IpAddr) -> Vec<IpAddr> {
     let mut addrs = system_addrs(like);
     addrs.sort_by_key(|ip| (ip.is_loopback(), *ip));
@@ -13,7 +14,17 @@ pub fn interface_addrs(like: IpAddr) -> Vec<IpAddr> {
     addrs
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos",
+    target_os = "solaris"
+))]
 fn system_addrs(like: IpAddr) -> Vec<IpAddr> {
     use nix::net::if_::InterfaceFlags;
     let Ok(list) = nix::ifaddrs::getifaddrs() else { return Vec::new() };
@@ -28,7 +39,17 @@ fn system_addrs(like: IpAddr) -> Vec<IpAddr> {
         .collect()
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos",
+    target_os = "solaris"
+)))]
 fn system_addrs(_like: IpAddr) -> Vec<IpAddr> {
     Vec::new()
 }
