@@ -165,11 +165,12 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     }
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
         // The group we asked for exists: join it (the host answers the creation first).
-        if let Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { name, requested_by, .. })) = &e
+        if let Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { group, name, requested_by })) =
+            &e
             && args.create_group.as_ref() == Some(name)
-            && local == Some(*requested_by)
+            && let Some(me) = local.filter(|me| me == requested_by)
         {
-            let _ = runtime.command(Dp8Command::Group(GroupCommand::JoinNamed(name.clone())));
+            let _ = runtime.command(Dp8Command::Group(GroupCommand::Add { group: *group, player: me }));
         }
         !out.dp8(&e)
     });

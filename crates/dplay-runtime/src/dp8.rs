@@ -80,6 +80,13 @@ pub enum GroupCommand {
         /// Its data.
         data: Vec<u8>,
     },
+    /// Add a player to a group (DN_REQ_ADD_PLAYER_TO_GROUP).
+    Add {
+        /// The group.
+        group: Dpnid,
+        /// The player.
+        player: Dpnid,
+    },
     /// Add our own player to the group named so (DN_REQ_ADD_PLAYER_TO_GROUP); of several
     /// groups with that name, the lowest DPNID. Fails with DPNERR_INVALIDGROUP when none has it.
     JoinNamed(String),
@@ -101,6 +108,9 @@ impl GroupCommand {
         match self {
             Self::Create { name, data } => {
                 s.create_group(now, &name, &data, false).map(drop).map_err(|e| ("create group", e))
+            }
+            Self::Add { group, player } => {
+                s.add_to_group(now, group, player).map(drop).map_err(|e| ("add to group", e))
             }
             Self::JoinNamed(name) => {
                 let group = group_named(s, &name).ok_or(("join group", CommandError::InvalidGroup))?;
