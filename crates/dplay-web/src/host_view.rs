@@ -10,6 +10,7 @@ use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
 use dplay_session::{Event, Mode};
 use dplay_wire::dp8::dpnid::Dpnid;
 
+use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
 use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 
@@ -32,6 +33,8 @@ pub struct Observed {
     last_call: Instant,
     /// The next publish; `None`: publish at the next call.
     next_publish: Option<Instant>,
+    /// Datagrams, bytes, joins and leaves for `/metrics`.
+    tally: Tally,
 }
 
 impl Observed {
@@ -46,6 +49,7 @@ impl Observed {
             migrations: 0,
             last_call: start,
             next_publish: None,
+            tally: Tally::default(),
         }
     }
 
@@ -116,7 +120,7 @@ impl Observed {
                 }
             })
             .collect();
-        Snapshot { session: view, players }
+        Snapshot { session: view, players, counters: self.tally.counters(session) }
     }
 
     /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
@@ -125,12 +129,16 @@ impl Observed {
         let Dp8Event::Session(event) = event else { return };
         let web = match event {
             Event::PlayerAdded { dpnid, name } => {
+                if *dpnid != self.inner.session().local_dpnid() {
+                    self.tally.join();
+                }
                 self.joined.insert(*dpnid, now);
                 self.names.insert(*dpnid, name.clone());
                 WebEvent::Join { dpnid: dpnid.to_string(), name: name.clone(), at_s: self.secs(now) }
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 self.joined.remove(dpnid);
+                self.tally.leave(reason.name().unwrap_or("unknown reason"));
                 WebEvent::Leave {
                     dpnid: dpnid.to_string(),
                     name: self.names.remove(dpnid).unwrap_or_default(),
@@ -161,6 +169,7 @@ impl Protocol for Observed {
     type Event = Dp8Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.tally.received(data.len());
         self.inner.handle_datagram(now, from, data);
         self.tick(now);
     }
@@ -178,7 +187,9 @@ impl Protocol for Observed {
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        self.inner.poll_transmit(now, buf)
+        let to = self.inner.poll_transmit(now, buf)?;
+        self.tally.sent(buf.len());
+        Some(to)
     }
 
     fn poll_event(&mut self) -> Option<Dp8Event> {
