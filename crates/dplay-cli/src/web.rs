@@ -57,3 +57,16 @@ pub(crate) fn start(
     );
     Ok(server)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 17 item 5: a port alone listens on loopback only; another address must be named.
+    #[test]
+    fn a_port_alone_binds_loopback() {
+        assert_eq!(parse_web("8080"), Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, 8080))));
+        assert_eq!(parse_web("0.0.0.0:8080"), Ok(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 8080))));
+        assert!(parse_web("8080x").is_err());
+    }
+}
