@@ -2,8 +2,8 @@
 //! `Dp8Protocol`) with `n` clients joined, each sending the add-on's 4 Hz position update, with
 //! the dashboard (`dplay_web::Observed` and its server) on or off. Measured: the p99 of the
 //! positions' one-way delivery into the protocol loop, and with the dashboard on, how long
-//! `/api/players` takes to answer (the whole list) and how soon the event stream reports a
-//! player who joins during the measurement.
+//! `/api/players` takes to answer (the whole list, asked every [`POLL_INTERVAL`]) and how soon
+//! the event stream reports a player who joins during the measurement.
 //!
 //! The clients are sans-IO `Session`s in one load thread, one socket each (as
 //! dplay-runtime's many_clients test); the host's runtime thread is the one measured.
@@ -31,6 +31,8 @@ pub const PLAYERS_BUDGET_MS: f64 = 100.0;
 /// What "the page stays live" allows: a join on the event stream within a second (the page
 /// also reloads its lists every 2 s).
 pub const STREAM_BUDGET_MS: f64 = 1000.0;
+/// How often the bench asks for `/api/players`: twice as often as the page reloads its lists.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// The name of the client that joins during the measurement.
 const LATE: &str = "late joiner";
 
@@ -197,17 +199,21 @@ fn drive<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     let end = t0 + duration;
     let mut players_ms = Vec::new();
     let mut players_listed = 0;
+    let mut next_poll = t0;
     while Instant::now() < end {
         while server.events().try_recv().is_ok() {}
         if Instant::now() >= t0 + duration / 2 {
             join_late.store(true, Ordering::Release);
         }
-        if let Some(w) = &dashboard {
+        if let Some(w) = &dashboard
+            && Instant::now() >= next_poll
+        {
             let (ms, listed) = players(w.local_addr())?;
             players_ms.push(ms);
             players_listed = listed;
+            next_poll += POLL_INTERVAL;
         }
-        std::thread::sleep(POSITION_INTERVAL);
+        std::thread::sleep(Duration::from_millis(50));
     }
     measuring.store(false, Ordering::Release);
     stop.store(true, Ordering::Release);

@@ -17,6 +17,15 @@ use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 
+/// The statistics' refresh for a name table of `players`: [`PUBLISH_INTERVAL`], stretched by
+/// 1 ms per player past 250, so that building snapshots (O(players) on the protocol thread)
+/// stays under about a thousandth of the loop's time however large the session (a second
+/// for 1,000 players; joins and leaves still publish at once).
+fn publish_interval(players: usize) -> Duration {
+    let stretched = Duration::from_millis(u64::try_from(players).unwrap_or(u64::MAX));
+    PUBLISH_INTERVAL.max(stretched)
+}
+
 /// A [`Dp8Protocol`] that reports to the dashboard through a [`LoopSide`].
 #[derive(Debug)]
 pub struct Observed {
@@ -70,7 +79,7 @@ impl Observed {
         if self.next_publish.is_none_or(|t| now >= t) {
             let published = self.link.publish(self.snapshot(now));
             // A busy cell (the server cloning its pointer) is tried again at the next call.
-            self.next_publish = published.then_some(now + PUBLISH_INTERVAL);
+            self.next_publish = published.then_some(now + publish_interval(self.joined.len()));
         }
     }
 
@@ -207,5 +216,17 @@ impl Protocol for Observed {
 
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_sessions_are_published_less_often() {
+        assert_eq!(publish_interval(0), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(250), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(1000), Duration::from_secs(1));
     }
 }
