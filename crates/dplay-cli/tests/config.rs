@@ -1,6 +1,7 @@
 //! `dplay host --config FILE` as a user runs it: the file's options apply, the command line
 //! wins over them, and a key that is not an option stops the command with one line naming the
 //! key and the file. Network: a host on a loopback port, for one second.
+#![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
 use std::net::UdpSocket;
 

@@ -1,6 +1,7 @@
 //! `dplay host --web` is private by default (issue 17 item 5): its reads need the printed
 //! token, and `--web-public` opens them. A host on loopback ports this test chose, for a few
 //! seconds.
+#![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
