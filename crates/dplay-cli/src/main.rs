@@ -27,6 +27,7 @@ mod net;
 mod pcap_tap;
 mod pcap_tcp;
 mod render;
+mod stats_signal;
 mod stream;
 mod web;
 
@@ -79,6 +80,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    stats_signal::block();
     live::init_logging();
     let result = match Cli::parse().command {
         Command::Decode(args) => decode_command::run(args),

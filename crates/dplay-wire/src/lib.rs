@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::indexing_slicing)]
 
+pub mod budget;
 pub mod codec;
 pub mod datagram;
 pub mod dp4;
