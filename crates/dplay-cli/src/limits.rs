@@ -26,6 +26,18 @@ pub(crate) struct NameLimitArgs {
 }
 
 impl NameLimitArgs {
+    /// Applies the options given to a DirectPlay 8 session's limits (a joiner's matter once
+    /// host migration makes it the host).
+    pub(crate) fn apply_dp8(&self, l: &mut dplay_session::Limits) {
+        if let Some(n) = self.max_name {
+            l.max_name_units = n;
+        }
+        if let Some(n) = self.max_player_data {
+            l.max_player_data = n;
+            l.max_app_data = n;
+        }
+    }
+
     /// Applies the options given to a DirectPlay 4 endpoint's limits.
     pub(crate) fn apply_dp4(&self, l: &mut dplay_session::dp4::Dp4Limits) {
         if let Some(n) = self.max_name {
@@ -72,14 +84,8 @@ pub(crate) struct LimitArgs {
 impl LimitArgs {
     /// Applies the options given to `c`.
     pub(crate) fn apply(&self, c: &mut SessionConfig) {
+        self.names.apply_dp8(&mut c.limits);
         let l = &mut c.limits;
-        if let Some(n) = self.names.max_name {
-            l.max_name_units = n;
-        }
-        if let Some(n) = self.names.max_player_data {
-            l.max_player_data = n;
-            l.max_app_data = n;
-        }
         if let Some(d) = self.join_timeout {
             l.join_timeout = d.max(Duration::from_millis(100));
         }
