@@ -245,9 +245,11 @@ impl Dp4Session {
     /// A datagram from `from`, on the enumeration port or the game socket.
     pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         self.epoch.get_or_insert(now);
+        let dropped = self.stats.dropped_total();
         if !self.handle_reliable_datagram(now, from, bytes) {
             self.receive(now, from, bytes, Via::Udp);
         }
+        self.log_drops(now, from, dropped);
         self.sync_links();
     }
 
@@ -296,7 +298,9 @@ impl Dp4Session {
             if !known && !has_signature(&m) && strict {
                 return Err(self.reject_stream(conn, StreamError::NoSignature));
             }
+            let dropped = self.stats.dropped_total();
             self.receive(now, from, &m, Via::Tcp);
+            self.log_drops(now, from, dropped);
             // After the message: an ADDFORWARDREQUEST makes its sender known.
             let known = known || self.is_known_sender(from, &m);
             if let Some(c) = self.tcp.get_mut(&conn) {
@@ -383,7 +387,8 @@ impl Dp4Session {
 
     pub(crate) fn drop_msg(&mut self, reason: DropReason, what: &str) {
         *self.stats.dropped.entry(reason).or_default() += 1;
-        tracing::debug!(?reason, what, "DP4 message dropped");
+        // Trace: a flood must not flood a debug log; the caller logs once per source.
+        tracing::trace!(?reason, what, "DP4 message dropped");
     }
 
     /// Whether player messages carry idFrom/idTo (no NM flag, MC-DPL4CS 2.2.45).
