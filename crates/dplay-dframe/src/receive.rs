@@ -142,22 +142,24 @@ impl Receiver {
         Self { next: 0, slots: VecDeque::new(), partial: None, ended: false, max_message, charge }
     }
 
-    /// The payload bytes held: frames waiting in the window and the message being reassembled.
-    fn held(&self) -> usize {
-        let slots: usize = self
+    /// Sets the largest message reassembled from now on.
+    pub(crate) fn set_max_message(&mut self, bytes: usize) {
+        self.max_message = bytes;
+    }
+
+    /// Bytes held for reassembly: frames kept out of order and the message being put
+    /// together (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6); O(window). What is charged to the memory
+    /// budget.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let frames: usize = self
             .slots
             .iter()
-            .map(|s| match s {
+            .map(|slot| match slot {
                 Some(Slot::Frame(f)) => f.content.len(),
                 _ => 0,
             })
             .sum();
-        slots + self.partial.as_ref().map_or(0, |p| p.data.len())
-    }
-
-    /// Sets the largest message reassembled from now on.
-    pub(crate) fn set_max_message(&mut self, bytes: usize) {
-        self.max_message = bytes;
+        frames + self.partial.as_ref().map_or(0, |p| p.data.len())
     }
 
     /// Next Receive.
@@ -272,7 +274,7 @@ impl Receiver {
             }
         }
         // Delivered and dropped bytes are freed; draining never holds more than before.
-        let held = self.held();
+        let held = self.held_bytes();
         self.charge.set(held);
         out
     }
