@@ -56,13 +56,6 @@ pub(crate) struct Dp4HostArgs {
 /// and why).
 #[derive(Args, Clone)]
 pub(crate) struct Dp4LimitArgs {
-    /// DirectPlay 4: the longest player or session name accepted, in UTF-16 units (default
-    /// 256); longer ones are refused (DPERR_INVALIDPARAMS), logged and counted.
-    #[arg(long, value_name = "UNITS")]
-    pub(crate) dp4_max_name: Option<usize>,
-    /// DirectPlay 4: the largest player data accepted, in bytes (default 16384).
-    #[arg(long, value_name = "BYTES")]
-    pub(crate) dp4_max_player_data: Option<usize>,
     /// DirectPlay 4: answer the IP address a message header names instead of the sender's
     /// (only for relays or multi-homed peers that need it: a forged header can then aim this
     /// host at a third party).
@@ -82,24 +75,22 @@ pub(crate) struct Dp4LimitArgs {
     /// DirectPlay 4: most TCP connections accepted from one IP address (default 16).
     #[arg(long, value_name = "N")]
     pub(crate) tcp_per_source: Option<usize>,
+    /// DirectPlay 4: how long a TCP connection this endpoint opened may stay without a read or
+    /// a write (default 2m); the next message opens a new one.
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub(crate) tcp_idle_opened: Option<Duration>,
 }
 
 impl Dp4LimitArgs {
     /// Sets the session's limits and the binding's TCP limits that were given.
-    fn apply(&self, config: &mut Dp4Config, binding: &mut Dp4Binding) {
-        let l = &mut config.limits;
-        if let Some(n) = self.dp4_max_name {
-            (l.max_player_name, l.max_session_name) = (n, n);
-        }
-        if let Some(n) = self.dp4_max_player_data {
-            l.max_player_data = n;
-        }
-        l.follow_header_addresses = self.follow_header_addresses;
+    pub(crate) fn apply(&self, config: &mut Dp4Config, binding: &mut Dp4Binding) {
+        config.limits.follow_header_addresses = self.follow_header_addresses;
         let t = &mut binding.stream_limits;
         for (arg, field) in [
             (self.tcp_first_message, &mut t.first_message),
             (self.tcp_idle, &mut t.idle_unknown),
             (self.tcp_partial, &mut t.partial_message),
+            (self.tcp_idle_opened, &mut t.idle_opened),
         ] {
             if let Some(d) = arg {
                 *field = d.max(Duration::from_millis(10));
@@ -141,6 +132,8 @@ pub(crate) struct Dp4JoinArgs {
     pub(crate) advertise_udp: Option<SocketAddrV4>,
     #[command(flatten)]
     pub(crate) limits: Dp4LimitArgs,
+    #[command(flatten)]
+    pub(crate) names: crate::limits::NameLimitArgs,
 }
 
 fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
@@ -212,6 +205,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     }
     let mut dp4_config = config(keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
+    args.limits.apply_dp4(&mut dp4_config);
     let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
@@ -243,20 +237,35 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
     let echo = args.dp4_args.echo;
     let mut failed = None;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
-        if let Dp4Event::CommandFailed { command: "host", error } = &e {
-            failed = Some(error.clone());
-            return false;
+    let end = args.net.deadline(start);
+    let stop = loop {
+        // The summary every --stats-every, until the end.
+        #[allow(clippy::disallowed_methods)] // the command's own clock
+        let tick = args.limits.stats_period().map(|p| Instant::now() + p);
+        let until = match (tick, end) {
+            (Some(t), Some(e)) => Some(t.min(e)),
+            (t, e) => t.or(e),
+        };
+        let stop = live::wait_or_stats(runtime.events(), &interrupt, until, |e| {
+            if let Dp4Event::CommandFailed { command: "host", error } = &e {
+                failed = Some(error.clone());
+                return false;
+            }
+            if let (Some(how), Dp4Event::Session(SessionEvent::Message { from: Some(from), data, .. })) =
+                (echo, &e)
+            {
+                let guaranteed = how == Echo::Tcp;
+                let back = Dp4Command::Send { from: None, to: *from, data: data.clone(), guaranteed };
+                let _ = runtime.command(back);
+            }
+            !out.event(&e)
+        });
+        if stop != Stop::Stats && (stop != Stop::Deadline || until == end) {
+            break stop;
         }
-        if let (Some(how), Dp4Event::Session(SessionEvent::Message { from: Some(from), data, .. })) =
-            (echo, &e)
-        {
-            let guaranteed = how == Echo::Tcp;
-            let back = Dp4Command::Send { from: None, to: *from, data: data.clone(), guaranteed };
-            let _ = runtime.command(back);
-        }
-        !out.event(&e)
-    });
+        // SIGUSR1 or --stats-every: the drops-and-refusals summary and what is held, now.
+        runtime.command(Dp4Command::Stats)?;
+    };
     if let Some(error) = failed {
         bail!("cannot host: {error}");
     }
@@ -372,6 +381,7 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     };
     let mut dp4_config = config(args.session_args.keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
+    args.dp4_args.names.apply_dp4(&mut dp4_config.limits);
     let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);

@@ -61,6 +61,11 @@ impl Dp4Output {
                 let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
                 self.out.emit("drop_summary", json!({"counts": counts}), format!("dropped or refused: {text}"));
             }
+            Dp4Event::MemoryHeld { held, peak, budget } => self.out.emit(
+                "memory",
+                json!({"bytes_held": held, "bytes_peak": peak, "memory_budget": budget}),
+                format!("held for others: {held} of {budget} bytes budgeted (peak {peak})"),
+            ),
             Dp4Event::StreamRejected { peer, reason } => self.out.emit(
                 "stream_rejected",
                 json!({"peer": peer.to_string(), "reason": reason}),

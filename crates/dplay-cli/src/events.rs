@@ -158,6 +158,9 @@ pub(crate) enum JsonEvent {
         connections: usize,
         half_open: usize,
         joining: usize,
+        bytes_held: usize,
+        bytes_peak: usize,
+        memory_budget: usize,
     },
     /// `host --web`: the dashboard's address and its admin token.
     Web {

@@ -120,6 +120,10 @@ pub(crate) struct FsHostArgs {
     #[arg(long)]
     max_players: Option<usize>,
     #[command(flatten)]
+    limits: crate::limits::LimitArgs,
+    #[command(flatten)]
+    dp4_limits: crate::dp4::Dp4LimitArgs,
+    #[command(flatten)]
     session_args: SessionArgs,
     #[command(flatten)]
     net: NetArgs,
@@ -227,6 +231,7 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         c.player_data = info.to_bytes().to_vec();
         // The DP8 session refuses joins beyond the limit: FS2004 has no add-on refusal.
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
+        a.limits.apply(c);
     })?;
     let addr = runtime.local_addr();
     let addrs = address::joinable(addr);
@@ -249,8 +254,9 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
     out.event(&hosting, text);
     runtime.command(AddonCommand::Session(Dp8Command::Host))?;
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let commands = Commands { stats_every: a.limits.stats_period(), ..dp8_commands() };
     let (stop, _) =
-        drive(runtime, start, &a.net, None, None, dp8_commands(), |e| print(&mut out, view.as_mut(), e))?;
+        drive(runtime, start, &a.net, None, None, commands, |e| print(&mut out, view.as_mut(), e))?;
     drop(view);
     stopped(&out, stop)
 }
@@ -326,6 +332,10 @@ struct Commands<C> {
     traffic: fn() -> C,
     /// The command leaving the session.
     leave: fn() -> C,
+    /// The command asking for the drops-and-refusals line (SIGUSR1, at a host).
+    stats: fn() -> C,
+    /// Ask for that line this often too (`--stats-every`).
+    stats_every: Option<Duration>,
 }
 
 fn dp8_commands() -> Commands<AddonCommand> {
@@ -333,6 +343,8 @@ fn dp8_commands() -> Commands<AddonCommand> {
         fly: |p, v| AddonCommand::SetPosition(p, Some(v)),
         traffic: || AddonCommand::Traffic,
         leave: || AddonCommand::Session(Dp8Command::Leave),
+        stats: || AddonCommand::Session(Dp8Command::Refusals),
+        stats_every: None,
     }
 }
 
@@ -429,6 +441,8 @@ fn drive<P: Protocol>(
     let refresh = crossbeam_channel::tick(TABLE_REFRESH);
     let mut joined = join.is_none();
     let never = crossbeam_channel::never();
+    let stats = crate::stats_signal::requests();
+    let stats_tick = commands.stats_every.map_or_else(crossbeam_channel::never, crossbeam_channel::tick);
     if let Some(t0) = flying {
         let (p, v) = circuit(Duration::ZERO);
         runtime.command((commands.fly)(p, v))?;
@@ -461,6 +475,8 @@ fn drive<P: Protocol>(
             },
             recv(refresh) -> _ => runtime.command((commands.traffic)())?,
             recv(interrupt) -> _ => break Stop::Interrupted,
+            recv(stats) -> _ => runtime.command((commands.stats)())?,
+            recv(stats_tick) -> _ => runtime.command((commands.stats)())?,
             recv(timeout) -> _ => {}
         }
     };

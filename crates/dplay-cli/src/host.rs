@@ -150,13 +150,13 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
             (Some(t), Some(e)) => Some(t.min(e)),
             (t, e) => t.or(e),
         };
-        let stop = live::wait(runtime.events(), interrupt, until, |e| {
+        let stop = live::wait_or_stats(runtime.events(), interrupt, until, |e| {
             if let Some(how) = echo {
                 echo_back(&runtime, how, &e);
             }
             !out.dp8(&e)
         });
-        if stop == Stop::Deadline && until != end {
+        if (stop == Stop::Deadline && until != end) || stop == Stop::Stats {
             runtime.command(Dp8Command::Refusals)?;
             continue;
         }

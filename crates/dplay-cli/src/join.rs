@@ -100,6 +100,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
             c.mode = Mode::ClientServer;
         }
         c.transport.signing = signing;
+        args.dp4_args.names.apply_dp8(&mut c.limits);
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);

@@ -218,6 +218,8 @@ pub(crate) enum Stop {
     Done,
     /// The runtime stopped by itself.
     Closed,
+    /// SIGUSR1 asked for the stats line ([`wait_or_stats`] only); the caller goes on.
+    Stats,
 }
 
 impl Stop {
@@ -228,6 +230,7 @@ impl Stop {
             Self::Interrupted => "interrupted",
             Self::Done => "done",
             Self::Closed => "closed",
+            Self::Stats => "stats",
         }
     }
 }
@@ -237,6 +240,26 @@ impl Stop {
 pub(crate) fn wait<E>(
     events: &Receiver<E>,
     interrupt: &Receiver<()>,
+    deadline: Option<Instant>,
+    handle: impl FnMut(E) -> bool,
+) -> Stop {
+    wait_on(events, interrupt, &crossbeam_channel::never(), deadline, handle)
+}
+
+/// [`wait`], returning [`Stop::Stats`] too when SIGUSR1 asks for the stats line.
+pub(crate) fn wait_or_stats<E>(
+    events: &Receiver<E>,
+    interrupt: &Receiver<()>,
+    deadline: Option<Instant>,
+    handle: impl FnMut(E) -> bool,
+) -> Stop {
+    wait_on(events, interrupt, &crate::stats_signal::requests(), deadline, handle)
+}
+
+fn wait_on<E>(
+    events: &Receiver<E>,
+    interrupt: &Receiver<()>,
+    stats: &Receiver<()>,
     deadline: Option<Instant>,
     mut handle: impl FnMut(E) -> bool,
 ) -> Stop {
@@ -253,6 +276,7 @@ pub(crate) fn wait<E>(
                 Err(_) => return Stop::Closed,
             },
             recv(interrupt) -> _ => return Stop::Interrupted,
+            recv(stats) -> _ => return Stop::Stats,
             recv(timeout) -> _ => {}
         }
     }

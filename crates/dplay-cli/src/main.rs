@@ -28,6 +28,7 @@ mod net;
 mod pcap_tap;
 mod pcap_tcp;
 mod render;
+mod stats_signal;
 mod stream;
 mod web;
 
@@ -80,6 +81,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    stats_signal::block();
     live::init_logging();
     // `--config FILE` adds the file's options to those of the command line (docs/host-config.md).
     let argv = match config::expand(&Cli::command(), std::env::args_os().collect()) {
@@ -134,4 +136,42 @@ fn manpage(command: Option<String>) -> anyhow::Result<bool> {
     page.render(&mut out).context("writing the manual page")?;
     out.flush().context("writing the manual page")?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command};
+
+    /// docs/decisions.md: `--max-name` and `--max-player-data` serve both protocols; the old
+    /// DirectPlay 4 spellings still parse (hidden aliases), so scripts keep working.
+    #[test]
+    fn old_dp4_limit_spellings_still_parse() {
+        let host = Cli::try_parse_from([
+            "dplay",
+            "host",
+            "--dp4",
+            "--dp4-max-name",
+            "10",
+            "--dp4-max-player-data",
+            "5",
+        ]);
+        let Ok(Cli { command: Command::Host(args), .. }) = host else { panic!("dplay host did not parse") };
+        assert_eq!((args.limits.names.max_name, args.limits.names.max_player_data), (Some(10), Some(5)));
+        let join = Cli::try_parse_from(["dplay", "join", "--dp4", "127.0.0.1", "--max-name", "7"]);
+        let Ok(Cli { command: Command::Join(args), .. }) = join else { panic!("dplay join did not parse") };
+        assert_eq!(args.dp4_args.names.max_name, Some(7));
+        let fs = Cli::try_parse_from([
+            "dplay",
+            "fs",
+            "host",
+            "--dp4",
+            "--dp4-max-name",
+            "9",
+            "--memory-budget",
+            "8MiB",
+        ]);
+        assert!(fs.is_ok(), "dplay fs host takes the host's limits");
+    }
 }

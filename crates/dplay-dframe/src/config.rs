@@ -34,6 +34,9 @@ pub struct Config {
     pub max_half_open: usize,
     /// Of those, from one IP address at most; its oldest goes first: 16.
     pub max_half_open_per_ip: usize,
+    /// Datagrams dropped for what they are (malformed, wrong signature or session ID ...) are
+    /// logged at most once per source address per this: 10 s (docs/limits.md).
+    pub drop_log_interval: Duration,
     /// Delayed acknowledgement: 100 ms (MC-DPL8R 3.1.2.2).
     pub delayed_ack: Duration,
     /// Delayed acknowledgement for out-of-order and duplicate frames: 20 ms (MC-DPL8R 3.1.2.2).
@@ -96,6 +99,7 @@ impl Default for Config {
             half_open_timeout: Duration::from_secs(5),
             max_half_open: 1024,
             max_half_open_per_ip: 16,
+            drop_log_interval: Duration::from_secs(10),
             delayed_ack: Duration::from_millis(100),
             delayed_ack_short: Duration::from_millis(20),
             delayed_send_mask: Duration::from_millis(40),

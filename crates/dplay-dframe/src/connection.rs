@@ -99,6 +99,7 @@ impl Connection {
         epoch: Instant,
         outbound: bool,
         sess_id: u32,
+        charge: dplay_wire::budget::Charge,
     ) -> Self {
         Self {
             peer,
@@ -110,7 +111,7 @@ impl Connection {
             msg_id: 0,
             handshake: Handshake::new(cfg, now),
             sender: Sender::new(cfg),
-            receiver: Receiver::new(cfg.max_message_size),
+            receiver: Receiver::new(cfg.max_message_size, charge),
             timers: TimerTable::default(),
             stats: Stats::default(),
             last_rx: now,
@@ -335,6 +336,10 @@ impl Connection {
                 self.stats.drops.add(DropReason::OutOfWindow);
                 Some(cfg.delayed_ack_short)
             }
+            Accept::OverBudget => {
+                self.stats.drops.add(DropReason::OverBudget);
+                None
+            }
         };
         if poll || prompt == Some(Duration::ZERO) {
             self.ack_now = true;
@@ -343,7 +348,7 @@ impl Connection {
         }
         // A frame ahead of the window cannot be from an honest sender: its send mask is not
         // trusted to skip frames.
-        if accepted != Accept::OutOfWindow {
+        if !matches!(accepted, Accept::OutOfWindow | Accept::OverBudget) {
             self.receiver.apply_send_mask(header.seq, header.masks.send());
         }
         self.deliver(early, out);

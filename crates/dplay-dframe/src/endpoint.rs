@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use dplay_wire::Wire;
+use dplay_wire::budget::MemoryBudget;
 use dplay_wire::dp8::cframe::{
     CFRAME_MIN_LEN, Cframe, ConnectFields, ConnectedSigned, PACKET_COMMAND_CFRAME, PACKET_COMMAND_POLL,
     SigningOpts,
@@ -19,8 +20,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::Config;
 use crate::connection::{Connection, Out};
+use crate::drop_log::DropLog;
 use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
-use crate::half_open::HalfOpen;
+use crate::half_open::{HALF_OPEN_BYTES, HalfOpen};
 use crate::handshake::version_ok;
 use crate::send_queue::{Body, OutMessage};
 use crate::signing::{Cookies, FastSigning, Signing, confirmation_ok, signing_version_ok};
@@ -85,6 +87,10 @@ pub struct Endpoint {
     stats: EndpointStats,
     /// The listener's `ullConnectSig` cookies (MC-DPL8R 3.1.5.1.3).
     cookies: Cookies,
+    /// What the half-open table and each connection's receive window hold is charged here.
+    budget: MemoryBudget,
+    /// When each source's drops were last logged.
+    drop_log: DropLog,
 }
 
 impl Endpoint {
@@ -105,7 +111,25 @@ impl Endpoint {
             events: VecDeque::new(),
             stats: EndpointStats::default(),
             cookies,
+            budget: MemoryBudget::unlimited(),
+            drop_log: DropLog::default(),
         }
+    }
+
+    /// Charges what this endpoint holds for others to `budget` (shared with the session
+    /// layer, docs/limits.md): the half-open table ([`HALF_OPEN_BYTES`] each) and the frames
+    /// and partial messages of each connection's receive window. Frames past it are not
+    /// stored (nor acknowledged: the peer sends them again), and a CONNECT is answered only
+    /// after the oldest half-open attempts are forgotten to make room, or not at all. Set it
+    /// before the first datagram; without it the budget is unlimited.
+    pub fn set_memory_budget(&mut self, budget: MemoryBudget) {
+        self.half_open.set_charge(budget.account());
+        self.budget = budget;
+    }
+
+    /// The budget this endpoint charges.
+    pub fn memory_budget(&self) -> &MemoryBudget {
+        &self.budget
     }
 
     /// The configuration.
@@ -122,7 +146,8 @@ impl Endpoint {
         // A non-zero dwSessID, as peers that sign require (MC-DPL8R 2.2.1.1).
         let sess_id = self.rng.gen_range(1..=u32::MAX);
         tracing::debug!(%peer, sess_id, "CONNECT sent");
-        let mut conn = Connection::new(&self.config, peer, now, self.epoch, true, sess_id);
+        let mut conn =
+            Connection::new(&self.config, peer, now, self.epoch, true, sess_id, self.budget.account());
         if self.config.signing == Signing::Fast {
             conn.signing = Some(FastSigning::draw(&mut self.rng));
         }
@@ -311,6 +336,27 @@ impl Endpoint {
         // Per peer: the drops, retries and window changes below are logged within it. A
         // disabled span is a level check (tracing: no formatting, no allocation).
         let _span = tracing::debug_span!("dframe", peer = %from).entered();
+        let before = self.drops_seen(from);
+        self.dispatch_datagram(now, from, data);
+        let after = self.drops_seen(from);
+        if after != before {
+            let interval = self.config.drop_log_interval;
+            self.drop_log.note(now, from, &before, &after, interval);
+        }
+    }
+
+    /// The drops a datagram from `from` can add to: the endpoint's, those of connections gone,
+    /// and `from`'s connection's.
+    fn drops_seen(&self, from: SocketAddr) -> Drops {
+        let mut all = self.stats.drops;
+        all.add_all(&self.stats.retired);
+        if let Some(conn) = self.connections.get(&from) {
+            all.add_all(&conn.stats.drops);
+        }
+        all
+    }
+
+    fn dispatch_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         let Some(&lead) = data.first() else {
             self.stats.drops.add(DropReason::Malformed);
             return;
@@ -380,6 +426,16 @@ impl Endpoint {
         }
     }
 
+    /// Makes room in the memory budget for one more half-open attempt by forgetting the
+    /// oldest ones; false when even that is not enough.
+    fn room_in_budget(&mut self) -> bool {
+        while !self.budget.fits(HALF_OPEN_BYTES) {
+            let Some(oldest) = self.half_open.oldest(None) else { return false };
+            self.evict(Some(oldest));
+        }
+        true
+    }
+
     fn evict(&mut self, peer: Option<SocketAddr>) {
         let Some(peer) = peer else { return };
         self.half_open.remove(peer);
@@ -405,8 +461,13 @@ impl Endpoint {
             return;
         }
         self.make_room(from);
+        if !self.room_in_budget() {
+            self.stats.drops.add(DropReason::OverBudget);
+            return;
+        }
         tracing::debug!(version = f.protocol_version, sess_id = f.sess_id, "CONNECT accepted");
-        let mut conn = Connection::new(&self.config, from, now, self.epoch, false, f.sess_id);
+        let mut conn =
+            Connection::new(&self.config, from, now, self.epoch, false, f.sess_id, self.budget.account());
         conn.peer_version = f.protocol_version;
         conn.handshake.peer_msg_id = f.msg_id;
         conn.stats.received(16);
@@ -418,7 +479,11 @@ impl Endpoint {
             self.stats.retired.add_all(&old.stats.drops);
             self.stats.retired_retransmissions += old.stats.retransmissions;
         }
-        self.half_open.insert(from);
+        if !self.half_open.insert(from) {
+            // Only if the budget shrank between the check and here: nothing is kept.
+            self.connections.remove(&from);
+            self.stats.drops.add(DropReason::OverBudget);
+        }
         self.reschedule(from);
     }
 
@@ -478,7 +543,15 @@ impl Endpoint {
             self.stats.drops.add(DropReason::BadSignature);
             return;
         }
-        let mut conn = Connection::new(&self.config, from, now, self.epoch, false, s.fields.sess_id);
+        let mut conn = Connection::new(
+            &self.config,
+            from,
+            now,
+            self.epoch,
+            false,
+            s.fields.sess_id,
+            self.budget.account(),
+        );
         conn.peer_version = s.fields.protocol_version;
         conn.handshake.peer_msg_id = s.fields.msg_id;
         // The connector's ullSenderSecret signs what it sends us; its ullReceiverSecret what we

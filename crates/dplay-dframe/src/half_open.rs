@@ -8,6 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasherDefault;
 use std::net::{IpAddr, SocketAddr};
 
+use dplay_wire::budget::Charge;
+
+/// What one half-open attempt holds at most (the connection record and its table entries,
+/// about 1.8 KB as issue 14 measured), as charged to the memory budget (docs/limits.md).
+pub const HALF_OPEN_BYTES: usize = 2048;
+
 /// A fixed hasher, as for the connections: every simulated run is reproducible.
 type Fixed = BuildHasherDefault<DefaultHasher>;
 
@@ -19,23 +25,37 @@ pub(crate) struct HalfOpen {
     by_addr: HashMap<SocketAddr, u64, Fixed>,
     per_ip: HashMap<IpAddr, usize, Fixed>,
     next: u64,
+    /// [`HALF_OPEN_BYTES`] for each attempt, charged to the host's memory budget.
+    charge: Charge,
 }
 
 impl HalfOpen {
-    /// Records a new attempt from `addr` (replacing any earlier record of it).
-    pub(crate) fn insert(&mut self, addr: SocketAddr) {
+    /// Draws on `charge` from now on (what was charged before is released).
+    pub(crate) fn set_charge(&mut self, mut charge: Charge) {
+        charge.grow(self.len() * HALF_OPEN_BYTES);
+        self.charge = charge;
+    }
+
+    /// Records a new attempt from `addr` (replacing any earlier record of it); false, and
+    /// nothing recorded, when the memory budget cannot take it.
+    pub(crate) fn insert(&mut self, addr: SocketAddr) -> bool {
         self.remove(addr);
+        if !self.charge.grow(HALF_OPEN_BYTES) {
+            return false;
+        }
         let n = self.next;
         self.next += 1;
         self.order.insert(n, addr);
         self.by_addr.insert(addr, n);
         *self.per_ip.entry(addr.ip()).or_default() += 1;
+        true
     }
 
     /// Forgets `addr`'s attempt (confirmed, failed or evicted); false when there was none.
     pub(crate) fn remove(&mut self, addr: SocketAddr) -> bool {
         let Some(n) = self.by_addr.remove(&addr) else { return false };
         self.order.remove(&n);
+        self.charge.shrink(HALF_OPEN_BYTES);
         if let Some(count) = self.per_ip.get_mut(&addr.ip()) {
             *count -= 1;
             if *count == 0 {
@@ -84,5 +104,22 @@ mod tests {
         h.insert(a("10.0.0.1:2"));
         assert_eq!(h.count_ip(a("10.0.0.1:0").ip()), 1);
         assert_eq!(h.oldest(None), Some(a("10.0.0.2:1")));
+    }
+
+    #[test]
+    fn each_attempt_is_charged_and_released() {
+        let budget = dplay_wire::budget::MemoryBudget::new(2 * HALF_OPEN_BYTES);
+        let mut h = HalfOpen::default();
+        assert!(h.insert(a("10.0.0.1:1")));
+        h.set_charge(budget.account());
+        assert_eq!(budget.held(), HALF_OPEN_BYTES);
+        assert!(h.insert(a("10.0.0.2:1")));
+        assert!(!h.insert(a("10.0.0.3:1")), "the budget is full");
+        assert_eq!(h.len(), 2);
+        assert!(h.insert(a("10.0.0.2:1")), "a repeat replaces its own record");
+        assert!(h.remove(a("10.0.0.1:1")));
+        assert_eq!(budget.held(), HALF_OPEN_BYTES);
+        drop(h);
+        assert_eq!(budget.held(), 0);
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use dplay_wire::budget::Charge;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::event::MessageKind;
@@ -30,6 +31,18 @@ pub(crate) enum Content {
     Delivered,
     /// A piece of a large message.
     Piece(Vec<u8>),
+}
+
+impl Content {
+    /// The payload bytes it holds.
+    fn len(&self) -> usize {
+        match self {
+            Self::Empty | Self::Delivered => 0,
+            Self::One(d) => d.data.len(),
+            Self::Many(ds) => ds.iter().map(|d| d.data.len()).sum(),
+            Self::Piece(p) => p.len(),
+        }
+    }
 }
 
 /// A received DFRAME, as the window keeps it.
@@ -85,6 +98,9 @@ pub(crate) enum Accept {
     Duplicate,
     /// Ahead of the window, or after the peer's END_STREAM.
     OutOfWindow,
+    /// Not stored: the memory budget is full. It is not acknowledged, so the peer sends it
+    /// again (docs/limits.md).
+    OverBudget,
 }
 
 /// What draining the window produced.
@@ -117,11 +133,13 @@ pub(crate) struct Receiver {
     /// Next Receive after the peer's END_STREAM: nothing later is accepted.
     ended: bool,
     max_message: usize,
+    /// The payload bytes held in `slots` and `partial`, charged to the host's memory budget.
+    charge: Charge,
 }
 
 impl Receiver {
-    pub(crate) fn new(max_message: usize) -> Self {
-        Self { next: 0, slots: VecDeque::new(), partial: None, ended: false, max_message }
+    pub(crate) fn new(max_message: usize, charge: Charge) -> Self {
+        Self { next: 0, slots: VecDeque::new(), partial: None, ended: false, max_message, charge }
     }
 
     /// Sets the largest message reassembled from now on.
@@ -130,18 +148,14 @@ impl Receiver {
     }
 
     /// Bytes held for reassembly: frames kept out of order and the message being put
-    /// together (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6); O(window).
+    /// together (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6); O(window). What is charged to the memory
+    /// budget.
     pub(crate) fn held_bytes(&self) -> usize {
         let frames: usize = self
             .slots
             .iter()
             .map(|slot| match slot {
-                Some(Slot::Frame(f)) => match &f.content {
-                    Content::Empty | Content::Delivered => 0,
-                    Content::One(d) => d.data.len(),
-                    Content::Many(subs) => subs.iter().map(|d| d.data.len()).sum(),
-                    Content::Piece(p) => p.len(),
-                },
+                Some(Slot::Frame(f)) => f.content.len(),
                 _ => 0,
             })
             .sum();
@@ -183,7 +197,15 @@ impl Receiver {
         if matches!(self.slots.get(usize::from(ahead)), Some(Some(_))) {
             return Accept::Duplicate;
         }
-        if !frame.command.contains(DframeCommand::SEQUENTIAL) {
+        let sequential = frame.command.contains(DframeCommand::SEQUENTIAL);
+        let kept = match &frame.content {
+            Content::One(_) | Content::Many(_) if !sequential => 0,
+            content => content.len(),
+        };
+        if !self.charge.grow(kept) {
+            return Accept::OverBudget;
+        }
+        if !sequential {
             match std::mem::replace(&mut frame.content, Content::Delivered) {
                 Content::One(d) => early.push(d),
                 Content::Many(ds) => early.extend(ds),
@@ -251,6 +273,9 @@ impl Receiver {
                 }
             }
         }
+        // Delivered and dropped bytes are freed; draining never holds more than before.
+        let held = self.held_bytes();
+        self.charge.set(held);
         out
     }
 

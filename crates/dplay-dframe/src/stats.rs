@@ -37,6 +37,9 @@ pub enum DropReason {
     /// A CONNECT retry from an unconfirmed source that already had its
     /// [`crate::Config::handshake_replies`] answers.
     HandshakeBudget,
+    /// The host's memory budget is full: a frame was not stored (and not acknowledged, so
+    /// its sender sends it again) or a CONNECT was not answered (docs/limits.md).
+    OverBudget,
 }
 
 impl DropReason {
@@ -55,6 +58,7 @@ impl DropReason {
         Self::NotDirectPlay,
         Self::BadSignature,
         Self::HandshakeBudget,
+        Self::OverBudget,
     ];
 
     /// A short name for logs and stats output.
@@ -73,10 +77,11 @@ impl DropReason {
             Self::NotDirectPlay => "not_directplay",
             Self::BadSignature => "bad_signature",
             Self::HandshakeBudget => "handshake_budget",
+            Self::OverBudget => "transport_over_budget",
         }
     }
 
-    const COUNT: usize = 13;
+    const COUNT: usize = 14;
 
     fn index(self) -> usize {
         self as usize

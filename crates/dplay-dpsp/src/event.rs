@@ -102,6 +102,9 @@ pub enum Limit {
     BytesPerSender,
     /// `max_bytes_total`.
     BytesTotal,
+    /// The host's memory budget ([`crate::Dpsp::set_memory_budget`]), shared with what the
+    /// rest of the host holds for others.
+    MemoryBudget,
 }
 
 /// Why an incoming message was dropped. Counted in [`Stats::dropped`].

@@ -266,6 +266,14 @@ impl Dpsp {
         self.reassembler.len()
     }
 
+    /// Charges the partial messages to `budget` (shared with the rest of the host,
+    /// docs/limits.md) besides the limits: past it the oldest partial messages are abandoned
+    /// ([`Limit::MemoryBudget`]), and a fragment that still does not fit is dropped
+    /// (`over_limit`). Without it the budget is unlimited.
+    pub fn set_memory_budget(&mut self, budget: &dplay_wire::budget::MemoryBudget) {
+        self.reassembler.set_charge(budget.account());
+    }
+
     /// Bytes held for partial messages, charged as the limits count them.
     pub fn bytes_held(&self) -> usize {
         self.reassembler.bytes_held()

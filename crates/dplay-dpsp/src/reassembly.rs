@@ -3,6 +3,8 @@
 //! 3.1.5.27, 3.1.5.28), within the configured limits.
 
 use std::collections::{BTreeMap, VecDeque};
+
+use dplay_wire::budget::Charge;
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -154,6 +156,8 @@ pub(crate) struct Reassembler {
     total_bytes: usize,
     finished: BTreeMap<MessageKey, (Outcome, Instant)>,
     finished_order: VecDeque<(Instant, MessageKey)>,
+    /// `total_bytes`, charged to the host's memory budget.
+    charge: Charge,
 }
 
 impl Reassembler {
@@ -247,6 +251,12 @@ impl Reassembler {
         self.partials.len()
     }
 
+    /// Draws on `charge` from now on.
+    pub(crate) fn set_charge(&mut self, mut charge: Charge) {
+        charge.set_held(self.total_bytes);
+        self.charge = charge;
+    }
+
     /// Bytes charged to the limits, all senders together.
     pub(crate) fn bytes_held(&self) -> usize {
         self.total_bytes
@@ -286,6 +296,11 @@ impl Reassembler {
         while self.total_bytes.saturating_add(cost) > config.limits.max_bytes_total {
             let victim = self.by_age.values().find(|&&k| k != key).copied().ok_or(Limit::BytesTotal)?;
             self.abandon(io, config, now, victim, AbandonReason::Evicted(Limit::BytesTotal));
+        }
+        // The host's budget: the oldest partial messages (anyone's) go first, as for the total.
+        while !self.charge.budget().fits(cost) {
+            let victim = self.by_age.values().find(|&&k| k != key).copied().ok_or(Limit::MemoryBudget)?;
+            self.abandon(io, config, now, victim, AbandonReason::Evicted(Limit::MemoryBudget));
         }
         Ok(())
     }
@@ -329,6 +344,7 @@ impl Reassembler {
         partial.last_fragment = partial.last_fragment.max(now);
         usage.bytes += cost;
         self.total_bytes += cost;
+        self.charge.set_held(self.total_bytes);
         new
     }
 
@@ -372,6 +388,7 @@ impl Reassembler {
         io.timers.cancel(Timer::Discard, key);
         self.by_age.remove(&partial.age);
         self.total_bytes = self.total_bytes.saturating_sub(partial.cost);
+        self.charge.set_held(self.total_bytes);
         if let Some(usage) = self.usage.get_mut(&key.peer) {
             usage.partials = usage.partials.saturating_sub(1);
             usage.bytes = usage.bytes.saturating_sub(partial.cost);

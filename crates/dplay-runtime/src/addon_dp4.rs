@@ -65,6 +65,8 @@ pub enum AddonDp4Command {
     Traffic,
     /// Leave: a client leaves the session, a host ends it (HOST_QUIT, then leave).
     Leave,
+    /// Report every drop and refusal so far and what is held for others now, as at the end.
+    Stats,
 }
 
 /// What the add-on and its session tell the application.
@@ -188,7 +190,7 @@ impl AddonDp4Protocol {
         self.events.push_back(AddonDp4Event::Dp4(Dp4Event::Session(event)));
         if ended {
             let summary = self.report.summary(self.bridge.session().stats());
-            self.events.push_back(AddonDp4Event::Dp4(summary));
+            self.events.extend(summary.map(AddonDp4Event::Dp4));
         }
     }
 }
@@ -270,6 +272,10 @@ impl Protocol for AddonDp4Protocol {
                 let b = &self.bridge;
                 let snapshot = b.tracker().map(|t| TrafficSnapshot::new(t, now, |id| b.player_name(id)));
                 self.events.push_back(AddonDp4Event::Traffic(snapshot.unwrap_or_default()));
+            }
+            AddonDp4Command::Stats => {
+                let summary = self.report.summary(self.bridge.session().stats());
+                self.events.extend(summary.map(AddonDp4Event::Dp4));
             }
             AddonDp4Command::Leave => {
                 let left = self.bridge.with_client(now, |c, now| {

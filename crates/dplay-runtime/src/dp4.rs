@@ -141,6 +141,9 @@ pub enum Dp4Command {
     },
     /// Leave: DELETEPLAYER for each of our players to every other instance (MC-DPL4CS 3.1.4.5).
     Leave,
+    /// Report every drop and refusal so far and what is held for others now
+    /// ([`Dp4Event::DropSummary`], then [`Dp4Event::MemoryHeld`]), as at the end.
+    Stats,
 }
 
 /// One row of the Player List, as [`Dp4Event::PlayerList`] reports it (MC-DPL4CS 3.1.1).
@@ -181,9 +184,19 @@ pub enum Dp4Event {
         /// How many in all.
         total: u64,
     },
-    /// The session ended: every drop and refusal counted, by reason (as
-    /// [`Dp4Event::Dropped`] names them).
+    /// The session ended (or [`Dp4Command::Stats`] asked): every drop and refusal counted, by
+    /// reason (as [`Dp4Event::Dropped`] names them).
     DropSummary(BTreeMap<&'static str, u64>),
+    /// Right after each [`Dp4Event::DropSummary`]: the bytes held for others now, charged to
+    /// the memory budget (`Dp4Limits::memory_budget`; docs/limits.md).
+    MemoryHeld {
+        /// Bytes held now.
+        held: usize,
+        /// The most held at once so far.
+        peak: usize,
+        /// The budget.
+        budget: usize,
+    },
     /// A TCP connection was closed because its bytes cannot be DirectPlay 4 messages (bad
     /// size or token, no 'play' from an unknown sender; MC-DPL4CS 2.2.6); the session goes
     /// on. Reported for the first such connection per source per 10 s; all are counted as
@@ -296,7 +309,7 @@ impl Dp4Protocol {
                 self.events.push_back(Dp4Event::Reliable(reliable.clone()));
             }
             if ended && !self.ended {
-                self.events.push_back(self.report.summary(self.session.stats()));
+                self.events.extend(self.report.summary(self.session.stats()));
             }
             self.ended |= ended;
             if snapshot {
@@ -376,6 +389,10 @@ impl Protocol for Dp4Protocol {
                 s.set_session(max_players, flags).map_err(|e| ("set session", e))
             }
             Dp4Command::Leave => s.leave().map_err(|e| ("leave", e)),
+            Dp4Command::Stats => {
+                self.events.extend(self.report.summary(self.session.stats()));
+                Ok(())
+            }
         };
         match result {
             Err((command, error)) => self.fail(command, error),

@@ -106,8 +106,15 @@ impl Report {
         }
     }
 
-    /// Every count so far, by reason, for the summary at the end.
-    pub(crate) fn summary(&self, stats: &Stats) -> Dp4Event {
-        Dp4Event::DropSummary(self.totals(stats).into_iter().filter(|(_, n)| *n > 0).collect())
+    /// Every count so far, by reason, and what is held for others now: the summary at the end
+    /// or on demand.
+    pub(crate) fn summary(&self, stats: &Stats) -> [Dp4Event; 2] {
+        let counts = self.totals(stats).into_iter().filter(|(_, n)| *n > 0).collect();
+        let held = Dp4Event::MemoryHeld {
+            held: stats.bytes_held,
+            peak: stats.bytes_peak,
+            budget: stats.memory_budget,
+        };
+        [Dp4Event::DropSummary(counts), held]
     }
 }

@@ -54,6 +54,9 @@ pub struct StreamLimits {
     pub partial_message: Duration,
     /// At most this many accepted connections from one source IP; more are closed at once.
     pub max_per_source: usize,
+    /// A connection we opened is closed after this long without a read or a write (the next
+    /// message opens a new one), so a peer that never closes cannot hold it forever.
+    pub idle_opened: Duration,
 }
 
 impl Default for StreamLimits {
@@ -63,6 +66,7 @@ impl Default for StreamLimits {
             idle_unknown: Duration::from_secs(30),
             partial_message: Duration::from_secs(60),
             max_per_source: 16,
+            idle_opened: Duration::from_secs(120),
         }
     }
 }

@@ -74,6 +74,8 @@ pub enum StreamDeadline {
     IdleUnknown,
     /// A message begun and not finished within [`crate::StreamLimits::partial_message`].
     PartialMessage,
+    /// A connection we opened had no read or write for [`crate::StreamLimits::idle_opened`].
+    IdleOpened,
 }
 
 /// Why an accepted connection was closed at once.
@@ -94,6 +96,7 @@ impl CloseReason {
             Self::TimedOut(StreamDeadline::FirstMessage) => "tcp-first-message-timeout",
             Self::TimedOut(StreamDeadline::IdleUnknown) => "tcp-idle-timeout",
             Self::TimedOut(StreamDeadline::PartialMessage) => "tcp-partial-message-timeout",
+            Self::TimedOut(StreamDeadline::IdleOpened) => "tcp-idle-opened-timeout",
             Self::Refused(StreamRefusal::PerSource) => "tcp-per-source-cap",
             Self::Refused(StreamRefusal::Full) => "tcp-full",
             Self::Evicted => "tcp-evicted",

@@ -89,7 +89,10 @@ impl Conn {
             None => (accepted + limits.first_message, CloseReason::TimedOut(StreamDeadline::FirstMessage)),
             Some(t) => (t + limits.idle_unknown, CloseReason::TimedOut(StreamDeadline::IdleUnknown)),
         });
-        [connect, partial, unknown].into_iter().flatten().min_by_key(|(t, _)| *t)
+        let idle_opened = self.opened_to.filter(|_| self.connecting_until.is_none()).map(|_| {
+            (self.last_activity + limits.idle_opened, CloseReason::TimedOut(StreamDeadline::IdleOpened))
+        });
+        [connect, partial, unknown, idle_opened].into_iter().flatten().min_by_key(|(t, _)| *t)
     }
 
     /// Takes what the protocol said after a read at `now`.

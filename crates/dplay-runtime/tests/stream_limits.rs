@@ -1,7 +1,8 @@
 //! The deadlines and caps of accepted TCP connections ([`StreamLimits`], issue 14), with a toy
 //! protocol on loopback ports the test opened: a first whole message within a deadline, an idle
 //! deadline while no known peer owns a connection, a deadline for partial messages, a cap per
-//! source IP, and the oldest unknown connection evicted when the table is full.
+//! source IP, the oldest unknown connection evicted when the table is full, and an idle
+//! deadline for connections we opened.
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
 use std::io::{ErrorKind, Read, Write};
@@ -79,7 +80,10 @@ fn runtime(limits: StreamLimits, max_streams: usize) -> (Runtime<Toy>, SocketAdd
 }
 
 fn limits(first_message: Duration, idle_unknown: Duration, partial_message: Duration) -> StreamLimits {
-    StreamLimits { first_message, idle_unknown, partial_message, max_per_source: 16 }
+    let mut l = StreamLimits::default();
+    (l.first_message, l.idle_unknown, l.partial_message, l.max_per_source) =
+        (first_message, idle_unknown, partial_message, 16);
+    l
 }
 
 #[track_caller]
@@ -204,4 +208,23 @@ fn idle_opened_connections_are_evicted_last() {
     assert_eq!((c.reason, c.opened_to), (CloseReason::Evicted, Some(peers[0].local_addr().unwrap())));
     closed_by_us(accepted.remove(0));
     assert!(rt.events().recv_timeout(Duration::from_millis(300)).is_err(), "the newcomer was closed");
+}
+
+/// Issue 14: a connection we opened whose peer neither reads nor writes anything is closed
+/// after `idle_opened`, its peer sees it closed, and the close is not an unreachable listener
+/// (nothing was left unsent).
+#[test]
+fn opened_connection_misses_the_idle_deadline() {
+    let mut l = limits(LONG, LONG, LONG);
+    l.idle_opened = SHORT;
+    let (rt, _) = runtime(l, 16);
+    let peer = TcpListener::bind("127.0.0.1:0").unwrap();
+    let started = Instant::now();
+    rt.command(peer.local_addr().unwrap()).unwrap();
+    let accepted = peer.accept().unwrap().0;
+    let c = rt.events().recv_timeout(Duration::from_secs(5)).expect("no close reported").1;
+    assert_eq!(c.reason, CloseReason::TimedOut(StreamDeadline::IdleOpened));
+    assert_eq!((c.opened_to, c.unsent), (Some(peer.local_addr().unwrap()), 0));
+    assert!(started.elapsed() >= SHORT - Duration::from_millis(50));
+    closed_by_us(accepted);
 }

@@ -15,22 +15,22 @@ use dplay_wire::dp8::session::{
 };
 
 use crate::config::Mode;
+use crate::memory::Memory;
 use crate::session::{LinkState, Phase, Session};
 
 /// `DPNERR_INVALIDPARAM` (E_INVALIDARG): a name or data over its limit. MC-DPL8CS 2.2.1.3 lists
 /// no code for it; this is the one DirectPlay's API returns for a bad parameter (decision).
 pub const DPNERR_INVALIDPARAM: ResultCode = ResultCode::DPNERR_INVALIDPARAM;
 
-/// What one half-open transport attempt holds at most, measured (docs/limits.md).
-const HALF_OPEN_BYTES: usize = 2048;
 /// Sources remembered for once-per-interval logs.
 const LOGGED_SOURCES: usize = 4096;
 
 /// The state of these rules, one per session.
 #[derive(Debug, Default)]
 pub(crate) struct Admission {
-    /// Host: joiners' connections that are not members yet, and when each must be.
-    pending: BTreeMap<SocketAddr, Instant>,
+    /// Host: joiners' connections that are not members yet: since when, and the deadline of
+    /// their next step (PLAYER_CONNECT_INFO, then membership).
+    pending: BTreeMap<SocketAddr, (Instant, Instant)>,
     /// Host: joiners sent INSTRUCT_CONNECT, and until when their join counts as under way.
     joining: BTreeMap<Dpnid, Instant>,
     /// Host: the deadline of each integrity check, by target (MC-DPL8CS 3.2.5.3).
@@ -41,12 +41,19 @@ pub(crate) struct Admission {
     report_at: Option<Instant>,
     /// When each source was last logged.
     logged: BTreeMap<IpAddr, Instant>,
+    /// The host's memory budget and the session layer's accounts on it.
+    pub(crate) memory: Memory,
 }
 
 impl Admission {
+    /// The rules' state, with a memory budget of `memory_budget` bytes.
+    pub(crate) fn new(memory_budget: usize) -> Self {
+        Self { memory: Memory::new(memory_budget), ..Self::default() }
+    }
+
     /// The earliest deadline of these rules.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        let pending = self.pending.values().min().copied();
+        let pending = self.pending.values().map(|(_, at)| *at).min();
         let checks = self.checks.values().min().copied();
         [pending, checks, self.report_at].into_iter().flatten().min()
     }
@@ -96,29 +103,19 @@ impl Session {
             let oldest = self.oldest_pending(None);
             self.drop_joiner(now, oldest, "too many joins under way");
         }
-        self.admission.pending.insert(peer, now + self.cfg.limits.join_timeout);
+        let l = &self.cfg.limits;
+        self.admission.pending.insert(peer, (now, now + l.connect_info_timeout.min(l.join_timeout)));
         self.ep.set_message_limit(peer, self.cfg.limits.max_join_message);
     }
 
-    /// The most one connection can make us hold: a full receive window and a message being
-    /// reassembled (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6), and a name-table entry.
-    fn worst_case_per_member(&self) -> usize {
-        let t = &self.cfg.transport;
-        let l = &self.cfg.limits;
-        usize::from(dplay_dframe::WINDOW) * t.max_datagram
-            + t.max_message_size
-            + 2 * l.max_name_units
-            + l.max_player_data
-            + 1024
-    }
-
-    /// Would one more member take what we may be made to hold past `memory_budget`? Members and
-    /// joiners under way count at their worst case, half-open attempts at theirs.
-    pub(crate) fn over_budget(&self) -> bool {
-        let members = self.links.len().saturating_add(1);
-        let half_open = self.cfg.transport.max_half_open.saturating_mul(HALF_OPEN_BYTES);
-        members.saturating_mul(self.worst_case_per_member()).saturating_add(half_open)
-            > self.cfg.limits.memory_budget
+    /// Would the joiner of `info` take what we hold for others past `memory_budget`? Its
+    /// name-table entry is counted twice: in the table, and in the ADD_PLAYER kept until every
+    /// member has it. Its connection's frames are already charged by the transport.
+    pub(crate) fn over_budget(&self, info: &PlayerConnectInfo) -> bool {
+        let name = info.name.as_ref().map_or(0, |n| 2 * n.units().len());
+        let url = info.url.as_ref().map_or(0, |u| u.as_bytes().len());
+        let entry = crate::name_table::ENTRY_OVERHEAD + name + info.data.len() + url;
+        !self.admission.memory.fits_entry(2 * entry)
     }
 
     fn oldest_pending(&self, ip: Option<IpAddr>) -> Option<SocketAddr> {
@@ -126,8 +123,17 @@ impl Session {
             .pending
             .iter()
             .filter(|(a, _)| ip.is_none_or(|ip| a.ip() == ip))
-            .min_by_key(|(_, at)| **at)
+            .min_by_key(|(_, (since, _))| *since)
             .map(|(a, _)| *a)
+    }
+
+    /// Host: the joiner at `peer` sent its PLAYER_CONNECT_INFO: it has until `join_timeout`
+    /// after its connection came up to be a member.
+    pub(crate) fn connect_info_came(&mut self, peer: SocketAddr) {
+        let join_timeout = self.cfg.limits.join_timeout;
+        if let Some((since, at)) = self.admission.pending.get_mut(&peer) {
+            *at = *since + join_timeout;
+        }
     }
 
     /// Host: the joiner at `peer` is a member now, or its connection is gone.
@@ -261,7 +267,7 @@ impl Session {
     /// The deadlines of these rules that are due.
     pub(crate) fn admission_timeout(&mut self, now: Instant) {
         let late: Vec<SocketAddr> =
-            self.admission.pending.iter().filter(|(_, at)| **at <= now).map(|(a, _)| *a).collect();
+            self.admission.pending.iter().filter(|(_, (_, at))| *at <= now).map(|(a, _)| *a).collect();
         for peer in late {
             self.drop_joiner(now, Some(peer), "join deadline passed: dropped");
         }

@@ -84,7 +84,10 @@ impl Session {
             Event::Message { data, .. } => data.len(),
             _ => CHAT_MESSAGE_LEN,
         };
-        if self.early.len() >= EARLY_DATA_MESSAGES || self.early_bytes + len > EARLY_DATA_BYTES {
+        if self.early.len() >= EARLY_DATA_MESSAGES
+            || self.early_bytes + len > EARLY_DATA_BYTES
+            || !self.admission.memory.early.grow(len)
+        {
             return self.stats.drop(DropReason::EarlyDataOverflow);
         }
         self.stats.early_data_held += 1;
@@ -96,6 +99,7 @@ impl Session {
     /// player destroyed meanwhile are dropped (its DESTROY_PLAYER was reported first).
     pub(crate) fn release_early(&mut self) {
         self.early_bytes = 0;
+        self.admission.memory.early.shrink(usize::MAX);
         for event in std::mem::take(&mut self.early) {
             let from = match &event {
                 Event::Message { from, .. } | Event::Chat { from, .. } => *from,

@@ -87,12 +87,20 @@ pub struct Limits {
     /// PLAYER_CONNECT_INFO): 256 KiB. Over it the connection ends; under it, names and data
     /// over their limits get DPNERR_INVALIDPARAM.
     pub max_join_message: usize,
-    /// Host: what it may be made to hold for others at worst (docs/limits.md: each member and
-    /// joiner counted at its worst case); a join past it gets DPNERR_SESSIONFULL: 256 MiB.
+    /// The one memory budget for what we hold for others (docs/limits.md): the transport's
+    /// half-open table, receive windows and reassembly, the name table and early data, each
+    /// charged when held and released when freed. Past it frames are not stored (their sender
+    /// sends them again), CONNECTs make room by forgetting the oldest half-open attempts, and a
+    /// join gets DPNERR_SESSIONFULL: 256 MiB.
     pub memory_budget: usize,
     /// Host: a joiner whose transport connection is up must be a member (its
     /// ACK_CONNECT_INFO in) within this, or it is dropped: 30 s.
     pub join_timeout: Duration,
+    /// Host: a joiner whose transport connection is up must send its PLAYER_CONNECT_INFO
+    /// within this (a real joiner sends it at once), or it is dropped: 10 s. A blind spoofer
+    /// that completed the unsigned handshake from a victim's address is held this long, not
+    /// `join_timeout` (docs/limits.md).
+    pub connect_info_timeout: Duration,
     /// Host: joiners connected but not members yet, held at most (the oldest is dropped first):
     /// 64.
     pub max_pending_joins: usize,
@@ -122,6 +130,7 @@ impl Default for Limits {
             max_join_message: 256 << 10,
             memory_budget: 256 << 20,
             join_timeout: Duration::from_secs(30),
+            connect_info_timeout: Duration::from_secs(10),
             max_pending_joins: 64,
             max_pending_joins_per_ip: 8,
             peer_connect_timeout: Duration::from_secs(6),

@@ -178,6 +178,7 @@ impl Session {
 
     /// PLAYER_CONNECT_INFO from a joiner (MC-DPL8CS 3.1.5.2 steps 1-3; MS-DPDX 4.3 steps 7-8).
     fn on_connect_info(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo) {
+        self.connect_info_came(peer);
         let checked = self.validate(info).and_then(|()| {
             self.check_limits(info).map_err(|why| {
                 self.stats.refused_limits += 1;
@@ -186,7 +187,7 @@ impl Session {
             })
         });
         let checked = checked.and_then(|()| {
-            if !self.over_budget() {
+            if !self.over_budget(info) {
                 return Ok(());
             }
             self.stats.refused_budget += 1;

@@ -48,6 +48,17 @@ pub enum OpError {
     Unversioned,
 }
 
+/// What an entry of the name table holds besides its name, data and URL, counted for the
+/// memory budget: the record and its map node.
+pub const ENTRY_OVERHEAD: usize = 128;
+
+/// The bytes one entry holds, as [`NameTable::held_bytes`] counts them.
+pub fn entry_bytes(e: &NameTableEntry) -> usize {
+    let name = e.name.as_ref().map_or(0, |n| 2 * n.units().len());
+    let url = e.url.as_ref().map_or(0, |u| u.as_bytes().len());
+    ENTRY_OVERHEAD + name + e.data.len() + url
+}
+
 /// One member's copy of the name table: players, groups and memberships.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameTable {
@@ -100,6 +111,22 @@ impl NameTable {
         let ids = table.players.keys().chain(table.groups.entries().map(|g| &g.dpnid));
         table.next_index = ids.map(|d| d.index(&instance) + 1).max().unwrap_or(2);
         table
+    }
+
+    /// About what the table holds, in bytes: each player's and group's entry (its name, data
+    /// and URL plus a fixed [`ENTRY_OVERHEAD`]) and the operations kept for members that have
+    /// not caught up. What a host charges to its memory budget for the table (docs/limits.md).
+    pub fn held_bytes(&self) -> usize {
+        let entries: usize = self.players.values().chain(self.groups.entries()).map(entry_bytes).sum();
+        let log: usize = self
+            .log
+            .values()
+            .map(|op| match op {
+                NameTableOp::AddPlayer(a) => entry_bytes(&a.entry),
+                _ => ENTRY_OVERHEAD,
+            })
+            .sum();
+        entries + log
     }
 
     /// The session instance GUID.

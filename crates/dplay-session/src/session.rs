@@ -123,7 +123,9 @@ impl Session {
     pub fn new(mut cfg: SessionConfig, now: Instant) -> Self {
         cfg.transport.rng_seed = cfg.rng_seed ^ 0x5e55_1017;
         cfg.transport.accept_incoming = true;
-        let ep = Endpoint::new(cfg.transport.clone(), now);
+        let mut ep = Endpoint::new(cfg.transport.clone(), now);
+        let admission = Admission::new(cfg.limits.memory_budget);
+        ep.set_memory_budget(admission.memory.budget.clone());
         let rng = ChaCha8Rng::seed_from_u64(cfg.rng_seed);
         Self {
             cfg,
@@ -153,7 +155,7 @@ impl Session {
             stats: Stats::default(),
             integrity_context: 0,
             pending: Pending::default(),
-            admission: Admission::default(),
+            admission,
         }
     }
 
@@ -190,6 +192,13 @@ impl Session {
     /// The session counters.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// The memory budget that what we hold for others is charged to (`Limits::memory_budget`;
+    /// docs/limits.md): its limit may be changed while running, and it can be read from
+    /// another thread (a clone shares the counter).
+    pub fn memory_budget(&self) -> &dplay_wire::budget::MemoryBudget {
+        &self.admission.memory.budget
     }
 
     /// The transport.
@@ -256,6 +265,7 @@ impl Session {
                 dplay_dframe::Event::Unowned { from, data } => self.on_unowned(from, &data),
             }
         }
+        self.admission.memory.sync_table(&self.table);
     }
 
     fn on_connected(&mut self, now: Instant, peer: SocketAddr, outbound: bool) {
@@ -382,6 +392,7 @@ impl Session {
         self.migration = None;
         self.early.clear();
         self.early_bytes = 0;
+        self.admission.memory.early.shrink(usize::MAX);
         self.pending_end();
         let peers: Vec<SocketAddr> = self.links.keys().copied().collect();
         for peer in peers {

@@ -75,8 +75,8 @@ pub struct Stats {
     /// Joins refused with DPNERR_INVALIDPARAM: a name or data over its limit (also counted in
     /// `joins_refused`).
     pub refused_limits: u64,
-    /// Joins refused with DPNERR_SESSIONFULL because one more member could take what the host
-    /// holds past its memory budget (also counted in `joins_refused`).
+    /// Joins refused with DPNERR_SESSIONFULL because the joiner's name-table entry would take
+    /// what the host holds for others past its memory budget (also counted in `joins_refused`).
     pub refused_budget: u64,
     /// Joiners dropped because they were not members by the join deadline, or to make room
     /// under the cap on joins under way.
@@ -139,6 +139,12 @@ pub struct Refusals {
     pub joining: usize,
     /// Transport connections held (lingering ones included).
     pub connections: usize,
+    /// Bytes held for others now, as charged to the memory budget (docs/limits.md).
+    pub bytes_held: usize,
+    /// The most bytes held at once so far.
+    pub bytes_peak: usize,
+    /// The memory budget (`Limits::memory_budget`).
+    pub memory_budget: usize,
 }
 
 impl std::fmt::Display for Refusals {
@@ -152,8 +158,13 @@ impl std::fmt::Display for Refusals {
         }
         write!(
             f,
-            "; held: {} connections, {} half-open, {} joining",
-            self.connections, self.half_open, self.joining
+            "; held: {} connections, {} half-open, {} joining, {} of {} bytes budgeted (peak {})",
+            self.connections,
+            self.half_open,
+            self.joining,
+            self.bytes_held,
+            self.memory_budget,
+            self.bytes_peak
         )
     }
 }
@@ -185,11 +196,15 @@ impl crate::Session {
             ("early_data_overflow", s.early_data_overflow),
         ]);
         counts.retain(|(_, n)| *n > 0);
+        let budget = &self.admission.memory.budget;
         Refusals {
             counts,
             half_open: self.endpoint().half_open_count(),
             joining: self.admission.pending_count(),
             connections: self.endpoint().connection_count(),
+            bytes_held: budget.held(),
+            bytes_peak: budget.peak(),
+            memory_budget: budget.limit(),
         }
     }
 }

@@ -9,7 +9,8 @@
 //! Each value type has `parse`, `encoded_len` and `emit` (the [`Wire`] trait). Any byte
 //! sequence yields a value or a [`WireError`] naming the field and offset; nothing here panics
 //! on input or allocates more than the input's length. This crate has no state, no clock and
-//! no I/O: it is the vocabulary the other crates speak.
+//! no I/O: it is the vocabulary the other crates speak. The one exception is [`budget`], the
+//! memory budget counter the transports and the session layer share (docs/limits.md).
 //!
 //! # Errors and what to do
 //!
@@ -40,6 +41,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::indexing_slicing)]
 
+pub mod budget;
 pub mod codec;
 pub mod datagram;
 pub mod dp4;

@@ -26,6 +26,7 @@ pub(super) const CASES: &[(&str, Case)] = &[
     ("DirectPlay 4: slowloris on TCP (stalled connections, partial messages)", slowloris),
     ("DirectPlay 4: header addresses naming a third party (REQUESTPLAYERID, ENUMSESSIONS)", spoofed_headers),
     ("DirectPlay 4: oversize player names", oversize_names),
+    ("DirectPlay 4: partial messages against the memory budget; stats on SIGUSR1", memory_budget),
 ];
 
 /// Stalled connections: this many sources (127.0.1.x) ...
@@ -39,6 +40,15 @@ const PARTIAL_CONNECTIONS: u8 = 128;
 const PARTIAL_BYTES: usize = 1_000_000;
 /// The host's peak RSS must stay under this during the flood.
 const RSS_LIMIT_KIB: u64 = 64 << 10;
+/// Budget case: this many sources (127.0.4.x) of 15 connections each (under the per-source
+/// cap of 16) ...
+const BUDGET_SOURCES: u8 = 40;
+/// ... each sending this much of a message announced as [`BUDGET_ANNOUNCED`] bytes (under the
+/// 64 KiB allowed a connection of no known instance): 36 MB in all.
+const BUDGET_PARTIAL: usize = 60_000;
+const BUDGET_ANNOUNCED: u32 = 65_000;
+/// The budget the second host runs with, in MiB.
+const BUDGET_MIB: u64 = 8;
 
 /// A DirectPlay 4 system message: size and token 0xFAB, SockAddr naming `ip:port`, 'play',
 /// `command`, dialect 14, then `body` (MC-DPL4CS 2.2.6).
@@ -265,8 +275,7 @@ fn oversize_names(s: &Suite) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
     let (host, tcp) = host(s, &enum_port, &[])?;
     let long = "n".repeat(60_000);
-    let args =
-        ["join", "--dp4", &tcp, "--json", "--name", &long, "--dp4-max-name", "100000", "--duration", "2"];
+    let args = ["join", "--dp4", &tcp, "--json", "--name", &long, "--max-name", "100000", "--duration", "2"];
     let mut big = s.start("long name", &args)?;
     let during = start_join(s, &tcp, "during")?;
     s.expect(&big, "its player created", WAIT, |v: &Value| v["event"] == "player_created")?;
@@ -283,4 +292,74 @@ fn oversize_names(s: &Suite) -> anyhow::Result<()> {
     ensure!(refused >= 1, "the host did not count the refusal");
     join_succeeds(s, &host, &tcp, "after")?;
     Ok(())
+}
+
+/// Issue 14, the memory budget: 600 connections from 40 sources each hold 60,000 bytes of a
+/// message announced as 65,000 (36 MB, every connection within its own limits). Against a host
+/// with the default budget (256 MiB) all of it is held; against one with `--memory-budget 8MiB`
+/// the connections past the budget are closed (`over-budget`) and the host's peak RSS stays
+/// under its baseline plus the budget plus 16 MiB (read buffers, connection records). SIGUSR1
+/// makes that host print its `drop_summary` and `memory` events; a join succeeds after the
+/// flood.
+#[allow(clippy::disallowed_methods)] // the suite's own clock
+fn memory_budget(s: &Suite) -> anyhow::Result<()> {
+    let unlimited = budget_flood(s, &[])?;
+    println!(
+        "    default budget: host peak RSS {} KiB before, {} KiB under the flood",
+        unlimited.before, unlimited.flood
+    );
+    let budget = format!("{BUDGET_MIB}MiB");
+    let limited = budget_flood(s, &["--memory-budget", &budget])?;
+    println!(
+        "    --memory-budget {budget}: host peak RSS {} KiB before, {} KiB under the flood; {} connections closed over-budget; SIGUSR1: {}",
+        limited.before, limited.flood, limited.over_budget, limited.memory
+    );
+    ensure!(limited.over_budget > 0, "no connection was closed over the budget");
+    let ceiling = limited.before + (BUDGET_MIB << 10) + (16 << 10);
+    ensure!(limited.flood < ceiling, "peak RSS {} KiB, over {ceiling} KiB", limited.flood);
+    Ok(())
+}
+
+/// What one run of [`budget_flood`] measured.
+struct BudgetRun {
+    before: u64,
+    flood: u64,
+    over_budget: u64,
+    memory: String,
+}
+
+/// One host with `extra` options, the partial-message flood against it, SIGUSR1, and a join
+/// after the flood.
+fn budget_flood(s: &Suite, extra: &[&str]) -> anyhow::Result<BudgetRun> {
+    let enum_port = free_udp_port()?;
+    let (host, tcp) = host(s, &enum_port, extra)?;
+    let to: SocketAddr = tcp.parse()?;
+    let before = peak_rss_kib(&host)?;
+    let mut partial = (BUDGET_ANNOUNCED | 0xFAB << 20).to_le_bytes().to_vec();
+    partial.resize(BUDGET_PARTIAL, 0x55);
+    let mut held = Vec::new();
+    for i in 0..BUDGET_SOURCES {
+        for _ in 0..15 {
+            let Ok(mut c) = connect_from(Ipv4Addr::new(127, 0, 4, i + 1), to) else { continue };
+            c.set_write_timeout(Some(Duration::from_millis(500)))?;
+            // A closed connection (over the budget) fails its write: that is the fix working.
+            let _ = c.write_all(&partial);
+            held.push(c);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let flood = peak_rss_kib(&host)?;
+    let status = std::process::Command::new("kill").args(["-USR1", &host.pid().to_string()]).status()?;
+    ensure!(status.success(), "kill -USR1 failed");
+    let memory = s.expect(&host, "the memory event on SIGUSR1", WAIT, |v| v["event"] == "memory")?;
+    let summary = host.events(|v| v["event"] == "drop_summary");
+    ensure!(!summary.is_empty(), "no drop_summary on SIGUSR1");
+    let over_budget = summary.last().and_then(|v| v["counts"]["over-budget"].as_u64()).unwrap_or(0);
+    let memory = format!(
+        "{} of {} bytes held (peak {})",
+        memory["bytes_held"], memory["memory_budget"], memory["bytes_peak"]
+    );
+    drop(held);
+    join_succeeds(s, &host, &tcp, "after-budget")?;
+    Ok(BudgetRun { before, flood, over_budget, memory })
 }

@@ -23,6 +23,7 @@ pub(super) const CASES: &[(&str, Case)] = &[
     ("DirectPlay 8: half-open and silent connections are capped and dropped", half_open_flood),
     ("DirectPlay 8: a ghost member does not close the session", ghost_member),
     ("DirectPlay 8: a 100,000-character player name is refused", oversize_name),
+    ("DirectPlay 8: the drops-and-refusals line on SIGUSR1, with the bytes held", stats_on_signal),
 ];
 
 /// A CONNECT (MC-DPL8R 2.2.1.1): POLL, `bMsgID`, version 0x00010006, `dwSessID`.
@@ -290,4 +291,20 @@ fn oversize_name(s: &Suite) -> anyhow::Result<()> {
 fn count_long_names(s: &Suite, p: &Proc) -> usize {
     let long = |v: &Value| v["name"].as_str().is_some_and(|n| n.len() > 1000);
     usize::from(s.expect(p, "a long name", Duration::from_millis(100), long).is_ok())
+}
+
+/// Issue 14: `kill -USR1` makes `dplay host` print its `refusals` event (no `--stats-every`),
+/// with the memory budget's figures: the joiner's name-table entry is held, under the
+/// `--memory-budget` given.
+fn stats_on_signal(s: &Suite) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let host = host(s, &addr, &["--memory-budget", "4MiB"])?;
+    join_ok(s, &addr, "counted", "127.0.0.1:0", WAIT)?;
+    let status = std::process::Command::new("kill").args(["-USR1", &host.pid().to_string()]).status()?;
+    anyhow::ensure!(status.success(), "kill -USR1 failed");
+    let line = refusals(s, &host, |v| v["memory_budget"] == 4 << 20)?;
+    let held = line["bytes_held"].as_u64().unwrap_or(0);
+    println!("    SIGUSR1: refusals event with {held} of {} bytes held", line["memory_budget"]);
+    anyhow::ensure!(held > 0 && held < 4 << 20, "bytes held {held}");
+    Ok(())
 }

@@ -40,13 +40,13 @@ fn spawn(
     name: &str,
     keepalive: Option<Duration>,
     pcap: Option<&PathBuf>,
+    mut config: Dp4Config,
 ) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
     let tap = match pcap {
         Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
         None => None,
     };
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
-    let mut config = Dp4Config::default();
     if let Some(period) = keepalive {
         config.ping_interval = period.max(live::MIN_KEEPALIVE);
     }
@@ -68,6 +68,8 @@ fn commands() -> Commands<AddonDp4Command> {
         fly: |p, v| AddonDp4Command::SetPosition(p, Some(v)),
         traffic: || AddonDp4Command::Traffic,
         leave: || AddonDp4Command::Leave,
+        stats: || AddonDp4Command::Stats,
+        stats_every: None,
     }
 }
 
@@ -114,11 +116,15 @@ fn print(
 pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
-    let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind_ip())?) };
+    let mut binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind_ip())?) };
     let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
     let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
-    let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref())?;
+    // The same limits as `dplay host --dp4` (docs/limits.md).
+    let mut config = Dp4Config::default();
+    a.dp4_limits.apply(&mut config, &mut binding);
+    a.limits.apply_dp4(&mut config);
+    let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref(), config)?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string()).unwrap_or_default();
     let (tcp, udp, enumeration) =
@@ -152,7 +158,8 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     runtime.command(AddonDp4Command::Host(session))?;
     let mut failed = None;
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
-    let (stop, _) = drive(runtime, start, &a.net, None, None, commands(), |e| {
+    let commands = Commands { stats_every: a.limits.stats_period(), ..commands() };
+    let (stop, _) = drive(runtime, start, &a.net, None, None, commands, |e| {
         print(&mut out, view.as_mut(), &mut failed, e)
     })?;
     drop(view);
@@ -174,7 +181,8 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
         Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
     let role_config = AddonDp4Role::Client(config);
     let keepalive = a.session_args.keepalive;
-    let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref())?;
+    let runtime =
+        spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref(), Dp4Config::default())?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let password = a.session_args.password.clone();
     let (command, target) = match a.host.port() {

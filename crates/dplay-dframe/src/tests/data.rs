@@ -295,6 +295,49 @@ fn reassembly_limit_ends_the_connection() {
     assert!(matches!(h.sent()[..], [Sent::C(Cframe::HardDisconnect(_))]));
 }
 
+/// docs/limits.md: frames held in the window and a message being reassembled are charged to
+/// the memory budget and released once delivered; a frame past it is neither stored nor
+/// acknowledged (the peer sends it again), and the connection's end releases the rest.
+#[test]
+fn receive_window_is_charged_to_the_memory_budget() {
+    let budget = dplay_wire::budget::MemoryBudget::new(crate::HALF_OPEN_BYTES);
+    let mut h = Harness::new(Config::default());
+    h.ep.set_memory_budget(budget.clone());
+    let mut h = established_on(h, PROTOCOL_VERSION);
+    assert_eq!(budget.held(), 0, "the confirmed attempt is no longer half-open");
+    budget.set_limit(310);
+    let rel = DframeCommand::RELIABLE | DframeCommand::SEQUENTIAL;
+    // seq 1 is missing: 2 and 3 wait in the window.
+    h.feed_d(data(rel | DframeCommand::NEW_MSG, 2, 1), &[1; 100]);
+    h.feed_d(data(rel, 3, 1), &[2; 100]);
+    assert_eq!(budget.held(), 200);
+    h.feed_d(data(REL_SEQ, 5, 1), &[9; 150]);
+    assert_eq!(budget.held(), 200, "past the budget: not stored");
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::OverBudget), 1);
+    h.advance(ms(50));
+    let sacks: Vec<u64> = h.sent().iter().map(|s| s.sack().masks.sack()).collect();
+    assert_eq!(sacks.last(), Some(&0b11), "2 and 3 acknowledged, 5 not: {sacks:?}");
+    h.feed_d(data(rel | DframeCommand::END_MSG, 4, 1), &[3; 100]);
+    assert_eq!(budget.held(), 300);
+    h.feed_d(data(REL_SEQ, 1, 1), b"one");
+    let sizes: Vec<usize> = h
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message { data, .. } => Some(data.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes, [3, 300]);
+    assert_eq!(budget.held(), 0, "delivered: released");
+    h.feed_d(data(rel | DframeCommand::NEW_MSG, 5, 1), &[4; 100]);
+    assert_eq!(budget.held(), 100);
+    h.ep.abort(h.now, peer());
+    h.advance(ms(2000));
+    assert_eq!(h.ep.connection_count(), 0);
+    assert_eq!(budget.held(), 0, "a connection gone releases what it held");
+}
+
 /// MC-DPL8R 3.1.5.2.1, 3.1.5.2.6: what the receive window holds is counted (a frame past a
 /// gap, a message being put together) and released once delivered.
 #[test]

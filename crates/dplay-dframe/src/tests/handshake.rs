@@ -350,3 +350,25 @@ fn first_data_frame_completes_a_handshake_whose_confirmation_was_lost() {
     assert!(matches!(events[0], Event::Connected { outbound: false, .. }), "{events:?}");
     assert!(matches!(&events[1], Event::Message { data, .. } if data == b"early"), "{events:?}");
 }
+
+/// docs/limits.md: each half-open attempt is charged to the memory budget; when it is full,
+/// the oldest attempts are forgotten to make room for a new CONNECT.
+#[test]
+fn half_open_attempts_are_charged_and_the_oldest_make_room() {
+    let budget = dplay_wire::budget::MemoryBudget::new(3 * crate::HALF_OPEN_BYTES);
+    let mut ep = Endpoint::new(Config::default(), origin());
+    ep.set_memory_budget(budget.clone());
+    let connect =
+        Cframe::Connect(connect_fields(true, 0, 0, crate::PROTOCOL_VERSION, SESS)).to_vec().unwrap();
+    for port in 1..=5u16 {
+        ep.handle_datagram(origin(), SocketAddr::from(([10, 0, 0, 1], port)), &connect);
+    }
+    assert_eq!(ep.half_open_count(), 3);
+    assert_eq!(budget.held(), 3 * crate::HALF_OPEN_BYTES);
+    assert_eq!(ep.endpoint_stats().half_open_evicted, 2);
+    budget.set_limit(0);
+    ep.handle_datagram(origin(), SocketAddr::from(([10, 0, 0, 2], 1)), &connect);
+    assert_eq!(ep.half_open_count(), 0, "forgotten to make room, and still no room");
+    assert_eq!(ep.endpoint_stats().drops.get(crate::DropReason::OverBudget), 1);
+    assert_eq!(budget.held(), 0);
+}

@@ -160,7 +160,11 @@ pub(crate) const REL_SEQ: DframeCommand =
 /// An endpoint that accepted a connection from the scripted peer at `version` and has sent
 /// (and had acknowledged) its opening KeepAlive, seq 0; the peer's KeepAlive, seq 0, is in.
 pub(crate) fn established(config: Config, version: u32) -> Harness {
-    let mut h = Harness::new(config);
+    established_on(Harness::new(config), version)
+}
+
+/// [`established`], on a harness made beforehand (with a memory budget, say).
+pub(crate) fn established_on(mut h: Harness, version: u32) -> Harness {
     h.ctx.keepalive_sess_id = version >= crate::COALESCE_VERSION;
     h.feed_c(Cframe::Connect(connect_fields(true, 0, 0, version, SESS)));
     h.sent();

@@ -54,11 +54,14 @@ pub enum DropReason {
     BadAck,
     /// An ACK or NACK older than what was already acknowledged.
     StaleAck,
+    /// A data frame the host's memory budget cannot hold
+    /// ([`crate::reliable::Reliable::set_memory_budget`]): not acknowledged, so it is sent again.
+    OverBudget,
 }
 
 impl DropReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Malformed,
         Self::UnknownPeer,
         Self::WrongPlayer,
@@ -68,6 +71,7 @@ impl DropReason {
         Self::TooLarge,
         Self::BadAck,
         Self::StaleAck,
+        Self::OverBudget,
     ];
 }
 

@@ -7,6 +7,8 @@ use dplay_wire::dp4::reliable::{FrameBody, ReliableFrame};
 
 use super::event::{DropReason, Event, LinkInfo};
 use super::receive::Receiver;
+use dplay_wire::budget::Charge;
+
 use super::send::{AckOutcome, Sender};
 use super::{Config, Io, Transmit};
 
@@ -19,11 +21,13 @@ pub(crate) struct Link {
     receiver: Receiver,
     /// Gave up; the endpoint removes it.
     pub(crate) failed: bool,
+    /// What the receiver holds, charged to the host's memory budget; released with the link.
+    pub(crate) charge: Charge,
 }
 
 impl Link {
-    pub(crate) fn new(peer: SocketAddr, local: u16, remote: u16) -> Self {
-        Self { peer, local, remote, sender: Sender::new(), receiver: Receiver::new(), failed: false }
+    pub(crate) fn new(peer: SocketAddr, local: u16, remote: u16, charge: Charge) -> Self {
+        Self { peer, local, remote, sender: Sender::new(), receiver: Receiver::new(), failed: false, charge }
     }
 
     fn emit(&self, io: &mut Io, body: FrameBody) {

@@ -69,7 +69,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_wire::dp4::reliable::{ReliableFrame, player_index_len};
+use dplay_wire::budget::MemoryBudget;
+use dplay_wire::dp4::reliable::{FrameBody, ReliableFrame, player_index_len};
 use dplay_wire::{Wire, WireError};
 
 pub use config::{
@@ -139,13 +140,29 @@ pub struct Reliable {
     links: BTreeMap<SocketAddr, Link>,
     epoch: Option<Instant>,
     io: Io,
+    budget: MemoryBudget,
 }
 
 impl Reliable {
     /// An endpoint with `config`, which must pass [`Config::validate`].
     pub fn new(config: Config) -> Result<Self, ConfigError> {
         config.validate()?;
-        Ok(Self { config, links: BTreeMap::new(), epoch: None, io: Io::default() })
+        Ok(Self {
+            config,
+            links: BTreeMap::new(),
+            epoch: None,
+            io: Io::default(),
+            budget: MemoryBudget::unlimited(),
+        })
+    }
+
+    /// Charges what each link's receiver holds (frames ahead of the in-order point, the
+    /// message being assembled) to `budget`, shared with the rest of the host
+    /// (docs/limits.md): a data frame that does not fit is dropped unacknowledged
+    /// ([`DropReason::OverBudget`]), so its sender sends it again. Links opened from now on
+    /// draw on it; without it the budget is unlimited.
+    pub fn set_memory_budget(&mut self, budget: &MemoryBudget) {
+        self.budget = budget.clone();
     }
 
     /// The configuration.
@@ -162,7 +179,7 @@ impl Reliable {
         if !self.links.contains_key(&peer) && self.links.len() >= self.config.limits.max_links {
             return Err(LinkError::TooMany(self.links.len()));
         }
-        self.links.insert(peer, Link::new(peer, local, remote));
+        self.links.insert(peer, Link::new(peer, local, remote, self.budget.account()));
         Ok(())
     }
 
@@ -241,7 +258,13 @@ impl Reliable {
         let len = frame
             .encoded_len()
             .saturating_sub(player_index_len(frame.id_from) + player_index_len(frame.id_to));
+        if let FrameBody::Data(d) = &frame.body
+            && !link.charge.budget().fits(d.data.len())
+        {
+            return self.io.stats.drop(DropReason::OverBudget);
+        }
         link.handle(&self.config, &mut self.io, now, tick, &frame.body, len);
+        link.charge.set_held(link.bytes_held());
         if link.failed {
             self.links.remove(&from);
         }

@@ -92,6 +92,26 @@ fn bytes_total_evicts_the_globally_oldest() {
     assert_eq!(d.bytes_held(), 2 * cost);
 }
 
+/// docs/limits.md: partial messages are charged to the host's memory budget; past it the
+/// globally oldest is abandoned, and what is freed is released.
+#[test]
+fn memory_budget_evicts_the_oldest_and_releases_what_is_freed() {
+    let t0 = base();
+    let cost = 10 + PIECE_OVERHEAD;
+    let mut d = limited(|l| l.max_message_size = 30);
+    let budget = dplay_wire::budget::MemoryBudget::new(2 * cost);
+    d.set_memory_budget(&budget);
+    start(&mut d, t0, peer(2), guid(1));
+    start(&mut d, t0, peer(1), guid(1));
+    assert_eq!(budget.held(), 2 * cost);
+    start(&mut d, t0, peer(3), guid(1));
+    assert_eq!(events(&mut d), [abandoned(peer(2), guid(1), Limit::MemoryBudget)]);
+    assert_eq!(budget.held(), 2 * cost);
+    d.forget_peer(t0, peer(1));
+    d.forget_peer(t0, peer(3));
+    assert_eq!(budget.held(), 0);
+}
+
 /// A message that cannot fit even alone (many small fragments, each charged its overhead) is
 /// abandoned; its next fragments are refused.
 #[test]

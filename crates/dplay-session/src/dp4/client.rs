@@ -187,11 +187,23 @@ impl Dp4Session {
             return self.events.push_back(Dp4Event::JoinFailed(JoinError::Unsupported(unsupported)));
         }
         self.desc = Some(m.session_desc);
-        self.session_name = m.session_name;
+        // Our limits hold for the host's table too (issue 14): a session name over them is
+        // not kept, a player or group over them is left out of our lists (docs/limits.md).
+        self.session_name = match self.check_session_name(m.session_name.as_ref()) {
+            Ok(()) => m.session_name,
+            Err(e) => {
+                self.drop_msg(DropReason::TooLong, &e.to_string());
+                None
+            }
+        };
         self.role = Role::Member;
         self.events.push_back(Dp4Event::Joined { system_player: me });
         for p in m.players.iter().filter(|p| p.id != me) {
             let player = Player::from_super(p, seen);
+            if let Err(e) = self.check_player(&player) {
+                self.drop_msg(DropReason::TooLong, &e.to_string());
+                continue;
+            }
             if player.flags.contains(PlayerFlags::NAME_SERVER) {
                 self.host_id = Some(player.id);
             }

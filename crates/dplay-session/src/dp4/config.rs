@@ -79,6 +79,12 @@ pub struct Dp4Limits {
     /// The window of `replies_per_source` and `replies_per_interval`; also how often a drop
     /// from one source is logged at most.
     pub reply_interval: Duration,
+    /// The one memory budget for what we hold for others (docs/limits.md): partial TCP
+    /// messages, DPSP and MC-DPL4R reassembly, the Player List, each charged when held and
+    /// released when freed. Past it a TCP connection whose partial message does not fit is
+    /// closed, the oldest DPSP reassembly is abandoned, an MC-DPL4R frame is left
+    /// unacknowledged (sent again) and a joiner gets DPERR_NONEWPLAYERS: 256 MiB.
+    pub memory_budget: usize,
 }
 
 impl Default for Dp4Limits {
@@ -92,6 +98,7 @@ impl Default for Dp4Limits {
             replies_per_source: 4,
             replies_per_interval: 64,
             reply_interval: Duration::from_secs(1),
+            memory_budget: 256 << 20,
         }
     }
 }

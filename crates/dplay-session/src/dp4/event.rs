@@ -255,6 +255,9 @@ pub enum DropReason {
     /// A name or data longer than `Dp4Limits` allows: the player, session or change is
     /// refused (docs/limits.md).
     TooLong,
+    /// What the host holds for others would pass `Dp4Limits::memory_budget`: a joiner is
+    /// refused (ADDFORWARDREPLY DPERR_NONEWPLAYERS), a TCP connection closed (docs/limits.md).
+    OverBudget,
 }
 
 impl DropReason {
@@ -269,6 +272,7 @@ impl DropReason {
             Self::Fragment => "fragment",
             Self::RateLimited => "rate-limited",
             Self::TooLong => "too-long",
+            Self::OverBudget => "over-budget",
         }
     }
 }
@@ -282,6 +286,13 @@ pub struct Stats {
     pub dropped: std::collections::BTreeMap<DropReason, u64>,
     /// TCP connections rejected by the framer.
     pub streams_rejected: u64,
+    /// Bytes held for others now, charged to the memory budget (docs/limits.md): partial TCP
+    /// messages, DPSP and MC-DPL4R reassembly, the Player List.
+    pub bytes_held: usize,
+    /// The most bytes held at once so far.
+    pub bytes_peak: usize,
+    /// The memory budget (`Dp4Limits::memory_budget`).
+    pub memory_budget: usize,
 }
 
 impl Stats {

@@ -315,6 +315,13 @@ impl Dp4Session {
                 self.drop_msg(DropReason::Malformed, "SUPERENUMPLAYERSREPLY group with a player's ID");
                 continue;
             }
+            let within = self
+                .check_names(g.short_name.as_ref(), g.long_name.as_ref())
+                .and_then(|()| self.check_player_data(&g.group_data));
+            if let Err(err) = within {
+                self.drop_msg(DropReason::TooLong, &err.to_string());
+                continue;
+            }
             let before = g.members.len();
             g.members.retain(|p| self.players.contains_key(p));
             if g.members.len() != before {

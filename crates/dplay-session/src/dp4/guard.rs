@@ -24,6 +24,15 @@ pub(crate) struct Guard {
 }
 
 impl Dp4Session {
+    /// Logs that input from `from` was dropped (the total was `before`), once per source per
+    /// [`LOG_WINDOW`]: a flood is counted in full but not logged in full.
+    pub(crate) fn log_drops(&mut self, now: Instant, from: SocketAddr, before: u64) {
+        let after = self.stats.dropped_total();
+        if after > before && self.guard.logged.first_log(now, from.ip(), LOG_WINDOW) {
+            tracing::info!(source = %from, dropped = after - before, "DP4 input dropped (further drops from this address are not logged for 10 s)");
+        }
+    }
+
     /// Whether a TCP reply to `to` may go: always to a known instance; to anyone else within
     /// `Dp4Limits::replies_per_source` and `replies_per_interval`, else it is counted as
     /// [`DropReason::RateLimited`] and not sent.

@@ -83,6 +83,7 @@ impl Dp4Session {
         if config.flags.contains(SessionFlags::KEEP_ALIVE) {
             self.timers.set(Timer::Ping, now + self.config.ping_interval);
         }
+        self.sync_memory();
         Ok(())
     }
 
@@ -201,6 +202,14 @@ impl Dp4Session {
             }
             self.refuse(now, seen, DropReason::TooLong, &e.to_string());
             let body = Dp4Body::AddForwardReply(Dword(DPERR_INVALIDPARAMS));
+            return self.send_body(Via::Tcp, reply_to, body);
+        }
+        if !self.memory.fits_entry(p.held_bytes()) {
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(m.player_id);
+            }
+            self.refuse(now, seen, DropReason::OverBudget, "join refused: the memory budget is full");
+            let body = Dp4Body::AddForwardReply(Dword(dplay_wire::dp4::join::DPERR_NONEWPLAYERS));
             return self.send_body(Via::Tcp, reply_to, body);
         }
         p.id = m.player_id;

@@ -34,6 +34,7 @@ impl Dp4Session {
     /// Opens a link to every other instance's game socket and closes the others' (called
     /// after every input and command: the Player List may have changed).
     pub(crate) fn sync_links(&mut self) {
+        self.sync_memory();
         let mut want = BTreeMap::new();
         if let (true, Some(me), Some(desc)) = (self.uses_reliable_protocol(), self.me, self.desc) {
             self.reliable.set_ordered(!desc.flags.contains(SessionFlags::NO_PRESERVE_ORDER));

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use dplay_dpsp::reliable::{Reliable, Stats as ReliableStats};
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
+use dplay_wire::budget::Charge;
 use dplay_wire::codec::Reader;
 use dplay_wire::dp4::header::{SockAddrIn, Token};
 use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
@@ -36,6 +37,7 @@ use crate::dp4::guard::Guard;
 use crate::dp4::ids::IdAllocator;
 use crate::dp4::stream::{StreamError, StreamFramer, TcpStatus};
 use crate::dp4::table::{Player, PlayerList, resolve};
+use crate::memory::Memory;
 
 /// Identifies one TCP connection for [`Dp4Session::handle_tcp`]; chosen by the runtime.
 pub type ConnId = u64;
@@ -69,11 +71,13 @@ pub(crate) struct PendingJoin {
     pub(crate) awaiting: BTreeSet<u32>,
 }
 
-/// One TCP connection's framer, and whether it belongs to a known instance.
+/// One TCP connection's framer, whether it belongs to a known instance, and its partial
+/// message's charge on the memory budget.
 #[derive(Debug)]
 pub(crate) struct TcpConn {
     framer: StreamFramer,
     known: bool,
+    charge: Charge,
 }
 
 /// One DirectPlay 4 endpoint (MC-DPL4CS 3.1, 3.2). See the module documentation for the order
@@ -113,6 +117,8 @@ pub struct Dp4Session {
     pub(crate) stats: Stats,
     /// Rate limits for unknown sources (see `dp4::guard`).
     pub(crate) guard: Guard,
+    /// The memory budget and the Player List's charge on it (docs/limits.md).
+    pub(crate) memory: Memory,
 }
 
 impl Dp4Session {
@@ -125,12 +131,16 @@ impl Dp4Session {
             version: config.version,
             ..dplay_dpsp::Config::default()
         };
-        let dpsp = Dpsp::new(dpsp_config)?;
+        let mut dpsp = Dpsp::new(dpsp_config)?;
         let reliable_config = dplay_dpsp::reliable::Config { mtu: config.mtu, ..Default::default() };
-        let reliable = Reliable::new(reliable_config).map_err(|_| dplay_dpsp::ConfigError::MtuTooSmall {
-            mtu: config.mtu,
-            min: dplay_dpsp::reliable::FRAME_OVERHEAD + 1,
-        })?;
+        let mut reliable =
+            Reliable::new(reliable_config).map_err(|_| dplay_dpsp::ConfigError::MtuTooSmall {
+                mtu: config.mtu,
+                min: dplay_dpsp::reliable::FRAME_OVERHEAD + 1,
+            })?;
+        let memory = Memory::new(config.limits.memory_budget);
+        dpsp.set_memory_budget(&memory.budget);
+        reliable.set_memory_budget(&memory.budget);
         Ok(Self {
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             config,
@@ -157,6 +167,7 @@ impl Dp4Session {
             events: VecDeque::new(),
             stats: Stats::default(),
             guard: Guard::default(),
+            memory,
         })
     }
 
@@ -190,6 +201,23 @@ impl Dp4Session {
         &self.stats
     }
 
+    /// The memory budget that what we hold for others is charged to
+    /// (`Dp4Limits::memory_budget`; docs/limits.md): a clone shares the counter.
+    pub fn memory_budget(&self) -> &dplay_wire::budget::MemoryBudget {
+        &self.memory.budget
+    }
+
+    /// Charges the Player List to the budget and copies the budget's figures into the stats
+    /// (after every input and command, with `sync_links`).
+    pub(crate) fn sync_memory(&mut self) {
+        let table: usize = self.players.values().map(Player::held_bytes).sum();
+        self.memory.set_table(table);
+        let budget = &self.memory.budget;
+        self.stats.bytes_held = budget.held();
+        self.stats.bytes_peak = budget.peak();
+        self.stats.memory_budget = budget.limit();
+    }
+
     /// MC-DPL4R's counters (frames sent, resent, acknowledged, dropped ...): all zero unless
     /// the session has DPSESSION_DIRECTPLAYPROTOCOL.
     pub fn reliable_stats(&self) -> &ReliableStats {
@@ -217,9 +245,11 @@ impl Dp4Session {
     /// A datagram from `from`, on the enumeration port or the game socket.
     pub fn handle_udp(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
         self.epoch.get_or_insert(now);
+        let dropped = self.stats.dropped_total();
         if !self.handle_reliable_datagram(now, from, bytes) {
             self.receive(now, from, bytes, Via::Udp);
         }
+        self.log_drops(now, from, dropped);
         self.sync_links();
     }
 
@@ -241,15 +271,22 @@ impl Dp4Session {
         self.epoch.get_or_insert(now);
         let trusted_ip = self.known_ip(from.ip());
         let (full, unjoined) = (self.config.max_stream_message, self.config.limits.max_unjoined_message);
-        let c = self
-            .tcp
-            .entry(conn)
-            .or_insert_with(|| TcpConn { framer: StreamFramer::new(unjoined), known: false });
+        let c = self.tcp.entry(conn).or_insert_with(|| TcpConn {
+            framer: StreamFramer::new(unjoined),
+            known: false,
+            charge: self.memory.budget.account(),
+        });
         c.framer.set_max_size(if c.known || trusted_ip { full } else { unjoined });
         let messages = match c.framer.push(bytes) {
             Ok(messages) => messages,
             Err(e) => return Err(self.reject_stream(conn, e)),
         };
+        // What stays buffered is charged; a connection whose partial message does not fit is
+        // closed (its peer may connect again once there is room).
+        if !c.charge.set(c.framer.buffered()) {
+            *self.stats.dropped.entry(DropReason::OverBudget).or_default() += 1;
+            return Err(self.reject_stream(conn, StreamError::OverBudget));
+        }
         let count = messages.len();
         for m in messages {
             let known = self.tcp.get(&conn).is_some_and(|c| c.known) || self.is_known_sender(from, &m);
@@ -261,7 +298,9 @@ impl Dp4Session {
             if !known && !has_signature(&m) && strict {
                 return Err(self.reject_stream(conn, StreamError::NoSignature));
             }
+            let dropped = self.stats.dropped_total();
             self.receive(now, from, &m, Via::Tcp);
+            self.log_drops(now, from, dropped);
             // After the message: an ADDFORWARDREQUEST makes its sender known.
             let known = known || self.is_known_sender(from, &m);
             if let Some(c) = self.tcp.get_mut(&conn) {
@@ -348,7 +387,8 @@ impl Dp4Session {
 
     pub(crate) fn drop_msg(&mut self, reason: DropReason, what: &str) {
         *self.stats.dropped.entry(reason).or_default() += 1;
-        tracing::debug!(?reason, what, "DP4 message dropped");
+        // Trace: a flood must not flood a debug log; the caller logs once per source.
+        tracing::trace!(?reason, what, "DP4 message dropped");
     }
 
     /// Whether player messages carry idFrom/idTo (no NM flag, MC-DPL4CS 2.2.45).

@@ -35,6 +35,10 @@ pub enum StreamError {
     /// 2.2.45): nothing on it can be trusted.
     #[error("no 'play' signature from an unknown sender")]
     NoSignature,
+    /// The partial message it holds would take what the host holds for others past its
+    /// memory budget (docs/limits.md).
+    #[error("the host's memory budget is full")]
+    OverBudget,
 }
 
 /// What one read did to a connection, for the runtime's deadlines (docs/limits.md).

@@ -40,6 +40,13 @@ pub struct Player {
 }
 
 impl Player {
+    /// About what this entry holds, in bytes, as charged to the memory budget: its names and
+    /// data plus the record ([`crate::ENTRY_OVERHEAD`]).
+    pub fn held_bytes(&self) -> usize {
+        let units = |n: &Option<WideString>| n.as_ref().map_or(0, |n| 2 * n.units().len());
+        crate::ENTRY_OVERHEAD + units(&self.short_name) + units(&self.long_name) + self.player_data.len()
+    }
+
     /// Whether this is a system player.
     pub fn is_system(&self) -> bool {
         self.flags.contains(PlayerFlags::SYSTEM_PLAYER)

@@ -53,7 +53,7 @@ fn own_oversize_session_name_is_refused() {
 }
 
 /// docs/limits.md: a joiner that completes the transport handshake but never sends
-/// PLAYER_CONNECT_INFO is dropped at the join deadline (30 s), and counted.
+/// PLAYER_CONNECT_INFO is dropped at its deadline (`connect_info_timeout`, 10 s), and counted.
 #[test]
 fn join_deadline_drops_a_silent_joiner() {
     let mut mesh = Mesh::new(41, 2, link(0.0), |_, _| {});
@@ -68,7 +68,7 @@ fn join_deadline_drops_a_silent_joiner() {
     mesh.sim.run_for(Duration::from_secs(1));
     assert!(session(&mesh, 0).endpoint().is_connected(addr(1)));
     assert_eq!(session(&mesh, 0).refusals().joining, 1);
-    mesh.sim.run_for(Duration::from_secs(28));
+    mesh.sim.run_for(Duration::from_secs(8));
     assert!(session(&mesh, 0).endpoint().is_connected(addr(1)), "still within the deadline");
     mesh.sim.run_for(Duration::from_secs(2));
     assert!(!session(&mesh, 0).endpoint().is_connected(addr(1)));
@@ -170,19 +170,32 @@ fn sim_nodes_have_distinct_ips() {
     assert!(ips.windows(2).all(|w| w[0].ip() != w[1].ip()));
 }
 
-/// docs/limits.md: with a memory budget for about two members at their worst case (plus the
-/// half-open attempts), the first joiner gets in and the second is refused with
-/// DPNERR_SESSIONFULL.
+/// docs/limits.md: what the host holds for others is charged to its memory budget as it is
+/// held (name-table entries with their data) and released when freed; a joiner whose entry
+/// would take it past the budget is refused with DPNERR_SESSIONFULL, while the frames of its
+/// join (which fit) still came in.
 #[test]
 fn memory_budget_refuses_joins_past_it() {
-    let mut mesh = Mesh::new(59, 3, link(0.0), |_, cfg| cfg.limits.memory_budget = 5 << 20);
+    let mut mesh = Mesh::new(59, 3, link(0.0), |i, cfg| {
+        if i > 0 {
+            cfg.player_data = vec![7; 4 << 10];
+        }
+    });
     mesh.host(0);
+    let alone = session(&mesh, 0).memory_budget().held();
     mesh.join(1, 0);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
+    mesh.sim.run_for(Duration::from_secs(1));
+    let budget = session(&mesh, 0).memory_budget().clone();
+    assert!(budget.held() >= alone + (4 << 10), "the joiner's entry is counted: {} bytes", budget.held());
+    budget.set_limit(budget.held() + (6 << 10));
     mesh.join(2, 0);
     mesh.sim.run_for(Duration::from_secs(3));
     assert_eq!(ended(&mesh, 2), Some(EndReason::Refused(crate::DPNERR_SESSIONFULL)));
     assert_eq!(session(&mesh, 0).stats().refused_budget, 1);
+    let refusals = session(&mesh, 0).refusals();
+    assert!(refusals.bytes_held <= refusals.memory_budget);
+    assert!(refusals.to_string().contains("bytes budgeted"), "{refusals}");
 }
 
 /// docs/limits.md: a joiner's PLAYER_CONNECT_INFO over `max_join_message` (256 KiB) ends its
@@ -200,4 +213,36 @@ fn oversize_join_message_ends_the_connection() {
     assert_eq!(ended(&mesh, 1), Some(EndReason::HostLost));
     assert_eq!(session(&mesh, 0).name_table().len(), 1);
     assert_eq!(session(&mesh, 0).endpoint().connection_count(), 0);
+}
+
+/// Datagrams the host sends, within a minute, to a blind spoofer: a connection whose
+/// handshake completed (as one forged from a victim's address can, unsigned) and that never
+/// hears from the host again (everything to it is lost), with `connect_info_timeout` set to
+/// `deadline`.
+fn datagrams_to_a_blind_spoofer(deadline: Duration) -> u64 {
+    let mut mesh = Mesh::new(43, 2, link(0.0), |_, cfg| cfg.limits.connect_info_timeout = deadline);
+    mesh.host(0);
+    mesh.with(1, |s, now| {
+        s.phase = Phase::Member;
+        s.ep.connect(now, addr(0))
+    })
+    .expect("connect");
+    mesh.sim.run_for(Duration::from_millis(50));
+    assert!(session(&mesh, 0).endpoint().is_connected(addr(1)));
+    let (host, spoofer) = (mesh.ids[0], mesh.ids[1]);
+    let before = mesh.sim.stats(host, spoofer).sent;
+    mesh.sim.set_link_oneway(host, spoofer, link(1.0));
+    mesh.sim.run_for(Duration::from_secs(60));
+    assert!(!session(&mesh, 0).endpoint().is_connected(addr(1)));
+    mesh.sim.stats(host, spoofer).sent - before
+}
+
+/// docs/limits.md, decisions: the shorter deadline for a connection that has not sent
+/// PLAYER_CONNECT_INFO cuts what a blind spoofer makes the host send to its victim after the
+/// handshake (seed 43: 9 datagrams held to 30 s, 3 held to 10 s).
+#[test]
+fn blind_spoofer_is_held_to_the_connect_info_deadline() {
+    let before = datagrams_to_a_blind_spoofer(Duration::from_secs(30));
+    let after = datagrams_to_a_blind_spoofer(Duration::from_secs(10));
+    assert!(after < before && after <= 4, "{before} datagrams held to 30 s, {after} held to 10 s");
 }

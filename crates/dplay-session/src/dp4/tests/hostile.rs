@@ -192,3 +192,64 @@ fn oversize_group_names_and_data_are_refused() {
         (Some("ok".into()), 0)
     );
 }
+
+/// docs/limits.md: a host's partial TCP messages and its Player List are charged to one memory
+/// budget and released when freed; a connection whose partial message does not fit is closed
+/// (`over-budget`), and a joiner whose entry does not fit gets DPERR_NONEWPLAYERS.
+#[test]
+fn memory_budget_charges_streams_and_players_and_refuses_at_the_cap() {
+    let mut net = Net::new(3);
+    net.host(session("S"));
+    let now = net.now;
+    let budget = net.nodes[0].memory_budget().clone();
+    let alone = budget.held();
+    assert!(alone >= crate::ENTRY_OVERHEAD, "the host's own system player is counted: {alone}");
+    net.join(1, None);
+    assert_eq!(net.nodes[1].role(), crate::dp4::Role::Member);
+    let two = budget.held();
+    assert!(two >= alone + crate::ENTRY_OVERHEAD, "the joiner's entry is counted: {two}");
+    assert_eq!(net.nodes[0].stats().bytes_held, two);
+
+    // 1,000 bytes of an announced 4,000-byte message are held, and released when it closes.
+    let stranger: SocketAddr = "10.0.0.8:40000".parse().unwrap();
+    let head = (4000u32 | 0xFAB << 20).to_le_bytes();
+    let mut part = head.to_vec();
+    part.resize(1000, 0);
+    assert_eq!(net.nodes[0].handle_tcp(now, 9, stranger, &part).unwrap().buffered, 1000);
+    assert_eq!(budget.held(), two + 1000);
+    net.nodes[0].handle_tcp_closed(9);
+    assert_eq!(budget.held(), two);
+
+    budget.set_limit(two + 500);
+    assert_eq!(net.nodes[0].handle_tcp(now, 10, stranger, &part), Err(StreamError::OverBudget));
+    assert_eq!(budget.held(), two, "nothing of it stays charged");
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::OverBudget), 1);
+
+    budget.set_limit(two + 100);
+    net.join(2, None);
+    let refused = net.take(2).into_iter().find(|e| matches!(e, crate::dp4::Dp4Event::JoinFailed(_)));
+    assert_eq!(
+        refused,
+        Some(crate::dp4::Dp4Event::JoinFailed(crate::dp4::JoinError::Refused(
+            dplay_wire::dp4::join::DPERR_NONEWPLAYERS
+        )))
+    );
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::OverBudget), 2);
+    assert!(budget.held() <= two + 100);
+}
+
+/// Issue 14: a joiner holds the host's SUPERENUMPLAYERSREPLY to its own limits: a player whose
+/// name is over them is left out of its Player List (counted TooLong); the join goes on.
+#[test]
+fn joiner_checks_the_name_table_against_its_limits() {
+    let mut net = Net::new(2);
+    net.nodes[0].config.limits.max_player_name = 100_000;
+    net.host(session("S"));
+    let long = "x".repeat(300);
+    let id = super::net::created(&mut net, 0, &long);
+    net.join(1, None);
+    assert_eq!(net.nodes[1].role(), crate::dp4::Role::Member);
+    assert!(!net.nodes[1].players().contains_key(&id), "the oversize player was kept");
+    assert!(net.nodes[1].players().len() >= 2, "the host and ourselves are in");
+    assert!(net.nodes[1].stats().dropped(DropReason::TooLong) >= 1);
+}
