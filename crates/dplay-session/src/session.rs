@@ -399,6 +399,3 @@ impl Session {
         self.integrity_context
     }
 }
-
-#[cfg(test)]
-mod tests;

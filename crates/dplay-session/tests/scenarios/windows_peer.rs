@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use dplay_dframe::{Endpoint, MessageKind};
 use dplay_sim::{Node, NodeId, Sim, Transmit};
 
-use crate::sim_check::{SIM_APPLICATION, SimNode, sim_addr};
-use crate::{Session, SessionConfig};
+use dplay_session::{Session, SessionConfig};
+use dplay_testkit::sim_check::{SIM_APPLICATION, SimNode, sim_addr};
 
 /// The peer: a transport endpoint and everything it received.
 pub(crate) struct WindowsPeer {

@@ -13,7 +13,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, PlayerConnectInfo};
 use uuid::Uuid;
 
 use super::*;
-use crate::{Mode, SessionConfig};
+use dplay_session::{Mode, SessionConfig};
 
 /// MC-DPL8CS 4, first frame, without its 4-byte DFRAME header: the DirectPlay 9 joiner's
 /// DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO_EX ("Test User" at 65.52.239.61:2302).
@@ -125,7 +125,7 @@ fn name_table_urls_are_real_addresses() {
 fn client_recognises_a_server_flagged_server_only() {
     let mut mesh = Mesh::new(53, 2, link(0.0), |_, cfg| cfg.mode = Mode::ClientServer);
     mesh.host(0);
-    mesh.with(0, |s, _| s.table.set_host(Dpnid::NONE));
+    mesh.with(0, |s, _| test_hooks::name_table_mut(s).set_host(Dpnid::NONE));
     mesh.join(1, 0);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
     let server = session(&mesh, 0).local_dpnid();
@@ -148,9 +148,10 @@ fn session_flag_makes_a_joiner_a_client() {
     let joiner = mesh.ids[1];
     let deadline = mesh.sim.now() + Duration::from_secs(5);
     assert!(mesh.sim.run_until_with(deadline, |sim| {
-        sim.node::<crate::sim_check::SimNode>(joiner).session.phase() == crate::Phase::AwaitingInfo
+        sim.node::<dplay_testkit::sim_check::SimNode>(joiner).session.phase()
+            == dplay_session::Phase::AwaitingInfo
     }));
-    mesh.with(1, |s, _| s.cfg.mode = Mode::PeerToPeer);
+    mesh.with(1, |s, _| test_hooks::config_mut(s).mode = Mode::PeerToPeer);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
     assert_eq!(session(&mesh, 1).stats().path_tests_sent, 0);
 }

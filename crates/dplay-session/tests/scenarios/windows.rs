@@ -12,8 +12,8 @@ use dplay_wire::dp8::session::{NameTableEntryFlags, SessionMessage};
 use uuid::Uuid;
 
 use super::windows_peer::{Msg, Net, hex, len32, wide};
-use crate::sim_check::sim_addr;
-use crate::{CompletionError, Event, Mode, Phase, TableChange};
+use dplay_session::{CompletionError, Event, Mode, Phase, TableChange};
+use dplay_testkit::sim_check::sim_addr;
 
 /// MC-DPL8CS 4, second frame, without its DFRAME header: the host's DN_SEND_CONNECT_INFO with
 /// the host 0x949E8121 (version 2) and the joiner 0x948E8120 (version 3), table version 3.
