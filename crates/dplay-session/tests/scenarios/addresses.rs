@@ -4,6 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use dplay_spec_examples::mc_dpl8cs_4::{CONNECT_INFO_EX, INSTANCE};
 use dplay_wire::dp8::alternate_address::AlternateAddress;
 use dplay_wire::dp8::cframe::ConnectFields;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeContext, DframeHeader};
@@ -14,18 +15,6 @@ use uuid::Uuid;
 
 use super::*;
 use dplay_session::{Mode, SessionConfig};
-
-/// MC-DPL8CS 4, first frame, without its 4-byte DFRAME header: the DirectPlay 9 joiner's
-/// DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO_EX ("Test User" at 65.52.239.61:2302).
-const MC_DPL8CS_4_CONNECT_INFO: &str = "
-    C1 00 00 00 04 00 00 00 08 00 00 00
-    60 00 00 00 14 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 23 81 BE 94 AB A1 FB 48
-    A2 E7 23 85 9E 65 89 36 DA 80 EF 61 1B 69 47 42
-    9A DD 1C 7B ED 2B C1 3E 58 00 00 00 08 00 00 00
-    07 02 08 FE 41 34 EF 3D 54 00 65 00 73 00 74 00
-    20 00 55 00 73 00 65 00 72 00 00 00";
 
 /// The bytes of the PLAYER_CONNECT_INFO a joiner configured by `tune` sends once its transport
 /// connection to a scripted host is up (MS-DPDX 4.3 steps 3-7).
@@ -53,9 +42,7 @@ fn connect_info_bytes(tune: impl FnOnce(&mut SessionConfig), instance: Option<Uu
 /// PLAYER_CONNECT_INFO_EX byte for byte: no URL, one DN_ALTERNATE_ADDRESS.
 #[test]
 fn joiner_sends_the_mc_dpl8cs_4_connect_info() {
-    let instance = Uuid::from_bytes_le([
-        0x23, 0x81, 0xBE, 0x94, 0xAB, 0xA1, 0xFB, 0x48, 0xA2, 0xE7, 0x23, 0x85, 0x9E, 0x65, 0x89, 0x36,
-    ]);
+    let instance = Uuid::from_bytes_le(INSTANCE);
     let ours = connect_info_bytes(
         |cfg| {
             cfg.dnet_version = 8;
@@ -63,7 +50,7 @@ fn joiner_sends_the_mc_dpl8cs_4_connect_info() {
         },
         Some(instance),
     );
-    let spec = dplay_wire::hexdump::parse_hex(MC_DPL8CS_4_CONNECT_INFO).expect("hex");
+    let spec = dplay_wire::hexdump::parse_hex(CONNECT_INFO_EX).expect("hex");
     assert_eq!(dplay_wire::hexdump::hex(&ours), dplay_wire::hexdump::hex(&spec));
 }
 
