@@ -14,7 +14,7 @@ use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 use dplay_wire::dp8::session::{NameTableEntryFlags, SessionMessage};
 use uuid::Uuid;
 
-use super::windows_peer::{Msg, Net, hex, len32, wide};
+use super::windows_peer::{Msg, Net, create_group, hex, len32, update_info, wide};
 use dplay_session::{CompletionError, Event, Mode, Phase, TableChange};
 use dplay_testkit::sim_check::sim_addr;
 
@@ -70,25 +70,8 @@ fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
     let instance = Uuid::from_bytes_le(INSTANCE);
     let group = Dpnid::new(4, 5, &instance);
     let team = wide("Team");
-    // DN_CREATE_GROUP v5: the printed fields, then the group's DN_NAMETABLE_ENTRY_INFO
-    // (dpnid, dpnidOwner, dwFlags GROUP, dwVersion, dwVersionNotUsed, dwDNETVersion, name,
-    // data, url pairs), then the name at offset 56.
-    let create = Msg::new(0xD7)
-        .u32(HOST.0)
-        .u32(0)
-        .u32(group.0)
-        .u32(HOST.0)
-        .u32(0x10)
-        .u32(5)
-        .u32(0)
-        .u32(0)
-        .u32(56)
-        .u32(len32(&team))
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .bytes(&team);
+    // DN_CREATE_GROUP v5.
+    let create = create_group(0xD7, HOST, 0, group, 5, &team);
     net.peer_send(1, &create.0);
     // DN_ADD_PLAYER_TO_GROUP v6: dpnidGroup, dpnidPlayer, dwVersion, dwVersionNotUsed,
     // dpnidRequesting, dwPacketContext.
@@ -96,18 +79,7 @@ fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
     // DN_UPDATE_INFO v7: dwPacketContext, dpnid, dwVersion, dwVersionNotUsed, dwInfoFlags
     // (NAME), name and data pairs, dpnidRequesting, then the name at offset 40.
     let renamed = wide("Host 2");
-    let update = Msg::new(0xDB)
-        .u32(0)
-        .u32(HOST.0)
-        .u32(7)
-        .u32(0)
-        .u32(1)
-        .u32(40)
-        .u32(len32(&renamed))
-        .u32(0)
-        .u32(0)
-        .u32(HOST.0)
-        .bytes(&renamed);
+    let update = update_info(0xDB, 0, HOST, 7, Some(&renamed), None, HOST);
     net.peer_send(1, &update.0);
     // v8: DN_CREATE_GROUP exactly as MC-DPL8CS 2.2.4.2 prints it.
     net.peer_send(1, &Msg::new(0xD7).u32(HOST.0).u32(0).0);
@@ -115,18 +87,7 @@ fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
     net.peer_send(1, &Msg::new(0xDA).u32(group.0).u32(JOINER.0).u32(9).u32(0).u32(HOST.0).u32(0).0);
     net.peer_send(1, &Msg::new(0xD8).u32(group.0).u32(10).u32(0).u32(HOST.0).u32(0).0);
     // DN_UPDATE_INFO v11 (DATA) of a player we do not hold.
-    let unknown = Msg::new(0xDB)
-        .u32(0)
-        .u32(0x1234_5678)
-        .u32(11)
-        .u32(0)
-        .u32(2)
-        .u32(0)
-        .u32(0)
-        .u32(40)
-        .u32(3)
-        .u32(HOST.0)
-        .bytes(&[1, 2, 3]);
+    let unknown = update_info(0xDB, 0, Dpnid(0x1234_5678), 11, None, Some(&[1, 2, 3]), HOST);
     net.peer_send(1, &unknown.0);
     // DN_ADD_PLAYER v12: a DN_NAMETABLE_ENTRY_INFO, the name at offset 48.
     let late = Dpnid::new(5, 12, &instance);
@@ -185,18 +146,7 @@ fn mc_dpl8cs_3_5_update_info_request_completes() {
         !net.ours(1).events.iter().any(|e| matches!(e, Event::Completed { .. })),
         "not before the answer"
     );
-    let answer = Msg::new(0xDB)
-        .u32(context)
-        .u32(JOINER.0)
-        .u32(5)
-        .u32(0)
-        .u32(1)
-        .u32(40)
-        .u32(len32(&name))
-        .u32(0)
-        .u32(0)
-        .u32(JOINER.0)
-        .bytes(&name);
+    let answer = update_info(0xDB, context, JOINER, 5, Some(&name), None, JOINER);
     net.peer_send(1, &answer.0);
     assert!(net.ours(1).events.contains(&Event::Completed { context, result: Ok(()) }));
     let mine = net.ours(1).session.name_table().get(JOINER).and_then(|e| e.name.clone());
@@ -292,18 +242,7 @@ fn mc_dpl8cs_3_4_host_answers_windows_requests() {
         Msg::new(0xD6).u32(0x13).u32(me.0).u32(1).u32(28).u32(len32(&name)).u32(0).u32(0).bytes(&name);
     net.peer_send(0, &update.0);
     let updated = net.peer().of_type(0xDB).pop().expect("DN_UPDATE_INFO");
-    let echo = Msg::new(0xDB)
-        .u32(0x13)
-        .u32(me.0)
-        .u32(v0 + 3)
-        .u32(0)
-        .u32(1)
-        .u32(40)
-        .u32(len32(&name))
-        .u32(0)
-        .u32(0)
-        .u32(me.0)
-        .bytes(&name);
+    let echo = update_info(0xDB, 0x13, me, v0 + 3, Some(&name), None, me);
     assert_eq!(updated, echo.0);
 
     // Invalid: another player's information, an unknown group. Ignored, counted.
@@ -421,35 +360,9 @@ fn mc_dpl8cs_2_2_2_10_group_operations_in_a_migration_replay() {
 
     let group = Dpnid::new(9, v + 1, &net.ours(2).session.name_table().instance());
     let name = wide("Red");
-    let create = Msg::new(0)
-        .u32(me.0)
-        .u32(5)
-        .u32(group.0)
-        .u32(me.0)
-        .u32(0x10)
-        .u32(v + 1)
-        .u32(0)
-        .u32(0)
-        .u32(56)
-        .u32(len32(&name))
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .bytes(&name);
+    let create = create_group(0, me, 5, group, v + 1, &name);
     let create = create.0.get(4..).expect("the op body").to_vec();
-    let update = Msg::new(0)
-        .u32(6)
-        .u32(group.0)
-        .u32(v + 2)
-        .u32(0)
-        .u32(2)
-        .u32(0)
-        .u32(0)
-        .u32(40)
-        .u32(1)
-        .u32(me.0)
-        .bytes(&[9]);
+    let update = update_info(0, 6, group, v + 2, None, Some(&[9]), me);
     let update = update.0.get(4..).expect("the op body").to_vec();
     let first = 4 + 2 * 12_u32;
     let ack = Msg::new(0xCC)
