@@ -1,6 +1,7 @@
 //! The specs' byte examples as hex text, for tests (docs/ARCHITECTURE.md, "Test support"): one
 //! copy that the tests of every layer use, `dplay-wire`'s included, so this crate depends on
 //! nothing. Parse them with `dplay_wire::hexdump::parse_hex`.
+#![deny(missing_docs)]
 
 /// A UDP payload (`$frame`: DFRAME header `$header`, then the message) and the message alone
 /// (`$message`), from one copy of the bytes.
