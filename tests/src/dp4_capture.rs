@@ -1,9 +1,9 @@
-//! A DirectPlay 4 session's traffic ([`dplay_session::dp4_sim::Capture`]) as packets: UDP
+//! A DirectPlay 4 session's traffic ([`dplay_testkit::dp4_sim::Capture`]) as packets: UDP
 //! datagrams as they are, each TCP connection as a handshake and then one segment per write,
 //! with sequence and acknowledgment numbers that run on per direction.
 
 use dplay_session::dp4::Via;
-use dplay_session::dp4_sim::Capture;
+use dplay_testkit::dp4_sim::Capture;
 
 use crate::pcap::{Packet, TCP_ACK, TCP_PSH_ACK, TCP_SYN, TCP_SYN_ACK};
 

@@ -1,5 +1,5 @@
 //! All the traffic our DirectPlay 4 session logic produces, in whole sessions
-//! (`dplay_session::dp4_sim::scenarios`), read by Wireshark's `dplay` dissector: every system
+//! (`dplay_testkit::dp4_sim::scenarios`), read by Wireshark's `dplay` dissector: every system
 //! message is dissected as the command we sent, with our header fields, and no frame is
 //! malformed or draws an expert warning, but for the tshark quirks docs/decisions.md lists
 //! under "Tools". In sessions with DPSESSION_DIRECTPLAYPROTOCOL, the MC-DPL4R frames between
@@ -11,7 +11,7 @@ use std::net::Ipv4Addr;
 use std::time::Instant;
 
 use dplay_session::dp4::Via;
-use dplay_session::dp4_sim::{Capture, Dp4Net, scenarios};
+use dplay_testkit::dp4_sim::{Capture, Dp4Net, scenarios};
 use dplay_tests::dp4_capture::{CapturedPacket, packets, packets_mss};
 use dplay_tests::tshark::{self, Frame};
 use dplay_wire::dp4::header::{Command, SIGNATURE, SIGNATURE_OFFSET};

@@ -1,7 +1,7 @@
 //! `cargo xtask sim --seeds N`: every simulated-network sweep over N seeds, in release mode.
 //!
 //! * the transport scenarios over every link profile (crates/dplay-dframe/examples/transport_sweep.rs);
-//! * the session layer's name-table property (crates/dplay-session/examples/name_table_sweep.rs), at
+//! * the session layer's name-table property (crates/dplay-testkit/examples/name_table_sweep.rs), at
 //!   least 500 seeds;
 //! * the DirectPlay 4 reliable protocol (MC-DPL4R) exchange over its link profiles
 //!   (crates/dplay-dpsp/examples/reliable_sweep.rs).
@@ -33,17 +33,14 @@ pub(crate) fn run(seeds: u64) -> anyhow::Result<()> {
     let session_seeds = seeds.max(SESSION_MIN_SEEDS).to_string();
     let seeds = seeds.to_string();
     let transport =
-        sweep(cargo().args(example("dplay-dframe", "transport_sweep", &[], &seeds)), "sim:", "transport")?;
+        sweep(cargo().args(example("dplay-dframe", "transport_sweep", &seeds)), "sim:", "transport")?;
     let session = sweep(
-        cargo().args(example("dplay-session", "name_table_sweep", &["--features", "sim"], &session_seeds)),
+        cargo().args(example("dplay-testkit", "name_table_sweep", &session_seeds)),
         "session-sim:",
         "session",
     )?;
-    let reliable = sweep(
-        cargo().args(example("dplay-dpsp", "reliable_sweep", &[], &seeds)),
-        "reliable-sim:",
-        "MC-DPL4R",
-    )?;
+    let reliable =
+        sweep(cargo().args(example("dplay-dpsp", "reliable_sweep", &seeds)), "reliable-sim:", "MC-DPL4R")?;
     let runs = transport.runs + session.runs + reliable.runs;
     let violations = transport.violations + session.violations + reliable.violations;
     let messages = transport.messages + reliable.messages;
@@ -56,11 +53,8 @@ pub(crate) fn run(seeds: u64) -> anyhow::Result<()> {
 
 /// `cargo run` of one sweep example (each has its own name: examples of different packages
 /// share one output directory).
-fn example<'a>(package: &'a str, name: &'a str, features: &[&'a str], seeds: &'a str) -> Vec<&'a str> {
-    let mut args = vec!["run", "--release", "--quiet", "--locked", "-p", package];
-    args.extend_from_slice(features);
-    args.extend_from_slice(&["--example", name, "--", "--seeds", seeds]);
-    args
+fn example<'a>(package: &'a str, name: &'a str, seeds: &'a str) -> [&'a str; 11] {
+    ["run", "--release", "--quiet", "--locked", "-p", package, "--example", name, "--", "--seeds", seeds]
 }
 
 /// Runs one sweep, echoing its report (its summary line labelled `label`), and reads the counts

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use dplay_runtime::{Dp4Event, Dp4Player};
 use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinError};
-use serde_json::json;
 
 use dplay_wire::dp4::DpResult;
 
-use crate::events::{JsonEvent, Row, data_fields, flag_names, flags_text};
+use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
 
 /// Application data longer than this is printed cut, with its length and digest.
@@ -50,40 +49,36 @@ impl Dp4Output {
         match event {
             Dp4Event::Session(e) => return self.session(e),
             Dp4Event::PlayerList(players) => self.player_list(players),
-            Dp4Event::Dropped { reason, count, total } => self.out.emit(
-                "dropped",
-                json!({"reason": reason, "count": count, "total": total}),
+            Dp4Event::Dropped { reason, count, total } => self.out.event(
+                &Dp4JsonEvent::Dropped { reason, count: *count, total: *total },
                 format!("dropped or refused {count} more ({total} in all): {}", reason.replace('-', " ")),
             ),
             Dp4Event::DropSummary(counts) => {
                 let text: Vec<String> =
                     counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('-', " "))).collect();
                 let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
-                self.out.emit("drop_summary", json!({"counts": counts}), format!("dropped or refused: {text}"));
+                self.out.event(&Dp4JsonEvent::DropSummary { counts: counts.clone() }, format!("dropped or refused: {text}"));
             }
-            Dp4Event::MemoryHeld { held, peak, budget } => self.out.emit(
-                "memory",
-                json!({"bytes_held": held, "bytes_peak": peak, "memory_budget": budget}),
+            Dp4Event::MemoryHeld { held, peak, budget } => self.out.event(
+                &Dp4JsonEvent::Memory { bytes_held: *held, bytes_peak: *peak, memory_budget: *budget },
                 format!("held for others: {held} of {budget} bytes budgeted (peak {peak})"),
             ),
-            Dp4Event::StreamRejected { peer, reason } => self.out.emit(
-                "stream_rejected",
-                json!({"peer": peer.to_string(), "reason": reason}),
+            Dp4Event::StreamRejected { peer, reason } => self.out.event(
+                &Dp4JsonEvent::StreamRejected { peer: peer.to_string(), reason: reason.clone() },
                 format!("closed the TCP connection from {peer}: {reason}"),
             ),
-            Dp4Event::Reliable(s) => self.out.emit(
-                "reliable",
-                json!({
-                    "messages_sent": s.messages_sent,
-                    "frames_sent": s.frames_sent,
-                    "frames_resent": s.frames_resent,
-                    "acks_sent": s.acks_sent,
-                    "nacks_sent": s.nacks_sent,
-                    "frames_received": s.frames_received,
-                    "messages_delivered": s.messages_delivered,
-                    "frames_dropped": s.dropped_total(),
-                    "links_failed": s.links_failed,
-                }),
+            Dp4Event::Reliable(s) => self.out.event(
+                &Dp4JsonEvent::Reliable {
+                    messages_sent: s.messages_sent,
+                    frames_sent: s.frames_sent,
+                    frames_resent: s.frames_resent,
+                    acks_sent: s.acks_sent,
+                    nacks_sent: s.nacks_sent,
+                    frames_received: s.frames_received,
+                    messages_delivered: s.messages_delivered,
+                    frames_dropped: s.dropped_total(),
+                    links_failed: s.links_failed,
+                },
                 format!(
                     "MC-DPL4R: {} messages in {} frames ({} resent), {} ACKs, {} NACKs sent; {} frames received ({} dropped), {} messages delivered",
                     s.messages_sent,
@@ -140,9 +135,8 @@ impl Dp4Output {
 
     fn session(&mut self, event: &SessionEvent) -> bool {
         match event {
-            SessionEvent::SessionFound(f) => self.out.emit(
-                "session_found",
-                json!({"host": f.host.to_string()}),
+            SessionEvent::SessionFound(f) => self.out.event(
+                &Dp4JsonEvent::SessionFound { host: f.host.to_string() },
                 format!("session at {}", f.host),
             ),
             SessionEvent::EnumDone => {}
@@ -150,17 +144,15 @@ impl Dp4Output {
                 &JsonEvent::Joined { id: id(*system_player), host: None, mode: None, flags: None },
                 format!("in the session as instance {}", id(*system_player)),
             ),
-            SessionEvent::JoinFailed(e) => self.out.emit(
-                "join_failed",
-                json!({"error": join_error(*e)}),
+            SessionEvent::JoinFailed(e) => self.out.event(
+                &Dp4JsonEvent::JoinFailed { error: join_error(*e) },
                 format!("join failed: {}", join_error(*e)),
             ),
-            SessionEvent::PlayerCreated { id: p } => {
-                self.out.emit("player_created", json!({"id": id(*p)}), format!("our player is {}", id(*p)))
-            }
-            SessionEvent::PlayerCreateFailed(e) => self.out.emit(
-                "player_create_failed",
-                json!({"error": join_error(*e)}),
+            SessionEvent::PlayerCreated { id: p } => self
+                .out
+                .event(&Dp4JsonEvent::PlayerCreated { id: id(*p) }, format!("our player is {}", id(*p))),
+            SessionEvent::PlayerCreateFailed(e) => self.out.event(
+                &Dp4JsonEvent::PlayerCreateFailed { error: join_error(*e) },
                 format!("creating our player failed: {}", join_error(*e)),
             ),
             SessionEvent::PlayerJoined { id: p, name, system } => {
@@ -181,18 +173,16 @@ impl Dp4Output {
                 );
             }
             SessionEvent::Message { from, to, data } => self.message(*from, *to, data),
-            SessionEvent::PlayerDataChanged { id: p, data } => self.out.emit(
-                "player_data",
-                json!({"id": id(*p), "len": data.len()}),
+            SessionEvent::PlayerDataChanged { id: p, data } => self.out.event(
+                &JsonEvent::PlayerData { id: id(*p), len: data.len() },
                 format!("player data of {}: {} bytes", self.name(*p), data.len()),
             ),
             SessionEvent::PlayerNameChanged { id: p, short_name, .. } => {
                 if let Some(name) = short_name {
                     self.names.insert(*p, name.clone());
                 }
-                self.out.emit(
-                    "player_renamed",
-                    json!({"id": id(*p), "name": short_name}),
+                self.out.event(
+                    &JsonEvent::PlayerRenamed { id: id(*p), name: short_name.clone() },
                     format!("{} is now {}", id(*p), short_name.as_deref().unwrap_or("-")),
                 );
             }
@@ -208,11 +198,9 @@ impl Dp4Output {
             SessionEvent::Group(e) => self.group(e),
             SessionEvent::SessionDescChanged(d) => {
                 let flags = flag_names(&d.flags);
-                self.out.emit(
-                    "session_changed",
-                    json!({"max_players": d.max_players, "flags": flags}),
-                    format!("session changed: max players {}, flags {}", d.max_players, flags_text(&flags)),
-                );
+                let text =
+                    format!("session changed: max players {}, flags {}", d.max_players, flags_text(&flags));
+                self.out.event(&Dp4JsonEvent::SessionChanged { max_players: d.max_players, flags }, text);
             }
             SessionEvent::HostMigrated { host, local } => {
                 let name = self.name(*host);
@@ -269,38 +257,38 @@ impl Dp4Output {
 
 impl Dp4Output {
     fn group(&mut self, e: &GroupEvent) {
-        let (fields, text) = match e {
+        let (change, text) = match e {
             GroupEvent::Created { id: g, name, local } => (
-                json!({"change": "created", "id": id(*g), "name": name, "local": local}),
+                GroupChange::Created { id: id(*g), name: name.clone(), local: Some(*local) },
                 format!("group created: {} ({})", name.as_deref().unwrap_or("-"), id(*g)),
             ),
             GroupEvent::CreateFailed(why) => (
-                json!({"change": "create_failed", "error": join_error(*why)}),
+                GroupChange::CreateFailed { error: join_error(*why) },
                 format!("group not created: {}", join_error(*why)),
             ),
             GroupEvent::Deleted { id: g } => {
-                (json!({"change": "deleted", "id": id(*g)}), format!("group deleted: {}", id(*g)))
+                (GroupChange::Deleted { id: id(*g) }, format!("group deleted: {}", id(*g)))
             }
             GroupEvent::PlayerAdded { group, player } => (
-                json!({"change": "player_added", "id": id(*group), "player": id(*player)}),
+                GroupChange::PlayerAdded { id: id(*group), player: id(*player) },
                 format!("{} added to group {}", self.name(*player), id(*group)),
             ),
             GroupEvent::PlayerRemoved { group, player } => (
-                json!({"change": "player_removed", "id": id(*group), "player": id(*player)}),
+                GroupChange::PlayerRemoved { id: id(*group), player: id(*player) },
                 format!("{} removed from group {}", self.name(*player), id(*group)),
             ),
             GroupEvent::DataChanged { id: g, data } => (
-                json!({"change": "data", "id": id(*g), "len": data.len()}),
+                GroupChange::Data { id: id(*g), len: data.len() },
                 format!("group data of {}: {} bytes", id(*g), data.len()),
             ),
             GroupEvent::NameChanged { id: g, short_name, .. } => (
-                json!({"change": "renamed", "id": id(*g), "name": short_name}),
+                GroupChange::Renamed { id: id(*g), name: short_name.clone() },
                 format!("group {} is now {}", id(*g), short_name.as_deref().unwrap_or("-")),
             ),
             // An event a later session adds: not printed until this printer knows it.
             _ => return,
         };
-        self.out.emit("group", fields, text);
+        self.out.event(&JsonEvent::Group(change), text);
     }
 }
 

@@ -167,6 +167,26 @@ pub(crate) enum JsonEvent {
         url: String,
         token: String,
     },
+    /// DirectPlay 8, from `join`'s probe: a session answered.
+    HostFound {
+        host: String,
+    },
+    /// DirectPlay 8: a request to the host answered, or a send with completion done.
+    Completed {
+        context: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A group changed (both protocols; `change` says how).
+    Group(GroupChange),
+    PlayerData {
+        id: String,
+        len: usize,
+    },
+    PlayerRenamed {
+        id: String,
+        name: Option<String>,
+    },
     /// The last line: `deadline`, `interrupted`, `done` or `closed`.
     Stopped {
         why: &'static str,
@@ -181,6 +201,154 @@ pub(crate) enum JsonEvent {
         heading: f64,
         pitch: f64,
         bank: f64,
+    },
+}
+
+/// How a group changed: the `change` key of a `group` event and the keys that go with it.
+#[derive(Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub(crate) enum GroupChange {
+    Created {
+        id: String,
+        name: Option<String>,
+        /// DirectPlay 4: whether we created it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        local: Option<bool>,
+    },
+    /// DirectPlay 4: our group could not be created.
+    CreateFailed {
+        error: String,
+    },
+    Deleted {
+        id: String,
+    },
+    PlayerAdded {
+        id: String,
+        player: String,
+    },
+    PlayerRemoved {
+        id: String,
+        player: String,
+    },
+    Data {
+        id: String,
+        len: usize,
+    },
+    Renamed {
+        id: String,
+        name: Option<String>,
+    },
+}
+
+/// The events of DirectPlay 4 only (docs/json-events.md, "DirectPlay 4 only"; `session_found`
+/// under "`enum`", `player_created` under the session events).
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum Dp4JsonEvent {
+    /// What the host holds for others against its memory budget (docs/limits.md).
+    Memory {
+        bytes_held: usize,
+        bytes_peak: usize,
+        memory_budget: usize,
+    },
+    /// An enumeration found a session.
+    SessionFound {
+        host: String,
+    },
+    JoinFailed {
+        error: String,
+    },
+    /// Our application player.
+    PlayerCreated {
+        id: String,
+    },
+    PlayerCreateFailed {
+        error: String,
+    },
+    SessionChanged {
+        max_players: u32,
+        flags: Vec<String>,
+    },
+    /// Drops of one reason since the last `dropped` of it, and in all.
+    Dropped {
+        reason: &'static str,
+        count: u64,
+        total: u64,
+    },
+    /// Every reason with its total, when the session ends.
+    DropSummary {
+        counts: std::collections::BTreeMap<&'static str, u64>,
+    },
+    StreamRejected {
+        peer: String,
+        reason: String,
+    },
+    /// The MC-DPL4R counters.
+    Reliable {
+        messages_sent: u64,
+        frames_sent: u64,
+        frames_resent: u64,
+        acks_sent: u64,
+        nacks_sent: u64,
+        frames_received: u64,
+        messages_delivered: u64,
+        frames_dropped: u64,
+        links_failed: u64,
+    },
+}
+
+/// The Flight Simulator add-on's events (`fs`; docs/json-events.md, "`fs`").
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum AddonJsonEvent {
+    /// The add-on host took us in.
+    AddonJoined {
+        role: &'static str,
+    },
+    /// The add-on host refused us.
+    AddonRefused {
+        role: &'static str,
+    },
+    /// A player says what it is.
+    PlayerType {
+        name: String,
+        role: &'static str,
+    },
+    /// We (the add-on host) accepted a player.
+    Accepted {
+        name: String,
+        role: &'static str,
+    },
+    /// We (the add-on host) denied a player.
+    Denied {
+        name: String,
+        role: &'static str,
+    },
+    /// An add-on chat line: `chat` is always true.
+    #[serde(rename = "message")]
+    Chat {
+        name: String,
+        text: String,
+        chat: bool,
+    },
+    PlaneChanged {
+        name: String,
+        aircraft: String,
+        engine: String,
+    },
+    Crash {
+        name: String,
+    },
+    BecameObserver,
+    /// The add-on host's duties are ours now.
+    AddonHost,
+    /// We (the add-on host) remove a player.
+    Removing {
+        name: String,
+    },
+    ObserverChangeRefused,
+    AddonDisconnect {
+        reason: &'static str,
     },
 }
 
@@ -252,6 +420,138 @@ mod tests {
         assert_eq!(flags_text(&flag_names(&ApplicationDescFlags::empty())), "none");
         let odd = ApplicationDescFlags::from_bits_retain(0x8000_0004);
         assert_eq!(flag_names(&odd), ["migrate-host", "0x80000000"]);
+    }
+
+    /// The keys docs/json-events.md gives `event`, from every row that names it; `None` when
+    /// no row does.
+    fn documented_keys(event: &str) -> Option<Vec<String>> {
+        let doc = include_str!("../../../docs/json-events.md");
+        let tick =
+            |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_owned).collect() };
+        doc.lines()
+            .filter_map(|line| {
+                let mut cells = line.split('|').skip(1);
+                let (names, keys) = (cells.next()?, cells.next()?);
+                tick(names).iter().any(|n| n == event).then(|| tick(keys))
+            })
+            .reduce(|mut all, keys| {
+                all.extend(keys);
+                all
+            })
+    }
+
+    /// Every key of `event`'s JSON is one docs/json-events.md gives its event.
+    #[track_caller]
+    fn assert_documented(event: &impl Serialize) {
+        let serde_json::Value::Object(fields) = serde_json::to_value(event).unwrap() else {
+            panic!("an object")
+        };
+        let name = fields.get("event").and_then(|e| e.as_str()).expect("an event name").to_owned();
+        let documented =
+            documented_keys(&name).unwrap_or_else(|| panic!("{name} is not in docs/json-events.md"));
+        for key in fields.keys().filter(|k| *k != "event") {
+            assert!(documented.contains(key), "{name}: key {key} is not documented");
+        }
+    }
+
+    /// The DirectPlay 4 and add-on events print exactly as documented, keys and values.
+    #[test]
+    fn dp4_and_addon_events_match_the_schema() {
+        let dropped = Dp4JsonEvent::Dropped { reason: "malformed", count: 2, total: 5 };
+        assert_eq!(
+            serde_json::to_string(&dropped).unwrap(),
+            r#"{"event":"dropped","reason":"malformed","count":2,"total":5}"#
+        );
+        let summary = Dp4JsonEvent::DropSummary { counts: [("tcp-full", 3)].into_iter().collect() };
+        assert_eq!(
+            serde_json::to_string(&summary).unwrap(),
+            r#"{"event":"drop_summary","counts":{"tcp-full":3}}"#
+        );
+        let chat = AddonJsonEvent::Chat { name: "pilot".into(), text: "hi".into(), chat: true };
+        assert_eq!(
+            serde_json::to_string(&chat).unwrap(),
+            r#"{"event":"message","name":"pilot","text":"hi","chat":true}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&AddonJsonEvent::BecameObserver).unwrap(),
+            r#"{"event":"became_observer"}"#
+        );
+        let reliable = Dp4JsonEvent::Reliable {
+            messages_sent: 1,
+            frames_sent: 2,
+            frames_resent: 3,
+            acks_sent: 4,
+            nacks_sent: 5,
+            frames_received: 6,
+            messages_delivered: 7,
+            frames_dropped: 8,
+            links_failed: 9,
+        };
+        let role = "player";
+        let dp4 = [
+            Dp4JsonEvent::SessionFound { host: "192.0.2.1:2300".into() },
+            Dp4JsonEvent::JoinFailed { error: "DPERR_INVALIDPASSWORD".into() },
+            Dp4JsonEvent::PlayerCreated { id: "0x1".into() },
+            Dp4JsonEvent::PlayerCreateFailed { error: "DPERR_CANTCREATEPLAYER".into() },
+            Dp4JsonEvent::SessionChanged { max_players: 8, flags: vec!["migrate-host".into()] },
+            dropped,
+            summary,
+            Dp4JsonEvent::StreamRejected { peer: "192.0.2.1:49152".into(), reason: "tcp-full".into() },
+            reliable,
+        ];
+        dp4.iter().for_each(assert_documented);
+        let addon = [
+            AddonJsonEvent::AddonJoined { role },
+            AddonJsonEvent::AddonRefused { role },
+            AddonJsonEvent::PlayerType { name: "pilot".into(), role },
+            AddonJsonEvent::Accepted { name: "pilot".into(), role },
+            AddonJsonEvent::Denied { name: "pilot".into(), role },
+            chat,
+            AddonJsonEvent::PlaneChanged {
+                name: "pilot".into(),
+                aircraft: "Cessna".into(),
+                engine: "piston".into(),
+            },
+            AddonJsonEvent::Crash { name: "pilot".into() },
+            AddonJsonEvent::BecameObserver,
+            AddonJsonEvent::AddonHost,
+            AddonJsonEvent::Removing { name: "pilot".into() },
+            AddonJsonEvent::ObserverChangeRefused,
+            AddonJsonEvent::AddonDisconnect { reason: "left" },
+        ];
+        addon.iter().for_each(assert_documented);
+    }
+
+    /// Group, information and completion events: one schema for both protocols.
+    #[test]
+    fn group_and_info_events_match_the_schema() {
+        let created =
+            JsonEvent::Group(GroupChange::Created { id: "0x5".into(), name: None, local: Some(true) });
+        assert_eq!(
+            serde_json::to_string(&created).unwrap(),
+            r#"{"event":"group","change":"created","id":"0x5","name":null,"local":true}"#
+        );
+        let failed = JsonEvent::Completed { context: 3, error: Some("DPNERR_CONNECTIONLOST".into()) };
+        assert_eq!(
+            serde_json::to_string(&failed).unwrap(),
+            r#"{"event":"completed","context":3,"error":"DPNERR_CONNECTIONLOST"}"#
+        );
+        let (id, player) = (|| "0x5".to_owned(), || "0x7".to_owned());
+        let events = [
+            created,
+            failed,
+            JsonEvent::Completed { context: 4, error: None },
+            JsonEvent::HostFound { host: "192.0.2.1:6073".into() },
+            JsonEvent::Group(GroupChange::CreateFailed { error: "DPERR_CANTCREATEGROUP".into() }),
+            JsonEvent::Group(GroupChange::Deleted { id: id() }),
+            JsonEvent::Group(GroupChange::PlayerAdded { id: id(), player: player() }),
+            JsonEvent::Group(GroupChange::PlayerRemoved { id: id(), player: player() }),
+            JsonEvent::Group(GroupChange::Data { id: id(), len: 4 }),
+            JsonEvent::Group(GroupChange::Renamed { id: id(), name: Some("wing".into()) }),
+            JsonEvent::PlayerData { id: player(), len: 2 },
+            JsonEvent::PlayerRenamed { id: player(), name: Some("ace".into()) },
+        ];
+        events.iter().for_each(assert_documented);
     }
 
     #[test]

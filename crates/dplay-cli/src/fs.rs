@@ -27,10 +27,9 @@ use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::{EndReason, Event as SessionEvent};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::ResultCode;
-use serde_json::json;
 
 use crate::address;
-use crate::events::{JsonEvent, Proto};
+use crate::events::{AddonJsonEvent, JsonEvent, Proto};
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
 use traffic::LiveTable;
 
@@ -564,67 +563,65 @@ fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
 
 /// Prints an add-on event, naming players with `name`.
 fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
-    let (kind, fields, text) = match e {
+    use AddonJsonEvent as J;
+    let (event, text) = match e {
         Event::Joined { role } => {
             let role = role_name(*role);
-            ("addon_joined", json!({"role": role}), format!("the add-on took us in as {role}"))
+            (J::AddonJoined { role }, format!("the add-on took us in as {role}"))
         }
         Event::Refused { role } => {
             let role = role_name(*role);
-            ("addon_refused", json!({"role": role}), format!("the add-on host refused us as {role}"))
+            (J::AddonRefused { role }, format!("the add-on host refused us as {role}"))
         }
         Event::PlayerType { id, role } => {
             let (who, role) = (name(*id), role_name(*role));
-            ("player_type", json!({"name": who, "role": role}), format!("{who} is a {role}"))
+            (J::PlayerType { name: who.clone(), role }, format!("{who} is a {role}"))
         }
         Event::Accepted { id, role } => {
             let (who, role) = (name(*id), role_name(*role));
-            ("accepted", json!({"name": who, "role": role}), format!("accepted {who} as {role}"))
+            (J::Accepted { name: who.clone(), role }, format!("accepted {who} as {role}"))
         }
         Event::Denied { id, role } => {
             let (who, role) = (name(*id), role_name(*role));
-            ("denied", json!({"name": who, "role": role}), format!("denied {who} as {role}"))
+            (J::Denied { name: who.clone(), role }, format!("denied {who} as {role}"))
         }
         Event::Chat { from, text } => {
-            let who = name(*from);
-            let text = text.to_text();
-            ("message", json!({"name": who, "text": text, "chat": true}), format!("chat from {who}: {text}"))
+            let (who, text) = (name(*from), text.to_text());
+            let line = format!("chat from {who}: {text}");
+            (J::Chat { name: who, text, chat: true }, line)
         }
         Event::PlaneChanged { id, engine_type, aircraft_name } => {
             let (who, plane) = (name(*id), aircraft_name.to_text());
-            (
-                "plane_changed",
-                json!({"name": who, "aircraft": plane, "engine": engine_type.to_string()}),
-                format!("{who} now flies {plane} ({engine_type})"),
-            )
+            let line = format!("{who} now flies {plane} ({engine_type})");
+            (J::PlaneChanged { name: who, aircraft: plane, engine: engine_type.to_string() }, line)
         }
         Event::Crash { from } => {
             let who = name(*from);
-            ("crash", json!({"name": who}), format!("{who} collided with us"))
+            let line = format!("{who} collided with us");
+            (J::Crash { name: who }, line)
         }
-        Event::BecameObserver => ("became_observer", json!({}), "we are an observer now".to_owned()),
-        Event::BecameHost => ("addon_host", json!({}), "the add-on host's duties are ours now".to_owned()),
+        Event::BecameObserver => (J::BecameObserver, "we are an observer now".to_owned()),
+        Event::BecameHost => (J::AddonHost, "the add-on host's duties are ours now".to_owned()),
         Event::Remove { id } => {
             let who = name(*id);
-            ("removing", json!({"name": who}), format!("removing {who}"))
+            let line = format!("removing {who}");
+            (J::Removing { name: who }, line)
         }
-        Event::ObserverChangeRefused => {
-            ("observer_change_refused", json!({}), "the host keeps us a player".to_owned())
-        }
+        Event::ObserverChangeRefused => (J::ObserverChangeRefused, "the host keeps us a player".to_owned()),
         Event::Disconnect(why) => {
-            let why = match why {
+            let reason = match why {
                 DisconnectReason::Refused => "refused",
                 DisconnectReason::RemovedByHost => "removed by the host",
                 DisconnectReason::Left => "left",
                 DisconnectReason::SessionEnded => "the host ended the session",
                 _ => "disconnected",
             };
-            ("addon_disconnect", json!({"reason": why}), format!("leaving the add-on session: {why}"))
+            (J::AddonDisconnect { reason }, format!("leaving the add-on session: {reason}"))
         }
         // The session layer already reported these.
         Event::PlayerLeft { .. } | Event::PositionUpdated { .. } => return,
         // An event a later add-on adds: not printed until this printer knows it.
         _ => return,
     };
-    out.emit(kind, fields, text);
+    out.event(&event, text);
 }

@@ -18,7 +18,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::events::{JsonEvent, Row, flag_names};
+use crate::events::{GroupChange, JsonEvent, Row, flag_names};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -311,7 +311,7 @@ impl Output {
     }
 
     /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`.
-    pub(crate) fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display) {
+    fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display) {
         #[allow(clippy::disallowed_methods)] // the event's time, for the reader
         let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
         let mut out = std::io::stdout().lock();
@@ -335,7 +335,7 @@ impl Output {
     }
 
     /// Prints one typed event (docs/json-events.md) as a JSON line, or `text`.
-    pub(crate) fn event(&self, event: &JsonEvent, text: impl std::fmt::Display) {
+    pub(crate) fn event(&self, event: &impl serde::Serialize, text: impl std::fmt::Display) {
         let Ok(Value::Object(mut fields)) = serde_json::to_value(event) else { return };
         let name = match fields.shift_remove("event") {
             Some(Value::String(name)) => name,
@@ -399,9 +399,8 @@ impl Output {
     fn session(&mut self, event: &Event) -> bool {
         match event {
             Event::HostFound { from, .. } => {
-                self.emit(
-                    "host_found",
-                    json!({"host": from.to_string()}),
+                self.event(
+                    &JsonEvent::HostFound { host: from.to_string() },
                     format!("a session answered at {from}"),
                 );
             }
@@ -491,12 +490,12 @@ impl Output {
             }
             Event::NameTable(change) => self.table_change(change),
             Event::Completed { context, result } => match result {
-                Ok(()) => {
-                    self.emit("completed", json!({"context": context}), format!("operation {context} done"))
-                }
-                Err(e) => self.emit(
-                    "completed",
-                    json!({"context": context, "error": e.to_string()}),
+                Ok(()) => self.event(
+                    &JsonEvent::Completed { context: *context, error: None },
+                    format!("operation {context} done"),
+                ),
+                Err(e) => self.event(
+                    &JsonEvent::Completed { context: *context, error: Some(e.to_string()) },
                     format!("operation {context} failed: {e}"),
                 ),
             },
@@ -523,30 +522,33 @@ impl Output {
             TableChange::GroupCreated { group, name, requested_by } => {
                 self.names.insert(*group, name.clone());
                 let by = self.name(*requested_by);
-                self.emit(
-                    "group",
-                    json!({"change": "created", "id": group.to_string(), "name": name}),
+                self.event(
+                    &JsonEvent::Group(GroupChange::Created {
+                        id: group.to_string(),
+                        name: Some(name.clone()),
+                        local: None,
+                    }),
                     format!("group created: {name} ({group}), asked by {by}"),
                 );
             }
             TableChange::GroupDestroyed { group } => {
                 let name = self.name(*group);
-                self.emit(
-                    "group",
-                    json!({"change": "deleted", "id": group.to_string()}),
+                self.event(
+                    &JsonEvent::Group(GroupChange::Deleted { id: group.to_string() }),
                     format!("group deleted: {name} ({group})"),
                 );
             }
             TableChange::MemberAdded { group, player } | TableChange::MemberRemoved { group, player } => {
                 let added = matches!(change, TableChange::MemberAdded { .. });
                 let (g, p) = (self.name(*group), self.name(*player));
-                self.emit(
-                    "group",
-                    json!({
-                        "change": if added { "player_added" } else { "player_removed" },
-                        "id": group.to_string(),
-                        "player": player.to_string(),
-                    }),
+                let (id, player) = (group.to_string(), player.to_string());
+                let change = if added {
+                    GroupChange::PlayerAdded { id, player }
+                } else {
+                    GroupChange::PlayerRemoved { id, player }
+                };
+                self.event(
+                    &JsonEvent::Group(change),
                     format!("{p} {} group {g}", if added { "added to" } else { "removed from" }),
                 );
             }
@@ -555,21 +557,22 @@ impl Output {
                 let old = self.name(*dpnid);
                 if let Some(n) = name {
                     self.names.insert(*dpnid, n.clone());
-                    let (event, fields) = if is_group {
-                        ("group", json!({"change": "renamed", "id": dpnid.to_string(), "name": n}))
+                    let (id, name) = (dpnid.to_string(), Some(n.clone()));
+                    let event = if is_group {
+                        JsonEvent::Group(GroupChange::Renamed { id, name })
                     } else {
-                        ("player_renamed", json!({"id": dpnid.to_string(), "name": n}))
+                        JsonEvent::PlayerRenamed { id, name }
                     };
-                    self.emit(event, fields, format!("{old} ({dpnid}) is now {n}"));
+                    self.event(&event, format!("{old} ({dpnid}) is now {n}"));
                 }
                 if let Some(d) = data {
-                    let (event, fields) = if is_group {
-                        ("group", json!({"change": "data", "id": dpnid.to_string(), "len": d.len()}))
+                    let (id, len) = (dpnid.to_string(), d.len());
+                    let (event, what) = if is_group {
+                        (JsonEvent::Group(GroupChange::Data { id, len }), "group data")
                     } else {
-                        ("player_data", json!({"id": dpnid.to_string(), "len": d.len()}))
+                        (JsonEvent::PlayerData { id, len }, "player data")
                     };
-                    let what = if is_group { "group data" } else { "player data" };
-                    self.emit(event, fields, format!("{what} of {old} ({dpnid}): {} bytes", d.len()));
+                    self.event(&event, format!("{what} of {old} ({dpnid}): {len} bytes"));
                 }
             }
         }

@@ -129,7 +129,10 @@ fn manpage(command: Option<String>) -> anyhow::Result<bool> {
                 let names: Vec<&str> = top.get_subcommands().map(clap::Command::get_name).collect();
                 format!("no command `{name}`: give one of {}", names.join(", "))
             })?;
-            clap_mangen::Man::new(sub).title(format!("dplay-{name}"))
+            // Named as man pages for subcommands are (dplay-host(1)), run as `dplay host`.
+            let sub = sub.display_name(format!("dplay-{name}")).bin_name(format!("dplay {name}"));
+            let source = format!("dplay {}", top.get_version().unwrap_or_default());
+            clap_mangen::Man::new(sub).source(source)
         }
     };
     let mut out = std::io::stdout().lock();

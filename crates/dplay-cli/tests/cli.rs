@@ -223,6 +223,11 @@ fn completions_and_manpage() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(".ie"), "roff");
     let out = dplay().args(["manpage", "fs"]).output().expect("run dplay");
     assert!(String::from_utf8_lossy(&out.stdout).contains(".TH dplay-fs"));
+    // A subcommand's page: NAME reads dplay-host, the synopsis `dplay host`.
+    let out = dplay().args(["manpage", "host"]).output().expect("run dplay");
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.contains(".SH NAME\ndplay\\-host \\- Host a DirectPlay 8"), "{page}");
+    assert!(page.contains(".SH SYNOPSIS\n\\fBdplay host\\fR"), "{page}");
     insta::assert_snapshot!("error_manpage_unknown", fails(&["manpage", "nope"], 1));
     insta::assert_snapshot!("error_completions_unknown", fails(&["completions", "cmd"], 2));
 }

@@ -118,8 +118,6 @@ mod app_data;
 mod completion;
 mod config;
 pub mod dp4;
-#[cfg(feature = "sim")]
-pub mod dp4_sim;
 mod enumeration;
 mod event;
 mod groups;
@@ -130,13 +128,12 @@ mod memory;
 mod migration;
 mod name_table;
 mod path_test;
-#[cfg(test)]
-mod scenarios;
 mod session;
-#[cfg(any(test, feature = "sim"))]
-pub mod sim_check;
 mod stats;
 mod table_ops;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod test_hooks;
 
 pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};

@@ -410,6 +410,3 @@ impl Session {
         self.integrity_context
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -171,6 +171,11 @@ impl Dp4Session {
         })
     }
 
+    /// The configuration it was made with.
+    pub fn config(&self) -> &Dp4Config {
+        &self.config
+    }
+
     /// Where the endpoint is.
     pub fn role(&self) -> Role {
         self.role

@@ -85,22 +85,19 @@ impl From<u32> for Dpnid {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use dplay_spec_examples::mc_dpl8cs_4::{HOST_DPNID, INSTANCE, JOINER_DPNID};
 
-    fn guid_le(bytes: &str) -> Uuid {
-        let b = crate::testutil::bytes(bytes);
-        Uuid::from_bytes_le(b.try_into().expect("16 bytes"))
-    }
+    use super::*;
 
     /// MC-DPL8CS 4: instance `23 81 BE 94 …`; host 0x949E8121 and joiner 0x948E8120.
     #[test]
     fn mc_dpl8cs_4_dpnids() {
-        let instance = guid_le("23 81 BE 94 AB A1 FB 48 A2 E7 23 85 9E 65 89 36");
+        let instance = Uuid::from_bytes_le(INSTANCE);
         assert_eq!(instance_key(&instance), 0x94BE_8123);
-        let host = Dpnid(0x949E_8121);
+        let host = Dpnid(HOST_DPNID);
         assert_eq!(host.raw(&instance), 0x0020_0002);
         assert_eq!((host.index(&instance), host.version(&instance)), (2, 2));
-        let joiner = Dpnid(0x948E_8120);
+        let joiner = Dpnid(JOINER_DPNID);
         assert_eq!(joiner.raw(&instance), 0x0030_0003);
         assert_eq!((joiner.index(&instance), joiner.version(&instance)), (3, 3));
         assert_eq!(Dpnid::new(3, 3, &instance), joiner);

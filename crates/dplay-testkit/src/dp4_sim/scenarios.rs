@@ -13,7 +13,7 @@ use dplay_wire::dp4::session::SessionFlags;
 use uuid::Uuid;
 
 use super::Dp4Net;
-use crate::dp4::{
+use dplay_session::dp4::{
     DPERR_INVALIDPASSWORD, DPID_ALLPLAYERS, Dp4Event, EndReason, EnumRequest, HostConfig, JoinError, Role,
 };
 
@@ -249,7 +249,7 @@ pub fn explicit_addresses(start: Instant) -> Result<Dp4Net, String> {
     let nodes = (0..3u16)
         .map(|i| {
             let ip = super::lan_ip(usize::from(i));
-            let config = crate::dp4::Dp4Config {
+            let config = dplay_session::dp4::Dp4Config {
                 stream_addr: std::net::SocketAddrV4::new(ip, 2301 + i),
                 datagram_addr: std::net::SocketAddrV4::new(ip, 2399 - i),
                 ..super::lan_config(usize::from(i))

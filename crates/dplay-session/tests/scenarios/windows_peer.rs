@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use dplay_dframe::{Endpoint, MessageKind};
 use dplay_sim::{Node, NodeId, Sim, Transmit};
 
-use crate::sim_check::{SIM_APPLICATION, SimNode, sim_addr};
-use crate::{Session, SessionConfig};
+use dplay_session::{Session, SessionConfig};
+use dplay_testkit::sim_check::{SIM_APPLICATION, SimNode, sim_addr};
+use dplay_wire::dp8::dpnid::Dpnid;
 
 /// The peer: a transport endpoint and everything it received.
 pub(crate) struct WindowsPeer {
@@ -166,6 +167,67 @@ impl Msg {
     }
 }
 
+/// DN_CREATE_GROUP (MC-DPL8CS 2.2.4.2) after `first` (its dwPacketType, or a DWORD the caller
+/// drops where the body stands alone in DN_ACK_NAMETABLE_OP): the printed dpnidRequesting and
+/// dwPacketContext, then the group's DN_NAMETABLE_ENTRY_INFO (INDEX F-15: dpnid, dpnidOwner
+/// `requesting`, dwFlags GROUP, dwVersion, dwVersionNotUsed, dwDNETVersion, name, data and URL
+/// pairs) and the UTF-16 `name` at offset 56.
+pub(crate) fn create_group(
+    first: u32,
+    requesting: Dpnid,
+    context: u32,
+    group: Dpnid,
+    version: u32,
+    name: &[u8],
+) -> Msg {
+    Msg::new(first)
+        .u32(requesting.0)
+        .u32(context)
+        .u32(group.0)
+        .u32(requesting.0)
+        .u32(0x10)
+        .u32(version)
+        .u32(0)
+        .u32(0)
+        .u32(56)
+        .u32(len32(name))
+        .u32(0)
+        .u32(0)
+        .u32(0)
+        .u32(0)
+        .bytes(name)
+}
+
+/// DN_UPDATE_INFO (MC-DPL8CS 2.2.5.2) after `first` (its dwPacketType, or a DWORD the caller
+/// drops): dwPacketContext, dpnid, dwVersion, dwVersionNotUsed, dwInfoFlags (NAME, DATA), the
+/// name and data offset/size pairs, dpnidRequesting, then the name and the data from offset 40.
+pub(crate) fn update_info(
+    first: u32,
+    context: u32,
+    dpnid: Dpnid,
+    version: u32,
+    name: Option<&[u8]>,
+    data: Option<&[u8]>,
+    requesting: Dpnid,
+) -> Msg {
+    let flags = u32::from(name.is_some()) | u32::from(data.is_some()) << 1;
+    let (name, data) = (name.unwrap_or_default(), data.unwrap_or_default());
+    let at = |offset: u32, field: &[u8]| if field.is_empty() { 0 } else { offset };
+    Msg::new(first)
+        .u32(context)
+        .u32(dpnid.0)
+        .u32(version)
+        .u32(0)
+        .u32(flags)
+        .u32(at(40, name))
+        .u32(len32(name))
+        .u32(at(40 + len32(name), data))
+        .u32(len32(data))
+        .u32(requesting.0)
+        .bytes(name)
+        .bytes(data)
+}
+
 /// UTF-16LE with its NUL, as every name travels (MC-DPL8CS 2.2).
 pub(crate) fn wide(s: &str) -> Vec<u8> {
     s.encode_utf16().chain([0]).flat_map(u16::to_le_bytes).collect()
@@ -178,5 +240,5 @@ pub(crate) fn len32(b: &[u8]) -> u32 {
 
 /// Bytes from spaced hex.
 pub(crate) fn hex(s: &str) -> Vec<u8> {
-    s.split_whitespace().map(|b| u8::from_str_radix(b, 16).expect("hex")).collect()
+    dplay_wire::hexdump::parse_hex(s).expect("hex")
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::{EndReason, Phase};
+use dplay_session::{EndReason, Phase};
 
 fn joined_mesh(seed: u64, n: usize, loss: f64, migrate: bool) -> Mesh {
     let mut mesh = Mesh::new(seed, n, link(loss), |_, cfg| cfg.migrate_host = migrate);
@@ -34,7 +34,7 @@ fn assert_migrated(mesh: &Mesh, live: &[usize], new_host: usize) {
 /// 20% loss.
 #[test]
 fn host_leaves_oldest_takes_over() {
-    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+    for (k, loss) in dplay_testkit::sim_check::LOSSES.into_iter().enumerate() {
         let mut mesh = joined_mesh(300 + k as u64, 5, loss, true);
         mesh.with(0, |s, now| s.leave(now));
         mesh.sim.run_for(Duration::from_secs(120));
@@ -45,11 +45,11 @@ fn host_leaves_oldest_takes_over() {
 /// MC-DPL8CS 3.2.5.4: the host is killed; the others find out and migrate.
 #[test]
 fn host_killed_under_loss() {
-    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+    for (k, loss) in dplay_testkit::sim_check::LOSSES.into_iter().enumerate() {
         let mut mesh = joined_mesh(310 + k as u64, 4, loss, true);
         mesh.kill(0);
-        mesh.with(2, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
-        mesh.with(3, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+        mesh.with(2, |s, now| s.send_all(now, b"ping", dplay_session::SendFlags::RELIABLE)).expect("send");
+        mesh.with(3, |s, now| s.send_all(now, b"ping", dplay_session::SendFlags::RELIABLE)).expect("send");
         mesh.sim.run_for(Duration::from_secs(300));
         assert_migrated(&mesh, &[1, 2, 3], 1);
     }
@@ -98,7 +98,7 @@ fn new_host_fetches_missing_operations() {
     mesh.sim.run_for(Duration::from_millis(300));
     assert!(session(&mesh, 1).name_table().contains(victim), "node 1 missed the DESTROY_PLAYER");
     mesh.kill(0);
-    mesh.with(2, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+    mesh.with(2, |s, now| s.send_all(now, b"ping", dplay_session::SendFlags::RELIABLE)).expect("send");
     mesh.sim.run_for(Duration::from_secs(300));
     assert_migrated(&mesh, &[1, 2, 3], 1);
     let removed = events(&mesh, 1).iter().any(|e| {

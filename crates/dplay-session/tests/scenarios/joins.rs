@@ -6,7 +6,7 @@ use dplay_wire::dp8::session::ResultCode;
 use uuid::Uuid;
 
 use super::*;
-use crate::{DPNERR_SESSIONFULL, EndReason, Mode, Phase};
+use dplay_session::{DPNERR_SESSIONFULL, EndReason, Mode, Phase};
 
 /// The reason node `i`'s session ended, if it did.
 fn ended(mesh: &Mesh, i: usize) -> Option<EndReason> {
@@ -55,7 +55,7 @@ fn thirty_two_peers_join_at_once_with_loss() {
 /// Simultaneous joins under 0%, 5% and 20% loss.
 #[test]
 fn simultaneous_joins_under_loss() {
-    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+    for (k, loss) in dplay_testkit::sim_check::LOSSES.into_iter().enumerate() {
         let mut mesh = Mesh::new(100 + k as u64, 6, link(loss), |_, _| {});
         mesh.host(0);
         for i in 1..6 {
@@ -84,7 +84,7 @@ fn refused_joins_password_full_and_application() {
         });
         mesh.host(0);
         if case != "full" {
-            mesh.with(1, |s, _| s.cfg.password = Some("secret".into()));
+            mesh.with(1, |s, _| test_hooks::config_mut(s).password = Some("secret".into()));
         }
         mesh.join(1, 0);
         assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)), "{case}: the first join");
@@ -143,16 +143,8 @@ fn unknown_dpnid_connection_is_refused() {
     mesh.join(1, 0);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
     // Node 2 is no member: it behaves as an instructed peer and claims a DPNID nobody gave it.
-    mesh.with(2, |s, now| {
-        s.phase = Phase::Member;
-        s.local = dplay_wire::dp8::dpnid::Dpnid(0x1234);
-        s.links.insert(
-            addr(1),
-            crate::session::Link { dpnid: Some(s.local), state: crate::session::LinkState::Instructed },
-        );
-        s.ep.connect(now, addr(1))
-    })
-    .expect("connect");
+    let claimed = Some(dplay_wire::dp8::dpnid::Dpnid(0x1234));
+    mesh.with(2, |s, now| test_hooks::pose_as_member(s, now, addr(1), claimed)).expect("connect");
     mesh.sim.run_for(Duration::from_secs(1));
     assert_eq!(session(&mesh, 1).stats().rejected_connections, 1);
     assert!(!session(&mesh, 1).endpoint().is_connected(addr(2)));
@@ -205,7 +197,7 @@ fn unmatched_enum_response_is_dropped() {
         reserved_data: None,
         application_reserved_data: None,
         application_instance_guid: Uuid::from_u128(1),
-        application_guid: crate::sim_check::SIM_APPLICATION,
+        application_guid: dplay_testkit::sim_check::SIM_APPLICATION,
         application_data: None,
     };
     let bytes = dplay_wire::dp8::enumeration::EnumMessage::Response(response).to_vec().expect("emit");
@@ -231,7 +223,7 @@ fn nametable_version_and_resync_version() {
     mesh.sim.run_for(Duration::from_secs(1));
     // Versions: 2 host, 3 ADD_PLAYER 1, 4 INSTRUCT_CONNECT 1, 5 ADD_PLAYER 2, 6 INSTRUCT_CONNECT 2.
     assert_eq!(session(&mesh, 0).name_table().version(), 6);
-    assert_eq!(session(&mesh, 0).resync, 4);
+    assert_eq!(test_hooks::resync_version(session(&mesh, 0)), 4);
     let logged = |i| session(&mesh, i).name_table().ops_after(0).len();
     assert_eq!((logged(0), logged(1), logged(2)), (2, 2, 1));
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use dplay_wire::dp8::dpnid::Dpnid;
 
 use super::*;
-use crate::sim_check::SimNode;
-use crate::{EARLY_DATA_MESSAGES, SendFlags};
+use dplay_session::{EARLY_DATA_MESSAGES, SendFlags};
+use dplay_testkit::sim_check::SimNode;
 
 /// Hosts at node 0, joins node 1, then starts node 2's join and runs until the host has added
 /// it (DN_SEND_CONNECT_INFO is on its way, node 1 has not connected to node 2 yet): node 2's

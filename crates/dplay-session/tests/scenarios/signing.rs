@@ -9,7 +9,7 @@ use dplay_wire::dp8::dframe::{Dframe, DframeCommand, DframeControl, DframeHeader
 use dplay_wire::dp8::session::ApplicationDescFlags;
 
 use super::*;
-use crate::{EndReason, SendFlags};
+use dplay_session::{EndReason, SendFlags};
 
 /// A mesh of `n` whose nodes all sign (the host requires it, the joiners were told by the
 /// EnumResponse).
@@ -137,7 +137,7 @@ fn unsigned_joiner_fails_at_once_naming_fast_signing() {
 /// no frame was refused for its signature.
 #[test]
 fn signed_sessions_join_and_migrate_under_loss() {
-    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+    for (k, loss) in dplay_testkit::sim_check::LOSSES.into_iter().enumerate() {
         let mut mesh =
             Mesh::new(60 + k as u64, 5, link(loss), |_, cfg| cfg.transport.signing = Signing::Fast);
         mesh.host(0);

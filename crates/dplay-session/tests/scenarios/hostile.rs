@@ -7,7 +7,7 @@ use std::time::Duration;
 use dplay_wire::dp8::session::DestroyReason;
 
 use super::*;
-use crate::{DPNERR_INVALIDPARAM, EndReason, Phase};
+use dplay_session::{DPNERR_INVALIDPARAM, EndReason, Phase};
 
 fn ended(mesh: &Mesh, i: usize) -> Option<EndReason> {
     events(mesh, i).iter().find_map(|e| match e {
@@ -49,7 +49,7 @@ fn oversize_name_and_data_are_refused() {
 fn own_oversize_session_name_is_refused() {
     let mut mesh = Mesh::new(37, 1, link(0.0), |_, cfg| cfg.session_name = "s".repeat(300));
     let result = mesh.with(0, |s, now| s.host(now));
-    assert_eq!(result, Err(crate::CommandError::InvalidParam));
+    assert_eq!(result, Err(dplay_session::CommandError::InvalidParam));
 }
 
 /// docs/limits.md: a joiner that completes the transport handshake but never sends
@@ -60,11 +60,7 @@ fn join_deadline_drops_a_silent_joiner() {
     mesh.host(0);
     // Node 1 opens a transport connection and says nothing more (as a member, it takes the
     // connection as an instructed one it does not know, and stays silent).
-    mesh.with(1, |s, now| {
-        s.phase = Phase::Member;
-        s.ep.connect(now, addr(0))
-    })
-    .expect("connect");
+    mesh.with(1, |s, now| test_hooks::pose_as_member(s, now, addr(0), None)).expect("connect");
     mesh.sim.run_for(Duration::from_secs(1));
     assert!(session(&mesh, 0).endpoint().is_connected(addr(1)));
     assert_eq!(session(&mesh, 0).refusals().joining, 1);
@@ -148,8 +144,8 @@ fn silent_integrity_check_target_is_removed() {
     let target = session(&mesh, 1).local_dpnid();
     mesh.with(2, |s, now| {
         let req = dplay_wire::dp8::session::ReqIntegrityCheck { req_context: 1, dpnid_target: target };
-        let host = s.host;
-        s.send_to_player(now, host, &dplay_wire::dp8::session::SessionMessage::ReqIntegrityCheck(req));
+        let msg = dplay_wire::dp8::session::SessionMessage::ReqIntegrityCheck(req);
+        test_hooks::send_session_message(s, now, addr(0), &msg);
     });
     mesh.sim.run_for(Duration::from_secs(6));
     assert_eq!(session(&mesh, 0).stats().integrity_timeouts, 1);
@@ -191,7 +187,7 @@ fn memory_budget_refuses_joins_past_it() {
     budget.set_limit(budget.held() + (6 << 10));
     mesh.join(2, 0);
     mesh.sim.run_for(Duration::from_secs(3));
-    assert_eq!(ended(&mesh, 2), Some(EndReason::Refused(crate::DPNERR_SESSIONFULL)));
+    assert_eq!(ended(&mesh, 2), Some(EndReason::Refused(dplay_session::DPNERR_SESSIONFULL)));
     assert_eq!(session(&mesh, 0).stats().refused_budget, 1);
     let refusals = session(&mesh, 0).refusals();
     assert!(refusals.bytes_held <= refusals.memory_budget);

@@ -5,70 +5,26 @@
 
 use std::time::Duration;
 
+use dplay_spec_examples::mc_dpl8cs_4::{
+    CONNECT_INFO_EX, HOST_DPNID, INSTANCE, JOINER_DPNID, SEND_CONNECT_INFO,
+};
 use dplay_wire::Wire;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 use dplay_wire::dp8::session::{NameTableEntryFlags, SessionMessage};
 use uuid::Uuid;
 
-use super::windows_peer::{Msg, Net, hex, len32, wide};
-use crate::sim_check::sim_addr;
-use crate::{CompletionError, Event, Mode, Phase, TableChange};
+use super::windows_peer::{Msg, Net, create_group, hex, len32, update_info, wide};
+use dplay_session::{CompletionError, Event, Mode, Phase, TableChange};
+use dplay_testkit::sim_check::sim_addr;
 
-/// MC-DPL8CS 4, second frame, without its DFRAME header: the host's DN_SEND_CONNECT_INFO with
-/// the host 0x949E8121 (version 2) and the joiner 0x948E8120 (version 3), table version 3.
-const EXAMPLE_SEND_CONNECT_INFO: &str = "
-    C2 00 00 00 00 00 00 00 00 00 00 00
-    50 00 00 00 04 00 00 00 00 00 00 00 02 00 00 00
-    56 01 00 00 1A 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-    23 81 BE 94 AB A1 FB 48 A2 E7 23 85 9E 65 89 36
-    DA 80 EF 61 1B 69 47 42 9A DD 1C 7B ED 2B C1 3E
-    20 81 8E 94 03 00 00 00 00 00 00 00 02 00 00 00
-    00 00 00 00 21 81 9E 94 00 00 00 00 02 01 00 00
-    02 00 00 00 00 00 00 00 07 00 00 00 42 01 00 00
-    14 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 20 81 8E 94 00 00 00 00 00 01 00 00
-    03 00 00 00 00 00 00 00 08 00 00 00 2E 01 00 00
-    14 00 00 00 00 00 00 00 00 00 00 00 CC 00 00 00
-    62 00 00 00 78 2D 64 69 72 65 63 74 70 6C 61 79
-    3A 2F 70 72 6F 76 69 64 65 72 3D 25 37 42 45 42
-    46 45 37 42 41 30 2D 36 32 38 44 2D 31 31 44 32
-    2D 41 45 30 46 2D 30 30 36 30 39 37 42 30 31 34
-    31 31 25 37 44 3B 68 6F 73 74 6E 61 6D 65 3D 36
-    35 2E 35 32 2E 32 33 39 2E 36 31 3B 70 6F 72 74
-    3D 32 33 30 32 00 54 00 65 00 73 00 74 00 20 00
-    55 00 73 00 65 00 72 00 00 00 54 00 65 00 73 00
-    74 00 20 00 55 00 73 00 65 00 72 00 00 00 54 00
-    65 00 73 00 74 00 20 00 53 00 65 00 73 00 73 00
-    69 00 6F 00 6E 00 00 00";
-
-/// MC-DPL8CS 4, first frame, without its DFRAME header: a joiner's
-/// DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO_EX (peer, DirectX 9, "Test User", no URL, one
-/// alternate address). `guidInstance` (bytes 52-67) is the example session's.
-const EXAMPLE_CONNECT_INFO_EX: &str = "
-    C1 00 00 00 04 00 00 00 08 00 00 00
-    60 00 00 00 14 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 23 81 BE 94 AB A1 FB 48
-    A2 E7 23 85 9E 65 89 36 DA 80 EF 61 1B 69 47 42
-    9A DD 1C 7B ED 2B C1 3E 58 00 00 00 08 00 00 00
-    07 02 08 FE 41 34 EF 3D 54 00 65 00 73 00 74 00
-    20 00 55 00 73 00 65 00 72 00 00 00";
-
-const HOST: Dpnid = Dpnid(0x949E_8121);
-const JOINER: Dpnid = Dpnid(0x948E_8120);
-
-fn example_instance() -> Uuid {
-    Uuid::from_bytes_le([
-        0x23, 0x81, 0xBE, 0x94, 0xAB, 0xA1, 0xFB, 0x48, 0xA2, 0xE7, 0x23, 0x85, 0x9E, 0x65, 0x89, 0x36,
-    ])
-}
+const HOST: Dpnid = Dpnid(HOST_DPNID);
+const JOINER: Dpnid = Dpnid(JOINER_DPNID);
 
 /// The example joiner's PLAYER_CONNECT_INFO_EX with a zero `guidInstance` (allowed before an
 /// enumeration, MC-DPL8CS 2.2.1.2) and `dwFlags` `flags`.
 fn connect_info_ex(flags: u32) -> Vec<u8> {
-    let mut b = hex(EXAMPLE_CONNECT_INFO_EX);
+    let mut b = hex(CONNECT_INFO_EX);
     b.splice(4..8, flags.to_le_bytes());
     b.splice(52..68, [0; 16]);
     b
@@ -85,7 +41,7 @@ fn joined_to_windows_host() -> Net {
     net.with(1, |s, now| s.join(now, sim_addr(0), None)).expect("join");
     net.sim.run_for(Duration::from_millis(500));
     assert_eq!(net.peer().of_type(0xC1).len(), 1, "PLAYER_CONNECT_INFO");
-    net.peer_send(1, &hex(EXAMPLE_SEND_CONNECT_INFO));
+    net.peer_send(1, &hex(SEND_CONNECT_INFO));
     assert_eq!(net.peer().of_type(0xC3).len(), 1, "ACK_CONNECT_INFO");
     net.peer_send(1, &Msg::new(0xC6).u32(JOINER.0).u32(4).u32(0).0);
     assert!(net.ours(1).session.is_joined());
@@ -111,28 +67,11 @@ fn table_changes(net: &Net, i: usize) -> Vec<TableChange> {
 #[test]
 fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
     let mut net = joined_to_windows_host();
-    let instance = example_instance();
+    let instance = Uuid::from_bytes_le(INSTANCE);
     let group = Dpnid::new(4, 5, &instance);
     let team = wide("Team");
-    // DN_CREATE_GROUP v5: the printed fields, then the group's DN_NAMETABLE_ENTRY_INFO
-    // (dpnid, dpnidOwner, dwFlags GROUP, dwVersion, dwVersionNotUsed, dwDNETVersion, name,
-    // data, url pairs), then the name at offset 56.
-    let create = Msg::new(0xD7)
-        .u32(HOST.0)
-        .u32(0)
-        .u32(group.0)
-        .u32(HOST.0)
-        .u32(0x10)
-        .u32(5)
-        .u32(0)
-        .u32(0)
-        .u32(56)
-        .u32(len32(&team))
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .bytes(&team);
+    // DN_CREATE_GROUP v5.
+    let create = create_group(0xD7, HOST, 0, group, 5, &team);
     net.peer_send(1, &create.0);
     // DN_ADD_PLAYER_TO_GROUP v6: dpnidGroup, dpnidPlayer, dwVersion, dwVersionNotUsed,
     // dpnidRequesting, dwPacketContext.
@@ -140,18 +79,7 @@ fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
     // DN_UPDATE_INFO v7: dwPacketContext, dpnid, dwVersion, dwVersionNotUsed, dwInfoFlags
     // (NAME), name and data pairs, dpnidRequesting, then the name at offset 40.
     let renamed = wide("Host 2");
-    let update = Msg::new(0xDB)
-        .u32(0)
-        .u32(HOST.0)
-        .u32(7)
-        .u32(0)
-        .u32(1)
-        .u32(40)
-        .u32(len32(&renamed))
-        .u32(0)
-        .u32(0)
-        .u32(HOST.0)
-        .bytes(&renamed);
+    let update = update_info(0xDB, 0, HOST, 7, Some(&renamed), None, HOST);
     net.peer_send(1, &update.0);
     // v8: DN_CREATE_GROUP exactly as MC-DPL8CS 2.2.4.2 prints it.
     net.peer_send(1, &Msg::new(0xD7).u32(HOST.0).u32(0).0);
@@ -159,18 +87,7 @@ fn mc_dpl8cs_2_2_6_windows_host_operations_in_version_order() {
     net.peer_send(1, &Msg::new(0xDA).u32(group.0).u32(JOINER.0).u32(9).u32(0).u32(HOST.0).u32(0).0);
     net.peer_send(1, &Msg::new(0xD8).u32(group.0).u32(10).u32(0).u32(HOST.0).u32(0).0);
     // DN_UPDATE_INFO v11 (DATA) of a player we do not hold.
-    let unknown = Msg::new(0xDB)
-        .u32(0)
-        .u32(0x1234_5678)
-        .u32(11)
-        .u32(0)
-        .u32(2)
-        .u32(0)
-        .u32(0)
-        .u32(40)
-        .u32(3)
-        .u32(HOST.0)
-        .bytes(&[1, 2, 3]);
+    let unknown = update_info(0xDB, 0, Dpnid(0x1234_5678), 11, None, Some(&[1, 2, 3]), HOST);
     net.peer_send(1, &unknown.0);
     // DN_ADD_PLAYER v12: a DN_NAMETABLE_ENTRY_INFO, the name at offset 48.
     let late = Dpnid::new(5, 12, &instance);
@@ -229,18 +146,7 @@ fn mc_dpl8cs_3_5_update_info_request_completes() {
         !net.ours(1).events.iter().any(|e| matches!(e, Event::Completed { .. })),
         "not before the answer"
     );
-    let answer = Msg::new(0xDB)
-        .u32(context)
-        .u32(JOINER.0)
-        .u32(5)
-        .u32(0)
-        .u32(1)
-        .u32(40)
-        .u32(len32(&name))
-        .u32(0)
-        .u32(0)
-        .u32(JOINER.0)
-        .bytes(&name);
+    let answer = update_info(0xDB, context, JOINER, 5, Some(&name), None, JOINER);
     net.peer_send(1, &answer.0);
     assert!(net.ours(1).events.contains(&Event::Completed { context, result: Ok(()) }));
     let mine = net.ours(1).session.name_table().get(JOINER).and_then(|e| e.name.clone());
@@ -336,18 +242,7 @@ fn mc_dpl8cs_3_4_host_answers_windows_requests() {
         Msg::new(0xD6).u32(0x13).u32(me.0).u32(1).u32(28).u32(len32(&name)).u32(0).u32(0).bytes(&name);
     net.peer_send(0, &update.0);
     let updated = net.peer().of_type(0xDB).pop().expect("DN_UPDATE_INFO");
-    let echo = Msg::new(0xDB)
-        .u32(0x13)
-        .u32(me.0)
-        .u32(v0 + 3)
-        .u32(0)
-        .u32(1)
-        .u32(40)
-        .u32(len32(&name))
-        .u32(0)
-        .u32(0)
-        .u32(me.0)
-        .bytes(&name);
+    let echo = update_info(0xDB, 0x13, me, v0 + 3, Some(&name), None, me);
     assert_eq!(updated, echo.0);
 
     // Invalid: another player's information, an unknown group. Ignored, counted.
@@ -465,35 +360,9 @@ fn mc_dpl8cs_2_2_2_10_group_operations_in_a_migration_replay() {
 
     let group = Dpnid::new(9, v + 1, &net.ours(2).session.name_table().instance());
     let name = wide("Red");
-    let create = Msg::new(0)
-        .u32(me.0)
-        .u32(5)
-        .u32(group.0)
-        .u32(me.0)
-        .u32(0x10)
-        .u32(v + 1)
-        .u32(0)
-        .u32(0)
-        .u32(56)
-        .u32(len32(&name))
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .u32(0)
-        .bytes(&name);
+    let create = create_group(0, me, 5, group, v + 1, &name);
     let create = create.0.get(4..).expect("the op body").to_vec();
-    let update = Msg::new(0)
-        .u32(6)
-        .u32(group.0)
-        .u32(v + 2)
-        .u32(0)
-        .u32(2)
-        .u32(0)
-        .u32(0)
-        .u32(40)
-        .u32(1)
-        .u32(me.0)
-        .bytes(&[9]);
+    let update = update_info(0, 6, group, v + 2, None, Some(&[9]), me);
     let update = update.0.get(4..).expect("the op body").to_vec();
     let first = 4 + 2 * 12_u32;
     let ack = Msg::new(0xCC)

@@ -1,5 +1,6 @@
 //! Session scenarios on dplay-sim (MS-DPDX 4.3; MC-DPL8CS 3.1.5, 3.2.5): traces, joins,
 //! refusals, leaves, kills, host migration and the many-seed name-table property.
+#![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,8 +14,9 @@ use dplay_wire::dp8::enumeration::EnumMessage;
 use dplay_wire::dp8::path_test::PathTest;
 use dplay_wire::dp8::session::SessionMessage;
 
-use crate::sim_check::{Mesh, sim_addr};
-use crate::{Event, Session};
+use dplay_session::test_hooks;
+use dplay_session::{Event, Session};
+use dplay_testkit::sim_check::{Mesh, sim_addr};
 
 mod addresses;
 mod early_data;
@@ -26,6 +28,7 @@ mod leave;
 mod migration;
 mod property;
 mod seed003;
+mod session_input;
 mod signing;
 mod windows;
 mod windows_peer;

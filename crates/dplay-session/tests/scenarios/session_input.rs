@@ -7,8 +7,12 @@ use dplay_dframe::MessageKind;
 use dplay_wire::dp8::session::{DestroyPlayer, DestroyReason, InstructConnect, VersionInfo};
 use proptest::prelude::*;
 
+use dplay_session::{Session, SessionConfig, Stats};
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::session::SessionMessage;
+use uuid::Uuid;
+
 use super::*;
-use crate::sim_check::{Mesh, sim_addr};
 
 /// Host 0 with peers 1 and 2, joined, on a clean network.
 fn three() -> Mesh {
@@ -23,7 +27,7 @@ fn three() -> Mesh {
 
 /// Node `from` sends `msg` to node `to` over their connection, and the network settles.
 fn inject(mesh: &mut Mesh, from: usize, to: usize, msg: &SessionMessage) {
-    mesh.with(from, |s, now| s.send_msg(now, sim_addr(to), msg));
+    mesh.with(from, |s, now| test_hooks::send_session_message(s, now, sim_addr(to), msg));
     mesh.sim.run_for(Duration::from_millis(200));
 }
 
@@ -97,7 +101,8 @@ fn messages_in_the_wrong_state() {
 fn malformed_session_message() {
     let mut mesh = three();
     let kind = MessageKind { user_1: true, ..MessageKind::RELIABLE };
-    mesh.with(0, |s, now| s.ep.send(now, sim_addr(1), &[0xD1, 0, 0, 0, 1], kind)).expect("send");
+    mesh.with(0, |s, now| test_hooks::endpoint_mut(s).send(now, sim_addr(1), &[0xD1, 0, 0, 0, 1], kind))
+        .expect("send");
     mesh.sim.run_for(Duration::from_millis(200));
     assert_eq!(stats(&mesh, 1).malformed, 1);
     assert_unchanged(&mesh);
@@ -112,7 +117,7 @@ proptest! {
     fn arbitrary_input_never_panics(body in proptest::collection::vec(any::<u8>(), 1..200), lead in any::<u8>()) {
         let mut mesh = three();
         let kind = MessageKind { user_1: true, ..MessageKind::RELIABLE };
-        let _ = mesh.with(0, |s, now| s.ep.send(now, sim_addr(1), &body, kind));
+        let _ = mesh.with(0, |s, now| test_hooks::endpoint_mut(s).send(now, sim_addr(1), &body, kind));
         let mut datagram = body.clone();
         if let Some(first) = datagram.first_mut() {
             *first = lead;

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::{DPNERR_SESSIONFULL, EndReason};
+use dplay_session::{DPNERR_SESSIONFULL, EndReason};
 
 /// MC-DPL8R 3.1.6.1: nothing answers our CONNECT: after the retries the join ends with
 /// `NoAnswer`, not with a lost connection.

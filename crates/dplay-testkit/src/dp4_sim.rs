@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
-use crate::dp4::{
+use dplay_session::dp4::{
     ConnId, Dp4Config, Dp4Event, Dp4Session, Dp4Transmit, ENUM_PORT, EnumRequest, HostConfig, Via,
 };
 
@@ -124,12 +124,12 @@ impl Dp4Net {
 
     /// Node `i`'s TCP listener.
     pub fn stream_addr(&self, i: usize) -> Option<SocketAddrV4> {
-        Some(SocketAddrV4::new(*self.ips.get(i)?, self.nodes.get(i)?.config.stream_addr.port()))
+        Some(SocketAddrV4::new(*self.ips.get(i)?, self.nodes.get(i)?.config().stream_addr.port()))
     }
 
     /// Node `i`'s UDP game socket.
     pub fn datagram_addr(&self, i: usize) -> Option<SocketAddrV4> {
-        Some(SocketAddrV4::new(*self.ips.get(i)?, self.nodes.get(i)?.config.datagram_addr.port()))
+        Some(SocketAddrV4::new(*self.ips.get(i)?, self.nodes.get(i)?.config().datagram_addr.port()))
     }
 
     fn node(&mut self, i: usize) -> Result<&mut Dp4Session, String> {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use dplay_wire::dp8::session::DestroyReason;
 
 use super::*;
-use crate::{EndReason, Phase};
+use dplay_session::{EndReason, Phase};
 
 /// A mesh of `n` joined peers under `loss`.
 fn joined_mesh(seed: u64, n: usize, loss: f64) -> Mesh {
@@ -33,7 +33,7 @@ fn removals(mesh: &Mesh, i: usize, dpnid: dplay_wire::dp8::dpnid::Dpnid) -> Vec<
 /// MS-DPDX 3.1.5.3: a peer leaves gracefully; everyone else drops it with reason NORMAL.
 #[test]
 fn graceful_leave_under_loss() {
-    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+    for (k, loss) in dplay_testkit::sim_check::LOSSES.into_iter().enumerate() {
         let mut mesh = joined_mesh(200 + k as u64, 5, loss);
         let leaver = session(&mesh, 3).local_dpnid();
         mesh.with(3, |s, now| s.leave(now));
@@ -68,11 +68,11 @@ fn forced_removal() {
 /// everywhere, under 0%, 5% and 20% loss.
 #[test]
 fn killed_peer_is_removed_under_loss() {
-    for (k, loss) in crate::sim_check::LOSSES.into_iter().enumerate() {
+    for (k, loss) in dplay_testkit::sim_check::LOSSES.into_iter().enumerate() {
         let mut mesh = joined_mesh(220 + k as u64, 5, loss);
         mesh.kill(2);
         // Traffic makes the loss visible sooner than keep-alives would.
-        mesh.with(1, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+        mesh.with(1, |s, now| s.send_all(now, b"ping", dplay_session::SendFlags::RELIABLE)).expect("send");
         mesh.sim.run_for(Duration::from_secs(240));
         mesh.tables_agree(&[0, 1, 3, 4]).unwrap_or_else(|e| panic!("loss {loss}: {e}"));
     }
@@ -85,7 +85,7 @@ fn integrity_check_terminates_the_requester() {
     let mut mesh = joined_mesh(230, 4, 0.0);
     let (a, b) = (mesh.ids[1], mesh.ids[2]);
     mesh.sim.partition(a, b);
-    mesh.with(1, |s, now| s.send_all(now, b"ping", crate::SendFlags::RELIABLE)).expect("send");
+    mesh.with(1, |s, now| s.send_all(now, b"ping", dplay_session::SendFlags::RELIABLE)).expect("send");
     mesh.sim.run_for(Duration::from_secs(240));
     let one_ended = [1, 2]
         .iter()
@@ -112,7 +112,8 @@ fn terminate_session() {
 fn application_data_and_chat() {
     let mut mesh = joined_mesh(250, 3, 0.0);
     let (one, two) = (session(&mesh, 1).local_dpnid(), session(&mesh, 2).local_dpnid());
-    mesh.with(1, |s, now| s.send_to(now, two, b"direct", crate::SendFlags::DATAGRAM)).expect("send_to");
+    mesh.with(1, |s, now| s.send_to(now, two, b"direct", dplay_session::SendFlags::DATAGRAM))
+        .expect("send_to");
     mesh.with(1, |s, now| s.send_chat(now, "hello all")).expect("chat");
     mesh.sim.run_for(Duration::from_secs(1));
     let got: Vec<&Event> =
@@ -131,7 +132,7 @@ fn application_data_and_chat() {
 /// clients' sessions end (no migration in client/server).
 #[test]
 fn client_server_leaves() {
-    let mut mesh = Mesh::new(260, 3, link(0.05), |_, cfg| cfg.mode = crate::Mode::ClientServer);
+    let mut mesh = Mesh::new(260, 3, link(0.05), |_, cfg| cfg.mode = dplay_session::Mode::ClientServer);
     mesh.host(0);
     mesh.join(1, 0);
     mesh.join(2, 0);

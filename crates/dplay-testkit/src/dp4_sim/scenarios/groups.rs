@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use super::{APP, check, player};
-use crate::dp4::{CommandError, Dp4Event, Dp4Session, GroupEvent, HostConfig};
 use crate::dp4_sim::Dp4Net;
+use dplay_session::dp4::{CommandError, Dp4Event, Dp4Session, GroupEvent, HostConfig};
 
 /// Runs a command on node `i`, then the network.
 fn on(

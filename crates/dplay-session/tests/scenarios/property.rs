@@ -1,9 +1,9 @@
 //! The name-table property over many seeds (also run by `cargo xtask sim` through
-//! [`crate::sim_check::run`]): after joins, leaves, kills and migrations under 0%, 5% and 20%
+//! [`dplay_testkit::sim_check::run`]): after joins, leaves, kills and migrations under 0%, 5% and 20%
 //! loss, every live joined member holds the same name table.
 
-use crate::sim_check::{name_table_property, property_run, run};
-use crate::{Event, TableChange};
+use dplay_session::{Event, TableChange};
+use dplay_testkit::sim_check::{name_table_property, property_run, run};
 
 /// `DPLAY_SIM_SEEDS` (default 100) seeds, or the one in `DPLAY_SIM_SEED`.
 #[test]

@@ -4,6 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use dplay_spec_examples::mc_dpl8cs_4::{CONNECT_INFO_EX, INSTANCE};
 use dplay_wire::dp8::alternate_address::AlternateAddress;
 use dplay_wire::dp8::cframe::ConnectFields;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeContext, DframeHeader};
@@ -13,19 +14,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, PlayerConnectInfo};
 use uuid::Uuid;
 
 use super::*;
-use crate::{Mode, SessionConfig};
-
-/// MC-DPL8CS 4, first frame, without its 4-byte DFRAME header: the DirectPlay 9 joiner's
-/// DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO_EX ("Test User" at 65.52.239.61:2302).
-const MC_DPL8CS_4_CONNECT_INFO: &str = "
-    C1 00 00 00 04 00 00 00 08 00 00 00
-    60 00 00 00 14 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-    00 00 00 00 00 00 00 00 23 81 BE 94 AB A1 FB 48
-    A2 E7 23 85 9E 65 89 36 DA 80 EF 61 1B 69 47 42
-    9A DD 1C 7B ED 2B C1 3E 58 00 00 00 08 00 00 00
-    07 02 08 FE 41 34 EF 3D 54 00 65 00 73 00 74 00
-    20 00 55 00 73 00 65 00 72 00 00 00";
+use dplay_session::{Mode, SessionConfig};
 
 /// The bytes of the PLAYER_CONNECT_INFO a joiner configured by `tune` sends once its transport
 /// connection to a scripted host is up (MS-DPDX 4.3 steps 3-7).
@@ -53,9 +42,7 @@ fn connect_info_bytes(tune: impl FnOnce(&mut SessionConfig), instance: Option<Uu
 /// PLAYER_CONNECT_INFO_EX byte for byte: no URL, one DN_ALTERNATE_ADDRESS.
 #[test]
 fn joiner_sends_the_mc_dpl8cs_4_connect_info() {
-    let instance = Uuid::from_bytes_le([
-        0x23, 0x81, 0xBE, 0x94, 0xAB, 0xA1, 0xFB, 0x48, 0xA2, 0xE7, 0x23, 0x85, 0x9E, 0x65, 0x89, 0x36,
-    ]);
+    let instance = Uuid::from_bytes_le(INSTANCE);
     let ours = connect_info_bytes(
         |cfg| {
             cfg.dnet_version = 8;
@@ -63,7 +50,7 @@ fn joiner_sends_the_mc_dpl8cs_4_connect_info() {
         },
         Some(instance),
     );
-    let spec = dplay_wire::hexdump::parse_hex(MC_DPL8CS_4_CONNECT_INFO).expect("hex");
+    let spec = dplay_wire::hexdump::parse_hex(CONNECT_INFO_EX).expect("hex");
     assert_eq!(dplay_wire::hexdump::hex(&ours), dplay_wire::hexdump::hex(&spec));
 }
 
@@ -125,7 +112,7 @@ fn name_table_urls_are_real_addresses() {
 fn client_recognises_a_server_flagged_server_only() {
     let mut mesh = Mesh::new(53, 2, link(0.0), |_, cfg| cfg.mode = Mode::ClientServer);
     mesh.host(0);
-    mesh.with(0, |s, _| s.table.set_host(Dpnid::NONE));
+    mesh.with(0, |s, _| test_hooks::name_table_mut(s).set_host(Dpnid::NONE));
     mesh.join(1, 0);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
     let server = session(&mesh, 0).local_dpnid();
@@ -148,9 +135,10 @@ fn session_flag_makes_a_joiner_a_client() {
     let joiner = mesh.ids[1];
     let deadline = mesh.sim.now() + Duration::from_secs(5);
     assert!(mesh.sim.run_until_with(deadline, |sim| {
-        sim.node::<crate::sim_check::SimNode>(joiner).session.phase() == crate::Phase::AwaitingInfo
+        sim.node::<dplay_testkit::sim_check::SimNode>(joiner).session.phase()
+            == dplay_session::Phase::AwaitingInfo
     }));
-    mesh.with(1, |s, _| s.cfg.mode = Mode::PeerToPeer);
+    mesh.with(1, |s, _| test_hooks::config_mut(s).mode = Mode::PeerToPeer);
     assert!(mesh.run_until_joined(&[1], Duration::from_secs(5)));
     assert_eq!(session(&mesh, 1).stats().path_tests_sent, 0);
 }

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use dplay_wire::dp8::dpnid::Dpnid;
 
-use crate::{Event, Phase, Session, SessionConfig};
+use dplay_session::{Event, Phase, Session, SessionConfig};
 
 /// The application GUID of the simulated sessions.
 pub const SIM_APPLICATION: Uuid = uuid::uuid!("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
@@ -276,7 +276,7 @@ pub fn property_run(seed: u64) -> (Mesh, Result<(), String>) {
             None if mesh.node(i).session.is_joined() => survivors.push(i),
             None => check = Err(format!("node {i} is not joined")),
             Some(_) if dead.contains(&i) => {}
-            Some(crate::EndReason::Terminated) => {}
+            Some(dplay_session::EndReason::Terminated) => {}
             Some(reason) => check = Err(format!("node {i} ended: {reason:?}")),
         }
     }
@@ -311,13 +311,12 @@ pub fn property_run(seed: u64) -> (Mesh, Result<(), String>) {
             .map(|i| {
                 let s = &mesh.node(i).session;
                 format!(
-                    "node {i}: {:?} local {} host {} v{} migration {:?} links {:?} stats {:?} events {:?}",
+                    "node {i}: {:?} local {} host {} v{} {} stats {:?} events {:?}",
                     s.phase(),
                     s.local_dpnid(),
                     s.host_dpnid(),
-                    s.table.version(),
-                    s.migration,
-                    s.links,
+                    s.name_table().version(),
+                    dplay_session::test_hooks::internals(s),
                     s.stats(),
                     mesh.node(i).events
                 )

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::*;
 use dplay_wire::dp8::dpnid::Dpnid;
 
-use crate::{SendFlags, TableChange};
+use dplay_session::{SendFlags, TableChange};
 
 /// MC-DPL8CS 3.4.5.2, 2.2.1.4: a member creates a group and adds itself and another member
 /// through the host; a message to the group reaches its members only; a peer that joins later
