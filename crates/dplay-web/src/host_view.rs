@@ -1,31 +1,72 @@
-//! [`Observed`]: a DirectPlay 8 host driven by the runtime, seen by the dashboard. It wraps a
-//! [`Dp8Protocol`] on the protocol thread, publishes [`Snapshot`]s and [`WebEvent`]s from
-//! there and carries out queued [`AdminCommand`]s, without ever waiting for the web server.
+//! [`Observed`]: a hosted session driven by the runtime, seen by the dashboard. It wraps a
+//! [`Hosted`] protocol (DirectPlay 8: [`dplay_runtime::Dp8Protocol`]; DirectPlay 4:
+//! [`dplay_runtime::Dp4Protocol`]) on the protocol thread, publishes [`Snapshot`]s and
+//! [`WebEvent`]s from there and carries out queued [`AdminCommand`]s, without ever waiting for
+//! the web server.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
-use dplay_session::{Event, Mode};
-use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_runtime::{Protocol, SocketId, StreamClosed, StreamId, StreamStatus, Transmit};
 
 use crate::link::{AdminCommand, LoopSide};
-use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+use crate::snapshot::{CHAT_CHARS, Snapshot, WebEvent};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 
-/// A [`Dp8Protocol`] that reports to the dashboard through a [`LoopSide`].
+/// A hosted session the dashboard can show and administer: one implementation per protocol,
+/// the rest ([`Observed`]) shared.
+pub trait Hosted: Protocol {
+    /// The session and its players now. [`Observed`] fills in `uptime_s`, `host_migrations`
+    /// and each player's `joined_at_s`.
+    fn snapshot(&self) -> Snapshot;
+    /// What an event of the session means to the dashboard, if anything.
+    fn seen(&self, event: &Self::Event) -> Option<Seen>;
+    /// Carries out an admin command on the protocol thread; returns a line for the operator.
+    fn admin(&mut self, now: Instant, command: AdminCommand) -> String;
+}
+
+/// An event of the session, as the dashboard reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// A player entered the session; `name` `None`: note its time, report nothing (a
+    /// DirectPlay 4 system player).
+    Join {
+        /// Its ID.
+        id: u32,
+        /// Its name.
+        name: Option<String>,
+    },
+    /// A player left, for this reason.
+    Leave {
+        /// Its ID.
+        id: u32,
+        /// Why, as the protocol names it.
+        reason: String,
+    },
+    /// A chat line from a player.
+    Chat {
+        /// The sender's ID.
+        id: u32,
+        /// The text.
+        text: String,
+    },
+    /// The session has a new host.
+    Migrated,
+}
+
+/// A [`Hosted`] protocol that reports to the dashboard through a [`LoopSide`].
 #[derive(Debug)]
-pub struct Observed {
-    inner: Dp8Protocol,
+pub struct Observed<P> {
+    inner: P,
     link: LoopSide,
     start: Instant,
-    /// When each player entered the name table (bounded by the name table: removed on leave).
-    joined: HashMap<Dpnid, Instant>,
-    /// Names of the players in the name table, for the leave events.
-    names: HashMap<Dpnid, String>,
+    /// When each player entered the session (bounded by the session: removed on leave).
+    joined: HashMap<u32, Instant>,
+    /// Names of the players in the session, for the leave and chat events.
+    names: HashMap<u32, String>,
     /// Host migrations seen.
     migrations: u32,
     /// The time of the last protocol call.
@@ -34,9 +75,9 @@ pub struct Observed {
     next_publish: Option<Instant>,
 }
 
-impl Observed {
+impl<P: Hosted> Observed<P> {
     /// Observes `inner`; `start` is the session's start, for uptime and join times.
-    pub fn new(inner: Dp8Protocol, link: LoopSide, start: Instant) -> Self {
+    pub fn new(inner: P, link: LoopSide, start: Instant) -> Self {
         Self {
             inner,
             link,
@@ -49,6 +90,11 @@ impl Observed {
         }
     }
 
+    /// The protocol observed.
+    pub fn inner(&self) -> &P {
+        &self.inner
+    }
+
     fn secs(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.start).as_secs()
     }
@@ -57,11 +103,9 @@ impl Observed {
     fn tick(&mut self, now: Instant) {
         self.last_call = now;
         while let Some(command) = self.link.admin() {
-            match command {
-                AdminCommand::Kick(id) => {
-                    self.inner.handle_command(now, Dp8Command::RemovePlayer(Dpnid(id)));
-                }
-            }
+            let text = self.inner.admin(now, command);
+            self.link.event(WebEvent::Admin { text, at_s: self.secs(now) });
+            self.next_publish = None;
         }
         if self.next_publish.is_none_or(|t| now >= t) {
             let published = self.link.publish(self.snapshot(now));
@@ -71,101 +115,89 @@ impl Observed {
     }
 
     fn snapshot(&self, now: Instant) -> Snapshot {
-        let session = self.inner.session();
-        let players = self.inner.players();
-        let config = session.config();
-        let view = SessionView {
-            name: config.session_name.clone(),
-            guid: session.name_table().instance().to_string(),
-            mode: match config.mode {
-                Mode::PeerToPeer => "peer-to-peer",
-                Mode::ClientServer => "client-server",
-            },
-            uptime_s: self.secs(now),
-            players: players.len(),
-            max_players: config.max_players,
-            host_migrations: self.migrations,
-            hosting: session.is_joined(),
-        };
-        // One pass over the connections, not one per player: the name table may be large.
-        let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
-        let players = players
-            .into_iter()
-            .map(|p| {
-                let address = addresses.get(&p.dpnid).copied();
-                let stats = address.and_then(|a| session.endpoint().stats(a));
-                PlayerView {
-                    dpnid: p.dpnid.to_string(),
-                    id: p.dpnid.0,
-                    name: p.name,
-                    address: address.map(|a: SocketAddr| a.to_string()),
-                    joined_at_s: self.joined.get(&p.dpnid).map_or(0, |t| self.secs(*t)),
-                    state: if p.is_local {
-                        "local"
-                    } else if p.is_host {
-                        "host"
-                    } else {
-                        "connected"
-                    },
-                    rtt_ms: stats
-                        .and_then(|s| s.rtt)
-                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                    bytes_sent: stats.map(|s| s.bytes_sent),
-                    bytes_received: stats.map(|s| s.bytes_received),
-                    retransmissions: stats.map(|s| s.retransmissions),
-                }
-            })
-            .collect();
-        Snapshot { session: view, players }
+        let mut s = self.inner.snapshot();
+        s.session.uptime_s = self.secs(now);
+        s.session.host_migrations = self.migrations;
+        for p in &mut s.players {
+            p.joined_at_s = self.joined.get(&p.id).map_or(0, |t| self.secs(*t));
+        }
+        s
     }
 
-    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
+    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed session at
     /// once.
-    fn observe(&mut self, event: &Dp8Event, now: Instant) {
-        let Dp8Event::Session(event) = event else { return };
-        let web = match event {
-            Event::PlayerAdded { dpnid, name } => {
-                self.joined.insert(*dpnid, now);
-                self.names.insert(*dpnid, name.clone());
-                WebEvent::Join { dpnid: dpnid.to_string(), name: name.clone(), at_s: self.secs(now) }
+    fn observe(&mut self, event: &P::Event, now: Instant) {
+        let Some(seen) = self.inner.seen(event) else { return };
+        let at_s = self.secs(now);
+        let web = match seen {
+            Seen::Join { id, name } => {
+                self.joined.insert(id, now);
+                self.next_publish = None;
+                let Some(name) = name else { return };
+                self.names.insert(id, name.clone());
+                WebEvent::Join { dpnid: dpnid(id), name, at_s }
             }
-            Event::PlayerRemoved { dpnid, reason } => {
-                self.joined.remove(dpnid);
-                WebEvent::Leave {
-                    dpnid: dpnid.to_string(),
-                    name: self.names.remove(dpnid).unwrap_or_default(),
-                    reason: reason.name().unwrap_or("unknown reason").to_owned(),
-                    at_s: self.secs(now),
-                }
+            Seen::Leave { id, reason } => {
+                self.joined.remove(&id);
+                let name = self.names.remove(&id);
+                self.next_publish = None;
+                let Some(name) = name else { return };
+                WebEvent::Leave { dpnid: dpnid(id), name, reason, at_s }
             }
-            Event::Chat { from, text } => WebEvent::Chat {
-                dpnid: from.to_string(),
-                name: self.names.get(from).cloned().unwrap_or_default(),
+            Seen::Chat { id, text } => WebEvent::Chat {
+                dpnid: dpnid(id),
+                name: self.names.get(&id).cloned().unwrap_or_default(),
                 text: text.chars().take(CHAT_CHARS).collect(),
-                at_s: self.secs(now),
+                at_s,
             },
-            Event::HostMigrated { .. } => {
+            Seen::Migrated => {
                 self.migrations = self.migrations.saturating_add(1);
                 self.next_publish = None;
                 return;
             }
-            _ => return,
         };
         self.link.event(web);
         self.next_publish = None;
     }
 }
 
-impl Protocol for Observed {
-    type Command = Dp8Command;
-    type Event = Dp8Event;
+/// An ID as the dashboard shows it.
+pub(crate) fn dpnid(id: u32) -> String {
+    format!("0x{id:08X}")
+}
+
+impl<P: Hosted> Protocol for Observed<P> {
+    type Command = P::Command;
+    type Event = P::Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.inner.handle_datagram(now, from, data);
         self.tick(now);
     }
 
-    fn handle_command(&mut self, now: Instant, command: Dp8Command) {
+    fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.inner.handle_udp(now, socket, from, data);
+        self.tick(now);
+    }
+
+    fn handle_stream(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<StreamStatus, String> {
+        let status = self.inner.handle_stream(now, stream, peer, data);
+        self.tick(now);
+        status
+    }
+
+    fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
+        self.inner.handle_stream_closed(now, stream, closed);
+        self.tick(now);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: P::Command) {
         self.inner.handle_command(now, command);
         self.tick(now);
     }
@@ -181,7 +213,11 @@ impl Protocol for Observed {
         self.inner.poll_transmit(now, buf)
     }
 
-    fn poll_event(&mut self) -> Option<Dp8Event> {
+    fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.inner.poll_send(now, buf)
+    }
+
+    fn poll_event(&mut self) -> Option<P::Event> {
         let event = self.inner.poll_event()?;
         // Events come out of the call just made: stamped with that call's time.
         self.observe(&event, self.last_call);

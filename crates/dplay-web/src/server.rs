@@ -2,9 +2,11 @@
 //! protocol loop published ([`ServerSide`]) and queues admin commands; nothing here can make
 //! the protocol loop wait.
 //!
-//! Routes: `/` (the page), `/api/session`, `/api/players`, `/api/events` (server-sent events:
-//! `join`, `leave`, `resync` when a slow client missed some), `POST /api/players/{id}/kick`
-//! (admin token required).
+//! Routes: `/` (the page), `/admin.js` (its administration part), `/api/session`,
+//! `/api/players`, `/api/events` (server-sent events: `join`, `leave`, `chat`, `admin`,
+//! `resync` when a slow client missed some); with the admin token: `POST
+//! /api/players/{id}/kick`, `GET`/`POST`/`DELETE /api/bans`, `POST /api/chat`, `POST
+//! /api/settings` (docs/web-api.md).
 
 use std::convert::Infallible;
 use std::future::IntoFuture;
@@ -29,20 +31,22 @@ use crate::link::{AdminCommand, ServerSide};
 use crate::snapshot::WebEvent;
 use crate::token;
 
-/// The page: one file, built into the binary.
+/// The page, built into the binary.
 const PAGE: &str = include_str!("../assets/index.html");
+/// The page's administration part (bans, chat, settings), built in too.
+const ADMIN_JS: &str = include_str!("../assets/admin.js");
 /// Request bodies larger than this are refused (no route takes a body today).
 pub const MAX_BODY: usize = 1024;
 /// Event-stream clients served at once; more are refused with 503.
 pub const MAX_STREAMS: usize = 32;
 /// The page forbids everything but its own inline script and style, and images altogether:
 /// a name that slipped in as markup still could not load or run anything.
-const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+const CSP: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; \
                    connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'";
 
 #[derive(Clone)]
-struct AppState {
-    link: ServerSide,
+pub(crate) struct AppState {
+    pub(crate) link: ServerSide,
     token: Arc<str>,
     streams: Arc<AtomicUsize>,
 }
@@ -102,7 +106,14 @@ fn router(state: AppState) -> Router {
         .route("/api/session", get(session))
         .route("/api/players", get(players))
         .route("/api/events", get(events))
+        .route("/admin.js", get(admin_js))
         .route("/api/players/{id}/kick", post(kick))
+        .route(
+            "/api/bans",
+            get(crate::admin_api::bans).post(crate::admin_api::ban).delete(crate::admin_api::unban),
+        )
+        .route("/api/chat", post(crate::admin_api::chat))
+        .route("/api/settings", post(crate::admin_api::settings))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(bounded))
         .with_state(state)
@@ -130,7 +141,15 @@ async fn page() -> Response {
     r
 }
 
-fn json(value: &impl serde::Serialize) -> Response {
+async fn admin_js() -> Response {
+    let mut r = ADMIN_JS.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    r
+}
+
+pub(crate) fn json(value: &impl serde::Serialize) -> Response {
     match serde_json::to_vec(value) {
         Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -187,7 +206,7 @@ fn parse_dpnid(s: &str) -> Option<u32> {
     }
 }
 
-fn authorized(s: &AppState, headers: &HeaderMap) -> bool {
+pub(crate) fn authorized(s: &AppState, headers: &HeaderMap) -> bool {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -197,8 +216,7 @@ fn authorized(s: &AppState, headers: &HeaderMap) -> bool {
 
 async fn kick(State(s): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     if !authorized(&s, &headers) {
-        return (StatusCode::UNAUTHORIZED, "admin token required (Authorization: Bearer TOKEN)\n")
-            .into_response();
+        return unauthorized();
     }
     let Some(id) = parse_dpnid(&id) else {
         return (StatusCode::BAD_REQUEST, "not a DPNID\n").into_response();
@@ -214,6 +232,11 @@ async fn kick(State(s): State<AppState>, Path(id): Path<String>, headers: Header
         }
         Some(_) => (StatusCode::ACCEPTED, "kick queued\n").into_response(),
     }
+}
+
+/// 401, with what to send.
+pub(crate) fn unauthorized() -> Response {
+    (StatusCode::UNAUTHORIZED, "admin token required (Authorization: Bearer TOKEN)\n").into_response()
 }
 
 #[cfg(test)]

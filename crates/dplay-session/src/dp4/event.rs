@@ -61,6 +61,9 @@ pub enum EndReason {
     HostLost,
     /// The host told us to go: DPSP_MSG_YOUAREDEAD (MC-DPL4CS 3.1.5.32).
     YouAreDead,
+    /// The host deleted our system player: DPSP_MSG_DELETEPLAYER naming it, from the host
+    /// (MC-DPL4CS 3.1.5.14: "instructed to leave the game session by the game session host").
+    Removed,
 }
 
 /// Something the game needs to know, from [`crate::dp4::Dp4Session::poll_event`].
@@ -255,6 +258,8 @@ pub enum DropReason {
     /// A name or data longer than `Dp4Limits` allows: the player, session or change is
     /// refused (docs/limits.md).
     TooLong,
+    /// A join or player from a banned name or address (issue 17; docs/decisions.md, "Bans").
+    Banned,
 }
 
 impl DropReason {
@@ -269,6 +274,7 @@ impl DropReason {
             Self::Fragment => "fragment",
             Self::RateLimited => "rate-limited",
             Self::TooLong => "too-long",
+            Self::Banned => "banned",
         }
     }
 }

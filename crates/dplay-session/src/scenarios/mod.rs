@@ -17,6 +17,7 @@ use crate::sim_check::{Mesh, sim_addr};
 use crate::{Event, Session};
 
 mod addresses;
+mod bans;
 mod early_data;
 mod groups;
 mod hostile;
