@@ -100,7 +100,7 @@ pub(crate) fn run(args: AdminArgs) -> anyhow::Result<bool> {
     match serde_json::from_str::<Value>(&answer) {
         Ok(v) if v.get("names").is_some() => {
             for (kind, key) in [("name", "names"), ("address", "addresses")] {
-                for entry in v[key].as_array().into_iter().flatten() {
+                for entry in v.get(key).and_then(Value::as_array).into_iter().flatten() {
                     writeln!(out, "{kind} {}", entry.as_str().unwrap_or_default())?;
                 }
             }
@@ -140,10 +140,16 @@ impl Api {
         let players: Value = serde_json::from_str(&self.ok("GET", "/api/players", None)?)
             .context("the dashboard's player list is not JSON")?;
         let list = players.as_array().map(Vec::as_slice).unwrap_or_default();
-        let by_id = list.iter().find(|p| p["dpnid"].as_str().is_some_and(|d| d.eq_ignore_ascii_case(player)));
+        let by_id = list
+            .iter()
+            .find(|p| p.get("dpnid").and_then(Value::as_str).is_some_and(|d| d.eq_ignore_ascii_case(player)));
         let by_name: Vec<&Value> = list
             .iter()
-            .filter(|p| p["name"].as_str().is_some_and(|n| n.to_lowercase() == player.to_lowercase()))
+            .filter(|p| {
+                p.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n.to_lowercase() == player.to_lowercase())
+            })
             .collect();
         let found = match (by_id, by_name.as_slice()) {
             (Some(p), _) => p,
@@ -151,7 +157,7 @@ impl Api {
             (None, []) => bail!("no player named `{player}` in the session"),
             (None, _) => bail!("{} players are named `{player}`: give the DPNID (0x...)", by_name.len()),
         };
-        found["dpnid"].as_str().map(str::to_owned).context("the player has no DPNID")
+        found.get("dpnid").and_then(Value::as_str).map(str::to_owned).context("the player has no DPNID")
     }
 
     fn request(&self, method: &str, path: &str, body: Option<&Value>) -> anyhow::Result<(u16, String)> {

@@ -282,7 +282,7 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
     };
     let echo = args.dp4_args.echo;
     let mut failed = None;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+    let stop = live::wait(runtime.events(), interrupt, args.net.deadline(start), |e| {
         if let Dp4Event::CommandFailed { command: "host", error } = &e {
             failed = Some(error.clone());
             return false;

@@ -50,9 +50,9 @@ fn busy() -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, "admin queue full, try again\n").into_response()
 }
 
-/// The body as `T`, or a 400 that says what is wrong.
-fn body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Response> {
-    serde_json::from_slice(bytes).map_err(|e| bad(format!("bad JSON body: {e}")))
+/// The body as `T`, or what is wrong with it.
+fn body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("bad JSON body: {e}"))
 }
 
 fn list(s: &AppState) -> BanList {
@@ -85,7 +85,7 @@ fn change_bans(s: &AppState, headers: &HeaderMap, bytes: &[u8], add: bool) -> Re
         return unauthorized();
     }
     let entry = match body::<BanBody>(bytes) {
-        Err(r) => return r,
+        Err(e) => return bad(e),
         Ok(BanBody { name: Some(n), address: None }) => BanEntry::Name(n),
         Ok(BanBody { name: None, address: Some(a) }) => match a.trim().parse() {
             Ok(ip) => BanEntry::Address(ip),
@@ -123,7 +123,7 @@ pub(crate) async fn chat(State(s): State<AppState>, headers: HeaderMap, bytes: B
         return unauthorized();
     }
     let text = match body::<ChatBody>(&bytes) {
-        Err(r) => return r,
+        Err(e) => return bad(e),
         Ok(b) => b.text,
     };
     if text.trim().is_empty() || text.chars().count() > CHAT_CHARS {
@@ -140,7 +140,7 @@ pub(crate) async fn settings(State(s): State<AppState>, headers: HeaderMap, byte
         return unauthorized();
     }
     let b = match body::<SettingsBody>(&bytes) {
-        Err(r) => return r,
+        Err(e) => return bad(e),
         Ok(b) => b,
     };
     let mut commands = Vec::new();
