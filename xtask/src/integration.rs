@@ -80,7 +80,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
             web::dashboard,
         ),
     ];
-    for (name, case) in cases {
+    // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
+    let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();
+    for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");
         let started = Instant::now();
         case(&suite).with_context(|| format!("integration case failed: {name}"))?;

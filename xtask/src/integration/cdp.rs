@@ -75,7 +75,9 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(100));
         };
         let page = loop {
-            let list: Value = serde_json::from_str(&http_get(port, "/json/list")?).unwrap_or(Value::Null);
+            let list: Value =
+                serde_json::from_str(&http_get(port, "/json/list").context("DevTools /json/list")?)
+                    .unwrap_or(Value::Null);
             let ws = list
                 .as_array()
                 .into_iter()
@@ -90,7 +92,8 @@ impl Browser {
         };
         let path =
             page.split_once(&format!("127.0.0.1:{port}")).map(|(_, p)| p.to_owned()).context("page url")?;
-        Ok(Self { ws: handshake(port, &path)?, next_id: 0, _chromium: chromium })
+        let ws = handshake(port, &path).context("DevTools WebSocket handshake")?;
+        Ok(Self { ws, next_id: 0, _chromium: chromium })
     }
 
     /// Calls a DevTools method; its result.
@@ -99,7 +102,8 @@ impl Browser {
         let id = self.next_id;
         send_text(&mut self.ws, &json!({ "id": id, "method": method, "params": params }).to_string())?;
         loop {
-            let message: Value = serde_json::from_str(&read_text(&mut self.ws)?)?;
+            let text = read_text(&mut self.ws).with_context(|| format!("DevTools: no answer to {method}"))?;
+            let message: Value = serde_json::from_str(&text)?;
             if message["id"] == id {
                 if let Some(e) = message.get("error") {
                     bail!("{method}: {e}");
@@ -152,13 +156,30 @@ impl Browser {
     }
 }
 
+/// One GET to the DevTools HTTP server; its body (by Content-Length: it may keep the
+/// connection open).
 fn http_get(port: u16, path: &str) -> anyhow::Result<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
-    let mut response = String::new();
-    s.take(MAX_MESSAGE).read_to_string(&mut response)?;
-    Ok(response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+    let mut reader = BufReader::new(s);
+    let mut length = 0u64;
+    loop {
+        let mut line = String::new();
+        ensure!(reader.read_line(&mut line)? > 0, "DevTools closed before its answer");
+        if line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse()?;
+        }
+    }
+    ensure!(length <= MAX_MESSAGE, "a DevTools answer over {MAX_MESSAGE} bytes");
+    let mut body = String::new();
+    reader.take(length).read_to_string(&mut body)?;
+    Ok(body)
 }
 
 /// The WebSocket opening handshake (RFC 6455 4.1); the key need not be secret here.
