@@ -40,7 +40,7 @@
       " ", el("button", { id: "a-max-set" }, "Set"), " ",
       el("label", {}, "Password ", el("input", { id: "a-password", type: "password", size: "16", autocomplete: "off" })),
       " ", el("button", { id: "a-password-set" }, "Set password"), " (empty: none)"),
-    el("h3", {}, "Bans"),
+    el("h2", {}, "Bans"),
     el("ul", { id: "a-bans" }));
   document.body.append(section);
 

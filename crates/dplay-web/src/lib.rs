@@ -10,6 +10,7 @@
 //! - [`WebServer`]: axum on a current-thread tokio runtime on its own thread, serving the page
 //!   (built in, no build step), the JSON API and the event stream.
 
+mod addon_view;
 mod admin_api;
 mod ban_file;
 mod connections;

@@ -310,3 +310,47 @@ fn bans_chat_and_settings() {
     assert_eq!(ended(&full), EndReason::Refused(dplay_session::DPNERR_SESSIONFULL));
     assert_eq!(get_json(at, "/api/session")["max_players"], 1);
 }
+
+/// An add-on host (`dplay fs host`) under the dashboard: the operator's chat line goes out as
+/// CHAT_TEXT (seed 004), and a kick removes the player as on any DirectPlay 8 host.
+#[test]
+fn an_addon_host_chats_with_chat_text_and_kicks() {
+    use dplay_addon::{ClientConfig, Dialect, HostConfig, HostPolicy, Role};
+    use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
+    let addon = |name: &str, seed, role| {
+        Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+            AddonProtocol::new(config(local, name, seed), role, Instant::now())
+        })
+        .unwrap()
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let start = Instant::now();
+    let role = AddonRole::Host(HostConfig::new(Dialect::Fs98, Role::Observer, HostPolicy::default()));
+    let host: Runtime<Observed<AddonProtocol>> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+        Observed::new(AddonProtocol::new(config(local, "host", 21), role, start), loop_side, start)
+    })
+    .unwrap();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    host.command(AddonCommand::Session(Dp8Command::Host)).unwrap();
+    let pilot = addon("pilot", 22, AddonRole::Client(ClientConfig::new(Role::Observer)));
+    pilot
+        .command(AddonCommand::Session(Dp8Command::Join { host: host.local_addr(), instance: None }))
+        .unwrap();
+    wait_for(pilot.events(), |e| {
+        matches!(e, AddonEvent::Addon(dplay_addon::Event::Joined { .. })).then_some(())
+    });
+
+    let (status, _) = request_with(at, "POST", "/api/chat", Some(TOKEN), r#"{"text":"tower to all"}"#);
+    assert_eq!(status, 202);
+    let text = wait_for(pilot.events(), |e| match e {
+        AddonEvent::Addon(dplay_addon::Event::Chat { text, .. }) => Some(text.to_text()),
+        _ => None,
+    });
+    assert_eq!(text, "tower to all");
+
+    let players = players_until(at, |p| p.len() == 2);
+    let id = players.iter().find(|p| p["name"] == "pilot").unwrap()["dpnid"].as_str().unwrap().to_owned();
+    assert_eq!(request(at, "POST", &format!("/api/players/{id}/kick"), Some(TOKEN)).0, 202);
+    players_until(at, |p| p.len() == 1);
+}
