@@ -43,8 +43,8 @@ pub enum BanError {
     /// The list holds [`MAX_BANS`] entries.
     #[error("the ban list is full ({MAX_BANS} entries)")]
     Full,
-    /// An empty name, or one over [`MAX_BAN_NAME`] characters.
-    #[error("a banned name must have 1 to {MAX_BAN_NAME} characters")]
+    /// An empty name, one over [`MAX_BAN_NAME`] characters, or one with control characters.
+    #[error("a banned name must have 1 to {MAX_BAN_NAME} characters and no control characters")]
     BadName,
 }
 
@@ -66,7 +66,8 @@ impl Bans {
     /// Bans `name` (any case); true if it was not banned yet.
     pub fn ban_name(&mut self, name: &str) -> Result<bool, BanError> {
         let k = key(name);
-        if k.is_empty() || k.chars().count() > MAX_BAN_NAME {
+        // No control characters: the list is kept one entry a line.
+        if k.is_empty() || k.chars().count() > MAX_BAN_NAME || k.chars().any(char::is_control) {
             return Err(BanError::BadName);
         }
         if self.names.contains(&k) {
@@ -156,6 +157,7 @@ mod tests {
     fn the_list_is_capped_and_names_bounded() {
         let mut b = Bans::new();
         assert_eq!(b.ban_name("   "), Err(BanError::BadName));
+        assert_eq!(b.ban_name("two\nlines"), Err(BanError::BadName));
         assert_eq!(b.ban_name(&"x".repeat(MAX_BAN_NAME + 1)), Err(BanError::BadName));
         for n in 0..MAX_BANS {
             b.ban_name(&format!("p{n}")).unwrap();

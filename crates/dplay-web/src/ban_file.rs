@@ -126,7 +126,21 @@ pub(crate) fn parse(text: &str) -> Result<Bans, (usize, String)> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// Any text: a list or the first bad line, never a panic; what it renders reads back
+        /// the same.
+        #[test]
+        fn any_text_parses_or_names_a_line(text in "(name [^\n]{0,20}|address [0-9a-f.:]{0,20}|[^\n]{0,20})(\n[^\n]{0,30}){0,8}") {
+            match parse(&text) {
+                Ok(bans) => prop_assert_eq!(parse(&render(&bans)).unwrap(), bans),
+                Err((line, _)) => prop_assert!(line >= 1 && line <= text.lines().count()),
+            }
+        }
+    }
 
     #[test]
     fn the_text_format_round_trips_and_names_bad_lines() {
