@@ -276,7 +276,7 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
     let _server = match web {
         Some((at, link)) => {
             link.set_ban_file(bans);
-            Some(crate::web::start(at, args.web.web_token.as_deref(), link, &out.out)?)
+            Some(crate::web::start(at, &args.web, link, &out.out)?)
         }
         None => None,
     };

@@ -112,7 +112,8 @@
 
   // What the host did with each command (the `admin` events).
   if (new URLSearchParams(location.hash.slice(1)).get("live") !== "0") {
-    const events = new EventSource("/api/events");
+    // EventSource cannot set headers: the token goes in the query, as the page's own stream.
+    const events = new EventSource("/api/events?token=" + encodeURIComponent(token()));
     events.addEventListener("admin", (m) => logEvent("host: " + JSON.parse(m.data).text));
   }
 })();

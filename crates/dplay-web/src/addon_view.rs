@@ -19,7 +19,7 @@ impl Hosted for AddonProtocol {
 
     fn seen(&self, event: &AddonEvent) -> Option<Seen> {
         match event {
-            AddonEvent::Session(Dp8Event::Session(e)) => dp8_seen(e),
+            AddonEvent::Session(Dp8Event::Session(e)) => dp8_seen(e, self.bridge().session().local_dpnid()),
             AddonEvent::Addon(dplay_addon::Event::Chat { from, text }) => {
                 Some(Seen::Chat { id: from.0, text: text.to_text() })
             }

@@ -75,7 +75,7 @@ impl Hosted for Dp4Protocol {
             host_migrations: 0,
             hosting: s.role() == dplay_session::dp4::Role::Host,
         };
-        Snapshot { session, players }
+        Snapshot { session, players, counters: crate::Counters::default() }
     }
 
     fn seen(&self, event: &Dp4Event) -> Option<Seen> {
@@ -84,11 +84,12 @@ impl Hosted for Dp4Protocol {
             SessionEvent::PlayerJoined { id, name, system } => Seen::Join {
                 id: *id,
                 name: if *system { None } else { Some(name.clone().unwrap_or_default()) },
+                local: false,
             },
             SessionEvent::PlayerCreated { id } => {
-                Seen::Join { id: *id, name: self.session().players().get(id).and_then(name) }
+                Seen::Join { id: *id, name: self.session().players().get(id).and_then(name), local: true }
             }
-            SessionEvent::PlayerLeft { id } => Seen::Leave { id: *id, reason: "DELETEPLAYER".into() },
+            SessionEvent::PlayerLeft { id } => Seen::Leave { id: *id, reason: "DELETEPLAYER" },
             SessionEvent::Chat { from, text, .. } => {
                 Seen::Chat { id: *from, text: text.clone().unwrap_or_default() }
             }

@@ -61,7 +61,7 @@ pub fn dp8_snapshot(session: &Session) -> Snapshot {
         host_migrations: 0,
         hosting: session.is_joined(),
     };
-    Snapshot { session: session_view, players }
+    Snapshot { session: session_view, players, counters: crate::counters::session_counters(session) }
 }
 
 /// The session commands that carry out `command` on a DirectPlay 8 host, and a line for the
@@ -114,12 +114,14 @@ fn player_name(session: &Session, id: Dpnid) -> String {
     entry.and_then(|e| e.name.as_ref()).map(WideString::to_string_lossy).unwrap_or_default()
 }
 
-/// What a DirectPlay 8 session event means to the dashboard.
-pub fn dp8_seen(event: &Event) -> Option<Seen> {
+/// What a DirectPlay 8 session event means to the dashboard; `local` is our own DPNID.
+pub fn dp8_seen(event: &Event, local: Dpnid) -> Option<Seen> {
     Some(match event {
-        Event::PlayerAdded { dpnid, name } => Seen::Join { id: dpnid.0, name: Some(name.clone()) },
+        Event::PlayerAdded { dpnid, name } => {
+            Seen::Join { id: dpnid.0, name: Some(name.clone()), local: *dpnid == local }
+        }
         Event::PlayerRemoved { dpnid, reason } => {
-            Seen::Leave { id: dpnid.0, reason: reason.name().unwrap_or("unknown reason").to_owned() }
+            Seen::Leave { id: dpnid.0, reason: reason.name().unwrap_or("unknown reason") }
         }
         Event::Chat { from, text } => Seen::Chat { id: from.0, text: text.clone() },
         Event::HostMigrated { .. } => Seen::Migrated,
@@ -134,7 +136,7 @@ impl Hosted for Dp8Protocol {
 
     fn seen(&self, event: &Dp8Event) -> Option<Seen> {
         match event {
-            Dp8Event::Session(e) => dp8_seen(e),
+            Dp8Event::Session(e) => dp8_seen(e, self.session().local_dpnid()),
             _ => None,
         }
     }

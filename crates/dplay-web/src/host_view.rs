@@ -8,19 +8,30 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use dplay_runtime::{Protocol, SocketId, StreamClosed, StreamId, StreamStatus, Transmit};
+use dplay_runtime::{Path, Protocol, SocketId, StreamClosed, StreamId, StreamStatus, Transmit};
 
+use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
 use crate::snapshot::{CHAT_CHARS, Snapshot, WebEvent};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 
+/// The statistics' refresh for a session of `players`: [`PUBLISH_INTERVAL`], stretched by
+/// 1 ms per player past 250, so that building snapshots (O(players) on the protocol thread)
+/// stays under about a thousandth of the loop's time however large the session (a second
+/// for 1,000 players; joins and leaves still publish at once).
+fn publish_interval(players: usize) -> Duration {
+    let stretched = Duration::from_millis(u64::try_from(players).unwrap_or(u64::MAX));
+    PUBLISH_INTERVAL.max(stretched)
+}
+
 /// A hosted session the dashboard can show and administer: one implementation per protocol,
 /// the rest ([`Observed`]) shared.
 pub trait Hosted: Protocol {
-    /// The session and its players now. [`Observed`] fills in `uptime_s`, `host_migrations`
-    /// and each player's `joined_at_s`.
+    /// The session and its players now, and the session's own counters (refusals, what it
+    /// holds). [`Observed`] fills in `uptime_s`, `host_migrations`, each player's
+    /// `joined_at_s`, and its tally of joins, leaves, datagrams and bytes.
     fn snapshot(&self) -> Snapshot;
     /// What an event of the session means to the dashboard, if anything.
     fn seen(&self, event: &Self::Event) -> Option<Seen>;
@@ -38,13 +49,15 @@ pub enum Seen {
         id: u32,
         /// Its name.
         name: Option<String>,
+        /// One of ours (not counted as a join in `/metrics`).
+        local: bool,
     },
     /// A player left, for this reason.
     Leave {
         /// Its ID.
         id: u32,
-        /// Why, as the protocol names it.
-        reason: String,
+        /// Why, as the protocol names it (one of a few: counted by reason in `/metrics`).
+        reason: &'static str,
     },
     /// A chat line from a player.
     Chat {
@@ -73,6 +86,8 @@ pub struct Observed<P> {
     last_call: Instant,
     /// The next publish; `None`: publish at the next call.
     next_publish: Option<Instant>,
+    /// Datagrams, bytes, joins and leaves for `/metrics`.
+    tally: Tally,
 }
 
 impl<P: Hosted> Observed<P> {
@@ -87,6 +102,7 @@ impl<P: Hosted> Observed<P> {
             migrations: 0,
             last_call: start,
             next_publish: None,
+            tally: Tally::default(),
         }
     }
 
@@ -110,7 +126,7 @@ impl<P: Hosted> Observed<P> {
         if self.next_publish.is_none_or(|t| now >= t) {
             let published = self.link.publish(self.snapshot(now));
             // A busy cell (the server cloning its pointer) is tried again at the next call.
-            self.next_publish = published.then_some(now + PUBLISH_INTERVAL);
+            self.next_publish = published.then_some(now + publish_interval(self.joined.len()));
         }
     }
 
@@ -121,6 +137,7 @@ impl<P: Hosted> Observed<P> {
         for p in &mut s.players {
             p.joined_at_s = self.joined.get(&p.id).map_or(0, |t| self.secs(*t));
         }
+        self.tally.fill(&mut s.counters);
         s
     }
 
@@ -130,7 +147,10 @@ impl<P: Hosted> Observed<P> {
         let Some(seen) = self.inner.seen(event) else { return };
         let at_s = self.secs(now);
         let web = match seen {
-            Seen::Join { id, name } => {
+            Seen::Join { id, name, local } => {
+                if !local {
+                    self.tally.join();
+                }
                 self.joined.insert(id, now);
                 self.next_publish = None;
                 let Some(name) = name else { return };
@@ -138,11 +158,12 @@ impl<P: Hosted> Observed<P> {
                 WebEvent::Join { dpnid: dpnid(id), name, at_s }
             }
             Seen::Leave { id, reason } => {
+                self.tally.leave(reason);
                 self.joined.remove(&id);
                 let name = self.names.remove(&id);
                 self.next_publish = None;
                 let Some(name) = name else { return };
-                WebEvent::Leave { dpnid: dpnid(id), name, reason, at_s }
+                WebEvent::Leave { dpnid: dpnid(id), name, reason: reason.to_owned(), at_s }
             }
             Seen::Chat { id, text } => WebEvent::Chat {
                 dpnid: dpnid(id),
@@ -171,11 +192,13 @@ impl<P: Hosted> Protocol for Observed<P> {
     type Event = P::Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.tally.received(data.len());
         self.inner.handle_datagram(now, from, data);
         self.tick(now);
     }
 
     fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.tally.received(data.len());
         self.inner.handle_udp(now, socket, from, data);
         self.tick(now);
     }
@@ -210,11 +233,18 @@ impl<P: Hosted> Protocol for Observed<P> {
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        self.inner.poll_transmit(now, buf)
+        let to = self.inner.poll_transmit(now, buf)?;
+        self.tally.sent(buf.len());
+        Some(to)
     }
 
+    /// What the runtime calls: datagrams are counted, TCP writes (DirectPlay 4) are not.
     fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        self.inner.poll_send(now, buf)
+        let t = self.inner.poll_send(now, buf)?;
+        if matches!(t.path, Path::Udp(_)) {
+            self.tally.sent(buf.len());
+        }
+        Some(t)
     }
 
     fn poll_event(&mut self) -> Option<P::Event> {
@@ -232,5 +262,17 @@ impl<P: Hosted> Protocol for Observed<P> {
 
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_sessions_are_published_less_often() {
+        assert_eq!(publish_interval(0), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(250), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(1000), Duration::from_secs(1));
     }
 }

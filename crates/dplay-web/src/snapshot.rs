@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::counters::Counters;
+
 /// The session and its players at one moment.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Snapshot {
@@ -11,6 +13,9 @@ pub struct Snapshot {
     pub session: SessionView,
     /// The players of the name table, the host's own included.
     pub players: Vec<PlayerView>,
+    /// Totals and what is held, for `/metrics`.
+    #[serde(skip)]
+    pub counters: Counters,
 }
 
 /// The session as `/api/session` shows it.

@@ -58,7 +58,7 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     std::thread::sleep(Duration::from_millis(500));
 
     // One snapshot, no event stream: Chromium waits for the network to settle before it dumps.
-    let dom = render(chromium, &format!("{url}#live=0"))?;
+    let dom = render(chromium, &format!("{url}#live=0&token={TOKEN}"))?;
     ensure!(dom.matches("<tr data-dpnid=").count() == 4, "the page does not list four players:\n{dom}");
     ensure!(dom.contains("<td>alice</td>"), "alice is not listed:\n{dom}");
     ensure!(
