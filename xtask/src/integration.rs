@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::util::build_dplay;
 
+mod cdp;
 mod cli_ux;
 pub(crate) mod dp4;
 mod dp4_reliable;
@@ -74,9 +75,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("host names: localhost for enum and join", cli_ux::host_names),
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
-        ("the host's dashboard in a browser: players, a hostile name as text, a kick", web::dashboard),
+        (
+            "the host's dashboard in a browser: a hostile name as text; chat, kick and ban by clicks",
+            web::dashboard,
+        ),
     ];
-    for (name, case) in cases {
+    // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
+    let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();
+    for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");
         let started = Instant::now();
         case(&suite).with_context(|| format!("integration case failed: {name}"))?;

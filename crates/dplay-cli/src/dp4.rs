@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime, RuntimeError, Tap};
+use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Protocol, Runtime, RuntimeError, Tap};
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::dp4::{
     DPID_ALLPLAYERS, Dp4Config, Dp4Event as SessionEvent, EnumRequest, FoundSession, HostConfig,
@@ -161,11 +161,21 @@ fn spawn(
     config: Dp4Config,
     pcap: Option<&std::path::PathBuf>,
 ) -> anyhow::Result<Runtime<Dp4Protocol>> {
+    spawn_wrapped(binding, config, pcap, |p| p)
+}
+
+/// [`spawn`], with the endpoint inside the protocol `wrap` makes of it.
+fn spawn_wrapped<W: Protocol>(
+    binding: &Dp4Binding,
+    config: Dp4Config,
+    pcap: Option<&std::path::PathBuf>,
+    wrap: impl FnOnce(Dp4Protocol) -> W,
+) -> anyhow::Result<Runtime<W>> {
     let tap = match pcap {
         Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
         None => None,
     };
-    Dp4Protocol::spawn(binding, config, tap).map_err(|e| match e {
+    Dp4Protocol::spawn_wrapped(binding, config, tap, wrap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
             "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host or DPNSVR-like service is using it; stop it, or give another port with --enum-port",
             addr.port()
@@ -206,7 +216,28 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     let mut dp4_config = config(keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
     args.limits.apply_dp4(&mut dp4_config);
-    let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
+    let bans = crate::web::bans(&args.web)?;
+    let Some(at) = args.web.web else {
+        let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
+        return serve(args, runtime, session, bans, start, &interrupt, None);
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), |p| {
+        dplay_web::Observed::new(p, loop_side, start)
+    })?;
+    serve(args, runtime, session, bans, start, &interrupt, Some((at, server_side)))
+}
+
+/// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.
+fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
+    args: &HostArgs,
+    runtime: Runtime<P>,
+    session: HostConfig,
+    bans: dplay_web::BanFile,
+    start: Instant,
+    interrupt: &crossbeam_channel::Receiver<()>,
+    web: Option<(SocketAddr, dplay_web::ServerSide)>,
+) -> anyhow::Result<bool> {
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let (tcp, udp) = (addr(Dp4Binding::LISTENER), addr(Dp4Binding::GAME_SOCKET));
@@ -234,7 +265,15 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     };
     out.out.event(&hosting, text);
     runtime.command(Dp4Command::Host(session))?;
+    runtime.command(Dp4Command::SetBans(bans.bans().clone()))?;
     runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
+    let _server = match web {
+        Some((at, link)) => {
+            link.set_ban_file(bans);
+            Some(crate::web::start(at, &args.web, link, &out.out)?)
+        }
+        None => None,
+    };
     let echo = args.dp4_args.echo;
     let mut failed = None;
     let end = args.net.deadline(start);
@@ -246,7 +285,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
             (Some(t), Some(e)) => Some(t.min(e)),
             (t, e) => t.or(e),
         };
-        let stop = live::wait_or_stats(runtime.events(), &interrupt, until, |e| {
+        let stop = live::wait_or_stats(runtime.events(), interrupt, until, |e| {
             if let Dp4Event::CommandFailed { command: "host", error } = &e {
                 failed = Some(error.clone());
                 return false;
@@ -278,7 +317,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
 }
 
 /// Like [`live::finish`], printing the events of the leave (the MC-DPL4R counters among them).
-fn finish(runtime: Runtime<Dp4Protocol>, out: &mut Dp4Output) {
+fn finish<P: Protocol<Event = Dp4Event>>(runtime: Runtime<P>, out: &mut Dp4Output) {
     #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
     let until = Instant::now() + Duration::from_secs(1);
     #[allow(clippy::disallowed_methods)]

@@ -214,6 +214,7 @@ impl Dp4Output {
                     EndReason::Left => "left",
                     EndReason::HostLost => "the host is gone",
                     EndReason::YouAreDead => "the host removed us",
+                    EndReason::Removed => "the host removed us (DELETEPLAYER)",
                     _ => "ended",
                 };
                 self.out.event(

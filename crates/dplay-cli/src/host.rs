@@ -91,14 +91,15 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
         Dp8Protocol::new(c, start)
     };
+    let bans = crate::web::bans(&args.web)?;
     let Some(web) = args.web.web else {
         let runtime = live::spawn(bind, args.net.pcap.as_ref(), make)?;
-        return serve(&args, runtime, flags, start, &interrupt, None);
+        return serve(&args, runtime, flags, bans, start, &interrupt, None);
     };
     let (loop_side, server_side) = dplay_web::link();
     let runtime =
         live::spawn(bind, args.net.pcap.as_ref(), |local| Observed::new(make(local), loop_side, start))?;
-    serve(&args, runtime, flags, start, &interrupt, Some((web, server_side)))
+    serve(&args, runtime, flags, bans, start, &interrupt, Some((web, server_side)))
 }
 
 /// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.
@@ -106,6 +107,7 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     args: &HostArgs,
     runtime: Runtime<P>,
     flags: ApplicationDescFlags,
+    bans: dplay_web::BanFile,
     start: Instant,
     interrupt: &Receiver<()>,
     web: Option<(SocketAddr, ServerSide)>,
@@ -136,8 +138,12 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
         ),
     );
     runtime.command(Dp8Command::Host)?;
+    runtime.command(Dp8Command::SetBans(bans.bans().clone()))?;
     let _server = match web {
-        Some((at, link)) => Some(crate::web::start(at, &args.web, link, &out)?),
+        Some((at, link)) => {
+            link.set_ban_file(bans);
+            Some(crate::web::start(at, &args.web, link, &out)?)
+        }
         None => None,
     };
     let echo = args.dp4_args.echo;

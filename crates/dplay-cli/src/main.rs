@@ -7,6 +7,7 @@
 
 mod addon_view;
 mod address;
+mod admin;
 mod capture;
 mod config;
 mod decode;
@@ -64,6 +65,9 @@ enum Command {
     /// over DirectPlay 4).
     #[command(subcommand)]
     Fs(fs::FsCommand),
+    /// Administer a running `dplay host --web` through its JSON API: kick, ban, unban, chat,
+    /// max players, password (the token from --token or DPLAY_WEB_TOKEN).
+    Admin(admin::AdminArgs),
     /// A host, two clients and an add-on flight on loopback, with a timeline of every message.
     Demo(demo::DemoArgs),
     /// Print a shell completion script (such as `dplay completions bash >
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Join(args) => join::run(args),
         Command::Fs(command) => fs::run(command),
         Command::Demo(args) => demo::run(args),
+        Command::Admin(args) => admin::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Manpage { command } => manpage(command),
     };

@@ -1,27 +1,43 @@
-//! `--web ADDR` and `--web-token` on `dplay host`: the dashboard of the dplay-web crate.
+//! `--web ADDR`, `--web-token` and `--bans FILE` on `dplay host`: the dashboard of the
+//! dplay-web crate and the ban list (docs/web-api.md).
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 
 use crate::events::JsonEvent;
 use crate::live::Output;
 use clap::Args;
-use dplay_web::{ServerSide, WebConfig, WebServer};
+use dplay_web::{BanFile, ServerSide, WebConfig, WebServer};
 
 /// The dashboard's options.
 #[derive(Args)]
 pub(crate) struct WebArgs {
     /// Serve the live dashboard and its JSON API here: PORT (on 127.0.0.1), or IP:PORT to
-    /// listen elsewhere (port 0: any free port). DirectPlay 8 only for now.
-    #[arg(long, value_name = "[IP:]PORT", value_parser = parse_web, conflicts_with = "dp4")]
+    /// listen elsewhere (port 0: any free port).
+    #[arg(long, value_name = "[IP:]PORT", value_parser = parse_web)]
     pub(crate) web: Option<SocketAddr>,
-    /// The admin token that kicks need, and reads unless --web-public (default: a random one,
-    /// printed at start).
+    /// The admin token that kicks, bans, chat and settings need, and reads unless
+    /// --web-public (default: a random one, printed at start).
     #[arg(long, value_name = "TOKEN", requires = "web")]
     pub(crate) web_token: Option<String>,
     /// Let anyone who reaches the dashboard read it (the session, players, events, /metrics)
-    /// without the token; kicks still need it.
+    /// without the token; administration still needs it.
     #[arg(long, requires = "web")]
     pub(crate) web_public: bool,
+    /// Refuse the names and addresses listed in FILE at join (DPNERR_HOSTREJECTEDCONNECTION;
+    /// DirectPlay 4: DPERR_ACCESSDENIED); bans and unbans made on the dashboard are written
+    /// back. One `name NAME` or `address IP` a line; created when missing.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) bans: Option<PathBuf>,
+}
+
+/// The ban list of `--bans FILE` (empty, in memory, without it).
+pub(crate) fn bans(args: &WebArgs) -> anyhow::Result<BanFile> {
+    match &args.bans {
+        None => Ok(BanFile::default()),
+        Some(path) => BanFile::load(path)
+            .map_err(|e| anyhow::anyhow!("cannot read the ban file {}: {e}", path.display())),
+    }
 }
 
 /// `PORT` (loopback) or `IP:PORT`.
@@ -50,9 +66,9 @@ pub(crate) fn start(
     out.event(
         &JsonEvent::Web { url: url.clone(), token: token.clone() },
         if args.web_public {
-            format!("dashboard on {url}, readable by anyone who reaches it (admin token {token}; open {url}#token={token} to kick)")
+            format!("dashboard on {url}, readable by anyone who reaches it (admin token {token}; open {url}#token={token} to administer)")
         } else {
-            format!("dashboard on {url} (token {token}, for reads and kicks: open {url}#token={token})")
+            format!("dashboard on {url} (token {token}, for reads and administration: open {url}#token={token})")
         },
     );
     Ok(server)

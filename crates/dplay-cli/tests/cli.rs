@@ -317,3 +317,34 @@ fn groups_from_join() {
     assert!(added(&host, &a) && added(&host, &b), "{host:?}");
     assert!(fails(&["join", "--dp4", &target, "--join-group", "crew"], 1).contains("DirectPlay 8"));
 }
+
+/// `dplay admin`: one-line errors (no token, a bad address, nothing listening), and a ban file
+/// read at start refuses a name with DPNERR_HOSTREJECTEDCONNECTION (issue 17).
+#[test]
+fn admin_errors_and_the_ban_file() {
+    let no_token =
+        dplay().args(["admin", "127.0.0.1:1", "bans"]).env_remove("DPLAY_WEB_TOKEN").output().unwrap();
+    assert_eq!(no_token.status.code(), Some(1));
+    let err = String::from_utf8(no_token.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("DPLAY_WEB_TOKEN"), "{err}");
+    let err = fails(&["admin", "8080", "--token", "t", "bans"], 1);
+    assert!(err.contains("HOST:PORT"), "{err}");
+    // A port nothing listens on: the TCP port of a UDP socket we hold is not listened on.
+    let err = fails(&["admin", &format!("127.0.0.1:{}", free_port()), "--token", "t", "chat", "hi"], 1);
+    assert!(err.contains("cannot reach the dashboard"), "{err}");
+
+    let dir = std::env::temp_dir().join(format!("dplay-cli-bans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bans = dir.join("bans.txt");
+    std::fs::write(&bans, "# test\nname Mallory\n").unwrap();
+    let port = free_port();
+    let _host = host(port, &["--bans", bans.to_str().unwrap()]);
+    let err = fails(&["join", &format!("127.0.0.1:{port}"), "--name", "mallory", "--timeout", "3"], 1);
+    assert!(err.contains("DPNERR_HOSTREJECTEDCONNECTION"), "{err}");
+    std::fs::write(&bans, "bogus line\n").unwrap();
+    let err =
+        fails(&["host", "--bind", "127.0.0.1:0", "--bans", bans.to_str().unwrap(), "--duration", "1"], 1);
+    assert!(err.contains("line 1"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

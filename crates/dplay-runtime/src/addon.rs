@@ -160,6 +160,16 @@ impl AddonProtocol {
             Dp8Command::RemovePlayer(dpnid) => {
                 b.with_session(now, |s, now| s.remove_player(now, dpnid)).map_err(|e| ("remove player", e))
             }
+            Dp8Command::SetBans(bans) => {
+                b.with_session(now, |s, _| s.set_bans(bans));
+                Ok(())
+            }
+            Dp8Command::SetMaxPlayers(n) => {
+                b.with_session(now, |s, _| s.set_max_players(n)).map_err(|e| ("max players", e))
+            }
+            Dp8Command::SetPassword(p) => {
+                b.with_session(now, |s, _| s.set_password(p)).map_err(|e| ("password", e))
+            }
         }
     }
 

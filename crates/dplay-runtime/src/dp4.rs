@@ -144,6 +144,18 @@ pub enum Dp4Command {
     /// Report every drop and refusal so far and what is held for others now
     /// ([`Dp4Event::DropSummary`], then [`Dp4Event::MemoryHeld`]), as at the end.
     Stats,
+    /// Host: remove the instance of this player with DELETEPLAYER (MC-DPL4CS 3.1.5.14;
+    /// [`Dp4Session::remove_instance`]).
+    RemoveInstance(u32),
+    /// Host: the names and addresses refused at join from now on (DPERR_ACCESSDENIED;
+    /// [`Dp4Session::set_bans`]).
+    SetBans(dplay_session::Bans),
+    /// Host: a new password (`None`: none), announced with SESSIONDESCCHANGED
+    /// ([`Dp4Session::set_password`]).
+    SetPassword(Option<String>),
+    /// A chat line (DPSP_MSG_CHAT, MC-DPL4CS 2.2.18) from our first application player (else
+    /// our system player) to everyone.
+    Chat(String),
 }
 
 /// One row of the Player List, as [`Dp4Event::PlayerList`] reports it (MC-DPL4CS 3.1.1).
@@ -251,6 +263,17 @@ impl Dp4Protocol {
         config: Dp4Config,
         tap: Option<Box<dyn Tap>>,
     ) -> Result<Runtime<Self>, RuntimeError> {
+        Self::spawn_wrapped(binding, config, tap, |p| p)
+    }
+
+    /// [`Dp4Protocol::spawn`], with the endpoint inside a protocol `wrap` makes of it (a
+    /// dashboard's observer, say).
+    pub fn spawn_wrapped<W: Protocol>(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        tap: Option<Box<dyn Tap>>,
+        wrap: impl FnOnce(Self) -> W,
+    ) -> Result<Runtime<W>, RuntimeError> {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
         let advertised = binding.advertised_datagram;
@@ -259,7 +282,7 @@ impl Dp4Protocol {
             if let (Some(addr), Some(game)) = (advertised, told.get_mut(Dp4Binding::GAME_SOCKET.0)) {
                 *game = SocketAddr::V4(addr);
             }
-            Self::new(config, &told)
+            Self::new(config, &told).map(wrap)
         })
     }
 
@@ -393,6 +416,16 @@ impl Protocol for Dp4Protocol {
                 self.events.extend(self.report.summary(self.session.stats()));
                 Ok(())
             }
+            Dp4Command::RemoveInstance(id) => s.remove_instance(now, id).map_err(|e| ("remove player", e)),
+            Dp4Command::SetBans(bans) => {
+                s.set_bans(bans);
+                Ok(())
+            }
+            Dp4Command::SetPassword(p) => s.set_password(p.as_deref()).map_err(|e| ("password", e)),
+            Dp4Command::Chat(text) => match self.local_player() {
+                Some(from) => self.session.send_chat_all(from, &text).map(drop).map_err(|e| ("chat", e)),
+                None => Err(("chat", CommandError::WrongState)),
+            },
         };
         match result {
             Err((command, error)) => self.fail(command, error),

@@ -67,6 +67,13 @@ pub enum Dp8Command {
     /// Host: remove one player; the others learn it with DESTROY_PLAYER, reason
     /// HOSTDESTROYEDPLAYER (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2).
     RemovePlayer(Dpnid),
+    /// Host: the names and addresses refused at join from now on (DPNERR_HOSTREJECTEDCONNECTION;
+    /// [`Session::set_bans`]).
+    SetBans(dplay_session::Bans),
+    /// Host: a new player limit (0: none) for the joins that follow ([`Session::set_max_players`]).
+    SetMaxPlayers(u32),
+    /// Host: the password the joins that follow need (`None`: none; [`Session::set_password`]).
+    SetPassword(Option<String>),
 }
 
 /// What an application asks of a DirectPlay 8 session's groups (MC-DPL8CS 3.4.5.2).
@@ -240,6 +247,12 @@ impl Protocol for Dp8Protocol {
                 Ok(())
             }
             Dp8Command::RemovePlayer(dpnid) => s.remove_player(now, dpnid).map_err(|e| ("remove player", e)),
+            Dp8Command::SetBans(bans) => {
+                s.set_bans(bans);
+                Ok(())
+            }
+            Dp8Command::SetMaxPlayers(n) => s.set_max_players(n).map_err(|e| ("max players", e)),
+            Dp8Command::SetPassword(p) => s.set_password(p).map_err(|e| ("password", e)),
         };
         if let Err((command, error)) = result {
             self.fail(command, error);

@@ -14,6 +14,7 @@ use dplay_wire::dp8::session::{
     DestroyReason, PlayerConnectInfo, ReqIntegrityCheck, ResultCode, SessionMessage, TerminateSession,
 };
 
+use crate::bans::{Bans, DPNERR_HOSTREJECTEDCONNECTION};
 use crate::config::Mode;
 use crate::memory::Memory;
 use crate::session::{LinkState, Phase, Session};
@@ -43,6 +44,8 @@ pub(crate) struct Admission {
     logged: BTreeMap<IpAddr, Instant>,
     /// The host's memory budget and the session layer's accounts on it.
     pub(crate) memory: Memory,
+    /// Host: the names and addresses refused at join (issue 17).
+    bans: Bans,
 }
 
 impl Admission {
@@ -82,6 +85,34 @@ impl Admission {
 }
 
 impl Session {
+    /// Host: the names and addresses refused at join from now on; players already in the
+    /// session stay (the caller removes them with [`Session::remove_player`] if it wants).
+    pub fn set_bans(&mut self, bans: Bans) {
+        self.admission.bans = bans;
+    }
+
+    /// The names and addresses refused at join.
+    pub fn bans(&self) -> &Bans {
+        &self.admission.bans
+    }
+
+    /// Host: refuses a banned joiner with DPNERR_HOSTREJECTEDCONNECTION, the code of an
+    /// application that declines a connection (MC-DPL8CS 2.2.1.3; docs/decisions.md, "Bans").
+    pub(crate) fn check_bans(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        info: &PlayerConnectInfo,
+    ) -> Result<(), ResultCode> {
+        let name = info.name.as_ref().map(dplay_wire::WideString::to_string_lossy);
+        if !self.admission.bans.refuses(peer.ip(), name.as_deref()) {
+            return Ok(());
+        }
+        self.stats.refused_banned += 1;
+        self.log_refusal(now, peer, "join refused: banned (DPNERR_HOSTREJECTEDCONNECTION)");
+        Err(DPNERR_HOSTREJECTEDCONNECTION)
+    }
+
     /// Logs a refusal or drop concerning `source`, once per source per `log_interval`.
     pub(crate) fn log_refusal(&mut self, now: Instant, source: SocketAddr, what: &str) {
         let interval = self.cfg.limits.log_interval;

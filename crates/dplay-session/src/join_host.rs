@@ -80,6 +80,32 @@ impl Session {
         Ok(())
     }
 
+    /// Host: a new `dwMaxPlayers` (0: no limit) for the joins and EnumResponses from now on.
+    /// MC-DPL8CS has no message that updates the members' application description, so they
+    /// keep the old value (a new host after a migration uses its own copy; docs/decisions.md,
+    /// "Live session settings"). Players already in stay, even over the new limit.
+    pub fn set_max_players(&mut self, max_players: u32) -> Result<(), CommandError> {
+        let desc =
+            self.desc.as_mut().filter(|_| self.phase == Phase::Host).ok_or(CommandError::WrongState)?;
+        desc.max_players = max_players;
+        self.cfg.max_players = max_players;
+        Ok(())
+    }
+
+    /// Host: the password joins need from now on (`None`: none), and
+    /// `DPNSESSION_REQUIREPASSWORD` in the EnumResponse with it (MC-DPL8CS 3.1.5.1 step 4).
+    /// As with [`Session::set_max_players`], members are not told.
+    pub fn set_password(&mut self, password: Option<String>) -> Result<(), CommandError> {
+        let desc =
+            self.desc.as_mut().filter(|_| self.phase == Phase::Host).ok_or(CommandError::WrongState)?;
+        if password.as_ref().is_some_and(|p| p.encode_utf16().count() > self.cfg.limits.max_name_units) {
+            return Err(CommandError::InvalidParam);
+        }
+        desc.flags.set(ApplicationDescFlags::REQUIREPASSWORD, password.is_some());
+        self.cfg.password = password;
+        Ok(())
+    }
+
     /// Our own entry, before the host gives it a DPNID.
     pub(crate) fn local_entry(&self, flags: NameTableEntryFlags) -> NameTableEntry {
         NameTableEntry {
@@ -179,7 +205,8 @@ impl Session {
     /// PLAYER_CONNECT_INFO from a joiner (MC-DPL8CS 3.1.5.2 steps 1-3; MS-DPDX 4.3 steps 7-8).
     fn on_connect_info(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo) {
         self.connect_info_came(peer);
-        let checked = self.validate(info).and_then(|()| {
+        // Banned joiners first: they learn nothing about the password or the session's room.
+        let checked = self.check_bans(now, peer, info).and_then(|()| self.validate(info)).and_then(|()| {
             self.check_limits(info).map_err(|why| {
                 self.stats.refused_limits += 1;
                 self.log_refusal(now, peer, &format!("join refused: {why} (DPNERR_INVALIDPARAM)"));

@@ -115,6 +115,7 @@
 
 mod admission;
 mod app_data;
+mod bans;
 mod completion;
 mod config;
 pub mod dp4;
@@ -137,6 +138,7 @@ pub mod test_hooks;
 
 pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
+pub use bans::{BanError, Bans, DPERR_ACCESSDENIED, DPNERR_HOSTREJECTEDCONNECTION, MAX_BAN_NAME, MAX_BANS};
 pub use completion::MAX_PENDING;
 pub use config::{Limits, Mode, SessionConfig};
 pub use event::{CommandError, CompletionError, EndReason, Event, SendFlags, TableChange};

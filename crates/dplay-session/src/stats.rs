@@ -78,6 +78,9 @@ pub struct Stats {
     /// Joins refused with DPNERR_SESSIONFULL because the joiner's name-table entry would take
     /// what the host holds for others past its memory budget (also counted in `joins_refused`).
     pub refused_budget: u64,
+    /// Joins refused with DPNERR_HOSTREJECTEDCONNECTION: a banned name or address (also
+    /// counted in `joins_refused`).
+    pub refused_banned: u64,
     /// Joiners dropped because they were not members by the join deadline, or to make room
     /// under the cap on joins under way.
     pub join_timeouts: u64,
@@ -182,6 +185,7 @@ impl crate::Session {
             ("joins_refused", s.joins_refused),
             ("oversize", s.refused_limits),
             ("over_budget", s.refused_budget),
+            ("banned", s.refused_banned),
             ("join_timeout", s.join_timeouts),
             ("failed_join", s.failed_joins),
             ("member_evicted", s.members_evicted),

@@ -71,24 +71,31 @@ impl Tally {
         }
     }
 
-    /// The counters to publish: the tally and what `session` holds now (O(connections)).
-    pub(crate) fn counters(&self, session: &Session) -> Counters {
-        let refusals = session.refusals();
-        let endpoint = session.endpoint();
-        Counters {
-            joins: self.joins,
-            leaves: self.leaves.clone(),
-            refusals: refusals.counts,
-            datagrams_received: self.datagrams_received,
-            datagrams_sent: self.datagrams_sent,
-            bytes_received: self.bytes_received,
-            bytes_sent: self.bytes_sent,
-            retransmissions: endpoint.all_retransmissions(),
-            reassembly_bytes: endpoint.reassembly_bytes() as u64,
-            connections: refusals.connections as u64,
-            half_open: refusals.half_open as u64,
-            joining: refusals.joining as u64,
-        }
+    /// Puts the tally into `c`, whose other fields the protocol filled
+    /// ([`session_counters`]).
+    pub(crate) fn fill(&self, c: &mut Counters) {
+        c.joins = self.joins;
+        c.leaves.clone_from(&self.leaves);
+        c.datagrams_received = self.datagrams_received;
+        c.datagrams_sent = self.datagrams_sent;
+        c.bytes_received = self.bytes_received;
+        c.bytes_sent = self.bytes_sent;
+    }
+}
+
+/// What a DirectPlay 8 `session` holds and refused so far (O(connections)); the tally's fields
+/// are left for [`Tally::fill`].
+pub(crate) fn session_counters(session: &Session) -> Counters {
+    let refusals = session.refusals();
+    let endpoint = session.endpoint();
+    Counters {
+        refusals: refusals.counts,
+        retransmissions: endpoint.all_retransmissions(),
+        reassembly_bytes: endpoint.reassembly_bytes() as u64,
+        connections: refusals.connections as u64,
+        half_open: refusals.half_open as u64,
+        joining: refusals.joining as u64,
+        ..Counters::default()
     }
 }
 

@@ -1,23 +1,23 @@
-//! [`Observed`]: a DirectPlay 8 host driven by the runtime, seen by the dashboard. It wraps a
-//! [`Dp8Protocol`] on the protocol thread, publishes [`Snapshot`]s and [`WebEvent`]s from
-//! there and carries out queued [`AdminCommand`]s, without ever waiting for the web server.
+//! [`Observed`]: a hosted session driven by the runtime, seen by the dashboard. It wraps a
+//! [`Hosted`] protocol (DirectPlay 8: [`dplay_runtime::Dp8Protocol`]; DirectPlay 4:
+//! [`dplay_runtime::Dp4Protocol`]) on the protocol thread, publishes [`Snapshot`]s and
+//! [`WebEvent`]s from there and carries out queued [`AdminCommand`]s, without ever waiting for
+//! the web server.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
-use dplay_session::{Event, Mode};
-use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_runtime::{Path, Protocol, SocketId, StreamClosed, StreamId, StreamStatus, Transmit};
 
 use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
-use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+use crate::snapshot::{CHAT_CHARS, Snapshot, WebEvent};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 
-/// The statistics' refresh for a name table of `players`: [`PUBLISH_INTERVAL`], stretched by
+/// The statistics' refresh for a session of `players`: [`PUBLISH_INTERVAL`], stretched by
 /// 1 ms per player past 250, so that building snapshots (O(players) on the protocol thread)
 /// stays under about a thousandth of the loop's time however large the session (a second
 /// for 1,000 players; joins and leaves still publish at once).
@@ -26,16 +26,60 @@ fn publish_interval(players: usize) -> Duration {
     PUBLISH_INTERVAL.max(stretched)
 }
 
-/// A [`Dp8Protocol`] that reports to the dashboard through a [`LoopSide`].
+/// A hosted session the dashboard can show and administer: one implementation per protocol,
+/// the rest ([`Observed`]) shared.
+pub trait Hosted: Protocol {
+    /// The session and its players now, and the session's own counters (refusals, what it
+    /// holds). [`Observed`] fills in `uptime_s`, `host_migrations`, each player's
+    /// `joined_at_s`, and its tally of joins, leaves, datagrams and bytes.
+    fn snapshot(&self) -> Snapshot;
+    /// What an event of the session means to the dashboard, if anything.
+    fn seen(&self, event: &Self::Event) -> Option<Seen>;
+    /// Carries out an admin command on the protocol thread; returns a line for the operator.
+    fn admin(&mut self, now: Instant, command: AdminCommand) -> String;
+}
+
+/// An event of the session, as the dashboard reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// A player entered the session; `name` `None`: note its time, report nothing (a
+    /// DirectPlay 4 system player).
+    Join {
+        /// Its ID.
+        id: u32,
+        /// Its name.
+        name: Option<String>,
+        /// One of ours (not counted as a join in `/metrics`).
+        local: bool,
+    },
+    /// A player left, for this reason.
+    Leave {
+        /// Its ID.
+        id: u32,
+        /// Why, as the protocol names it (one of a few: counted by reason in `/metrics`).
+        reason: &'static str,
+    },
+    /// A chat line from a player.
+    Chat {
+        /// The sender's ID.
+        id: u32,
+        /// The text.
+        text: String,
+    },
+    /// The session has a new host.
+    Migrated,
+}
+
+/// A [`Hosted`] protocol that reports to the dashboard through a [`LoopSide`].
 #[derive(Debug)]
-pub struct Observed {
-    inner: Dp8Protocol,
+pub struct Observed<P> {
+    inner: P,
     link: LoopSide,
     start: Instant,
-    /// When each player entered the name table (bounded by the name table: removed on leave).
-    joined: HashMap<Dpnid, Instant>,
-    /// Names of the players in the name table, for the leave events.
-    names: HashMap<Dpnid, String>,
+    /// When each player entered the session (bounded by the session: removed on leave).
+    joined: HashMap<u32, Instant>,
+    /// Names of the players in the session, for the leave and chat events.
+    names: HashMap<u32, String>,
     /// Host migrations seen.
     migrations: u32,
     /// The time of the last protocol call.
@@ -46,9 +90,9 @@ pub struct Observed {
     tally: Tally,
 }
 
-impl Observed {
+impl<P: Hosted> Observed<P> {
     /// Observes `inner`; `start` is the session's start, for uptime and join times.
-    pub fn new(inner: Dp8Protocol, link: LoopSide, start: Instant) -> Self {
+    pub fn new(inner: P, link: LoopSide, start: Instant) -> Self {
         Self {
             inner,
             link,
@@ -62,6 +106,11 @@ impl Observed {
         }
     }
 
+    /// The protocol observed.
+    pub fn inner(&self) -> &P {
+        &self.inner
+    }
+
     fn secs(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.start).as_secs()
     }
@@ -70,11 +119,9 @@ impl Observed {
     fn tick(&mut self, now: Instant) {
         self.last_call = now;
         while let Some(command) = self.link.admin() {
-            match command {
-                AdminCommand::Kick(id) => {
-                    self.inner.handle_command(now, Dp8Command::RemovePlayer(Dpnid(id)));
-                }
-            }
+            let text = self.inner.admin(now, command);
+            self.link.event(WebEvent::Admin { text, at_s: self.secs(now) });
+            self.next_publish = None;
         }
         if self.next_publish.is_none_or(|t| now >= t) {
             let published = self.link.publish(self.snapshot(now));
@@ -84,98 +131,65 @@ impl Observed {
     }
 
     fn snapshot(&self, now: Instant) -> Snapshot {
-        let session = self.inner.session();
-        let players = self.inner.players();
-        let config = session.config();
-        let view = SessionView {
-            name: config.session_name.clone(),
-            guid: session.name_table().instance().to_string(),
-            mode: match config.mode {
-                Mode::PeerToPeer => "peer-to-peer",
-                Mode::ClientServer => "client-server",
-            },
-            uptime_s: self.secs(now),
-            players: players.len(),
-            max_players: config.max_players,
-            host_migrations: self.migrations,
-            hosting: session.is_joined(),
-        };
-        // One pass over the connections, not one per player: the name table may be large.
-        let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
-        let players = players
-            .into_iter()
-            .map(|p| {
-                let address = addresses.get(&p.dpnid).copied();
-                let stats = address.and_then(|a| session.endpoint().stats(a));
-                PlayerView {
-                    dpnid: p.dpnid.to_string(),
-                    id: p.dpnid.0,
-                    name: p.name,
-                    address: address.map(|a: SocketAddr| a.to_string()),
-                    joined_at_s: self.joined.get(&p.dpnid).map_or(0, |t| self.secs(*t)),
-                    state: if p.is_local {
-                        "local"
-                    } else if p.is_host {
-                        "host"
-                    } else {
-                        "connected"
-                    },
-                    rtt_ms: stats
-                        .and_then(|s| s.rtt)
-                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                    bytes_sent: stats.map(|s| s.bytes_sent),
-                    bytes_received: stats.map(|s| s.bytes_received),
-                    retransmissions: stats.map(|s| s.retransmissions),
-                }
-            })
-            .collect();
-        Snapshot { session: view, players, counters: self.tally.counters(session) }
+        let mut s = self.inner.snapshot();
+        s.session.uptime_s = self.secs(now);
+        s.session.host_migrations = self.migrations;
+        for p in &mut s.players {
+            p.joined_at_s = self.joined.get(&p.id).map_or(0, |t| self.secs(*t));
+        }
+        self.tally.fill(&mut s.counters);
+        s
     }
 
-    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
+    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed session at
     /// once.
-    fn observe(&mut self, event: &Dp8Event, now: Instant) {
-        let Dp8Event::Session(event) = event else { return };
-        let web = match event {
-            Event::PlayerAdded { dpnid, name } => {
-                if *dpnid != self.inner.session().local_dpnid() {
+    fn observe(&mut self, event: &P::Event, now: Instant) {
+        let Some(seen) = self.inner.seen(event) else { return };
+        let at_s = self.secs(now);
+        let web = match seen {
+            Seen::Join { id, name, local } => {
+                if !local {
                     self.tally.join();
                 }
-                self.joined.insert(*dpnid, now);
-                self.names.insert(*dpnid, name.clone());
-                WebEvent::Join { dpnid: dpnid.to_string(), name: name.clone(), at_s: self.secs(now) }
+                self.joined.insert(id, now);
+                self.next_publish = None;
+                let Some(name) = name else { return };
+                self.names.insert(id, name.clone());
+                WebEvent::Join { dpnid: dpnid(id), name, at_s }
             }
-            Event::PlayerRemoved { dpnid, reason } => {
-                self.joined.remove(dpnid);
-                self.tally.leave(reason.name().unwrap_or("unknown reason"));
-                WebEvent::Leave {
-                    dpnid: dpnid.to_string(),
-                    name: self.names.remove(dpnid).unwrap_or_default(),
-                    reason: reason.name().unwrap_or("unknown reason").to_owned(),
-                    at_s: self.secs(now),
-                }
+            Seen::Leave { id, reason } => {
+                self.tally.leave(reason);
+                self.joined.remove(&id);
+                let name = self.names.remove(&id);
+                self.next_publish = None;
+                let Some(name) = name else { return };
+                WebEvent::Leave { dpnid: dpnid(id), name, reason: reason.to_owned(), at_s }
             }
-            Event::Chat { from, text } => WebEvent::Chat {
-                dpnid: from.to_string(),
-                name: self.names.get(from).cloned().unwrap_or_default(),
+            Seen::Chat { id, text } => WebEvent::Chat {
+                dpnid: dpnid(id),
+                name: self.names.get(&id).cloned().unwrap_or_default(),
                 text: text.chars().take(CHAT_CHARS).collect(),
-                at_s: self.secs(now),
+                at_s,
             },
-            Event::HostMigrated { .. } => {
+            Seen::Migrated => {
                 self.migrations = self.migrations.saturating_add(1);
                 self.next_publish = None;
                 return;
             }
-            _ => return,
         };
         self.link.event(web);
         self.next_publish = None;
     }
 }
 
-impl Protocol for Observed {
-    type Command = Dp8Command;
-    type Event = Dp8Event;
+/// An ID as the dashboard shows it.
+pub(crate) fn dpnid(id: u32) -> String {
+    format!("0x{id:08X}")
+}
+
+impl<P: Hosted> Protocol for Observed<P> {
+    type Command = P::Command;
+    type Event = P::Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.tally.received(data.len());
@@ -183,7 +197,30 @@ impl Protocol for Observed {
         self.tick(now);
     }
 
-    fn handle_command(&mut self, now: Instant, command: Dp8Command) {
+    fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.tally.received(data.len());
+        self.inner.handle_udp(now, socket, from, data);
+        self.tick(now);
+    }
+
+    fn handle_stream(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<StreamStatus, String> {
+        let status = self.inner.handle_stream(now, stream, peer, data);
+        self.tick(now);
+        status
+    }
+
+    fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
+        self.inner.handle_stream_closed(now, stream, closed);
+        self.tick(now);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: P::Command) {
         self.inner.handle_command(now, command);
         self.tick(now);
     }
@@ -201,7 +238,16 @@ impl Protocol for Observed {
         Some(to)
     }
 
-    fn poll_event(&mut self) -> Option<Dp8Event> {
+    /// What the runtime calls: datagrams are counted, TCP writes (DirectPlay 4) are not.
+    fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let t = self.inner.poll_send(now, buf)?;
+        if matches!(t.path, Path::Udp(_)) {
+            self.tally.sent(buf.len());
+        }
+        Some(t)
+    }
+
+    fn poll_event(&mut self) -> Option<P::Event> {
         let event = self.inner.poll_event()?;
         // Events come out of the call just made: stamped with that call's time.
         self.observe(&event, self.last_call);

@@ -7,6 +7,9 @@ use std::sync::{Arc, Mutex};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use tokio::sync::broadcast;
 
+use dplay_session::Bans;
+
+use crate::ban_file::BanFile;
 use crate::snapshot::{Snapshot, WebEvent};
 
 /// Admin commands queued at most (the server answers 503 beyond).
@@ -14,11 +17,22 @@ pub const ADMIN_QUEUE: usize = 16;
 /// Events kept for a slow event-stream client before it is told it lagged.
 pub const EVENT_BUFFER: usize = 256;
 
-/// What an operator asks of the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What an operator asks of the host (docs/web-api.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AdminCommand {
-    /// Remove the player with this DPNID (DP8: DESTROY_PLAYER, HOSTDESTROYEDPLAYER).
+    /// Remove the player with this ID (DP8: DESTROY_PLAYER, HOSTDESTROYEDPLAYER; DP4:
+    /// DELETEPLAYER of its instance).
     Kick(u32),
+    /// The ban list from now on; players in the session that it bans are removed.
+    SetBans(Bans),
+    /// A chat line to everyone (DP8: the DXDiag chat message, MS-DPDX 3.1.5.7; DP4:
+    /// DPSP_MSG_CHAT; add-on sessions: CHAT_TEXT).
+    Chat(String),
+    /// A new player limit (0: none).
+    MaxPlayers(u32),
+    /// A new session password (`None`: none).
+    Password(Option<String>),
 }
 
 /// The loop's end: publishes, never waits.
@@ -35,6 +49,8 @@ pub struct ServerSide {
     cell: Arc<Mutex<Arc<Snapshot>>>,
     events: broadcast::Sender<WebEvent>,
     admin: Sender<AdminCommand>,
+    /// The ban list the operator edits, and its file.
+    bans: Arc<Mutex<BanFile>>,
 }
 
 /// A new link: one end for the protocol loop, one for the server.
@@ -44,7 +60,7 @@ pub fn link() -> (LoopSide, ServerSide) {
     let (admin_tx, admin_rx) = crossbeam_channel::bounded(ADMIN_QUEUE);
     (
         LoopSide { cell: cell.clone(), events: events.clone(), admin: admin_rx },
-        ServerSide { cell, events, admin: admin_tx },
+        ServerSide { cell, events, admin: admin_tx, bans: Arc::default() },
     )
 }
 
@@ -89,6 +105,16 @@ impl ServerSide {
     /// A receiver of the events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<WebEvent> {
         self.events.subscribe()
+    }
+
+    /// Uses `file` as the ban list the operator edits (`dplay host --bans FILE`).
+    pub fn set_ban_file(&self, file: BanFile) {
+        *self.ban_file() = file;
+    }
+
+    /// The ban list and its file (a poisoned lock is taken over: the list is always whole).
+    pub(crate) fn ban_file(&self) -> std::sync::MutexGuard<'_, BanFile> {
+        self.bans.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Queues an admin command; false when the queue is full (or the loop is gone).

@@ -2,10 +2,12 @@
 //! protocol loop published ([`ServerSide`]) and queues admin commands; nothing here can make
 //! the protocol loop wait.
 //!
-//! Routes: `/` (the page), `/api/session`, `/api/players`, `/api/events` (server-sent events:
-//! `join`, `leave`, `resync` when a slow client missed some), `/metrics` (Prometheus),
-//! `POST /api/players/{id}/kick` (admin token required). The reads need the token too unless
-//! the server is public ([`WebConfig::public`]).
+//! Routes: `/` (the page), `/admin.js` (its administration part), `/api/session`,
+//! `/api/players`, `/api/events` (server-sent events: `join`, `leave`, `chat`, `admin`,
+//! `resync` when a slow client missed some), `/metrics` (Prometheus); with the admin token:
+//! `POST /api/players/{id}/kick`, `GET`/`POST`/`DELETE /api/bans`, `POST /api/chat`, `POST
+//! /api/settings` (docs/web-api.md). The reads need the token too unless the server is public
+//! ([`WebConfig::public`]).
 //!
 //! Bounds (docs/web-api.md): [`MAX_CONNECTIONS`](crate::MAX_CONNECTIONS) open connections,
 //! request headers within [`HEADER_TIMEOUT`] and [`MAX_HEADER_BYTES`], bodies within
@@ -39,8 +41,10 @@ use crate::rate::{BURST, RATE, RateLimit};
 use crate::snapshot::WebEvent;
 use crate::token;
 
-/// The page: one file, built into the binary.
+/// The page, built into the binary.
 const PAGE: &str = include_str!("../assets/index.html");
+/// The page's administration part (bans, chat, settings), built in too.
+const ADMIN_JS: &str = include_str!("../assets/admin.js");
 /// Request bodies larger than this are refused (no route takes a body today).
 pub const MAX_BODY: usize = 1024;
 /// Event-stream clients served at once; more are refused with 503.
@@ -52,7 +56,7 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_HEADER_BYTES: usize = 8192;
 /// The page forbids everything but its own inline script and style, and images altogether:
 /// a name that slipped in as markup still could not load or run anything.
-const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+const CSP: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; \
                    connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'";
 
 /// How a [`WebServer`] serves.
@@ -87,8 +91,8 @@ impl WebConfig {
 }
 
 #[derive(Clone)]
-struct AppState {
-    link: ServerSide,
+pub(crate) struct AppState {
+    pub(crate) link: ServerSide,
     token: Arc<str>,
     public: bool,
     streams: Arc<AtomicUsize>,
@@ -186,7 +190,14 @@ fn router(state: AppState) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), readable));
     Router::new()
         .route("/", get(page))
+        .route("/admin.js", get(admin_js))
         .route("/api/players/{id}/kick", post(kick))
+        .route(
+            "/api/bans",
+            get(crate::admin_api::bans).post(crate::admin_api::ban).delete(crate::admin_api::unban),
+        )
+        .route("/api/chat", post(crate::admin_api::chat))
+        .route("/api/settings", post(crate::admin_api::settings))
         .merge(reads)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(bounded))
@@ -280,7 +291,15 @@ async fn page() -> Response {
     r
 }
 
-fn json(value: &impl serde::Serialize) -> Response {
+async fn admin_js() -> Response {
+    let mut r = ADMIN_JS.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    r
+}
+
+pub(crate) fn json(value: &impl serde::Serialize) -> Response {
     match serde_json::to_vec(value) {
         Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -344,7 +363,7 @@ fn parse_dpnid(s: &str) -> Option<u32> {
     }
 }
 
-fn authorized(s: &AppState, headers: &HeaderMap) -> bool {
+pub(crate) fn authorized(s: &AppState, headers: &HeaderMap) -> bool {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -354,8 +373,7 @@ fn authorized(s: &AppState, headers: &HeaderMap) -> bool {
 
 async fn kick(State(s): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     if !authorized(&s, &headers) {
-        return (StatusCode::UNAUTHORIZED, "admin token required (Authorization: Bearer TOKEN)\n")
-            .into_response();
+        return unauthorized();
     }
     let Some(id) = parse_dpnid(&id) else {
         return (StatusCode::BAD_REQUEST, "not a DPNID\n").into_response();
@@ -371,6 +389,11 @@ async fn kick(State(s): State<AppState>, Path(id): Path<String>, headers: Header
         }
         Some(_) => (StatusCode::ACCEPTED, "kick queued\n").into_response(),
     }
+}
+
+/// 401, with what to send.
+pub(crate) fn unauthorized() -> Response {
+    (StatusCode::UNAUTHORIZED, "admin token required (Authorization: Bearer TOKEN)\n").into_response()
 }
 
 #[cfg(test)]

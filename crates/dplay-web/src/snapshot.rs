@@ -23,6 +23,8 @@ pub struct Snapshot {
 pub struct SessionView {
     /// The session name (from the host's configuration).
     pub name: String,
+    /// `DirectPlay 8` or `DirectPlay 4`.
+    pub protocol: &'static str,
     /// The session instance GUID (MC-DPL8CS 2.2.1.1, the name table's instance).
     pub guid: String,
     /// `peer-to-peer` or `client-server`.
@@ -42,9 +44,9 @@ pub struct SessionView {
 /// One player as `/api/players` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PlayerView {
-    /// The DPNID, as the CLI prints it (`0x...`).
+    /// The DPNID (DirectPlay 4: the player ID), as the CLI prints it (`0x...`).
     pub dpnid: String,
-    /// The DPNID as a number, for admin commands.
+    /// The same as a number, for admin commands.
     pub id: u32,
     /// The player's name.
     pub name: String,
@@ -52,7 +54,8 @@ pub struct PlayerView {
     pub address: Option<String>,
     /// Seconds after the session start at which the player entered the name table.
     pub joined_at_s: u64,
-    /// `host`, `local` or `connected`.
+    /// `host`, `local` or `connected` (DirectPlay 4: also `system`, an instance with no
+    /// application player).
     pub state: &'static str,
     /// The transport's smoothed round trip, in milliseconds, once measured.
     pub rtt_ms: Option<u64>,
@@ -99,6 +102,13 @@ pub enum WebEvent {
         /// Seconds after the session start.
         at_s: u64,
     },
+    /// An admin command was carried out, or failed (a line for the operator).
+    Admin {
+        /// What was done, or why not.
+        text: String,
+        /// Seconds after the session start.
+        at_s: u64,
+    },
 }
 
 /// Characters of a chat line the event stream carries at most.
@@ -111,6 +121,7 @@ impl WebEvent {
             Self::Join { .. } => "join",
             Self::Leave { .. } => "leave",
             Self::Chat { .. } => "chat",
+            Self::Admin { .. } => "admin",
         }
     }
 }

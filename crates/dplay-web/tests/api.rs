@@ -43,12 +43,24 @@ fn wait_for<E: std::fmt::Debug, T>(events: &Receiver<E>, mut f: impl FnMut(&E) -
 
 /// One HTTP/1.1 request; returns the status and the body.
 fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> (u16, String) {
+    request_with(addr, method, path, token, "")
+}
+
+/// One HTTP/1.1 request with a body; returns the status and the body.
+fn request_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     )
     .unwrap();
     let mut response = String::new();
@@ -100,7 +112,7 @@ fn next_event(stream: &mut BufReader<TcpStream>, name: &str) -> Value {
 fn session_players_events_and_kick() {
     let (loop_side, server_side) = dplay_web::link();
     let start = Instant::now();
-    let host: Runtime<Observed> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+    let host: Runtime<Observed<Dp8Protocol>> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
         Observed::new(Dp8Protocol::new(config(local, "host", 1), start), loop_side, start)
     })
     .unwrap();
@@ -187,6 +199,14 @@ fn page_is_served_with_a_strict_policy_and_bodies_are_bounded() {
     assert!(page.contains("content-security-policy: default-src 'none'"));
     assert!(page.contains("textContent"));
     assert!(!page.contains("innerHTML"), "network strings go in as text only");
+    assert!(page.contains(r#"<script src="/admin.js"></script>"#));
+    let (status, admin) = request(at, "GET", "/admin.js", None);
+    assert_eq!(status, 200);
+    assert!(
+        admin.contains("replaceChildren")
+            && !admin.contains("innerHTML")
+            && !admin.contains("insertAdjacentHTML")
+    );
 
     // A body over the limit is refused.
     let mut s = TcpStream::connect(at).unwrap();
@@ -221,4 +241,116 @@ fn connections_beyond_the_cap_wait_for_one_to_close() {
     let mut answer = String::new();
     late.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// The administration routes: bans refuse the next join with DPNERR_HOSTREJECTEDCONNECTION and
+/// remove a banned player in the session; chat reaches the members; settings change the limit
+/// the next join sees; all need the token and a well-formed body (docs/web-api.md).
+#[test]
+fn bans_chat_and_settings() {
+    let (loop_side, server_side) = dplay_web::link();
+    let start = Instant::now();
+    let host: Runtime<Observed<Dp8Protocol>> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+        Observed::new(Dp8Protocol::new(config(local, "host", 11), start), loop_side, start)
+    })
+    .unwrap();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    host.command(Dp8Command::Host).unwrap();
+    wait_for(host.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
+    let joiner = |name: &str, seed| {
+        let j = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+            Dp8Protocol::new(config(local, name, seed), Instant::now())
+        })
+        .unwrap();
+        j.command(Dp8Command::Join { host: host.local_addr(), instance: None }).unwrap();
+        j
+    };
+    let ended = |j: &Runtime<Dp8Protocol>| {
+        wait_for(j.events(), |e| match e {
+            Dp8Event::Session(Event::SessionEnded { reason }) => Some(*reason),
+            _ => None,
+        })
+    };
+    let bob = joiner("bob", 12);
+    wait_for(bob.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
+
+    assert_eq!(request(at, "GET", "/api/bans", None).0, 401);
+    assert_eq!(request_with(at, "POST", "/api/chat", None, r#"{"text":"hi"}"#).0, 401);
+    assert_eq!(request_with(at, "POST", "/api/bans", Some(TOKEN), r#"{"nom":"x"}"#).0, 400);
+    assert_eq!(request_with(at, "POST", "/api/bans", Some(TOKEN), r#"{"address":"nope"}"#).0, 400);
+    assert_eq!(request_with(at, "POST", "/api/settings", Some(TOKEN), "{}").0, 400);
+
+    // MS-DPDX 3.1.5.7: the operator's chat line reaches the member.
+    let (status, _) = request_with(at, "POST", "/api/chat", Some(TOKEN), r#"{"text":"hello <b>bob</b>"}"#);
+    assert_eq!(status, 202);
+    let text = wait_for(bob.events(), |e| match e {
+        Dp8Event::Session(Event::Chat { text, .. }) => Some(text.clone()),
+        _ => None,
+    });
+    assert_eq!(text, "hello <b>bob</b>");
+
+    // A ban by name removes bob and refuses the next bob.
+    let (status, list) = request_with(at, "POST", "/api/bans", Some(TOKEN), r#"{"name":"BOB"}"#);
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(serde_json::from_str::<Value>(&list).unwrap()["names"][0], "bob");
+    assert_eq!(ended(&bob), EndReason::Terminated);
+    let again = joiner("Bob", 13);
+    let refused = EndReason::Refused(dplay_session::DPNERR_HOSTREJECTEDCONNECTION);
+    assert_eq!(ended(&again), refused);
+    let (status, list) = request_with(at, "DELETE", "/api/bans", Some(TOKEN), r#"{"name":"bob"}"#);
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&list).unwrap()["names"].as_array().unwrap().len(), 0);
+
+    // Live settings: max players 1 (the host alone) refuses the next join.
+    let (status, why) = request_with(at, "POST", "/api/settings", Some(TOKEN), r#"{"max_players":1}"#);
+    assert_eq!(status, 202);
+    assert!(why.contains("members are not told"), "{why}");
+    let full = joiner("carol", 14);
+    assert_eq!(ended(&full), EndReason::Refused(dplay_session::DPNERR_SESSIONFULL));
+    assert_eq!(get_json(at, "/api/session")["max_players"], 1);
+}
+
+/// An add-on host (`dplay fs host`) under the dashboard: the operator's chat line goes out as
+/// CHAT_TEXT (seed 004), and a kick removes the player as on any DirectPlay 8 host.
+#[test]
+fn an_addon_host_chats_with_chat_text_and_kicks() {
+    use dplay_addon::{ClientConfig, Dialect, HostConfig, HostPolicy, Role};
+    use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
+    let addon = |name: &str, seed, role| {
+        Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+            AddonProtocol::new(config(local, name, seed), role, Instant::now())
+        })
+        .unwrap()
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let start = Instant::now();
+    let role = AddonRole::Host(HostConfig::new(Dialect::Fs98, Role::Observer, HostPolicy::default()));
+    let host: Runtime<Observed<AddonProtocol>> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+        Observed::new(AddonProtocol::new(config(local, "host", 21), role, start), loop_side, start)
+    })
+    .unwrap();
+    let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
+    let at = web.local_addr();
+    host.command(AddonCommand::Session(Dp8Command::Host)).unwrap();
+    let pilot = addon("pilot", 22, AddonRole::Client(ClientConfig::new(Role::Observer)));
+    pilot
+        .command(AddonCommand::Session(Dp8Command::Join { host: host.local_addr(), instance: None }))
+        .unwrap();
+    wait_for(pilot.events(), |e| {
+        matches!(e, AddonEvent::Addon(dplay_addon::Event::Joined { .. })).then_some(())
+    });
+
+    let (status, _) = request_with(at, "POST", "/api/chat", Some(TOKEN), r#"{"text":"tower to all"}"#);
+    assert_eq!(status, 202);
+    let text = wait_for(pilot.events(), |e| match e {
+        AddonEvent::Addon(dplay_addon::Event::Chat { text, .. }) => Some(text.to_text()),
+        _ => None,
+    });
+    assert_eq!(text, "tower to all");
+
+    let players = players_until(at, |p| p.len() == 2);
+    let id = players.iter().find(|p| p["name"] == "pilot").unwrap()["dpnid"].as_str().unwrap().to_owned();
+    assert_eq!(request(at, "POST", &format!("/api/players/{id}/kick"), Some(TOKEN)).0, 202);
+    players_until(at, |p| p.len() == 1);
 }

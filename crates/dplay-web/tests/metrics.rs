@@ -77,7 +77,7 @@ fn scrape_until(at: SocketAddr, f: impl Fn(&[(String, u64)]) -> bool) -> Vec<(St
 fn joins_traffic_and_leaves_are_counted() {
     let (loop_side, server_side) = dplay_web::link();
     let start = Instant::now();
-    let host: Runtime<Observed> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
+    let host: Runtime<Observed<Dp8Protocol>> = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
         Observed::new(Dp8Protocol::new(config(local, "host", 1), start), loop_side, start)
     })
     .unwrap();

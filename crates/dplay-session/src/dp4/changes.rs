@@ -81,6 +81,23 @@ impl Dp4Session {
         Ok(())
     }
 
+    /// A chat line from our player `from` to everyone: one DPSP_MSG_CHAT per remote application
+    /// player (the system player of an instance that has none), each naming its receiver, as a
+    /// group's copies go to each member (MC-DPL4CS 3.1.4.17; docs/decisions.md). Returns how
+    /// many were sent.
+    pub fn send_chat_all(&mut self, from: u32, text: &str) -> Result<usize, CommandError> {
+        self.local_player(from)?;
+        let remote = || self.players.values().filter(|p| !p.local);
+        let with_players: std::collections::BTreeSet<u32> =
+            remote().filter(|p| !p.is_system()).map(|p| p.system_player_id).collect();
+        let to: Vec<u32> =
+            remote().filter(|p| !p.is_system() || !with_players.contains(&p.id)).map(|p| p.id).collect();
+        for id in &to {
+            self.send_chat(from, *id, text)?;
+        }
+        Ok(to.len())
+    }
+
     /// The remote player a change names, if we know it.
     fn remote_player(&mut self, id: u32, what: &str) -> bool {
         let known =

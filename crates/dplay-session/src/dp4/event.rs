@@ -61,6 +61,9 @@ pub enum EndReason {
     HostLost,
     /// The host told us to go: DPSP_MSG_YOUAREDEAD (MC-DPL4CS 3.1.5.32).
     YouAreDead,
+    /// The host deleted our system player: DPSP_MSG_DELETEPLAYER naming it, from the host
+    /// (MC-DPL4CS 3.1.5.14: "instructed to leave the game session by the game session host").
+    Removed,
 }
 
 /// Something the game needs to know, from [`crate::dp4::Dp4Session::poll_event`].
@@ -258,6 +261,8 @@ pub enum DropReason {
     /// What the host holds for others would pass `Dp4Limits::memory_budget`: a joiner is
     /// refused (ADDFORWARDREPLY DPERR_NONEWPLAYERS), a TCP connection closed (docs/limits.md).
     OverBudget,
+    /// A join or player from a banned name or address (issue 17; docs/decisions.md, "Bans").
+    Banned,
 }
 
 impl DropReason {
@@ -273,6 +278,7 @@ impl DropReason {
             Self::RateLimited => "rate-limited",
             Self::TooLong => "too-long",
             Self::OverBudget => "over-budget",
+            Self::Banned => "banned",
         }
     }
 }

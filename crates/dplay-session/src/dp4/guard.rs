@@ -21,6 +21,8 @@ use crate::dp4::table::Player;
 pub(crate) struct Guard {
     replies: SourceWindow,
     logged: SourceWindow,
+    /// Host: the names and addresses refused at join (see `dp4::admin`).
+    pub(crate) bans: crate::bans::Bans,
 }
 
 impl Dp4Session {

@@ -13,7 +13,6 @@ use dplay_wire::dp4::join::{
     RequestPlayerId, RequestPlayerReply,
 };
 use dplay_wire::dp4::message::Dp4Body;
-use dplay_wire::dp4::nametable::SessionDescChanged;
 use dplay_wire::dp4::session::{PlayerFlags, SESSION_DESC_LEN, SecurityDesc, SessionDesc2, SessionFlags};
 use dplay_wire::{Blob, WideString};
 use rand::Rng;
@@ -146,6 +145,17 @@ impl Dp4Session {
         if !self.reply_allowed(now, reply_to, "REQUESTPLAYERREPLY") {
             return;
         }
+        // A banned address gets no ID: DPERR_ACCESSDENIED (docs/decisions.md, "Bans").
+        if system && self.banned(now, reply_to.ip(), None) {
+            let body = Dp4Body::RequestPlayerReply(RequestPlayerReply {
+                id: 0,
+                sec_desc: SecurityDesc::default(),
+                result: crate::bans::DPERR_ACCESSDENIED,
+                sspi_provider: None,
+                capi_provider: None,
+            });
+            return self.send_body(Via::Tcp, reply_to, body);
+        }
         let closing = if system { SessionFlags::JOIN_DISABLED } else { SessionFlags::NEW_PLAYERS_DISABLED };
         let id = if Self::full(&desc) || desc.flags.contains(closing) {
             None
@@ -196,6 +206,13 @@ impl Dp4Session {
             );
         }
         let mut p = Player::from_packed(&m.player_info, seen);
+        if self.banned(now, seen, Some(&p)) {
+            if let Some(ids) = self.ids.as_mut() {
+                ids.release(m.player_id);
+            }
+            let body = Dp4Body::AddForwardReply(Dword(crate::bans::DPERR_ACCESSDENIED));
+            return self.send_body(Via::Tcp, reply_to, body);
+        }
         if let Err(e) = self.check_player(&p) {
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(m.player_id);
@@ -331,16 +348,7 @@ impl Dp4Session {
         };
         desc.max_players = max_players;
         desc.flags = flags;
-        let Some(desc) = self.current_desc() else { return Err(CommandError::WrongState) };
-        if !flags.contains(SessionFlags::NO_SESSION_DESC_MESSAGES) {
-            let body = Dp4Body::SessionDescChanged(SessionDescChanged {
-                id_to: 0,
-                session_desc: desc,
-                session_name: self.session_name.clone(),
-                password: self.password.clone(),
-            });
-            self.send_to_instances(&body, None);
-        }
+        self.announce_desc();
         Ok(())
     }
 

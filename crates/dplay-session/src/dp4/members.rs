@@ -64,6 +64,10 @@ impl Dp4Session {
             )
         });
         let system = p.is_system();
+        let ours = p.system_player_id;
+        if !system && self.role == Role::Host && self.remove_if_banned(now, seen, &p) {
+            return tracing::debug!(id = ours, "a banned name was created: its instance removed");
+        }
         self.add_player(p);
         if self.role == Role::Member && !system && version >= 13 {
             self.send_create_player_verify(now, reply_to);
@@ -91,12 +95,19 @@ impl Dp4Session {
 
     /// DPSP_MSG_DELETEPLAYER: remove the player; a system player takes its instance's players
     /// along, and the host's starts host migration (MC-DPL4CS 3.1.5.14, 3.1.7.1).
-    pub(crate) fn on_delete_player(&mut self, now: Instant, id: u32) {
+    /// Our own system player, deleted by the host, means we were told to leave (3.1.5.14): the
+    /// session ends for us ([`EndReason::Removed`]).
+    pub(crate) fn on_delete_player(&mut self, now: Instant, reply_to: SocketAddr, id: u32) {
         if !self.joined() {
             return self.drop_msg(DropReason::Unexpected, "DELETEPLAYER while not joined");
         }
+        let from_host = self.role == Role::Member && self.host_stream() == Some(reply_to);
         match self.players.get(&id) {
             None => self.drop_msg(DropReason::UnknownPlayer, "DELETEPLAYER of an unknown player"),
+            Some(p) if p.local && p.is_system() && from_host => {
+                tracing::info!(id, "the host deleted our system player: removed from the session");
+                self.end(EndReason::Removed);
+            }
             Some(p) if p.local => self.drop_msg(DropReason::Unexpected, "DELETEPLAYER of one of ours"),
             Some(_) => self.remove_player(now, id),
         }

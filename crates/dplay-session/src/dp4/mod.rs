@@ -9,6 +9,7 @@
 //! DPSESSION_DIRECTPLAYPROTOCOL, player traffic between joined instances runs over MC-DPL4R
 //! (`dplay_dpsp::reliable`) on the UDP game sockets instead.
 
+mod admin;
 mod changes;
 mod client;
 pub mod config;

@@ -446,7 +446,7 @@ impl Dp4Session {
             Dp4Body::SuperEnumPlayersReply(m) => self.on_super_enum_players_reply(now, from.ip(), m),
             Dp4Body::CreatePlayer(m) => self.on_create_player(now, from.ip(), reply_to, header.version, &m),
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
-            Dp4Body::DeletePlayer(m) => self.on_delete_player(now, m.player_id),
+            Dp4Body::DeletePlayer(m) => self.on_delete_player(now, reply_to, m.player_id),
             Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
             Dp4Body::PingReply(m) => self.on_ping_reply(now, reply_to, m.id_from),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),

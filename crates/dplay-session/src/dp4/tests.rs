@@ -1,5 +1,6 @@
 //! Exchanges of typed messages between endpoints wired together in memory.
 
+mod admin;
 mod enumeration;
 mod faults;
 mod groups;

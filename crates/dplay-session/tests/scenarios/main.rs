@@ -19,6 +19,7 @@ use dplay_session::{Event, Session};
 use dplay_testkit::sim_check::{Mesh, sim_addr};
 
 mod addresses;
+mod bans;
 mod early_data;
 mod groups;
 mod hostile;

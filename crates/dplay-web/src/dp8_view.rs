@@ -1,0 +1,151 @@
+//! The dashboard's view of a DirectPlay 8 host ([`Hosted`] for [`Dp8Protocol`]), and the two
+//! pieces any DirectPlay 8 host reuses, the add-on host of `dplay fs host` included:
+//! [`dp8_snapshot`] and [`dp8_commands`].
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
+use dplay_session::{Event, Mode, Session};
+use dplay_wire::WideString;
+use dplay_wire::dp8::dpnid::Dpnid;
+
+use crate::host_view::{Hosted, Seen, dpnid};
+use crate::link::AdminCommand;
+use crate::snapshot::{PlayerView, SessionView, Snapshot};
+
+/// The session and its players as the dashboard shows them (times left for [`crate::Observed`]).
+pub fn dp8_snapshot(session: &Session) -> Snapshot {
+    let config = session.config();
+    let (local, host) = (session.local_dpnid(), session.host_dpnid());
+    // One pass over the connections, not one per player: the name table may be large.
+    let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
+    let players: Vec<PlayerView> = session
+        .name_table()
+        .players()
+        .map(|e| {
+            let address = addresses.get(&e.dpnid).copied();
+            let stats = address.and_then(|a| session.endpoint().stats(a));
+            PlayerView {
+                dpnid: dpnid(e.dpnid.0),
+                id: e.dpnid.0,
+                name: e.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
+                address: address.map(|a| a.to_string()),
+                joined_at_s: 0,
+                state: if e.dpnid == local {
+                    "local"
+                } else if e.dpnid == host {
+                    "host"
+                } else {
+                    "connected"
+                },
+                rtt_ms: stats.and_then(|s| s.rtt).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                bytes_sent: stats.map(|s| s.bytes_sent),
+                bytes_received: stats.map(|s| s.bytes_received),
+                retransmissions: stats.map(|s| s.retransmissions),
+            }
+        })
+        .collect();
+    let session_view = SessionView {
+        name: config.session_name.clone(),
+        protocol: "DirectPlay 8",
+        guid: session.name_table().instance().to_string(),
+        mode: match config.mode {
+            Mode::PeerToPeer => "peer-to-peer",
+            Mode::ClientServer => "client-server",
+        },
+        uptime_s: 0,
+        players: players.len(),
+        max_players: config.max_players,
+        host_migrations: 0,
+        hosting: session.is_joined(),
+    };
+    Snapshot { session: session_view, players, counters: crate::counters::session_counters(session) }
+}
+
+/// The session commands that carry out `command` on a DirectPlay 8 host, and a line for the
+/// operator. New bans also remove the players they ban (by name, or by the address of their
+/// connection). `Dp8Command::Chat` is the DXDiag chat message; an add-on host sends its
+/// CHAT_TEXT instead (`AddonCommand::Chat`).
+pub fn dp8_commands(command: AdminCommand, session: &Session) -> (Vec<Dp8Command>, String) {
+    match command {
+        AdminCommand::Kick(id) => {
+            let name = player_name(session, Dpnid(id));
+            (vec![Dp8Command::RemovePlayer(Dpnid(id))], format!("kicked {name} ({})", dpnid(id)))
+        }
+        AdminCommand::SetBans(bans) => {
+            let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
+            let local = session.local_dpnid();
+            let banned: Vec<Dpnid> = session
+                .name_table()
+                .players()
+                .filter(|e| e.dpnid != local)
+                .filter(|e| {
+                    let name = e.name.as_ref().map(WideString::to_string_lossy);
+                    let ip = addresses.get(&e.dpnid).map(SocketAddr::ip);
+                    name.is_some_and(|n| bans.is_name_banned(&n))
+                        || ip.is_some_and(|ip| bans.is_address_banned(ip))
+                })
+                .map(|e| e.dpnid)
+                .collect();
+            let text = format!("ban list applied; {} player(s) in the session removed", banned.len());
+            let mut commands = vec![Dp8Command::SetBans(bans)];
+            commands.extend(banned.into_iter().map(Dp8Command::RemovePlayer));
+            (commands, text)
+        }
+        AdminCommand::Chat(text) => (vec![Dp8Command::Chat(text)], "chat line sent to everyone".into()),
+        AdminCommand::MaxPlayers(n) => (
+            vec![Dp8Command::SetMaxPlayers(n)],
+            format!(
+                "max players {n} for the joins from now on (members are not told: MC-DPL8CS has no update)"
+            ),
+        ),
+        AdminCommand::Password(p) => (
+            vec![Dp8Command::SetPassword(p)],
+            "password changed for the joins from now on (members are not told: MC-DPL8CS has no update)"
+                .into(),
+        ),
+    }
+}
+
+fn player_name(session: &Session, id: Dpnid) -> String {
+    let entry = session.name_table().get(id);
+    entry.and_then(|e| e.name.as_ref()).map(WideString::to_string_lossy).unwrap_or_default()
+}
+
+/// What a DirectPlay 8 session event means to the dashboard; `local` is our own DPNID.
+pub fn dp8_seen(event: &Event, local: Dpnid) -> Option<Seen> {
+    Some(match event {
+        Event::PlayerAdded { dpnid, name } => {
+            Seen::Join { id: dpnid.0, name: Some(name.clone()), local: *dpnid == local }
+        }
+        Event::PlayerRemoved { dpnid, reason } => {
+            Seen::Leave { id: dpnid.0, reason: reason.name().unwrap_or("unknown reason") }
+        }
+        Event::Chat { from, text } => Seen::Chat { id: from.0, text: text.clone() },
+        Event::HostMigrated { .. } => Seen::Migrated,
+        _ => return None,
+    })
+}
+
+impl Hosted for Dp8Protocol {
+    fn snapshot(&self) -> Snapshot {
+        dp8_snapshot(self.session())
+    }
+
+    fn seen(&self, event: &Dp8Event) -> Option<Seen> {
+        match event {
+            Dp8Event::Session(e) => dp8_seen(e, self.session().local_dpnid()),
+            _ => None,
+        }
+    }
+
+    fn admin(&mut self, now: Instant, command: AdminCommand) -> String {
+        let (commands, text) = dp8_commands(command, self.session());
+        for c in commands {
+            self.handle_command(now, c);
+        }
+        text
+    }
+}
