@@ -157,7 +157,7 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
 fn config(keepalive: Option<Duration>) -> Dp4Config {
     let mut c = Dp4Config::default();
     if let Some(period) = keepalive {
-        c.ping_interval = period.max(live::MIN_KEEPALIVE);
+        c.set_ping_interval(period.max(live::MIN_KEEPALIVE));
     }
     c
 }

@@ -93,6 +93,7 @@ pub enum AbandonReason {
 
 /// A limit of [`crate::Limits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Limit {
     /// `max_message_size`: the fragment was refused ([`DropReason::TooLarge`]).
     MessageSize,

@@ -99,6 +99,7 @@ impl Dp4Binding {
 
 /// What an application asks of a DirectPlay 4 session.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dp4Command {
     /// Host the session described (MC-DPL4CS 3.2.3).
     Host(HostConfig),

@@ -45,6 +45,7 @@ pub struct RuntimeConfig {
 /// What an accepted TCP connection may hold and for how long (docs/limits.md). A connection
 /// belongs to a known peer once the protocol says so ([`crate::StreamStatus::known`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StreamLimits {
     /// An accepted connection must deliver its first whole message within this.
     pub first_message: Duration,

@@ -16,7 +16,7 @@ use dplay_runtime::{
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason};
 
 fn config(seed: u64) -> Dp4Config {
-    Dp4Config { seed, ..Dp4Config::default() }
+    Dp4Config::default().with_seed(seed)
 }
 
 /// Waits for the first event `f` accepts, failing after ten seconds.
@@ -96,7 +96,8 @@ fn finding_nothing_fails_the_join() {
     let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let nowhere = probe.local_addr().unwrap();
     drop(probe);
-    let fast = Dp4Config { enum_timeout: Duration::from_millis(300), ..config(4) };
+    let mut fast = config(4);
+    fast.enum_timeout = Duration::from_millis(300);
     let role = AddonDp4Role::Client(ClientConfig::new(Role::Player));
     let rt =
         AddonDp4Protocol::spawn(&Dp4Binding::client(Ipv4Addr::LOCALHOST), fast, role, "lost", None).unwrap();

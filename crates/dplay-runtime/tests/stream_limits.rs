@@ -79,7 +79,11 @@ fn runtime(limits: StreamLimits, max_streams: usize) -> (Runtime<Toy>, SocketAdd
 }
 
 fn limits(first_message: Duration, idle_unknown: Duration, partial_message: Duration) -> StreamLimits {
-    StreamLimits { first_message, idle_unknown, partial_message, max_per_source: 16 }
+    let mut limits = StreamLimits::default();
+    limits.first_message = first_message;
+    limits.idle_unknown = idle_unknown;
+    limits.partial_message = partial_message;
+    limits
 }
 
 #[track_caller]
@@ -149,7 +153,8 @@ fn known_connection_stays_idle_but_not_partial() {
 /// reported; one closing makes room again.
 #[test]
 fn per_source_cap() {
-    let limits = StreamLimits { max_per_source: 2, ..limits(LONG, LONG, LONG) };
+    let mut limits = limits(LONG, LONG, LONG);
+    limits.max_per_source = 2;
     let (rt, addr) = runtime(limits, 16);
     let (a, _b) = (connect(addr), connect(addr));
     let third = connect(addr);

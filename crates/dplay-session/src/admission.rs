@@ -88,11 +88,11 @@ impl Session {
     /// of all) is dropped.
     pub(crate) fn admit_connection(&mut self, now: Instant, peer: SocketAddr) {
         let same_ip = self.admission.pending.keys().filter(|a| a.ip() == peer.ip()).count();
-        if same_ip >= self.cfg.limits.max_pending_joins_per_ip.max(1) {
+        if same_ip >= self.cfg.limits.max_pending_joins_per_ip() {
             let oldest = self.oldest_pending(Some(peer.ip()));
             self.drop_joiner(now, oldest, "too many joins under way from one address");
         }
-        if self.admission.pending.len() >= self.cfg.limits.max_pending_joins.max(1) {
+        if self.admission.pending.len() >= self.cfg.limits.max_pending_joins() {
             let oldest = self.oldest_pending(None);
             self.drop_joiner(now, oldest, "too many joins under way");
         }
@@ -105,7 +105,7 @@ impl Session {
     fn worst_case_per_member(&self) -> usize {
         let t = &self.cfg.transport;
         let l = &self.cfg.limits;
-        usize::from(dplay_dframe::WINDOW) * t.max_datagram
+        usize::from(dplay_dframe::WINDOW) * t.max_datagram()
             + t.max_message_size
             + 2 * l.max_name_units
             + l.max_player_data
@@ -116,7 +116,7 @@ impl Session {
     /// joiners under way count at their worst case, half-open attempts at theirs.
     pub(crate) fn over_budget(&self) -> bool {
         let members = self.links.len().saturating_add(1);
-        let half_open = self.cfg.transport.max_half_open.saturating_mul(HALF_OPEN_BYTES);
+        let half_open = self.cfg.transport.max_half_open().saturating_mul(HALF_OPEN_BYTES);
         members.saturating_mul(self.worst_case_per_member()).saturating_add(half_open)
             > self.cfg.limits.memory_budget
     }

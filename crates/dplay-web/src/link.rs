@@ -16,6 +16,7 @@ pub const EVENT_BUFFER: usize = 256;
 
 /// What an operator asks of the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AdminCommand {
     /// Remove the player with this DPNID (DP8: DESTROY_PLAYER, HOSTDESTROYEDPLAYER).
     Kick(u32),

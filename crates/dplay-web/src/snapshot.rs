@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// The session and its players at one moment.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The session.
     pub session: SessionView,
@@ -15,6 +16,7 @@ pub struct Snapshot {
 
 /// The session as `/api/session` shows it.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct SessionView {
     /// The session name (from the host's configuration).
     pub name: String,
@@ -35,7 +37,8 @@ pub struct SessionView {
 }
 
 /// One player as `/api/players` shows it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct PlayerView {
     /// The DPNID, as the CLI prints it (`0x...`).
     pub dpnid: String,
@@ -62,6 +65,7 @@ pub struct PlayerView {
 /// Something that happened, as the event stream (`/api/events`) sends it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WebEvent {
     /// A player entered the name table.
     Join {

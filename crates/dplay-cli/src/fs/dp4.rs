@@ -13,7 +13,7 @@ use dplay_runtime::{
     AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
     RuntimeError, Tap,
 };
-use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, HostConfig as SessionHostConfig};
+use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent};
 use dplay_wire::dp4::session::SessionFlags;
 use uuid::Uuid;
 
@@ -48,7 +48,7 @@ fn spawn(
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
     let mut config = Dp4Config::default();
     if let Some(period) = keepalive {
-        config.ping_interval = period.max(live::MIN_KEEPALIVE);
+        config.set_ping_interval(period.max(live::MIN_KEEPALIVE));
     }
     AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
@@ -115,7 +115,8 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
     let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind_ip())?) };
-    let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
+    let mut policy = HostPolicy::default();
+    policy.max_players = a.max_players;
     let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
     let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref())?;
@@ -141,7 +142,8 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
         flags: Vec::new(),
     };
     out.out.event(&hosting, text);
-    let mut session = SessionHostConfig { application_guid: guid, ..fs98_host_config(&a.session) };
+    let mut session = fs98_host_config(&a.session);
+    session.application_guid = guid;
     session.password.clone_from(&a.session_args.password);
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;

@@ -249,11 +249,9 @@ pub fn explicit_addresses(start: Instant) -> Result<Dp4Net, String> {
     let nodes = (0..3u16)
         .map(|i| {
             let ip = super::lan_ip(usize::from(i));
-            let config = crate::dp4::Dp4Config {
-                stream_addr: std::net::SocketAddrV4::new(ip, 2301 + i),
-                datagram_addr: std::net::SocketAddrV4::new(ip, 2399 - i),
-                ..super::lan_config(usize::from(i))
-            };
+            let mut config = super::lan_config(usize::from(i));
+            config.stream_addr = std::net::SocketAddrV4::new(ip, 2301 + i);
+            config.datagram_addr = std::net::SocketAddrV4::new(ip, 2399 - i);
             (ip, config)
         })
         .collect();
