@@ -37,6 +37,7 @@ pub struct Transmit {
 
 /// Drops that belong to no connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct EndpointStats {
     /// Datagrams dropped before reaching a connection, by reason.
     pub drops: Drops,

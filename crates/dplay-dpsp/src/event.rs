@@ -158,6 +158,7 @@ impl DropReason {
 
 /// Counters of what the endpoint did and refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Messages given to [`crate::Dpsp::send`].
     pub messages_sent: u64,

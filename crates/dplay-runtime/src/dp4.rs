@@ -29,6 +29,7 @@ use crate::{
 
 /// Where a DirectPlay 4 endpoint opens its sockets (MC-DPL4CS 2.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Dp4Binding {
     /// The address of the game socket and the TCP listener (unspecified: all addresses,
     /// and peers answer to the address they see).

@@ -51,7 +51,8 @@ fn client(seed: u64, role: Role, name: &str, enum_socket: SocketAddr) -> Runtime
 #[test]
 fn a_player_and_an_observer_over_dp4() {
     // The enumeration socket on a free port, so the test never needs 47624.
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
     let host_role = AddonDp4Role::Host(HostConfig::new(
         dplay_addon::Dialect::Fs98,
         Role::Observer,

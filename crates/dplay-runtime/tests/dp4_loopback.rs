@@ -21,7 +21,8 @@ fn config(seed: u64) -> Dp4Config {
 
 /// A host on loopback; its enumeration socket on a free port, so tests never need 47624.
 fn host(name: &str) -> (Runtime<Dp4Protocol>, u32) {
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
     let rt = Dp4Protocol::spawn(&binding, config(1), None).unwrap();
     rt.command(Dp4Command::Host(HostConfig::new("loopback", APP))).unwrap();
     rt.command(Dp4Command::CreatePlayer(name.into())).unwrap();
@@ -193,11 +194,9 @@ fn advertised_datagram_address_is_where_members_send() {
     let relay = UdpSocket::bind("127.0.0.1:0").unwrap();
     relay.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let SocketAddr::V4(relay_addr) = relay.local_addr().unwrap() else { panic!("IPv4") };
-    let binding = Dp4Binding {
-        enum_port: Some(0),
-        advertised_datagram: Some(relay_addr),
-        ..Dp4Binding::host(Ipv4Addr::LOCALHOST)
-    };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
+    binding.advertised_datagram = Some(relay_addr);
     let host = Dp4Protocol::spawn(&binding, config(7), None).unwrap();
     host.command(Dp4Command::Host(HostConfig::new("relayed", APP))).unwrap();
     let alice = client(8);
@@ -217,7 +216,8 @@ fn advertised_datagram_address_is_where_members_send() {
 /// the member leaves, the runtime reports the protocol's counters.
 #[test]
 fn reliable_protocol_session_reports_its_counters() {
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
     let host = Dp4Protocol::spawn(&binding, config(9), None).unwrap();
     let flags = dplay_wire::dp4::session::SessionFlags::DIRECTPLAY_PROTOCOL;
     let mut session = HostConfig::new("reliable", APP);

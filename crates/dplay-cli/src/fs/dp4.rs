@@ -114,7 +114,8 @@ fn print(
 pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
-    let binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind_ip())?) };
+    let mut binding = Dp4Binding::host(ipv4(a.bind_ip())?);
+    binding.enum_port = Some(a.enum_port);
     let mut policy = HostPolicy::default();
     policy.max_players = a.max_players;
     let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
@@ -172,8 +173,9 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
     let role = config.role;
     let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
     let port = (bind.port() != 0).then_some(bind.port());
-    let binding =
-        Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
+    let mut binding = Dp4Binding::client(ipv4(bind.ip())?);
+    binding.stream_port = port;
+    binding.datagram_port = port;
     let role_config = AddonDp4Role::Client(config);
     let keepalive = a.session_args.keepalive;
     let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref())?;

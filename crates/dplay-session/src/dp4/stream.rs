@@ -39,6 +39,7 @@ pub enum StreamError {
 
 /// What one read did to a connection, for the runtime's deadlines (docs/limits.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TcpStatus {
     /// Whole messages the read completed.
     pub messages: usize,
