@@ -89,6 +89,11 @@ fn dp8_port(sim: Sim) -> u16 {
 /// `dplay fs host` options.
 #[derive(Args)]
 pub(crate) struct FsHostArgs {
+    /// Read options from this TOML file (keys are the long options, such as `session` or
+    /// `max_players`); the command line wins over it (docs/host-config.md).
+    #[arg(long, value_name = "FILE")]
+    #[allow(dead_code)] // read through the ArgMatches, before the parse (config::expand)
+    config: Option<std::path::PathBuf>,
     /// The simulator that is to find the session [default: fs2004].
     #[arg(long, value_enum)]
     sim: Option<Sim>,

@@ -10,11 +10,21 @@ use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
 use dplay_session::{Event, Mode};
 use dplay_wire::dp8::dpnid::Dpnid;
 
+use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
 use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The statistics' refresh for a name table of `players`: [`PUBLISH_INTERVAL`], stretched by
+/// 1 ms per player past 250, so that building snapshots (O(players) on the protocol thread)
+/// stays under about a thousandth of the loop's time however large the session (a second
+/// for 1,000 players; joins and leaves still publish at once).
+fn publish_interval(players: usize) -> Duration {
+    let stretched = Duration::from_millis(u64::try_from(players).unwrap_or(u64::MAX));
+    PUBLISH_INTERVAL.max(stretched)
+}
 
 /// A [`Dp8Protocol`] that reports to the dashboard through a [`LoopSide`].
 #[derive(Debug)]
@@ -32,6 +42,8 @@ pub struct Observed {
     last_call: Instant,
     /// The next publish; `None`: publish at the next call.
     next_publish: Option<Instant>,
+    /// Datagrams, bytes, joins and leaves for `/metrics`.
+    tally: Tally,
 }
 
 impl Observed {
@@ -46,6 +58,7 @@ impl Observed {
             migrations: 0,
             last_call: start,
             next_publish: None,
+            tally: Tally::default(),
         }
     }
 
@@ -66,7 +79,7 @@ impl Observed {
         if self.next_publish.is_none_or(|t| now >= t) {
             let published = self.link.publish(self.snapshot(now));
             // A busy cell (the server cloning its pointer) is tried again at the next call.
-            self.next_publish = published.then_some(now + PUBLISH_INTERVAL);
+            self.next_publish = published.then_some(now + publish_interval(self.joined.len()));
         }
     }
 
@@ -116,7 +129,7 @@ impl Observed {
                 }
             })
             .collect();
-        Snapshot { session: view, players }
+        Snapshot { session: view, players, counters: self.tally.counters(session) }
     }
 
     /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
@@ -125,12 +138,16 @@ impl Observed {
         let Dp8Event::Session(event) = event else { return };
         let web = match event {
             Event::PlayerAdded { dpnid, name } => {
+                if *dpnid != self.inner.session().local_dpnid() {
+                    self.tally.join();
+                }
                 self.joined.insert(*dpnid, now);
                 self.names.insert(*dpnid, name.clone());
                 WebEvent::Join { dpnid: dpnid.to_string(), name: name.clone(), at_s: self.secs(now) }
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 self.joined.remove(dpnid);
+                self.tally.leave(reason.name().unwrap_or("unknown reason"));
                 WebEvent::Leave {
                     dpnid: dpnid.to_string(),
                     name: self.names.remove(dpnid).unwrap_or_default(),
@@ -161,6 +178,7 @@ impl Protocol for Observed {
     type Event = Dp8Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.tally.received(data.len());
         self.inner.handle_datagram(now, from, data);
         self.tick(now);
     }
@@ -178,7 +196,9 @@ impl Protocol for Observed {
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        self.inner.poll_transmit(now, buf)
+        let to = self.inner.poll_transmit(now, buf)?;
+        self.tally.sent(buf.len());
+        Some(to)
     }
 
     fn poll_event(&mut self) -> Option<Dp8Event> {
@@ -196,5 +216,17 @@ impl Protocol for Observed {
 
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_sessions_are_published_less_often() {
+        assert_eq!(publish_interval(0), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(250), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(1000), Duration::from_secs(1));
     }
 }

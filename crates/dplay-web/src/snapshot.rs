@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::counters::Counters;
+
 /// The session and its players at one moment.
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
@@ -12,6 +14,9 @@ pub struct Snapshot {
     pub session: SessionView,
     /// The players of the name table, the host's own included.
     pub players: Vec<PlayerView>,
+    /// Totals and what is held, for `/metrics`.
+    #[serde(skip)]
+    pub counters: Counters,
 }
 
 /// The session as `/api/session` shows it.
