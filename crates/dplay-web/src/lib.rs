@@ -55,12 +55,13 @@
 //!
 //! # Errors
 //!
-//! [`WebServer::start`] and [`random_token`] return `std::io::Error`: the address cannot be
-//! bound, the thread cannot be started, the operating system has no random source. Everything
-//! after that is answered over HTTP, never returned to the loop: a missing or wrong token is
-//! 401, an unknown player 404, a full admin queue ([`ADMIN_QUEUE`]) 503 (try again), too many
-//! event streams ([`MAX_STREAMS`]) 503, a body over [`MAX_BODY`] 413; connections over
-//! [`MAX_CONNECTIONS`] wait to be accepted. A browser too slow for the event stream loses the
+//! [`WebServer::start`] (public reads) or [`WebServer::start_with`] (a [`WebConfig`]) and
+//! [`random_token`] return `std::io::Error`: the address cannot be bound, the thread cannot be
+//! started, the operating system has no random source. Everything after that is answered over
+//! HTTP, never returned to the loop: a missing or wrong token is 401, an unknown player 404, a
+//! full admin queue ([`ADMIN_QUEUE`]) 503 (try again), too many event streams ([`MAX_STREAMS`])
+//! 503, a body over [`MAX_BODY`] 413, more requests from one address than its rate allows 429
+//! (with `Retry-After`); connections over [`MAX_CONNECTIONS`] wait to be accepted. A browser too slow for the event stream loses the
 //! oldest events ([`EVENT_BUFFER`]).
 
 #![deny(missing_docs)]
