@@ -53,7 +53,7 @@ impl Pair {
     /// Moves b's datagrams to a (checking them) and a's into `to_b`.
     fn pump(&mut self) {
         while let Some(t) = self.b.poll_transmit() {
-            assert!(t.contents.len() <= self.b.config().max_datagram, "a datagram over the limit");
+            assert!(t.contents.len() <= self.b.config().max_datagram(), "a datagram over the limit");
             if t.destination == STRANGER && !self.b.is_connected(STRANGER) {
                 // Only the stateless answer to a CONNECT, one per datagram it sent.
                 assert_eq!(t.contents.get(..2).map(|h| h[1]), Some(0x03), "{:02x?}", t.contents);
@@ -100,11 +100,11 @@ impl Pair {
 fn connected() -> (Pair, [u8; 8]) {
     #[allow(clippy::disallowed_methods)] // the origin of virtual time
     let now = Instant::now();
-    let config = |seed| Config {
-        signing: Signing::Fast,
-        rng_seed: seed,
-        max_message_size: 4096,
-        ..Config::default()
+    let config = |seed| {
+        let mut config = Config::default().with_seed(seed);
+        config.signing = Signing::Fast;
+        config.max_message_size = 4096;
+        config
     };
     let mut p = Pair {
         a: Endpoint::new(config(1), now),

@@ -14,7 +14,16 @@ use dplay_wire::dp4::reliable::{
 use dplay_wire::{Blob, Wire};
 
 const DATA: usize = 16;
-const LIMITS: Limits = Limits { max_message_size: 256, max_queued_bytes: 4096, max_links: 2 };
+const MAX_MESSAGE: usize = 256;
+
+/// Small limits, so that they are reached quickly.
+fn limits() -> Limits {
+    let mut limits = Limits::default();
+    limits.max_message_size = MAX_MESSAGE;
+    limits.max_queued_bytes = 4096;
+    limits.max_links = 2;
+    limits
+}
 
 struct Input<'a>(&'a [u8]);
 
@@ -44,16 +53,18 @@ fn drain(e: &mut Reliable) {
     }
     while let Some(ev) = e.poll_event() {
         if let Event::Delivered { data, .. } = ev {
-            assert!(data.len() <= LIMITS.max_message_size);
+            assert!(data.len() <= MAX_MESSAGE);
         }
     }
-    assert!(e.bytes_held() <= usize::from(RECEIVE_WINDOW) * DATA + LIMITS.max_message_size);
+    assert!(e.bytes_held() <= usize::from(RECEIVE_WINDOW) * DATA + MAX_MESSAGE);
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     #[allow(clippy::disallowed_methods)]
     let mut now = Instant::now();
-    let config = Config { mtu: FRAME_OVERHEAD + DATA, limits: LIMITS, ..Config::default() };
+    let mut config = Config::default();
+    config.mtu = FRAME_OVERHEAD + DATA;
+    config.limits = limits();
     let mut e = Reliable::new(config).expect("valid config");
     e.open_link(peer(), 1, 2).expect("room for a link");
     let mut input = Input(data);

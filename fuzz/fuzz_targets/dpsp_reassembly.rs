@@ -14,14 +14,20 @@ use dplay_wire::dp4::fragment::{Fragment, PACKET_DATA_OFFSET, PacketAck};
 use dplay_wire::dp4::message::Dp4Message;
 use dplay_wire::{Uuid, Wire};
 
+const MAX_MESSAGE: u32 = 4096;
+const MAX_PARTIALS_PER_SENDER: usize = 4;
+const MAX_BYTES_TOTAL: usize = 16384;
+
 /// Small limits, so that eviction is reached quickly.
-const LIMITS: Limits = Limits {
-    max_message_size: 4096,
-    max_partials_per_sender: 4,
-    max_bytes_per_sender: 8192,
-    max_bytes_total: 16384,
-    max_finished: 64,
-};
+fn limits() -> Limits {
+    let mut limits = Limits::default();
+    limits.max_message_size = MAX_MESSAGE;
+    limits.max_partials_per_sender = MAX_PARTIALS_PER_SENDER;
+    limits.max_bytes_per_sender = 8192;
+    limits.max_bytes_total = MAX_BYTES_TOTAL;
+    limits.max_finished = 64;
+    limits
+}
 const SENDERS: u8 = 3;
 
 /// Reads the fuzzer's bytes front to back; past the end everything is zero.
@@ -62,14 +68,14 @@ fn drain(d: &mut Dpsp, now: Instant) {
     }
     while let Some(e) = d.poll_event() {
         if let Event::Delivered { message, .. } = e {
-            assert!(message.len() <= LIMITS.max_message_size as usize);
+            assert!(message.len() <= MAX_MESSAGE as usize);
             let mut again = Dpsp::new(Config::default()).expect("valid config");
             let nested = again.handle_datagram(now, peer(0), &message);
             assert_eq!(nested, dplay_dpsp::Datagram::NotDpsp, "a delivered message is a fragment");
         }
     }
-    assert!(d.bytes_held() <= LIMITS.max_bytes_total);
-    assert!(d.partial_messages() <= usize::from(SENDERS) * LIMITS.max_partials_per_sender);
+    assert!(d.bytes_held() <= MAX_BYTES_TOTAL);
+    assert!(d.partial_messages() <= usize::from(SENDERS) * MAX_PARTIALS_PER_SENDER);
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
@@ -77,7 +83,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     #[allow(clippy::disallowed_methods)]
     let mut now = Instant::now();
     // A fixed seed: a crash must replay from its input alone.
-    let config = Config { mtu: 68 + 64, limits: LIMITS, ..Config::default().with_seed(0) };
+    let mut config = Config::default().with_seed(0);
+    config.mtu = 68 + 64;
+    config.limits = limits();
     let mut d = Dpsp::new(config).expect("valid config");
     let sent = d.send(now, peer(0), &[7; 1000], Reliability::Reliable).expect("sendable");
     let guids = [sent, Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3)];

@@ -402,9 +402,10 @@ fn signed_connection_matches_tshark() {
     let start = dplay_sim::Sim::new(0).now();
     let (client, server): (std::net::SocketAddr, std::net::SocketAddr) =
         (CLIENT.parse().unwrap(), SERVER.parse().unwrap());
-    let config = Config { signing: Signing::Fast, ..Config::default() };
+    let mut config = Config::default();
+    config.signing = Signing::Fast;
     let mut a = Endpoint::new(config.clone(), start);
-    let mut b = Endpoint::new(Config { rng_seed: 1, ..config }, start);
+    let mut b = Endpoint::new(config.with_seed(1), start);
     let mut wire: Vec<(bool, Vec<u8>)> = Vec::new();
     a.connect(start, server).unwrap();
     let mut now = start;

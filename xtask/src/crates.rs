@@ -24,13 +24,14 @@ use crate::util::{cargo, root, step};
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// Each crate's example: package, example name. Each binds 127.0.0.1 port 0 only.
-const EXAMPLES: [(&str, &str); 6] = [
+const EXAMPLES: [(&str, &str); 7] = [
     ("dplay-wire", "datagram"),
     ("dplay-dframe", "udp_pair"),
     ("dplay-dpsp", "fragments"),
     ("dplay-session", "host_and_join"),
     ("dplay-addon", "observer"),
     ("dplay-runtime", "embedded_host"),
+    ("dplay-web", "dashboard"),
 ];
 
 /// How long one example may run (each takes well under a second on loopback, the observer a

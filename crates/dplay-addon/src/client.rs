@@ -35,6 +35,7 @@ pub enum PositionFormat {
 
 /// How the add-on joins and behaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClientConfig {
     /// Packet numbering and layouts.
     pub dialect: Dialect,

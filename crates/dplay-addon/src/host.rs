@@ -20,6 +20,7 @@ use crate::tracking::{Accepted, Tracker};
 
 /// Who may join, and as what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HostPolicy {
     /// At most this many other players accepted as players; `None` for no limit.
     pub max_players: Option<usize>,
@@ -35,6 +36,7 @@ impl Default for HostPolicy {
 
 /// How the host side behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HostConfig {
     /// Our own type, given in answer to QUERY_PLAYER_TYPE.
     pub own_role: Role,

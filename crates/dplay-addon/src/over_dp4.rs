@@ -94,6 +94,7 @@ pub enum OverDp4Event {
 
 /// Counters of the bridge itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct OverDp4Stats {
     /// Add-on messages the session accepted (a send to all counts once).
     pub sent: u64,

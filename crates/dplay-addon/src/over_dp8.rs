@@ -84,6 +84,7 @@ pub enum OverDp8Event {
 
 /// Counters of the bridge itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct OverDp8Stats {
     /// Add-on messages the session accepted (a send to all counts once).
     pub sent: u64,

@@ -159,6 +159,7 @@ pub enum Event {
 
 /// Counters of what was received and dropped (STYLE.md §4: hostile input is counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
 pub struct Stats {
     /// Messages handed to `handle_message`.
     pub received: u64,

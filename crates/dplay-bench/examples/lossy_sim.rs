@@ -23,7 +23,7 @@ fn main() {
     let start = Instant::now();
     let mut now = start;
     let mut a = Endpoint::new(Config::default().with_seed(0), now);
-    let mut b = Endpoint::new(Config { rng_seed: 1, ..Config::default() }, now);
+    let mut b = Endpoint::new(Config::default().with_seed(1), now);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut wire: BinaryHeap<Reverse<InTransit>> = BinaryHeap::new();
     let mut order = 0u64;

@@ -62,10 +62,8 @@ fn config(local: SocketAddr, name: &str, seed: u64, n: usize) -> SessionConfig {
     // Every client joins at once from one address: the caps that guard a host on the Internet
     // (docs/limits.md) are raised to fit them.
     let n = n + 1;
-    c.transport.max_half_open = n.max(1024);
-    c.transport.max_half_open_per_ip = n.max(16);
-    c.limits.max_pending_joins = n;
-    c.limits.max_pending_joins_per_ip = n;
+    c.transport.set_max_half_open(n.max(1024)).set_max_half_open_per_ip(n.max(16));
+    c.limits.set_max_pending_joins(n).set_max_pending_joins_per_ip(n);
     c.limits.memory_budget = usize::MAX;
     c
 }

@@ -86,7 +86,8 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
     let epoch = Instant::now();
     // Every client connects at once from one address: the half-open caps that guard a host on
     // the Internet (docs/limits.md) are raised to fit them.
-    let config = Config { max_half_open: n.max(1024), max_half_open_per_ip: n.max(16), ..Config::default() };
+    let mut config = Config::default();
+    config.set_max_half_open(n.max(1024)).set_max_half_open_per_ip(n.max(16));
     let server_peer = DframePeer::new(config, Role::Sink { latency: true }, Arc::clone(&counters), epoch);
     let mut rc = RuntimeConfig::new(LOOPBACK);
     rc.thread_name = SERVER_THREAD.into();
@@ -208,7 +209,8 @@ impl Clients {
             poll.registry().register(&mut s, Token(i), Interest::READABLE)?;
             sockets.push(s);
         }
-        let config = Config { accept_incoming: false, ..Config::default() };
+        let mut config = Config::default();
+        config.accept_incoming = false;
         let endpoints = (0..n).map(|_| Endpoint::new(config.clone(), epoch)).collect();
         Ok(Self { poll, server, epoch, sockets, endpoints, timers: BinaryHeap::new(), message: position(0) })
     }

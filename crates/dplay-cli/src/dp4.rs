@@ -150,7 +150,7 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
 fn config(keepalive: Option<Duration>) -> Dp4Config {
     let mut c = Dp4Config::default();
     if let Some(period) = keepalive {
-        c.ping_interval = period.max(live::MIN_KEEPALIVE);
+        c.set_ping_interval(period.max(live::MIN_KEEPALIVE));
     }
     c
 }
@@ -191,13 +191,11 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
     let port = (bind.port() != 0).then_some(bind.port());
-    let mut binding = Dp4Binding {
-        stream_port: port,
-        datagram_port: port,
-        enum_port: Some(args.dp4_args.enum_port),
-        advertised_datagram: args.dp4_args.advertise_udp,
-        ..Dp4Binding::host(ipv4(bind.ip())?)
-    };
+    let mut binding = Dp4Binding::host(ipv4(bind.ip())?);
+    binding.stream_port = port;
+    binding.datagram_port = port;
+    binding.enum_port = Some(args.dp4_args.enum_port);
+    binding.advertised_datagram = args.dp4_args.advertise_udp;
     let keepalive = args.session_args.keepalive;
     let mut session =
         HostConfig::new(&args.session, args.session_args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID));
@@ -412,12 +410,10 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let port = (bind.port() != 0).then_some(bind.port());
-    let mut binding = Dp4Binding {
-        stream_port: port,
-        datagram_port: port,
-        advertised_datagram: args.dp4_args.advertise_udp,
-        ..Dp4Binding::client(ipv4(bind.ip())?)
-    };
+    let mut binding = Dp4Binding::client(ipv4(bind.ip())?);
+    binding.stream_port = port;
+    binding.datagram_port = port;
+    binding.advertised_datagram = args.dp4_args.advertise_udp;
     let mut dp4_config = config(args.session_args.keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
     args.dp4_args.names.apply_dp4(&mut dp4_config.limits);

@@ -63,7 +63,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
     let bind = args.bind.unwrap_or_else(|| live::bind_for(target));
     let runtime = live::spawn_broadcast(bind, args.pcap.as_ref(), |local| {
         let mut c = dplay_session::SessionConfig::new(Uuid::nil(), local, "enum");
-        c.enum_retry = Duration::from_millis(500);
+        c.set_enum_retry(Duration::from_millis(500));
         Dp8Protocol::new(c, start)
     })?;
     let application_guid = args.app_guid.filter(|_| !args.any_app);

@@ -188,12 +188,11 @@ impl FsJoinArgs {
             engine_type: EngineType::ENGINE_TYPE_PISTON,
             aircraft_name: ZString::from_text(&self.aircraft),
         };
-        ClientConfig {
-            dialect,
-            plane: (role == Role::Player).then_some(plane),
-            positions_guaranteed: dialect == Dialect::Fs2004,
-            ..ClientConfig::new(role)
-        }
+        let mut config = ClientConfig::new(role);
+        config.dialect = dialect;
+        config.plane = (role == Role::Player).then_some(plane);
+        config.positions_guaranteed = dialect == Dialect::Fs2004;
+        config
     }
 }
 
@@ -220,7 +219,8 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
 fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
     let guid = dp8_guid(sim, &a.session_args)?;
     let bind = a.bind.unwrap_or_else(|| SocketAddr::new(a.bind_ip(), dp8_port(sim)));
-    let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
+    let mut policy = HostPolicy::default();
+    policy.max_players = a.max_players;
     let role = AddonRole::Host(HostConfig::new(Dialect::Fs2004, Role::Observer, policy));
     let info = PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::default() };
     let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };

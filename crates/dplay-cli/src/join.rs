@@ -197,7 +197,7 @@ fn probe(
     let start = Instant::now();
     let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
         let mut c = SessionConfig::new(Uuid::nil(), local, "probe");
-        c.enum_retry = Duration::from_millis(300);
+        c.set_enum_retry(Duration::from_millis(300));
         Dp8Protocol::new(c, start)
     })
     .ok()?;

@@ -93,10 +93,10 @@ impl LimitArgs {
             l.evict_after_failed_joins = n;
         }
         if let Some(n) = self.max_half_open {
-            c.transport.max_half_open = n.max(1);
+            c.transport.set_max_half_open(n);
         }
         if let Some(n) = self.max_half_open_per_ip {
-            c.transport.max_half_open_per_ip = n.max(1);
+            c.transport.set_max_half_open_per_ip(n);
         }
         if let Some(n) = self.memory_budget {
             c.limits.memory_budget = n;

@@ -143,7 +143,8 @@ pub(crate) fn session_config(local: SocketAddr, name: &str, args: &SessionArgs) 
         t.keepalive_idle = idle.max(MIN_KEEPALIVE);
         // The timer checks the silence once per granularity: at most the idle time, so a
         // KeepAlive goes between once and twice the idle time, as DPN_CAPS documents.
-        t.keepalive_granularity = t.keepalive_granularity.min(t.keepalive_idle);
+        let tick = t.keepalive_granularity().min(t.keepalive_idle);
+        t.set_keepalive_granularity(tick);
     }
     if let Some(n) = args.send_retries {
         t.max_retries = n.max(1);
@@ -575,6 +576,8 @@ impl Output {
                     self.event(&event, format!("{what} of {old} ({dpnid}): {len} bytes"));
                 }
             }
+            // A change this build does not know is not printed (TableChange is non_exhaustive).
+            _ => {}
         }
     }
 }

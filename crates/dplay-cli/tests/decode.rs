@@ -226,9 +226,10 @@ fn signed_dframes_show_their_signature() {
     #[allow(clippy::disallowed_methods)] // the origin of the exchange's virtual time
     let start = std::time::Instant::now();
     let (a_addr, b_addr) = ("10.0.0.1:2302", "10.0.0.2:2302");
-    let config = Config { signing: Signing::Fast, ..Config::default() };
+    let mut config = Config::default();
+    config.signing = Signing::Fast;
     let mut a = Endpoint::new(config.clone(), start);
-    let mut b = Endpoint::new(Config { rng_seed: 1, ..config }, start);
+    let mut b = Endpoint::new(config.with_seed(1), start);
     let mut packets = Vec::new();
     a.connect(start, b_addr.parse().unwrap()).unwrap();
     let mut now = start;

@@ -23,7 +23,8 @@ fn transfer(size: usize) {
     sim.set_default_link(LinkConfig::clean().with_latency(Duration::from_millis(5)));
     let now = sim.now();
     // The whole transfer is queued up front, so the send queue must hold it.
-    let config = dplay_dframe::Config { max_send_queue: 64 << 20, ..sweep_config(1) };
+    let mut config = sweep_config(1);
+    config.max_send_queue = 64 << 20;
     let na = sim.add_node(a, Peer::new(config, now));
     let nb = sim.add_node(b, Peer::new(sweep_config(2), now));
     sim.node_mut::<Peer>(na).with(now, |ep| ep.connect(now, b).unwrap());

@@ -39,6 +39,7 @@ pub struct Transmit {
 
 /// Drops that belong to no connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct EndpointStats {
     /// Datagrams dropped before reaching a connection, by reason.
     pub drops: Drops,
@@ -416,11 +417,11 @@ impl Endpoint {
     /// IP, then of all) is forgotten without a word, as if it never came (docs/limits.md).
     fn make_room(&mut self, from: SocketAddr) {
         let ip = from.ip();
-        if self.half_open.count_ip(ip) >= self.config.max_half_open_per_ip.max(1) {
+        if self.half_open.count_ip(ip) >= self.config.max_half_open_per_ip() {
             let oldest = self.half_open.oldest(Some(ip));
             self.evict(oldest);
         }
-        if self.half_open.len() >= self.config.max_half_open.max(1) {
+        if self.half_open.len() >= self.config.max_half_open() {
             let oldest = self.half_open.oldest(None);
             self.evict(oldest);
         }
@@ -660,7 +661,7 @@ mod tests {
         let now = crate::tests::origin();
         let (a_addr, b_addr) = (SocketAddr::from(([192, 0, 2, 1], 1)), SocketAddr::from(([192, 0, 2, 2], 2)));
         let mut a = Endpoint::new(Config::default(), now);
-        let mut b = Endpoint::new(Config { rng_seed: 1, ..Config::default() }, now);
+        let mut b = Endpoint::new(Config::default().with_seed(1), now);
         a.connect(now, b_addr).unwrap();
         let mut buf = Vec::new();
         let mut delivered = 0;

@@ -13,8 +13,7 @@ use crate::timer::Timer;
 impl Connection {
     /// The timer ticks at the configured granularity (4 s) and checks the silence.
     pub(crate) fn arm_keepalive(&mut self, now: Instant, cfg: &Config) {
-        let tick = cfg.keepalive_granularity.max(std::time::Duration::from_millis(1));
-        self.timers.set(Timer::KeepAlive, now + tick);
+        self.timers.set(Timer::KeepAlive, now + cfg.keepalive_granularity());
     }
 
     /// Sends a KeepAlive when nothing has been received for `keepalive_idle` and nothing is

@@ -107,7 +107,7 @@ mod signing;
 mod stats;
 mod timer;
 
-pub use config::{COALESCE_VERSION, Config, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
+pub use config::{COALESCE_VERSION, Config, MIN_DATAGRAM, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
 pub use endpoint::{Endpoint, EndpointStats, Transmit};
 pub use event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
 pub use half_open::HALF_OPEN_BYTES;

@@ -144,7 +144,7 @@ impl Sender {
             queued_bytes: 0,
             inflight: VecDeque::new(),
             next_seq: 0,
-            cwnd: cfg.initial_window.clamp(1, cfg.max_window.clamp(1, WINDOW)),
+            cwnd: cfg.initial_window(),
             sacked: 0,
             since_poll: 0,
             recovery: None,
@@ -223,7 +223,7 @@ impl Sender {
     /// and not reported received) are fewer than the congestion window, and the frames from the
     /// oldest unacknowledged one stay within 64 (MC-DPL8R 3.1.4.4).
     pub(crate) fn can_send(&self, cfg: &Config) -> bool {
-        let span = usize::from(cfg.max_window.min(WINDOW));
+        let span = usize::from(cfg.max_window());
         let on_network = self.inflight.len() - usize::from(self.sacked);
         !self.queue.is_empty() && self.inflight.len() < span && on_network < usize::from(self.cwnd)
     }
@@ -333,7 +333,7 @@ impl Sender {
         if self.recovery.is_some_and(|r| distance(oldest, seq) < distance(oldest, r)) {
             return;
         }
-        self.cwnd = (self.cwnd / 2).max(cfg.initial_window.max(1));
+        self.cwnd = (self.cwnd / 2).max(cfg.initial_window());
         self.recovery = Some(self.next_seq);
         tracing::debug!(seq, cwnd = self.cwnd, "loss: window reduced");
     }
@@ -373,7 +373,7 @@ impl Sender {
         }
         // The window grows by one per frame acknowledged (MC-DPL8R 3.1.4.4), during a loss
         // event too: the event already took its one reduction.
-        let cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window.min(WINDOW));
+        let cwnd = self.cwnd.saturating_add(grow).min(cfg.max_window());
         if cwnd != self.cwnd {
             tracing::trace!(cwnd, "window grew");
         }

@@ -122,6 +122,7 @@ impl Drops {
 
 /// One connection's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Stats {
     /// Datagrams sent (CFRAMEs and DFRAMEs, retries included).
     pub frames_sent: u64,

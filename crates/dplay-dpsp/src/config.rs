@@ -9,8 +9,17 @@ use dplay_wire::dp4::header::{HEADER_LEN, SockAddrIn, Token};
 /// 40 bytes from GuidMessage to PacketOffset (MC-DPL4CS 2.2.39, 2.2.41; INDEX D.16).
 pub const FRAGMENT_OVERHEAD: usize = HEADER_LEN + FRAGMENT_BODY_FIXED_LEN;
 
-/// How a [`crate::Dpsp`] endpoint behaves. `Config::default()` holds the spec's timers.
+/// How a [`crate::Dpsp`] endpoint behaves. `Config::default()` holds the spec's timers; change
+/// its fields by assignment. [`crate::Dpsp::new`] checks the whole ([`Config::validate`]).
+///
+/// ```
+/// let mut config = dplay_dpsp::Config::default().with_seed(7);
+/// config.mtu = 576;
+/// config.limits.max_partials_per_sender = 4;
+/// assert!(dplay_dpsp::Dpsp::new(config).is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Config {
     /// The largest datagram the transport carries, header included. A message is cut into
     /// fragments of `mtu - FRAGMENT_OVERHEAD` data bytes (MC-DPL4CS 3.1.4.18). Default 1472:
@@ -100,12 +109,16 @@ impl Config {
         if self.give_up_sends == 0 {
             return Err(ConfigError::ZeroLimit);
         }
+        if self.packetize_initial.is_zero() || self.packetize_rtt_floor.is_zero() {
+            return Err(ConfigError::ZeroTimer);
+        }
         Ok(())
     }
 }
 
 /// What a peer may make this endpoint hold (issue: limits, all configurable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// The largest message sent or reassembled (`MessageSize`). Default 1 MiB: the DP4 header's
     /// 20-bit size field cannot describe more (MC-DPL4CS 2.2.6).
@@ -150,6 +163,9 @@ pub enum ConfigError {
     /// A byte budget cannot hold the largest message.
     #[error("need max_message_size <= max_bytes_per_sender <= max_bytes_total")]
     BudgetTooSmall,
+    /// A retry timer is zero, so it would resend in a loop.
+    #[error("packetize_initial and packetize_rtt_floor must be positive")]
+    ZeroTimer,
 }
 
 /// A seed from the operating system's random source, for configurations built with the defaults

@@ -93,6 +93,7 @@ pub enum AbandonReason {
 
 /// A limit of [`crate::Limits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Limit {
     /// `max_message_size`: the fragment was refused ([`DropReason::TooLarge`]).
     MessageSize,
@@ -160,6 +161,7 @@ impl DropReason {
 
 /// Counters of what the endpoint did and refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Messages given to [`crate::Dpsp::send`].
     pub messages_sent: u64,

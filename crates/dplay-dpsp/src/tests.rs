@@ -145,4 +145,6 @@ fn config_validation() {
     let mut c = Config::default();
     c.limits.max_partials_per_sender = 0;
     assert_eq!(c.validate(), Err(ConfigError::ZeroLimit));
+    let c = Config { packetize_rtt_floor: Duration::ZERO, ..Config::default() };
+    assert_eq!(c.validate(), Err(ConfigError::ZeroTimer));
 }

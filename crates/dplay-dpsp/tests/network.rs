@@ -82,7 +82,9 @@ fn run(seed: u64) -> Outcome {
         next_id: 0,
     };
     let data_len = rng.gen_range(100..=1400);
-    let mut a = Dpsp::new(Config { seed, mtu: FRAGMENT_OVERHEAD + data_len, ..Config::default() }).unwrap();
+    let mut config = Config::default().with_seed(seed);
+    config.mtu = FRAGMENT_OVERHEAD + data_len;
+    let mut a = Dpsp::new(config).unwrap();
     let mut b = Dpsp::new(Config::default().with_seed(seed ^ 1)).unwrap();
     let (pa, pb) = (peer(1), peer(2));
     let sent: Vec<(Uuid, Vec<u8>)> = (0..rng.gen_range(1..=3))

@@ -10,8 +10,22 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+/// The default configuration with these limits: message size, partials and bytes per sender,
+/// bytes in all, finished GuidMessages remembered.
+fn limited(message: u32, partials: usize, per_sender: usize, total: usize, finished: usize) -> Config {
+    let mut config = Config::default();
+    config.limits.max_message_size = message;
+    config.limits.max_partials_per_sender = partials;
+    config.limits.max_bytes_per_sender = per_sender;
+    config.limits.max_bytes_total = total;
+    config.limits.max_finished = finished;
+    config
+}
+
 fn fragments(message: &[u8], data_len: usize) -> Vec<DpspMessage> {
-    let mut a = Dpsp::new(Config { mtu: FRAGMENT_OVERHEAD + data_len, ..Config::default() }).unwrap();
+    let mut config = Config::default();
+    config.mtu = FRAGMENT_OVERHEAD + data_len;
+    let mut a = Dpsp::new(config).unwrap();
     a.send(base(), peer(2), message, Reliability::Unreliable).unwrap();
     transmits(&mut a)
         .into_iter()
@@ -63,13 +77,7 @@ proptest! {
         ),
         steps in prop::collection::vec(0u64..20_000, 40),
     ) {
-        let config = Config { limits: dplay_dpsp::Limits {
-            max_message_size: 600,
-            max_partials_per_sender: 2,
-            max_bytes_per_sender: 1000,
-            max_bytes_total: 1500,
-            max_finished: 8,
-        }, ..Config::default() };
+        let config = limited(600, 2, 1000, 1500, 8);
         let mut b = Dpsp::new(config).unwrap();
         let mut now = base();
         for ((command, body, raw), step) in datagrams.iter().zip(&steps) {
@@ -99,13 +107,7 @@ proptest! {
             1..200,
         ),
     ) {
-        let config = Config { limits: dplay_dpsp::Limits {
-            max_message_size: 64,
-            max_partials_per_sender: 2,
-            max_bytes_per_sender: 400,
-            max_bytes_total: 600,
-            max_finished: 4,
-        }, ..Config::default() };
+        let config = limited(64, 2, 400, 600, 4);
         let mut b = Dpsp::new(config).unwrap();
         let mut now = base();
         for &(from, g, reliable, index, offset, total, size, len, step) in &frags {

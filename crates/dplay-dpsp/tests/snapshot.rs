@@ -29,7 +29,8 @@ fn render(transmits: &[Transmit]) -> String {
 
 #[test]
 fn fragments_of_a_sample_message() {
-    let config = Config { mtu: FRAGMENT_OVERHEAD + 40, ..Config::default().with_seed(0) };
+    let mut config = Config::default().with_seed(0);
+    config.mtu = FRAGMENT_OVERHEAD + 40;
     let mut a = Dpsp::new(config.clone()).unwrap();
     a.send(base(), peer(2), &sample(), Reliability::Unreliable).unwrap();
     let packets = transmits(&mut a);

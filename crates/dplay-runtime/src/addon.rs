@@ -29,6 +29,7 @@ pub enum AddonRole {
 
 /// What an application asks of the add-on.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AddonCommand {
     /// A command for the DirectPlay 8 session underneath (host, join, leave ...).
     Session(Dp8Command),

@@ -37,6 +37,7 @@ pub enum AddonDp4Role {
 
 /// What an application asks of the add-on over DirectPlay 4.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AddonDp4Command {
     /// Host this session ([`dplay_addon::over_dp4::fs98_host_config`] for FS98's); our player
     /// is created at once (MC-DPL4CS 3.2.3).

@@ -12,6 +12,7 @@ use crate::RuntimeError;
 
 /// UDP or a TCP listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SocketKind {
     /// A UDP socket; `broadcast` sets SO_BROADCAST, so it may send to 255.255.255.255.
     Udp {
@@ -24,6 +25,7 @@ pub enum SocketKind {
 
 /// One socket to open: its kind, address and the ports to try in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SocketSpec {
     /// UDP or TCP listener.
     pub kind: SocketKind,

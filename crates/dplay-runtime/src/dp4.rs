@@ -29,6 +29,7 @@ use crate::{
 
 /// Where a DirectPlay 4 endpoint opens its sockets (MC-DPL4CS 2.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Dp4Binding {
     /// The address of the game socket and the TCP listener (unspecified: all addresses,
     /// and peers answer to the address they see).
@@ -99,6 +100,7 @@ impl Dp4Binding {
 
 /// What an application asks of a DirectPlay 4 session.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dp4Command {
     /// Host the session described (MC-DPL4CS 3.2.3).
     Host(HostConfig),

@@ -14,6 +14,7 @@ use crate::Protocol;
 
 /// What an application asks of a DirectPlay 8 session.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dp8Command {
     /// Create the session described by the configuration, with us as host (or server).
     Host,

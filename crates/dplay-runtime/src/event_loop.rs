@@ -26,7 +26,7 @@ pub struct RuntimeConfig {
     pub sockets: Vec<SocketSpec>,
     /// Sees every datagram and TCP read and write, if set.
     pub tap: Option<Box<dyn Tap>>,
-    /// The network thread's name, for debuggers and logs.
+    /// The network thread's name, for debuggers and logs; NUL characters are dropped.
     pub thread_name: String,
     /// Bytes a TCP connection may have queued and not yet written; past it the connection is
     /// closed with [`crate::CloseReason::Overflow`], so a peer that does not read cannot make
@@ -45,6 +45,7 @@ pub struct RuntimeConfig {
 /// What an accepted TCP connection may hold and for how long (docs/limits.md). A connection
 /// belongs to a known peer once the protocol says so ([`crate::StreamStatus::known`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StreamLimits {
     /// An accepted connection must deliver its first whole message within this.
     pub first_message: Duration,
@@ -160,7 +161,9 @@ impl<P: Protocol> Runtime<P> {
             writable_interest: None,
             streams,
         };
-        let thread = std::thread::Builder::new().name(config.thread_name).spawn(move || event_loop.run())?;
+        // A thread name cannot hold NUL (`Builder::spawn` would panic): those are dropped.
+        let name = config.thread_name.replace('\0', "");
+        let thread = std::thread::Builder::new().name(name).spawn(move || event_loop.run())?;
         Ok(Self { commands, events, waker, stop, local_addrs, thread: Some(thread) })
     }
 

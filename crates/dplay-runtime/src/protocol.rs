@@ -66,6 +66,7 @@ pub enum CloseReason {
 
 /// Which deadline of [`crate::StreamLimits`] a connection missed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum StreamDeadline {
     /// No whole message within [`crate::StreamLimits::first_message`] of being accepted.
     FirstMessage,
@@ -80,6 +81,7 @@ pub enum StreamDeadline {
 
 /// Why an accepted connection was closed at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum StreamRefusal {
     /// Its source IP has [`crate::StreamLimits::max_per_source`] connections already.
     PerSource,

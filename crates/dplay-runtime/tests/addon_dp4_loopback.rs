@@ -16,7 +16,7 @@ use dplay_runtime::{
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason};
 
 fn config(seed: u64) -> Dp4Config {
-    Dp4Config { seed, ..Dp4Config::default() }
+    Dp4Config::default().with_seed(seed)
 }
 
 /// Waits for the first event `f` accepts, failing after ten seconds.
@@ -51,7 +51,8 @@ fn client(seed: u64, role: Role, name: &str, enum_socket: SocketAddr) -> Runtime
 #[test]
 fn a_player_and_an_observer_over_dp4() {
     // The enumeration socket on a free port, so the test never needs 47624.
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
     let host_role = AddonDp4Role::Host(HostConfig::new(
         dplay_addon::Dialect::Fs98,
         Role::Observer,
@@ -96,7 +97,8 @@ fn finding_nothing_fails_the_join() {
     let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let nowhere = probe.local_addr().unwrap();
     drop(probe);
-    let fast = Dp4Config { enum_timeout: Duration::from_millis(300), ..config(4) };
+    let mut fast = config(4);
+    fast.enum_timeout = Duration::from_millis(300);
     let role = AddonDp4Role::Client(ClientConfig::new(Role::Player));
     let rt =
         AddonDp4Protocol::spawn(&Dp4Binding::client(Ipv4Addr::LOCALHOST), fast, role, "lost", None).unwrap();

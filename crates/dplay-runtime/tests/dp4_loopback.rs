@@ -16,12 +16,13 @@ use uuid::Uuid;
 const APP: Uuid = Uuid::from_u128(0x5bfdb060_06a4_11d0_9c4f_00a0c905425e);
 
 fn config(seed: u64) -> Dp4Config {
-    Dp4Config { seed, ..Dp4Config::default() }
+    Dp4Config::default().with_seed(seed)
 }
 
 /// A host on loopback; its enumeration socket on a free port, so tests never need 47624.
 fn host(name: &str) -> (Runtime<Dp4Protocol>, u32) {
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
     let rt = Dp4Protocol::spawn(&binding, config(1), None).unwrap();
     rt.command(Dp4Command::Host(HostConfig::new("loopback", APP))).unwrap();
     rt.command(Dp4Command::CreatePlayer(name.into())).unwrap();
@@ -174,7 +175,8 @@ fn join_to_nothing_fails() {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let nowhere = probe.local_addr().unwrap();
     drop(probe);
-    let fast = Dp4Config { reliable_api_timeout: Duration::from_millis(300), ..config(6) };
+    let mut fast = config(6);
+    fast.reliable_api_timeout = Duration::from_millis(300);
     let dave = Dp4Protocol::spawn(&Dp4Binding::client(Ipv4Addr::LOCALHOST), fast, None).unwrap();
     dave.command(Dp4Command::Join { host: nowhere, password: None }).unwrap();
     let failed = wait_for(dave.events(), |e| match e {
@@ -192,11 +194,9 @@ fn advertised_datagram_address_is_where_members_send() {
     let relay = UdpSocket::bind("127.0.0.1:0").unwrap();
     relay.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let SocketAddr::V4(relay_addr) = relay.local_addr().unwrap() else { panic!("IPv4") };
-    let binding = Dp4Binding {
-        enum_port: Some(0),
-        advertised_datagram: Some(relay_addr),
-        ..Dp4Binding::host(Ipv4Addr::LOCALHOST)
-    };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
+    binding.advertised_datagram = Some(relay_addr);
     let host = Dp4Protocol::spawn(&binding, config(7), None).unwrap();
     host.command(Dp4Command::Host(HostConfig::new("relayed", APP))).unwrap();
     let alice = client(8);
@@ -216,10 +216,13 @@ fn advertised_datagram_address_is_where_members_send() {
 /// the member leaves, the runtime reports the protocol's counters.
 #[test]
 fn reliable_protocol_session_reports_its_counters() {
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
     let host = Dp4Protocol::spawn(&binding, config(9), None).unwrap();
     let flags = dplay_wire::dp4::session::SessionFlags::DIRECTPLAY_PROTOCOL;
-    host.command(Dp4Command::Host(HostConfig { flags, ..HostConfig::new("reliable", APP) })).unwrap();
+    let mut session = HostConfig::new("reliable", APP);
+    session.flags = flags;
+    host.command(Dp4Command::Host(session)).unwrap();
     let alice = client(10);
     let alice_id = join(&alice, listener(&host), "alice");
     for (data, guaranteed) in [(pattern(200_000), true), (pattern(3000), false)] {

@@ -33,10 +33,8 @@ fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
     c.rng_seed = seed;
     // A thousand joins at once from one address: the caps that guard a host on the Internet
     // (docs/limits.md) are raised to fit them.
-    c.transport.max_half_open = CLIENTS;
-    c.transport.max_half_open_per_ip = CLIENTS;
-    c.limits.max_pending_joins = CLIENTS;
-    c.limits.max_pending_joins_per_ip = CLIENTS;
+    c.transport.set_max_half_open(CLIENTS).set_max_half_open_per_ip(CLIENTS);
+    c.limits.set_max_pending_joins(CLIENTS).set_max_pending_joins_per_ip(CLIENTS);
     c.limits.memory_budget = usize::MAX;
     c
 }

@@ -153,7 +153,8 @@ fn known_connection_stays_idle_but_not_partial() {
 /// reported; one closing makes room again.
 #[test]
 fn per_source_cap() {
-    let limits = StreamLimits { max_per_source: 2, ..limits(LONG, LONG, LONG) };
+    let mut limits = limits(LONG, LONG, LONG);
+    limits.max_per_source = 2;
     let (rt, addr) = runtime(limits, 16);
     let (a, _b) = (connect(addr), connect(addr));
     let third = connect(addr);

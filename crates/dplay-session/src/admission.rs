@@ -126,11 +126,11 @@ impl Session {
     /// of all) is dropped.
     pub(crate) fn admit_connection(&mut self, now: Instant, peer: SocketAddr) {
         let same_ip = self.admission.pending.keys().filter(|a| a.ip() == peer.ip()).count();
-        if same_ip >= self.cfg.limits.max_pending_joins_per_ip.max(1) {
+        if same_ip >= self.cfg.limits.max_pending_joins_per_ip() {
             let oldest = self.oldest_pending(Some(peer.ip()));
             self.drop_joiner(now, oldest, "too many joins under way from one address");
         }
-        if self.admission.pending.len() >= self.cfg.limits.max_pending_joins.max(1) {
+        if self.admission.pending.len() >= self.cfg.limits.max_pending_joins() {
             let oldest = self.oldest_pending(None);
             self.drop_joiner(now, oldest, "too many joins under way");
         }

@@ -7,6 +7,10 @@ use std::time::Duration;
 use dplay_wire::dp8::session::DNET_VERSION_EX;
 use uuid::Uuid;
 
+/// The shortest period of a timer that re-arms itself (EnumQuery and PATH_TEST retries, the
+/// DirectPlay 4 Ping timer): a zero period would fire in a loop.
+pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+
 /// The two session topologies (MC-DPL8CS 1.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -17,7 +21,22 @@ pub enum Mode {
 }
 
 /// The configuration of one [`crate::Session`]: who the local player is and, when hosting,
-/// what the session is.
+/// what the session is. Built with [`SessionConfig::new`], then changed field by field; the
+/// periods that re-arm themselves and the joiner caps have `set_*` methods that keep them
+/// positive (docs/decisions.md, "API hygiene").
+///
+/// ```
+/// use std::time::Duration;
+/// use dplay_session::SessionConfig;
+///
+/// let mut config = SessionConfig::new(uuid::Uuid::nil(), "127.0.0.1:6073".parse().unwrap(), "host");
+/// config.session_name = "Friday flight".into();
+/// config.max_players = 8;
+/// config.set_enum_retry(Duration::ZERO); // at least MIN_PERIOD
+/// config.limits.set_max_pending_joins(16);
+/// config.transport.set_max_window(32);
+/// assert_eq!(config.enum_retry(), dplay_session::MIN_PERIOD);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct SessionConfig {
@@ -52,12 +71,14 @@ pub struct SessionConfig {
     pub connect_reply_data: Vec<u8>,
     /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
     pub dnet_version: u32,
-    /// EnumQuery retry interval: 1.5 s, as DXDiag (MS-DPDX 3.1.2.2, 3.1.6.2).
-    pub enum_retry: Duration,
+    /// EnumQuery retry interval: 1.5 s, as DXDiag (MS-DPDX 3.1.2.2, 3.1.6.2). At least
+    /// [`MIN_PERIOD`] ([`SessionConfig::set_enum_retry`]).
+    enum_retry: Duration,
     /// EnumQuery sends before a search stops by itself: left to us (MC-DPLHP 3.1.2).
     pub enum_count: u32,
-    /// PATH_TEST retry interval: 375 ms (MS-DPDX 3.1.2.5, 3.1.6.5).
-    pub path_test_interval: Duration,
+    /// PATH_TEST retry interval: 375 ms (MS-DPDX 3.1.2.5, 3.1.6.5). At least [`MIN_PERIOD`]
+    /// ([`SessionConfig::set_path_test_interval`]).
+    path_test_interval: Duration,
     /// PATH_TEST sends per existing peer at most: 7 (MS-DPDX 3.1.2.5).
     pub path_test_tries: u32,
     /// Seed of the RNG that draws the instance GUID (from which the DPNIDs follow), the
@@ -75,6 +96,7 @@ pub struct SessionConfig {
 /// What a host holds for others and for how long (issue 14; docs/limits.md has each value's
 /// reason and the worst-case memory it allows). The specs set none of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// A player's `name` and `Password`, and our own `SessionName`, in UTF-16 units: 256.
     pub max_name_units: usize,
@@ -102,10 +124,10 @@ pub struct Limits {
     /// `join_timeout` (docs/limits.md).
     pub connect_info_timeout: Duration,
     /// Host: joiners connected but not members yet, held at most (the oldest is dropped first):
-    /// 64.
-    pub max_pending_joins: usize,
-    /// Host: of those, from one IP address: 8.
-    pub max_pending_joins_per_ip: usize,
+    /// 64. At least 1 ([`Limits::set_max_pending_joins`]).
+    max_pending_joins: usize,
+    /// Host: of those, from one IP address: 8. At least 1.
+    max_pending_joins_per_ip: usize,
     /// Joiner: an older peer that has not connected this long after our INSTRUCT_CONNECT is
     /// reported to the host with REQ_INTEGRITY_CHECK (MC-DPL8CS 3.2.5.3): 6 s.
     pub peer_connect_timeout: Duration,
@@ -142,6 +164,31 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Joiners connected but not members yet, held at most.
+    pub fn max_pending_joins(&self) -> usize {
+        self.max_pending_joins
+    }
+
+    /// Sets [`Limits::max_pending_joins`]; 0 is raised to 1 (a host with no room for a joiner
+    /// could never be joined).
+    pub fn set_max_pending_joins(&mut self, n: usize) -> &mut Self {
+        self.max_pending_joins = n.max(1);
+        self
+    }
+
+    /// Joiners not members yet held from one IP address at most.
+    pub fn max_pending_joins_per_ip(&self) -> usize {
+        self.max_pending_joins_per_ip
+    }
+
+    /// Sets [`Limits::max_pending_joins_per_ip`]; 0 is raised to 1.
+    pub fn set_max_pending_joins_per_ip(&mut self, n: usize) -> &mut Self {
+        self.max_pending_joins_per_ip = n.max(1);
+        self
+    }
+}
+
 impl SessionConfig {
     /// A peer-to-peer configuration with the spec defaults.
     pub fn new(application_guid: Uuid, local_addr: SocketAddr, player_name: &str) -> Self {
@@ -174,6 +221,29 @@ impl SessionConfig {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.rng_seed = seed;
+        self
+    }
+
+    /// EnumQuery retry interval (MS-DPDX 3.1.2.2).
+    pub fn enum_retry(&self) -> Duration {
+        self.enum_retry
+    }
+
+    /// Sets [`SessionConfig::enum_retry`]; below [`MIN_PERIOD`] it is [`MIN_PERIOD`], so the
+    /// retry timer cannot fire in a loop.
+    pub fn set_enum_retry(&mut self, interval: Duration) -> &mut Self {
+        self.enum_retry = interval.max(MIN_PERIOD);
+        self
+    }
+
+    /// PATH_TEST retry interval (MS-DPDX 3.1.2.5).
+    pub fn path_test_interval(&self) -> Duration {
+        self.path_test_interval
+    }
+
+    /// Sets [`SessionConfig::path_test_interval`]; below [`MIN_PERIOD`] it is [`MIN_PERIOD`].
+    pub fn set_path_test_interval(&mut self, interval: Duration) -> &mut Self {
+        self.path_test_interval = interval.max(MIN_PERIOD);
         self
     }
 }

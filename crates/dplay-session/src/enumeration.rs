@@ -58,7 +58,7 @@ impl Session {
     /// Sends the due EnumQuery.
     pub(crate) fn enum_timeout(&mut self, now: Instant) {
         let count = self.cfg.enum_count;
-        let retry = self.cfg.enum_retry;
+        let retry = self.cfg.enum_retry();
         let payload: u16 = self.rng.r#gen();
         let Some(s) = self.seeker.as_mut().filter(|s| s.next <= now) else { return };
         if s.sent >= count {

@@ -103,6 +103,7 @@ pub enum Event {
 
 /// A change of the name table's groups or information (MC-DPL8CS 2.2.4, 2.2.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TableChange {
     /// DN_CREATE_GROUP.
     GroupCreated {
@@ -147,6 +148,7 @@ pub enum TableChange {
 
 /// Why an operation that waited for an answer failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum CompletionError {
     /// The connection to the peer (or to the host we asked) ended first (MC-DPL8CS 3.3).
     #[error("DPNERR_CONNECTIONLOST: the connection ended before the answer came")]

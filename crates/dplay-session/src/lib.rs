@@ -140,7 +140,7 @@ pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
 pub use bans::{BanError, Bans, DPERR_ACCESSDENIED, DPNERR_HOSTREJECTEDCONNECTION, MAX_BAN_NAME, MAX_BANS};
 pub use completion::MAX_PENDING;
-pub use config::{Limits, Mode, SessionConfig};
+pub use config::{Limits, MIN_PERIOD, Mode, SessionConfig};
 pub use event::{CommandError, CompletionError, EndReason, Event, SendFlags, TableChange};
 pub use groups::MAX_GROUPS;
 pub use join_host::DPNERR_SESSIONFULL;

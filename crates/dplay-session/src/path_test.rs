@@ -51,7 +51,7 @@ impl Session {
     /// Sends the due PATH_TESTs and drops the exhausted testers.
     pub(crate) fn path_test_timeout(&mut self, now: Instant) {
         let tries = self.cfg.path_test_tries;
-        let interval = self.cfg.path_test_interval;
+        let interval = self.cfg.path_test_interval();
         let mut out = Vec::new();
         for p in self.path_tests.iter_mut().filter(|p| p.next <= now) {
             p.sent += 1;

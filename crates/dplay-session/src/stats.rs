@@ -30,6 +30,7 @@ pub(crate) enum DropReason {
 
 /// Session counters; read with [`crate::Session::stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Stats {
     /// Session (USER_1) messages sent.
     pub messages_sent: u64,
@@ -133,6 +134,7 @@ impl Stats {
 /// held for others now: what `dplay host` shows its operator (docs/limits.md). Read with
 /// [`crate::Session::refusals`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Refusals {
     /// Non-zero counts, by reason name, transport first.
     pub counts: Vec<(&'static str, u64)>,

@@ -88,12 +88,10 @@ pub fn lan_ip(i: usize) -> Ipv4Addr {
 /// Node `i`'s configuration on the default LAN: TCP listener 2300 and UDP 2350 with address
 /// 0 in the SockAddrs, as Windows writes them (Wine's dplayx tests), seed `100 + i`.
 pub fn lan_config(i: usize) -> Dp4Config {
-    Dp4Config {
-        stream_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2300),
-        datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2350),
-        seed: 100 + i as u64,
-        ..Dp4Config::default()
-    }
+    let mut config = Dp4Config::default().with_seed(100 + i as u64);
+    config.stream_addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2300);
+    config.datagram_addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 2350);
+    config
 }
 
 impl Dp4Net {

@@ -6,6 +6,7 @@ use dplay_session::Session;
 
 /// Totals since the host started, and what is held now, as `/metrics` shows them.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Counters {
     /// Players that entered the name table, the host itself not counted.
     pub joins: u64,

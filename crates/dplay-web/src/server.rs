@@ -68,10 +68,11 @@ pub struct WebConfig {
     /// Reads (`/api/session`, `/api/players`, `/api/events`, `/metrics`) without the token.
     /// The page itself is always served: it holds no data.
     pub public: bool,
-    /// Requests a second one client address may make (429 beyond).
-    pub rate: u32,
-    /// Requests one client address may make at once before `rate` applies.
-    pub burst: u32,
+    /// Requests a second one client address may make (429 beyond). At least 1
+    /// ([`WebConfig::set_rate`]).
+    rate: u32,
+    /// Requests one client address may make at once before `rate` applies. At least 1.
+    burst: u32,
     /// See [`HEADER_TIMEOUT`].
     pub header_timeout: Duration,
 }
@@ -86,6 +87,29 @@ impl WebConfig {
     #[must_use]
     pub fn public(mut self, public: bool) -> Self {
         self.public = public;
+        self
+    }
+
+    /// Requests a second one client address may make.
+    pub fn rate(&self) -> u32 {
+        self.rate
+    }
+
+    /// Sets [`WebConfig::rate`]; 0 is raised to 1 (a bucket that never refills would lock
+    /// every client out after its burst).
+    pub fn set_rate(&mut self, per_second: u32) -> &mut Self {
+        self.rate = per_second.max(1);
+        self
+    }
+
+    /// Requests one client address may make at once.
+    pub fn burst(&self) -> u32 {
+        self.burst
+    }
+
+    /// Sets [`WebConfig::burst`]; 0 is raised to 1 (no request could ever be served).
+    pub fn set_burst(&mut self, requests: u32) -> &mut Self {
+        self.burst = requests.max(1);
         self
     }
 }

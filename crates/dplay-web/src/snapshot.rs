@@ -8,6 +8,7 @@ use crate::counters::Counters;
 
 /// The session and its players at one moment.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The session.
     pub session: SessionView,
@@ -20,6 +21,7 @@ pub struct Snapshot {
 
 /// The session as `/api/session` shows it.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct SessionView {
     /// The session name (from the host's configuration).
     pub name: String,
@@ -42,7 +44,8 @@ pub struct SessionView {
 }
 
 /// One player as `/api/players` shows it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct PlayerView {
     /// The DPNID (DirectPlay 4: the player ID), as the CLI prints it (`0x...`).
     pub dpnid: String,
@@ -70,6 +73,7 @@ pub struct PlayerView {
 /// Something that happened, as the event stream (`/api/events`) sends it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WebEvent {
     /// A player entered the name table.
     Join {

@@ -60,7 +60,7 @@ fn players_until(at: SocketAddr, f: impl Fn(&[Value]) -> bool) -> Vec<Value> {
 fn member(seed: u64, host: SocketAddr) -> Runtime<Dp4Protocol> {
     let rt = Dp4Protocol::spawn(
         &Dp4Binding::client(Ipv4Addr::LOCALHOST),
-        Dp4Config { seed, ..Dp4Config::default() },
+        Dp4Config::default().with_seed(seed),
         None,
     )
     .unwrap();
@@ -78,8 +78,9 @@ fn create(rt: &Runtime<Dp4Protocol>, name: &str) {
 fn dp4_players_kick_ban_and_limit() {
     let (loop_side, server_side) = dplay_web::link();
     let start = Instant::now();
-    let binding = Dp4Binding { enum_port: Some(0), ..Dp4Binding::host(Ipv4Addr::LOCALHOST) };
-    let config = Dp4Config { seed: 1, ..Dp4Config::default() };
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
+    let config = Dp4Config::default().with_seed(1);
     let host =
         Dp4Protocol::spawn_wrapped(&binding, config, None, |p| Observed::new(p, loop_side, start)).unwrap();
     let web = WebServer::start("127.0.0.1:0".parse().unwrap(), server_side, TOKEN.into()).unwrap();

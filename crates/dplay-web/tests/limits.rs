@@ -64,8 +64,7 @@ fn reads_need_the_token_unless_public() {
 #[test]
 fn each_address_is_held_to_its_rate() {
     let mut config = WebConfig::new(TOKEN.into()).public(true);
-    config.rate = 2;
-    config.burst = 5;
+    config.set_rate(2).set_burst(5);
     let web = server(config);
     let at = web.local_addr();
     let statuses: Vec<u16> = (0..8).map(|_| request(at, "/api/session", "").0).collect();

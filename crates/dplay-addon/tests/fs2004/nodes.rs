@@ -147,13 +147,11 @@ impl Net {
                     engine_type: EngineType::ENGINE_TYPE_PISTON,
                     aircraft_name: ZString::from_text(OUR_TITLE),
                 };
-                let config = ClientConfig {
-                    dialect: Dialect::Fs2004,
-                    plane: (role == Role::Player).then_some(plane),
-                    position_format: PositionFormat::Velocity,
-                    positions_guaranteed: true,
-                    ..ClientConfig::new(role)
-                };
+                let mut config = ClientConfig::new(role);
+                config.dialect = Dialect::Fs2004;
+                config.plane = (role == Role::Player).then_some(plane);
+                config.position_format = PositionFormat::Velocity;
+                config.positions_guaranteed = true;
                 cfg.player_data = config.player_info().to_bytes().to_vec();
                 let mut client = Client::new(config);
                 // Known before joining, so that positions go out as soon as it is in.

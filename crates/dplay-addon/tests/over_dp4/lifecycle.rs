@@ -40,7 +40,8 @@ fn two_players(seed: u64) -> Net {
 #[test]
 fn a_refused_join_leaves_the_session() {
     run_seeds(10, |seed| {
-        let policy = HostPolicy { max_players: Some(1), allow_observers: true };
+        let mut policy = HostPolicy::default();
+        policy.max_players = Some(1);
         let kinds =
             [Kind::Host(Role::Observer, policy), Kind::Client(Role::Player), Kind::Client(Role::Player)];
         let mut net = Net::new(seed, Links::lossy(0.05), &kinds);
@@ -130,7 +131,8 @@ fn enumeration_ignores_other_games() {
 fn a_full_session_refuses_the_join() {
     let kinds = [Kind::Host(Role::Observer, HostPolicy::default()), Kind::Client(Role::Player)];
     let mut net = Net::new(3, Links::clean(), &kinds);
-    let full = dplay_session::dp4::HostConfig { max_players: 1, ..fs98_host_config("Full") };
+    let mut full = fs98_host_config("Full");
+    full.max_players = 1;
     net.with(HOST, |n, now| n.bridge.host_session(now, full)).expect("host");
     net.with(1, |n, now| n.bridge.join(now, listener(HOST), None)).expect("join");
     net.run_for(Duration::from_secs(30));
@@ -169,7 +171,8 @@ fn a_malformed_packet_is_counted_and_dropped() {
 fn a_session_without_message_ids_is_unusable() {
     let kinds = [Kind::Host(Role::Observer, HostPolicy::default()), Kind::Client(Role::Player)];
     let mut net = Net::new(4, Links::clean(), &kinds);
-    let nm = dplay_session::dp4::HostConfig { flags: SessionFlags::NO_MESSAGE_ID, ..fs98_host_config("NM") };
+    let mut nm = fs98_host_config("NM");
+    nm.flags = SessionFlags::NO_MESSAGE_ID;
     net.with(HOST, |n, now| n.bridge.host_session(now, nm)).expect("host");
     net.with(1, |n, now| n.bridge.join(now, listener(HOST), None)).expect("join");
     net.run_for(Duration::from_secs(5));

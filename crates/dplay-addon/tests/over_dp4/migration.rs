@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{Event, HostPolicy, OverDp4Event, Role};
-use dplay_session::dp4::{Dp4Event, HostConfig as SessionHostConfig};
+use dplay_session::dp4::Dp4Event;
 use dplay_sim::run_seeds;
 use dplay_wire::dp4::session::SessionFlags;
 
@@ -32,7 +32,8 @@ fn the_addon_host_role_survives_migration() {
             Kind::Client(Role::Observer),
         ];
         let mut net = Net::new(seed, Links::lossy(0.05), &kinds);
-        let session = SessionHostConfig { flags: SessionFlags::MIGRATE_HOST, ..fs98_host_config("FS98 MH") };
+        let mut session = fs98_host_config("FS98 MH");
+        session.flags = SessionFlags::MIGRATE_HOST;
         net.start_with(session, 3);
         assert!(
             net.run_until_addon_joined(&[PLAYER_A, PLAYER_B, OBSERVER], Duration::from_secs(30)),

@@ -31,12 +31,10 @@ pub(crate) fn listener(i: usize) -> SocketAddr {
 /// The session configuration of node `i`: our ports (written as 0.0.0.0, "answer to the
 /// address you saw", as Windows does) and a seed of its own.
 pub(crate) fn dp4_config(i: usize, seed: u64) -> Dp4Config {
-    Dp4Config {
-        stream_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, STREAM_PORT),
-        datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, DGRAM_PORT),
-        seed: seed.wrapping_mul(31).wrapping_add(i as u64),
-        ..Dp4Config::default()
-    }
+    let mut config = Dp4Config::default().with_seed(seed.wrapping_mul(31).wrapping_add(i as u64));
+    config.stream_addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, STREAM_PORT);
+    config.datagram_addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, DGRAM_PORT);
+    config
 }
 
 /// What the links do.

@@ -94,7 +94,8 @@ fn replayed_position_is_rejected(net: &mut Net, seed: u64) {
 #[test]
 fn a_refused_join_leaves_the_session() {
     run_seeds(20, |seed| {
-        let policy = HostPolicy { max_players: Some(1), allow_observers: true };
+        let mut policy = HostPolicy::default();
+        policy.max_players = Some(1);
         let kinds =
             [Kind::Host(Role::Observer, policy), Kind::Client(Role::Player), Kind::Client(Role::Player)];
         let mut net = Net::new(seed, link(0.05), &kinds);

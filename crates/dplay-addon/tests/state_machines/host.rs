@@ -15,6 +15,14 @@ const US: PlayerId = PlayerId(0x1);
 const A: PlayerId = PlayerId(0x100);
 const B: PlayerId = PlayerId(0x200);
 
+/// A policy of at most `max_players` players that does or does not take observers.
+fn policy(max_players: Option<usize>, allow_observers: bool) -> HostPolicy {
+    let mut policy = HostPolicy::default();
+    policy.max_players = max_players;
+    policy.allow_observers = allow_observers;
+    policy
+}
+
 fn host(policy: HostPolicy) -> Host {
     Host::new(HostConfig::new(Dialect::Fs98, Role::Player, policy), US)
 }
@@ -54,7 +62,7 @@ fn row_add_player_request_answered_with_change_to_player() {
 #[test]
 fn row_add_player_refused_beyond_the_player_limit() {
     let now = t0();
-    let mut h = with_players(HostPolicy { max_players: Some(1), allow_observers: true }, now, &[A, B]);
+    let mut h = with_players(policy(Some(1), true), now, &[A, B]);
     h.handle_message(now, A, &signal(PacketId::ADD_PLAYER_REQUEST));
     out(&mut h);
     h.handle_message(now, B, &signal(PacketId::ADD_PLAYER_REQUEST));
@@ -70,7 +78,7 @@ fn row_add_player_refused_beyond_the_player_limit() {
 #[test]
 fn row_add_observer_request_by_policy() {
     let now = t0();
-    let mut h = with_players(HostPolicy { max_players: None, allow_observers: false }, now, &[A]);
+    let mut h = with_players(policy(None, false), now, &[A]);
     h.handle_message(now, A, &signal(PacketId::ADD_OBSERVER_REQUEST));
     assert_eq!(out(&mut h), vec![send(Target::One(A), Packet::signal(PacketId::ADD_OBSERVER_REFUSED))]);
     assert_eq!(events(&mut h), vec![Event::Denied { id: A, role: Role::Observer }]);
@@ -155,7 +163,7 @@ fn row_request_observer_answered_with_observer_change_ok() {
 #[test]
 fn row_observer_change_refused_by_policy() {
     let now = t0();
-    let mut h = with_players(HostPolicy { max_players: None, allow_observers: false }, now, &[A]);
+    let mut h = with_players(policy(None, false), now, &[A]);
     h.handle_message(now, A, &signal(PacketId::ADD_PLAYER_REQUEST));
     out(&mut h);
     h.handle_message(now, A, &signal(PacketId::RETRANSMIT_GO_OBSERVER));
@@ -248,7 +256,7 @@ fn pump(now: Instant, h: &mut Host, clients: &mut [(PlayerId, &mut Client)]) {
 #[test]
 fn fs_multiplayer_1_5_session_procedure_end_to_end() {
     let now = t0();
-    let mut h = host(HostPolicy { max_players: Some(1), allow_observers: true });
+    let mut h = host(policy(Some(1), true));
     let mut a = Client::new(ClientConfig::new(Role::Player));
     let mut b = Client::new(ClientConfig::new(Role::Observer));
     let mut c = Client::new(ClientConfig::new(Role::Player));
@@ -290,7 +298,7 @@ proptest::proptest! {
         end_at in 0usize..100,
     ) {
         let now = t0();
-        let mut h = with_players(HostPolicy { max_players: Some(2), allow_observers: true }, now, &[A, B]);
+        let mut h = with_players(policy(Some(2), true), now, &[A, B]);
         for (i, (from, id, data)) in msgs.into_iter().enumerate() {
             if i == end_at {
                 h.end_session(now);

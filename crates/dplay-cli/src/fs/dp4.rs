@@ -13,7 +13,7 @@ use dplay_runtime::{
     AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
     RuntimeError, Tap,
 };
-use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, HostConfig as SessionHostConfig};
+use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent};
 use dplay_wire::dp4::session::SessionFlags;
 use uuid::Uuid;
 
@@ -48,7 +48,7 @@ fn spawn(
     };
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).
     if let Some(period) = keepalive {
-        config.ping_interval = period.max(live::MIN_KEEPALIVE);
+        config.set_ping_interval(period.max(live::MIN_KEEPALIVE));
     }
     AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
@@ -116,8 +116,11 @@ fn print(
 pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
-    let mut binding = Dp4Binding { enum_port: Some(a.enum_port), ..Dp4Binding::host(ipv4(a.bind_ip())?) };
-    let policy = HostPolicy { max_players: a.max_players, allow_observers: true };
+    let mut binding = Dp4Binding::host(ipv4(a.bind_ip())?);
+    binding.enum_port = Some(a.enum_port);
+    let mut policy = HostPolicy::default();
+    policy.max_players = a.max_players;
+    policy.allow_observers = true;
     let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
     // The same limits as `dplay host --dp4` (docs/limits.md).
@@ -147,7 +150,8 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
         flags: Vec::new(),
     };
     out.out.event(&hosting, text);
-    let mut session = SessionHostConfig { application_guid: guid, ..fs98_host_config(&a.session) };
+    let mut session = fs98_host_config(&a.session);
+    session.application_guid = guid;
     session.password.clone_from(&a.session_args.password);
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
@@ -177,8 +181,9 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
     let role = config.role;
     let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
     let port = (bind.port() != 0).then_some(bind.port());
-    let binding =
-        Dp4Binding { stream_port: port, datagram_port: port, ..Dp4Binding::client(ipv4(bind.ip())?) };
+    let mut binding = Dp4Binding::client(ipv4(bind.ip())?);
+    binding.stream_port = port;
+    binding.datagram_port = port;
     let role_config = AddonDp4Role::Client(config);
     let keepalive = a.session_args.keepalive;
     let runtime =

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::send_queue::{Body, OutMessage, Sender};
-use crate::{DisconnectReason, DropReason, MessageKind, PROTOCOL_VERSION};
+use crate::{DisconnectReason, DropReason, MessageKind, PROTOCOL_VERSION, WINDOW};
 
 const A: &str = "198.51.100.1:2302";
 
@@ -26,7 +26,7 @@ impl Pair {
         let now = origin();
         let mut p = Self {
             a: Endpoint::new(config.clone(), now),
-            b: Endpoint::new(Config { rng_seed: 1, ..config }, now),
+            b: Endpoint::new(config.with_seed(1), now),
             now,
             a_events: Vec::new(),
             b_events: Vec::new(),
@@ -88,7 +88,9 @@ impl Pair {
 /// MC-DPL8R 3.1.5.2.1: sequence numbers wrap past 255 and delivery stays in order.
 #[test]
 fn sequence_wraps_past_255() {
-    let mut p = Pair::new(Config { coalesce: false, ..Config::default() });
+    let mut config = Config::default();
+    config.coalesce = false;
+    let mut p = Pair::new(config);
     let sent: Vec<Vec<u8>> = (0..300u16).map(|i| i.to_le_bytes().to_vec()).collect();
     for m in &sent {
         p.a.send(p.now, peer(), m, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
@@ -148,7 +150,8 @@ fn sack_mask_edge_bits() {
 /// per evidence; the retry timer then covers it.
 #[test]
 fn sender_resends_on_sack_evidence() {
-    let cfg = Config { initial_window: 64, ..Config::default() };
+    let mut cfg = Config::default();
+    cfg.set_initial_window(64);
     let now = origin();
     let mut s = Sender::new(&cfg);
     for i in 0..64u8 {
@@ -284,7 +287,9 @@ fn large_message_split_and_reassembled() {
 /// MC-DPL8R 3.1.5.2.6: a message past the reassembly limit ends the connection.
 #[test]
 fn reassembly_limit_ends_the_connection() {
-    let mut h = established(Config { max_message_size: 100, ..Config::default() }, PROTOCOL_VERSION);
+    let mut config = Config::default();
+    config.max_message_size = 100;
+    let mut h = established(config, PROTOCOL_VERSION);
     let rel = DframeCommand::RELIABLE | DframeCommand::SEQUENTIAL;
     h.feed_d(data(rel | DframeCommand::NEW_MSG, 1, 1), &[0; 60]);
     h.feed_d(data(rel, 2, 1), &[0; 60]);
@@ -455,8 +460,10 @@ fn congestion_window_and_the_64_frame_limit() {
     h.feed_d(data(REL_SEQ, 1, 4), b"ack");
     assert_eq!(h.sent().iter().filter(|s| matches!(s, Sent::D(_))).count(), 6);
 
-    let mut wide =
-        established(Config { initial_window: 200, max_window: 200, ..Config::default() }, PROTOCOL_VERSION);
+    let mut config = Config::default();
+    config.set_max_window(200).set_initial_window(200);
+    assert_eq!((config.initial_window(), config.max_window()), (WINDOW, WINDOW));
+    let mut wide = established(config, PROTOCOL_VERSION);
     for _ in 0..100 {
         wide.ep.send(wide.now, peer(), &[7; 1400], MessageKind::RELIABLE).unwrap();
     }

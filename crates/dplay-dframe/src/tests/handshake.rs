@@ -177,7 +177,9 @@ fn connect_ignore_rules() {
     c.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, f.sess_id)));
     assert!(c.sent().is_empty());
 
-    let mut closed = Harness::new(Config { accept_incoming: false, ..Config::default() });
+    let mut config = Config::default();
+    config.accept_incoming = false;
+    let mut closed = Harness::new(config);
     closed.feed_c(Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)));
     closed.feed_c(Cframe::Connect(connect_fields(true, 0, 0, 0x0002_0000, SESS)));
     assert!(closed.sent().is_empty());
@@ -289,7 +291,8 @@ fn listener_retries_within_budget_and_still_completes() {
 /// `max_half_open` the oldest of all; nothing is sent to an evicted source.
 #[test]
 fn half_open_caps_evict_the_oldest() {
-    let config = Config { max_half_open: 4, max_half_open_per_ip: 2, ..Config::default() };
+    let mut config = Config::default();
+    config.set_max_half_open(4).set_max_half_open_per_ip(2);
     let mut h = Harness::new(config);
     let connect = Cframe::Connect(connect_fields(true, 0, 0, PROTOCOL_VERSION, SESS)).to_vec().unwrap();
     let from = |ip: u8, port: u16| SocketAddr::from(([10, 0, 0, ip], port));

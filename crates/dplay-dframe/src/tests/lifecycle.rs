@@ -140,7 +140,7 @@ fn disconnects_cross() {
     let now = origin();
     let (a_addr, b_addr): (SocketAddr, SocketAddr) = ("198.51.100.1:2302".parse().unwrap(), peer());
     let mut a = Endpoint::new(Config::default(), now);
-    let mut b = Endpoint::new(Config { rng_seed: 9, ..Config::default() }, now);
+    let mut b = Endpoint::new(Config::default().with_seed(9), now);
     a.connect(now, b_addr).unwrap();
     let mut t = now;
     let shuttle = |a: &mut Endpoint, b: &mut Endpoint, t: Instant| {

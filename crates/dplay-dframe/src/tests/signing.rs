@@ -8,7 +8,9 @@ use super::*;
 use crate::{DisconnectReason, DropReason, MessageKind, PROTOCOL_VERSION, Signing, SigningMode};
 
 fn signing() -> Config {
-    Config { signing: Signing::Fast, ..Config::default() }
+    let mut config = Config::default();
+    config.signing = Signing::Fast;
+    config
 }
 
 /// The connector's secrets in the scripted peer's confirmation.
@@ -361,14 +363,14 @@ fn two_signing_endpoints_talk() {
     let now = origin();
     let (a_addr, b_addr) = (SocketAddr::from(([192, 0, 2, 1], 1)), SocketAddr::from(([192, 0, 2, 2], 2)));
     let mut a = Endpoint::new(signing(), now);
-    let mut b = Endpoint::new(Config { rng_seed: 1, ..signing() }, now);
+    let mut b = Endpoint::new(signing().with_seed(1), now);
     a.connect(now, b_addr).unwrap();
     a.send(now, b_addr, &[7; 5000], MessageKind::RELIABLE_SEQUENTIAL).unwrap();
     let mut got = Vec::new();
     let mut signed_cframes = 0;
     for _ in 0..20 {
         while let Some(t) = a.poll_transmit() {
-            assert!(t.contents.len() <= a.config().max_datagram);
+            assert!(t.contents.len() <= a.config().max_datagram());
             signed_cframes += usize::from(t.contents[1] == 3 && t.contents[0] & 1 == 0);
             b.handle_datagram(now, a_addr, &t.contents);
         }

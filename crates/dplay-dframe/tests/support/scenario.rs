@@ -202,7 +202,15 @@ impl Profile {
 /// The configuration both sides use in the sweep: the spec's recommended values, with the
 /// datagram 4 bytes smaller to leave room for the checksum.
 pub(crate) fn sweep_config(seed: u64) -> Config {
-    Config { max_datagram: LinkConfig::ETHERNET_MTU - CHECKSUM_LEN, rng_seed: seed, ..Config::default() }
+    let mut config = Config::default().with_seed(seed);
+    config.set_max_datagram(LinkConfig::ETHERNET_MTU - CHECKSUM_LEN);
+    config
+}
+
+/// `config` with `signing`.
+fn signed(mut config: Config, signing: dplay_dframe::Signing) -> Config {
+    config.signing = signing;
+    config
 }
 
 /// Message sizes: from 1 byte to several frames.
@@ -289,8 +297,8 @@ pub(crate) fn run(seed: u64, profile: Profile, per_side: u32, trace: bool) -> (O
         dplay_dframe::Signing::Off
     };
     let mut peers = [
-        Peer::new(Config { signing, ..sweep_config(seed.wrapping_mul(2)) }, now),
-        Peer::new(Config { signing, ..sweep_config(seed.wrapping_mul(2) + 1) }, now),
+        Peer::new(signed(sweep_config(seed.wrapping_mul(2)), signing), now),
+        Peer::new(signed(sweep_config(seed.wrapping_mul(2) + 1), signing), now),
     ];
     if trace {
         peers.iter_mut().for_each(|p| p.sent_log = Some(Vec::new()));

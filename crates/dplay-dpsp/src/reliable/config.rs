@@ -19,6 +19,7 @@ pub const FRAME_OVERHEAD: usize = 3 + 3 + 4;
 /// How a [`crate::reliable::Reliable`] endpoint behaves. `Config::default()` holds the spec's
 /// values and ours where it gives none (docs/decisions.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Config {
     /// The largest frame sent or accepted, player indexes included (the UDP payload). Data is
     /// cut into frames of `mtu - FRAME_OVERHEAD` bytes (MC-DPL4R 2: "constrained by the MTU").
@@ -99,12 +100,16 @@ impl Config {
         if self.min_rto > self.max_rto || self.initial_rto > self.max_rto {
             return Err(ConfigError::BadRto);
         }
+        if self.initial_rto.is_zero() || self.min_rto.saturating_add(self.ack_delay).is_zero() {
+            return Err(ConfigError::ZeroTimer);
+        }
         Ok(())
     }
 }
 
 /// What a peer, or the layer above, may make an endpoint hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// The largest message sent or reassembled. Default 1 MiB, past the 0xFFFFF bytes a DP4
     /// message can describe (MC-DPL4CS 2.2.6).
@@ -145,6 +150,9 @@ pub enum ConfigError {
     /// The retry time-outs are out of order.
     #[error("need min_rto <= max_rto and initial_rto <= max_rto")]
     BadRto,
+    /// A retry time-out is zero, so it would resend in a loop.
+    #[error("initial_rto and min_rto + ack_delay must be positive")]
+    ZeroTimer,
 }
 
 /// The player index of a player ID: the low 16 bits of the ID before the XOR with

@@ -77,6 +77,7 @@ impl DropReason {
 
 /// Counters of what the endpoint did and refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Messages given to `send`.
     pub messages_sent: u64,
@@ -117,6 +118,7 @@ impl Stats {
 
 /// What one link knows about itself, from [`crate::reliable::Reliable::link_info`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LinkInfo {
     /// Smoothed round trip, once measured (MC-DPL4R 3.1.1 "Average Latency").
     pub srtt: Option<Duration>,

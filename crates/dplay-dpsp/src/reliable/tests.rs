@@ -166,6 +166,8 @@ fn config_validation() {
     assert_eq!(c.validate(), Err(ConfigError::BudgetTooSmall));
     let c = Config { min_rto: ms(6000), ..Config::default() };
     assert_eq!(c.validate(), Err(ConfigError::BadRto));
+    let c = Config { min_rto: ms(0), ack_delay: ms(0), ..Config::default() };
+    assert_eq!(c.validate(), Err(ConfigError::ZeroTimer));
 }
 
 /// MC-DPL4R 2.2.1, F-30: a player index is the low 16 bits of the ID before the XOR.

@@ -113,7 +113,9 @@ pub(crate) fn exchange(
     }
     let a_addr = SocketAddr::from(([10, 0, 0, 1], 2350));
     let b_addr = SocketAddr::from(([10, 0, 0, 2], 2350));
-    let config = Config { mtu: 200, ordered, ..Config::default() };
+    let mut config = Config::default();
+    config.mtu = 200;
+    config.ordered = ordered;
     let mut a = Reliable::new(config.clone()).map_err(|e| e.to_string())?;
     let mut b = Reliable::new(config).map_err(|e| e.to_string())?;
     a.open_link(b_addr, 1, 2).map_err(|e| format!("{e:?}"))?;

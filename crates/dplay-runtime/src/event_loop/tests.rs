@@ -80,3 +80,13 @@ fn every_datagram_is_echoed_and_tapped_in_order() {
         assert_eq!(tapped, datagrams.iter().collect::<Vec<_>>(), "{direction:?}");
     }
 }
+
+/// A NUL in the configured thread name is dropped instead of panicking in `Builder::spawn`.
+#[test]
+fn thread_name_with_nul_spawns() {
+    let mut config = RuntimeConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    config.thread_name = "dplay\0net".into();
+    let runtime = Runtime::spawn(config, Echo(VecDeque::new())).expect("spawn");
+    assert!(runtime.is_running());
+    runtime.shutdown().expect("stopped");
+}

@@ -215,7 +215,7 @@ impl Dp4Session {
             self.host_id = self.instance_at(host);
         }
         if m.session_desc.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+            self.timers.set(Timer::Ping, now + self.config.ping_interval());
         }
     }
 

@@ -16,6 +16,7 @@ pub const GAME_PORT_LAST: u16 = 2400;
 
 /// An endpoint's fixed settings. `Dp4Config::default()` holds the spec's timers.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Dp4Config {
     /// Our TCP listener, written as the header SockAddr of everything we send, so peers answer
     /// there (MC-DPL4CS 2.2.6). Address 0.0.0.0: "answer to the address you saw".
@@ -40,8 +41,9 @@ pub struct Dp4Config {
     pub reliable_api_timeout: Duration,
     /// Name Table Population timer: 15 s for every ADDFORWARDACK (MC-DPL4CS 3.2.2.1).
     pub name_table_timeout: Duration,
-    /// Ping timer period: 35 s (MC-DPL4CS 3.1.2.5, 3.2.2.2).
-    pub ping_interval: Duration,
+    /// Ping timer period: 35 s (MC-DPL4CS 3.1.2.5, 3.2.2.2). At least
+    /// [`crate::MIN_PERIOD`] ([`Dp4Config::set_ping_interval`]).
+    ping_interval: Duration,
     /// PINGs without a reply before the link is dropped: 8 (MC-DPL4CS 3.1.6.2, 3.2.6.2).
     pub ping_give_up: u32,
     /// Largest message accepted on a TCP stream (at most 0xFFFFF).
@@ -54,6 +56,7 @@ pub struct Dp4Config {
 /// Caps on what a DirectPlay 4 endpoint accepts from others, and on the replies it sends to
 /// addresses it cannot verify (docs/limits.md lists each with its reason and worst case).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Dp4Limits {
     /// Largest message accepted on a TCP connection that belongs to no known instance yet (a
     /// joiner's REQUESTPLAYERID and ADDFORWARDREQUEST fit easily); a larger size field closes
@@ -129,6 +132,18 @@ impl Dp4Config {
         self.seed = seed;
         self
     }
+
+    /// Ping timer period (MC-DPL4CS 3.1.2.5).
+    pub fn ping_interval(&self) -> Duration {
+        self.ping_interval
+    }
+
+    /// Sets [`Dp4Config::ping_interval`]; below [`crate::MIN_PERIOD`] it is
+    /// [`crate::MIN_PERIOD`], so the timer cannot fire in a loop.
+    pub fn set_ping_interval(&mut self, period: Duration) -> &mut Self {
+        self.ping_interval = period.max(crate::MIN_PERIOD);
+        self
+    }
 }
 
 /// The instance GUID and ID key of a hosted session; drawn from the seeded RNG unless given
@@ -143,6 +158,7 @@ pub struct SessionIdentity {
 
 /// The session a host offers (MC-DPL4CS 3.1.1 Session, 2.2.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HostConfig {
     /// `Session.SessionName`.
     pub name: String,

@@ -285,6 +285,7 @@ impl DropReason {
 
 /// Counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Messages received, of any kind.
     pub received: u64,

@@ -80,7 +80,7 @@ impl Dp4Session {
         self.players.insert(me, player);
         self.role = Role::Host;
         if config.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+            self.timers.set(Timer::Ping, now + self.config.ping_interval());
         }
         self.sync_memory();
         Ok(())

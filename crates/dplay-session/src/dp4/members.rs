@@ -170,7 +170,7 @@ impl Dp4Session {
         let lowest = self.players.values().filter(|p| p.is_system()).map(|p| p.id).min();
         let Some(me) = self.me else { return };
         if lowest != Some(me) {
-            return self.timers.set(Timer::Ping, now + self.config.ping_interval);
+            return self.timers.set(Timer::Ping, now + self.config.ping_interval());
         }
         let Some(desc) = self.desc else { return };
         self.role = Role::Host;
@@ -190,7 +190,7 @@ impl Dp4Session {
         self.send_to_instances(&body, None);
         self.events.push_back(Dp4Event::HostMigrated { host: me, local: true });
         if desc.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+            self.timers.set(Timer::Ping, now + self.config.ping_interval());
         } else {
             self.timers.cancel(Timer::Ping);
         }
@@ -305,7 +305,7 @@ impl Dp4Session {
             }
         }
         if keep_alive || (self.role == Role::Member && self.host_id.is_none()) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval);
+            self.timers.set(Timer::Ping, now + self.config.ping_interval());
         }
         for id in dead {
             tracing::info!(id, "DP4 peer dropped after unanswered PINGs");

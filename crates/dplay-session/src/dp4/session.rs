@@ -124,15 +124,13 @@ pub struct Dp4Session {
 impl Dp4Session {
     /// An idle endpoint; fails when `mtu` is too small for the fragmentation layer.
     pub fn new(config: Dp4Config) -> Result<Self, dplay_dpsp::ConfigError> {
-        let dpsp_config = dplay_dpsp::Config {
-            mtu: config.mtu,
-            seed: config.seed ^ 0x6470_7370,
-            sock_addr: SockAddrIn::new(config.stream_addr),
-            version: config.version,
-            ..dplay_dpsp::Config::default()
-        };
+        let mut dpsp_config = dplay_dpsp::Config::default().with_seed(config.seed ^ 0x6470_7370);
+        dpsp_config.mtu = config.mtu;
+        dpsp_config.sock_addr = SockAddrIn::new(config.stream_addr);
+        dpsp_config.version = config.version;
         let mut dpsp = Dpsp::new(dpsp_config)?;
-        let reliable_config = dplay_dpsp::reliable::Config { mtu: config.mtu, ..Default::default() };
+        let mut reliable_config = dplay_dpsp::reliable::Config::default();
+        reliable_config.mtu = config.mtu;
         let mut reliable =
             Reliable::new(reliable_config).map_err(|_| dplay_dpsp::ConfigError::MtuTooSmall {
                 mtu: config.mtu,

@@ -43,6 +43,7 @@ pub enum StreamError {
 
 /// What one read did to a connection, for the runtime's deadlines (docs/limits.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TcpStatus {
     /// Whole messages the read completed.
     pub messages: usize,

@@ -218,11 +218,7 @@ fn oversize_join_message_ends_the_connection() {
 fn datagrams_to_a_blind_spoofer(deadline: Duration) -> u64 {
     let mut mesh = Mesh::new(43, 2, link(0.0), |_, cfg| cfg.limits.connect_info_timeout = deadline);
     mesh.host(0);
-    mesh.with(1, |s, now| {
-        s.phase = Phase::Member;
-        s.ep.connect(now, addr(0))
-    })
-    .expect("connect");
+    mesh.with(1, |s, now| test_hooks::pose_as_member(s, now, addr(0), None)).expect("connect");
     mesh.sim.run_for(Duration::from_millis(50));
     assert!(session(&mesh, 0).endpoint().is_connected(addr(1)));
     let (host, spoofer) = (mesh.ids[0], mesh.ids[1]);

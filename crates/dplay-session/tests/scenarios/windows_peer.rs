@@ -85,11 +85,8 @@ impl Net {
         let ids = (0..n)
             .map(|i| {
                 if i == windows {
-                    let cfg = dplay_dframe::Config {
-                        accept_incoming: true,
-                        rng_seed: 99,
-                        ..dplay_dframe::Config::default()
-                    };
+                    let mut cfg = dplay_dframe::Config::default().with_seed(99);
+                    cfg.accept_incoming = true;
                     let ep = Endpoint::new(cfg, sim.now());
                     let peer = WindowsPeer { ep, got: Vec::new(), app: Vec::new(), connected: Vec::new() };
                     return sim.add_node(sim_addr(i), peer);

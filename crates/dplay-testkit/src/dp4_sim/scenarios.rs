@@ -67,16 +67,18 @@ pub fn enumeration(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(3, start)?;
     net.host(
         0,
-        HostConfig { max_players: 4, application_defined: [1, 2, 3, 4], ..HostConfig::new("Open", APP) },
+        host_config("Open", APP, |c| {
+            c.max_players = 4;
+            c.application_defined = [1, 2, 3, 4];
+        }),
     )?;
     let other = Uuid::from_u128(0x1234);
     net.host(
         1,
-        HostConfig {
-            password: Some("sesame".into()),
-            flags: SessionFlags::PASSWORD_REQUIRED,
-            ..HostConfig::new("Protected", other)
-        },
+        host_config("Protected", other, |c| {
+            c.password = Some("sesame".into());
+            c.flags = SessionFlags::PASSWORD_REQUIRED;
+        }),
     )?;
     let avail = EnumSessionsFlags::AVAILABLE;
     let all = EnumSessionsFlags::ALL;
@@ -105,7 +107,7 @@ pub fn enumeration(start: Instant) -> Result<Dp4Net, String> {
 /// one member leaves.
 pub fn join_and_messages(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(4, start)?;
-    net.host(0, HostConfig { max_players: 8, ..HostConfig::new("Friday flight", APP) })?;
+    net.host(0, host_config("Friday flight", APP, |c| c.max_players = 8))?;
     for i in 1..4 {
         net.join(i, 0, None)?;
         check(joined(&net, i), "every member joins")?;
@@ -150,7 +152,7 @@ pub fn join_and_messages(start: Instant) -> Result<Dp4Net, String> {
 /// PLAYERWRAPPER.
 pub fn no_message_id(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(2, start)?;
-    net.host(0, HostConfig { flags: SessionFlags::NO_MESSAGE_ID, ..HostConfig::new("NM", APP) })?;
+    net.host(0, host_config("NM", APP, |c| c.flags = SessionFlags::NO_MESSAGE_ID))?;
     net.join(1, 0, None)?;
     let a = player(&mut net, 0, "a")?;
     let b = player(&mut net, 1, "b")?;
@@ -168,7 +170,7 @@ pub fn no_message_id(start: Instant) -> Result<Dp4Net, String> {
 /// MC-DPL4CS 3.1.2.5, 3.2.5.10, 3.1.5.31: with KA, PINGs every 35 s are answered.
 pub fn keep_alive(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(3, start)?;
-    net.host(0, HostConfig { flags: SessionFlags::KEEP_ALIVE, ..HostConfig::new("KA", APP) })?;
+    net.host(0, host_config("KA", APP, |c| c.flags = SessionFlags::KEEP_ALIVE))?;
     net.join(1, 0, None)?;
     net.join(2, 0, None)?;
     net.advance(Duration::from_secs(80))?;
@@ -180,7 +182,7 @@ pub fn keep_alive(start: Instant) -> Result<Dp4Net, String> {
 /// IAMNAMESERVER and then hands out IDs.
 pub fn host_migration(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(3, start)?;
-    net.host(0, HostConfig { flags: SessionFlags::MIGRATE_HOST, ..HostConfig::new("MH", APP) })?;
+    net.host(0, host_config("MH", APP, |c| c.flags = SessionFlags::MIGRATE_HOST))?;
     net.join(1, 0, None)?;
     net.join(2, 0, None)?;
     player(&mut net, 0, "host pilot")?;
@@ -199,7 +201,10 @@ pub fn host_migration(start: Instant) -> Result<Dp4Net, String> {
 /// players disabled (a member's REQUESTPLAYERID refused).
 pub fn refusals(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(2, start)?;
-    let full = HostConfig { max_players: 1, password: Some("sesame".into()), ..HostConfig::new("Full", APP) };
+    let full = host_config("Full", APP, |c| {
+        c.max_players = 1;
+        c.password = Some("sesame".into());
+    });
     net.host(0, full)?;
     player(&mut net, 0, "host pilot")?;
     net.join(1, 0, Some("sesame"))?;
@@ -229,7 +234,7 @@ fn host_session(net: &mut Dp4Net, max: u32, flags: SessionFlags) -> Result<(), S
 /// host after 8 unanswered PINGs; when it pings the host again it is told YOUAREDEAD.
 pub fn dead_member(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(3, start)?;
-    net.host(0, HostConfig { flags: SessionFlags::KEEP_ALIVE, ..HostConfig::new("KA", APP) })?;
+    net.host(0, host_config("KA", APP, |c| c.flags = SessionFlags::KEEP_ALIVE))?;
     net.join(1, 0, None)?;
     net.join(2, 0, None)?;
     net.cut.insert((1, 0));
@@ -249,16 +254,14 @@ pub fn explicit_addresses(start: Instant) -> Result<Dp4Net, String> {
     let nodes = (0..3u16)
         .map(|i| {
             let ip = super::lan_ip(usize::from(i));
-            let config = dplay_session::dp4::Dp4Config {
-                stream_addr: std::net::SocketAddrV4::new(ip, 2301 + i),
-                datagram_addr: std::net::SocketAddrV4::new(ip, 2399 - i),
-                ..super::lan_config(usize::from(i))
-            };
+            let mut config = super::lan_config(usize::from(i));
+            config.stream_addr = std::net::SocketAddrV4::new(ip, 2301 + i);
+            config.datagram_addr = std::net::SocketAddrV4::new(ip, 2399 - i);
             (ip, config)
         })
         .collect();
     let mut net = Dp4Net::new(nodes, start)?;
-    net.host(0, HostConfig { flags: SessionFlags::KEEP_ALIVE, ..HostConfig::new("Addressed", APP) })?;
+    net.host(0, host_config("Addressed", APP, |c| c.flags = SessionFlags::KEEP_ALIVE))?;
     net.enumerate(1, Some(0), &request(EnumSessionsFlags::AVAILABLE, APP, None))?;
     check(found(&net, 1) == 1, "unicast enumeration finds the host")?;
     net.join(1, 0, None)?;
@@ -284,7 +287,7 @@ pub fn explicit_addresses(start: Instant) -> Result<Dp4Net, String> {
 pub fn reliable_protocol(start: Instant) -> Result<Dp4Net, String> {
     let mut net = Dp4Net::lan(3, start)?;
     let flags = SessionFlags::DIRECTPLAY_PROTOCOL | SessionFlags::KEEP_ALIVE;
-    net.host(0, HostConfig { flags, ..HostConfig::new("Reliable", APP) })?;
+    net.host(0, host_config("Reliable", APP, |c| c.flags = flags))?;
     net.join(1, 0, None)?;
     net.join(2, 0, None)?;
     let h = player(&mut net, 0, "host pilot")?;
@@ -314,4 +317,11 @@ pub fn reliable_protocol(start: Instant) -> Result<Dp4Net, String> {
     net.advance(Duration::from_secs(1))?;
     check(net.saw(1, |e| *e == Dp4Event::PlayerLeft { id: b }), "the leaver's player is gone")?;
     Ok(net)
+}
+
+/// `HostConfig::new(name, application_guid)` changed by `edit`.
+fn host_config(name: &str, application_guid: Uuid, edit: impl FnOnce(&mut HostConfig)) -> HostConfig {
+    let mut config = HostConfig::new(name, application_guid);
+    edit(&mut config);
+    config
 }

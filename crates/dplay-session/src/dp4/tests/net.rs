@@ -28,12 +28,10 @@ pub(crate) fn stream(i: usize) -> SocketAddr {
 }
 
 pub(crate) fn config(i: usize) -> Dp4Config {
-    Dp4Config {
-        stream_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, STREAM_PORT),
-        datagram_addr: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, DGRAM_PORT),
-        seed: 100 + i as u64,
-        ..Dp4Config::default()
-    }
+    let mut config = Dp4Config::default().with_seed(100 + i as u64);
+    config.stream_addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, STREAM_PORT);
+    config.datagram_addr = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, DGRAM_PORT);
+    config
 }
 
 /// One line of the traffic log: from, to, transport, message name.
