@@ -1,4 +1,5 @@
-//! `--web ADDR` and `--web-token` on `dplay host`: the dashboard of the dplay-web crate.
+//! `--web ADDR` and `--web-token` on `dplay host` and `dplay fs host`: the dashboard of the
+//! dplay-web crate.
 
 use std::net::{Ipv4Addr, SocketAddr};
 

@@ -1,6 +1,7 @@
 //! [`Observed`]: a DirectPlay 8 host driven by the runtime, seen by the dashboard. It wraps a
-//! [`Dp8Protocol`] on the protocol thread, publishes [`Snapshot`]s and [`WebEvent`]s from
-//! there and carries out queued [`AdminCommand`]s, without ever waiting for the web server.
+//! [`Watched`] protocol ([`Dp8Protocol`], or the add-on's) on the protocol thread, publishes
+//! [`Snapshot`]s and [`WebEvent`]s from there and carries out queued [`AdminCommand`]s, without
+//! ever waiting for the web server.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -12,14 +13,16 @@ use dplay_wire::dp8::dpnid::Dpnid;
 
 use crate::link::{AdminCommand, LoopSide};
 use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+use crate::traffic::{Traffic, Trails};
+use crate::watched::Watched;
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 
-/// A [`Dp8Protocol`] that reports to the dashboard through a [`LoopSide`].
+/// A [`Watched`] host that reports to the dashboard through a [`LoopSide`].
 #[derive(Debug)]
-pub struct Observed {
-    inner: Dp8Protocol,
+pub struct Observed<P = Dp8Protocol> {
+    inner: P,
     link: LoopSide,
     start: Instant,
     /// When each player entered the name table (bounded by the name table: removed on leave).
@@ -32,11 +35,13 @@ pub struct Observed {
     last_call: Instant,
     /// The next publish; `None`: publish at the next call.
     next_publish: Option<Instant>,
+    /// The add-on's aircraft trails (empty without the add-on).
+    trails: Trails,
 }
 
-impl Observed {
+impl<P: Watched> Observed<P> {
     /// Observes `inner`; `start` is the session's start, for uptime and join times.
-    pub fn new(inner: Dp8Protocol, link: LoopSide, start: Instant) -> Self {
+    pub fn new(inner: P, link: LoopSide, start: Instant) -> Self {
         Self {
             inner,
             link,
@@ -46,6 +51,7 @@ impl Observed {
             migrations: 0,
             last_call: start,
             next_publish: None,
+            trails: Trails::default(),
         }
     }
 
@@ -59,12 +65,18 @@ impl Observed {
         while let Some(command) = self.link.admin() {
             match command {
                 AdminCommand::Kick(id) => {
-                    self.inner.handle_command(now, Dp8Command::RemovePlayer(Dpnid(id)));
+                    self.inner.handle_command(now, P::session_command(Dp8Command::RemovePlayer(Dpnid(id))));
                 }
             }
         }
         if self.next_publish.is_none_or(|t| now >= t) {
-            let published = self.link.publish(self.snapshot(now));
+            let mut snapshot = self.snapshot(now);
+            if let Some(traffic) = self.inner.traffic(now) {
+                self.trails.sample(&traffic, now);
+                snapshot.traffic = Some(Traffic::new(&traffic, &self.trails));
+                snapshot.session.addon = true;
+            }
+            let published = self.link.publish(snapshot);
             // A busy cell (the server cloning its pointer) is tried again at the next call.
             self.next_publish = published.then_some(now + PUBLISH_INTERVAL);
         }
@@ -86,6 +98,7 @@ impl Observed {
             max_players: config.max_players,
             host_migrations: self.migrations,
             hosting: session.is_joined(),
+            addon: false,
         };
         // One pass over the connections, not one per player: the name table may be large.
         let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
@@ -116,13 +129,19 @@ impl Observed {
                 }
             })
             .collect();
-        Snapshot { session: view, players }
+        Snapshot { session: view, players, traffic: None }
     }
 
     /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
     /// once.
-    fn observe(&mut self, event: &Dp8Event, now: Instant) {
-        let Dp8Event::Session(event) = event else { return };
+    fn observe(&mut self, event: &P::Event, now: Instant) {
+        if let Some((from, text)) = P::chat(event) {
+            let name = self.names.get(&from).cloned().unwrap_or_default();
+            let text = text.chars().take(CHAT_CHARS).collect();
+            self.link.event(WebEvent::Chat { dpnid: from.to_string(), name, text, at_s: self.secs(now) });
+            return;
+        }
+        let Some(Dp8Event::Session(event)) = P::session_event(event) else { return };
         let web = match event {
             Event::PlayerAdded { dpnid, name } => {
                 self.joined.insert(*dpnid, now);
@@ -156,16 +175,16 @@ impl Observed {
     }
 }
 
-impl Protocol for Observed {
-    type Command = Dp8Command;
-    type Event = Dp8Event;
+impl<P: Watched> Protocol for Observed<P> {
+    type Command = P::Command;
+    type Event = P::Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.inner.handle_datagram(now, from, data);
         self.tick(now);
     }
 
-    fn handle_command(&mut self, now: Instant, command: Dp8Command) {
+    fn handle_command(&mut self, now: Instant, command: P::Command) {
         self.inner.handle_command(now, command);
         self.tick(now);
     }
@@ -181,7 +200,7 @@ impl Protocol for Observed {
         self.inner.poll_transmit(now, buf)
     }
 
-    fn poll_event(&mut self) -> Option<Dp8Event> {
+    fn poll_event(&mut self) -> Option<P::Event> {
         let event = self.inner.poll_event()?;
         // Events come out of the call just made: stamped with that call's time.
         self.observe(&event, self.last_call);

@@ -4,17 +4,22 @@
 //! Three parts, so the protocol loop never waits for the web:
 //! - [`link()`]: a snapshot cell and an event broadcast the loop writes without blocking, and a
 //!   bounded admin channel it drains with `try_recv` ([`LoopSide`], [`ServerSide`]);
-//! - [`Observed`]: a DirectPlay 8 host as a runtime protocol that publishes through the link
-//!   from the protocol thread and carries out the admin commands there;
+//! - [`Observed`]: a DirectPlay 8 host ([`Watched`]: `dplay host`'s, or the Flight Simulator
+//!   add-on's of `dplay fs host`, with its aircraft as [`Traffic`]) as a runtime protocol that
+//!   publishes through the link from the protocol thread and carries out the admin commands
+//!   there;
 //! - [`WebServer`]: axum on a current-thread tokio runtime on its own thread, serving the page
 //!   (built in, no build step), the JSON API and the event stream.
 
+mod assets;
 mod connections;
 mod host_view;
 mod link;
 mod server;
 mod snapshot;
 mod token;
+mod traffic;
+mod watched;
 
 pub use connections::MAX_CONNECTIONS;
 pub use host_view::{Observed, PUBLISH_INTERVAL};
@@ -22,3 +27,5 @@ pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, li
 pub use server::{MAX_BODY, MAX_STREAMS, WebServer};
 pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;
+pub use traffic::{AircraftView, TRAIL_INTERVAL, TRAIL_POINTS, Traffic, Trails};
+pub use watched::Watched;

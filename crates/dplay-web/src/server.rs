@@ -2,8 +2,9 @@
 //! protocol loop published ([`ServerSide`]) and queues admin commands; nothing here can make
 //! the protocol loop wait.
 //!
-//! Routes: `/` (the page), `/api/session`, `/api/players`, `/api/events` (server-sent events:
-//! `join`, `leave`, `resync` when a slow client missed some), `POST /api/players/{id}/kick`
+//! Routes: `/` (the page), `/assets/{file}` (what the page loads), `/api/session`,
+//! `/api/players`, `/api/traffic` (add-on sessions), `/api/events` (server-sent events: `join`,
+//! `leave`, `chat`, `resync` when a slow client missed some), `POST /api/players/{id}/kick`
 //! (admin token required).
 
 use std::convert::Infallible;
@@ -24,21 +25,22 @@ use axum::routing::{get, post};
 use futures_util::Stream;
 use tokio::sync::{broadcast, oneshot};
 
+use crate::assets::{self, PAGE};
 use crate::connections::Capped;
 use crate::link::{AdminCommand, ServerSide};
 use crate::snapshot::WebEvent;
 use crate::token;
 
-/// The page: one file, built into the binary.
-const PAGE: &str = include_str!("../assets/index.html");
 /// Request bodies larger than this are refused (no route takes a body today).
 pub const MAX_BODY: usize = 1024;
 /// Event-stream clients served at once; more are refused with 503.
 pub const MAX_STREAMS: usize = 32;
-/// The page forbids everything but its own inline script and style, and images altogether:
-/// a name that slipped in as markup still could not load or run anything.
-const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-                   connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'";
+/// The page forbids everything but its own scripts and styles and, for the map, images from
+/// OpenStreetMap's tile server: a name that slipped in as markup still could not load or run
+/// anything of its own.
+const CSP: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; \
+                   style-src 'self' 'unsafe-inline'; connect-src 'self'; \
+                   img-src https://tile.openstreetmap.org; base-uri 'none'; form-action 'none'";
 
 #[derive(Clone)]
 struct AppState {
@@ -100,7 +102,9 @@ fn router(state: AppState) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/api/session", get(session))
+        .route("/assets/{file}", get(asset))
         .route("/api/players", get(players))
+        .route("/api/traffic", get(traffic))
         .route("/api/events", get(events))
         .route("/api/players/{id}/kick", post(kick))
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -143,6 +147,17 @@ async fn session(State(s): State<AppState>) -> Response {
 
 async fn players(State(s): State<AppState>) -> Response {
     json(&s.link.snapshot().players)
+}
+
+async fn traffic(State(s): State<AppState>) -> Response {
+    match &s.link.snapshot().traffic {
+        Some(traffic) => json(traffic),
+        None => (StatusCode::NOT_FOUND, "not an add-on session\n").into_response(),
+    }
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    assets::file(&file)
 }
 
 /// Counts an event-stream client while it lives.
