@@ -25,6 +25,7 @@ mod fs_capture;
 mod fs_dp4;
 mod signing;
 mod web;
+mod web_fs;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -43,7 +44,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 25] = [
+    let cases: [(&str, Case); 26] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -75,6 +76,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
         ("the host's dashboard in a browser: players, a hostile name as text, a kick", web::dashboard),
+        ("the add-on host's dashboard: two aircraft on the offline map, a kick", web_fs::map),
     ];
     for (name, case) in cases {
         println!("==> integration: {name}");

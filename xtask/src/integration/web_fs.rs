@@ -1,0 +1,83 @@
+//! `dplay fs host --web`: the add-on host's dashboard in headless Chromium (issue 17). Two
+//! players fly their circuit and an observer watches; the rendered page lists every player,
+//! shows the two aircraft on the map with their names over the built-in coastline (Chromium
+//! resolves nothing but loopback, so OpenStreetMap's tiles cannot load), and `/api/traffic`
+//! has them; a kick with the admin token removes one, whose process reports it.
+
+use anyhow::{Context, ensure};
+use serde_json::Value;
+
+use super::web::{chromium, http, render};
+use super::{Suite, WAIT, event_with, free_addr, is};
+
+const TOKEN: &str = "integration-token";
+/// The second aircraft's title: shown in the traffic table.
+const BOEING: &str = "Boeing 737-800";
+
+pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
+    let chromium = chromium()?;
+    let addr = free_addr()?;
+    let host_args = [
+        "fs",
+        "host",
+        "--bind",
+        &addr,
+        "--web",
+        "127.0.0.1:0",
+        "--web-token",
+        TOKEN,
+        "--json",
+        "--duration",
+        "60",
+    ];
+    let host = s.start("fs host --web", &host_args)?;
+    let web = s.expect(&host, "the dashboard's address", WAIT, is("web"))?;
+    let url = web["url"].as_str().context("no url")?.to_owned();
+    let at = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+
+    let join = |name: &str, role: &str, aircraft: &str| {
+        let args =
+            ["fs", "join", &addr, role, "--name", name, "--aircraft", aircraft, "--json", "--duration", "60"];
+        s.start(name, &args)
+    };
+    let _alice = join("alice", "--player", "Cessna Skyhawk 172SP")?;
+    let _watcher = join("watcher", "--observer", "")?;
+    s.expect(&host, "alice accepted", WAIT, event_with("accepted", "name", "alice"))?;
+    s.expect(&host, "the observer accepted", WAIT, event_with("accepted", "name", "watcher"))?;
+    // Both fly the same circuit from their start: a few seconds apart, they are apart on the map.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let bob = join("bob", "--player", BOEING)?;
+    s.expect(&host, "bob's aircraft", WAIT, event_with("plane_changed", "aircraft", BOEING))?;
+    // Trails take a point a second; the loop publishes every 250 ms.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+
+    let traffic: Value = serde_json::from_str(&http(&at, "GET", "/api/traffic", None)?.1)?;
+    let flying: Vec<&Value> =
+        traffic["aircraft"].as_array().into_iter().flatten().filter(|a| a["lat_deg"].is_f64()).collect();
+    ensure!(flying.len() == 2, "/api/traffic does not have two aircraft with positions: {traffic}");
+
+    let dom = render(chromium, &format!("{url}#live=0"), "web-dashboard-fs.png", (1280, 1000))?;
+    for name in ["alice", "bob", "watcher", "fs-host"] {
+        ensure!(dom.contains(&format!("<td>{name}</td>")), "{name} is not in the players table:\n{dom}");
+    }
+    ensure!(
+        dom.matches("leaflet-marker-icon aircraft").count() == 2,
+        "the map does not show two aircraft markers:\n{dom}"
+    );
+    for name in ["alice", "bob"] {
+        ensure!(
+            dom.contains(&format!("<span class=\"label\">{name}</span>")),
+            "no marker named {name}:\n{dom}"
+        );
+    }
+    ensure!(dom.contains(&format!("<td>{BOEING}</td>")), "the traffic table lacks bob's aircraft:\n{dom}");
+    ensure!(dom.contains("fill=\"#f2eedf\""), "the offline coastline is not drawn:\n{dom}");
+
+    let dpnid = flying.iter().find(|a| a["name"] == "bob").and_then(|a| a["dpnid"].as_str());
+    let kick = format!("/api/players/{}/kick", dpnid.context("bob not in /api/traffic")?);
+    let (status, body) = http(&at, "POST", &kick, Some(TOKEN))?;
+    ensure!(status == 202, "kick answered {status}: {body}");
+    s.expect(&bob, "being removed", WAIT, is("session_ended"))?;
+    s.expect(&host, "bob removed", WAIT, event_with("player_left", "name", "bob"))?;
+    Ok(())
+}
