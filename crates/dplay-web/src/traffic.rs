@@ -99,17 +99,20 @@ pub struct Trails {
 }
 
 impl Trails {
-    /// Adds each positioned aircraft's position when a [`TRAIL_INTERVAL`] has passed, and
-    /// forgets aircraft that are gone.
+    /// Adds each positioned aircraft's position when a [`TRAIL_INTERVAL`] has passed (a new
+    /// aircraft's first at once), and forgets aircraft that are gone.
     pub fn sample(&mut self, snapshot: &TrafficSnapshot, now: Instant) {
         self.points.retain(|id, _| snapshot.aircraft.iter().any(|a| a.id == *id));
-        if self.next.is_some_and(|t| now < t) {
-            return;
+        let due = self.next.is_none_or(|t| now >= t);
+        if due {
+            self.next = Some(now + TRAIL_INTERVAL);
         }
-        self.next = Some(now + TRAIL_INTERVAL);
         for a in &snapshot.aircraft {
             let (Some(lat), Some(lon)) = (a.lat_deg, a.lon_deg) else { continue };
             let trail = self.points.entry(a.id).or_default();
+            if !due && !trail.is_empty() {
+                continue;
+            }
             if trail.len() == TRAIL_POINTS {
                 trail.pop_front();
             }

@@ -71,3 +71,16 @@ fn trails_sample_once_per_interval_keep_the_last_points_and_forget_the_gone() {
     trails.sample(&TrafficSnapshot::default(), t0);
     assert!(trails.of(PlayerId(1)).is_empty(), "a player gone from the tracker keeps no trail");
 }
+
+#[test]
+fn a_new_aircraft_gets_its_first_point_at_once() {
+    let t0 = Instant::now();
+    let mut trails = Trails::default();
+    trails.sample(&TrafficSnapshot::default(), t0);
+    trails
+        .sample(&TrafficSnapshot { aircraft: vec![aircraft(1, Some(1.0))] }, t0 + Duration::from_millis(250));
+    assert_eq!(trails.of(PlayerId(1)), vec![[1.0, -122.25]]);
+    trails
+        .sample(&TrafficSnapshot { aircraft: vec![aircraft(1, Some(2.0))] }, t0 + Duration::from_millis(500));
+    assert_eq!(trails.of(PlayerId(1)).len(), 1, "the next point waits for the interval");
+}
