@@ -2,7 +2,7 @@
 //! player of a [`TrafficSnapshot`], with a short trail of its last positions for the map.
 //! Names and titles came from the network; the page inserts them as text.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use dplay_addon::{Aircraft, PlayerId, Role, TrafficSnapshot};
@@ -102,7 +102,8 @@ impl Trails {
     /// Adds each positioned aircraft's position when a [`TRAIL_INTERVAL`] has passed (a new
     /// aircraft's first at once), and forgets aircraft that are gone.
     pub fn sample(&mut self, snapshot: &TrafficSnapshot, now: Instant) {
-        self.points.retain(|id, _| snapshot.aircraft.iter().any(|a| a.id == *id));
+        let tracked: HashSet<PlayerId> = snapshot.aircraft.iter().map(|a| a.id).collect();
+        self.points.retain(|id, _| tracked.contains(id));
         let due = self.next.is_none_or(|t| now >= t);
         if due {
             self.next = Some(now + TRAIL_INTERVAL);

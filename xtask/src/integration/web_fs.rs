@@ -2,7 +2,8 @@
 //! players fly their circuit and an observer watches; the rendered page lists every player,
 //! shows the two aircraft on the map with their names over the built-in coastline (Chromium
 //! resolves nothing but loopback, so OpenStreetMap's tiles cannot load), and `/api/traffic`
-//! has them; a kick with the admin token removes one, whose process reports it.
+//! has them. The second player's name and aircraft title are markup: shown as text. A kick
+//! with the admin token removes it, and its process reports it.
 
 use anyhow::{Context, ensure};
 use serde_json::Value;
@@ -11,8 +12,10 @@ use super::web::{chromium, http, render};
 use super::{Suite, WAIT, event_with, free_addr, is};
 
 const TOKEN: &str = "integration-token";
-/// The second aircraft's title: shown in the traffic table.
-const BOEING: &str = "Boeing 737-800";
+/// The second player's name and aircraft title: markup that would run script or style text if
+/// the page inserted it as such.
+const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+const BOEING: &str = "Boeing <b>737</b>";
 
 pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
     let chromium = chromium()?;
@@ -46,8 +49,8 @@ pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
     s.expect(&host, "the observer accepted", WAIT, event_with("accepted", "name", "watcher"))?;
     // Both fly the same circuit from their start: a few seconds apart, they are apart on the map.
     std::thread::sleep(std::time::Duration::from_secs(4));
-    let bob = join("bob", "--player", BOEING)?;
-    s.expect(&host, "bob's aircraft", WAIT, event_with("plane_changed", "aircraft", BOEING))?;
+    let second = join(HOSTILE, "--player", BOEING)?;
+    s.expect(&host, "the second aircraft", WAIT, event_with("plane_changed", "aircraft", BOEING))?;
     // Trails take a point a second; the loop publishes every 250 ms.
     std::thread::sleep(std::time::Duration::from_secs(2));
 
@@ -57,27 +60,33 @@ pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
     ensure!(flying.len() == 2, "/api/traffic does not have two aircraft with positions: {traffic}");
 
     let dom = render(chromium, &format!("{url}#live=0"), "web-dashboard-fs.png", (1280, 1000))?;
-    for name in ["alice", "bob", "watcher", "fs-host"] {
+    let hostile = "&lt;img src=x onerror=alert(1)&gt;";
+    for name in ["alice", hostile, "watcher", "fs-host"] {
         ensure!(dom.contains(&format!("<td>{name}</td>")), "{name} is not in the players table:\n{dom}");
     }
     ensure!(
         dom.matches("leaflet-marker-icon aircraft").count() == 2,
         "the map does not show two aircraft markers:\n{dom}"
     );
-    for name in ["alice", "bob"] {
+    for name in ["alice", hostile] {
         ensure!(
             dom.contains(&format!("<span class=\"label\">{name}</span>")),
             "no marker named {name}:\n{dom}"
         );
     }
-    ensure!(dom.contains(&format!("<td>{BOEING}</td>")), "the traffic table lacks bob's aircraft:\n{dom}");
+    ensure!(
+        dom.contains("<td>Boeing &lt;b&gt;737&lt;/b&gt;</td>") && !dom.contains("<b>737"),
+        "the second aircraft's title is not shown as text:\n{dom}"
+    );
+    // Leaflet's tiles are images; the name must not have become one.
+    ensure!(!dom.contains("<img src=\"x\""), "the hostile name became markup:\n{dom}");
     ensure!(dom.contains("fill=\"#f2eedf\""), "the offline coastline is not drawn:\n{dom}");
 
-    let dpnid = flying.iter().find(|a| a["name"] == "bob").and_then(|a| a["dpnid"].as_str());
-    let kick = format!("/api/players/{}/kick", dpnid.context("bob not in /api/traffic")?);
+    let dpnid = flying.iter().find(|a| a["name"] == HOSTILE).and_then(|a| a["dpnid"].as_str());
+    let kick = format!("/api/players/{}/kick", dpnid.context("the second player is not in /api/traffic")?);
     let (status, body) = http(&at, "POST", &kick, Some(TOKEN))?;
     ensure!(status == 202, "kick answered {status}: {body}");
-    s.expect(&bob, "being removed", WAIT, is("session_ended"))?;
-    s.expect(&host, "bob removed", WAIT, event_with("player_left", "name", "bob"))?;
+    s.expect(&second, "being removed", WAIT, is("session_ended"))?;
+    s.expect(&host, "its removal", WAIT, event_with("player_left", "name", HOSTILE))?;
     Ok(())
 }
