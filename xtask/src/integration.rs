@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::util::build_dplay;
 
+mod browser;
 mod cli_ux;
 pub(crate) mod dp4;
 mod dp4_reliable;

@@ -2,12 +2,14 @@
 //! players fly their circuit and an observer watches; the rendered page lists every player,
 //! shows the two aircraft on the map with their names over the built-in coastline (Chromium
 //! resolves nothing but loopback, so OpenStreetMap's tiles cannot load), and `/api/traffic`
-//! has them. The second player's name and aircraft title are markup: shown as text. A kick
-//! with the admin token removes it, and its process reports it.
+//! has them. The second player's name and aircraft title are markup: shown as text. Then the
+//! live page, driven over the DevTools protocol: the aircraft move, and its Kick button removes
+//! the second player, whose process reports it.
 
 use anyhow::{Context, ensure};
 use serde_json::Value;
 
+use super::browser::Page;
 use super::web::{chromium, http, render};
 use super::{Suite, WAIT, event_with, free_addr, is};
 
@@ -83,10 +85,23 @@ pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
     ensure!(dom.contains("fill=\"#f2eedf\""), "the offline coastline is not drawn:\n{dom}");
 
     let dpnid = flying.iter().find(|a| a["name"] == HOSTILE).and_then(|a| a["dpnid"].as_str());
-    let kick = format!("/api/players/{}/kick", dpnid.context("the second player is not in /api/traffic")?);
-    let (status, body) = http(&at, "POST", &kick, Some(TOKEN))?;
-    ensure!(status == 202, "kick answered {status}: {body}");
+    let dpnid = dpnid.context("the second player is not in /api/traffic")?;
+    ensure!(
+        http(&at, "POST", &format!("/api/players/{dpnid}/kick"), None)?.0 == 401,
+        "a kick without the token"
+    );
+
+    // The live page, as an operator has it open: the aircraft move, and its Kick button
+    // removes the second player (the token comes from the address's fragment).
+    let mut page = Page::open(chromium, &format!("{url}#token={TOKEN}"))?;
+    let markers = "document.querySelectorAll('.leaflet-marker-icon.aircraft')";
+    page.wait_for("two aircraft", &format!("{markers}.length === 2"), WAIT)?;
+    let first = page.eval(&format!("{markers}[0].style.transform"))?;
+    page.wait_for("an aircraft moving", &format!("{markers}[0].style.transform !== {first}"), WAIT)?;
+    let row = format!("document.querySelector('#players tr[data-dpnid=\"{dpnid}\"]')");
+    page.eval(&format!("{row}.querySelector('button').click()"))?;
     s.expect(&second, "being removed", WAIT, is("session_ended"))?;
     s.expect(&host, "its removal", WAIT, event_with("player_left", "name", HOSTILE))?;
+    page.wait_for("the player gone", &format!("{row} === null && {markers}.length === 1"), WAIT)?;
     Ok(())
 }
