@@ -65,7 +65,7 @@ fn rcvbuf_errors() -> Option<u64> {
 
 /// The datagram payload of one position update: an 8-byte timestamp, then the add-on's
 /// POSITION_LLAPBH packet (FS98 dialect).
-fn position(index: u32) -> Vec<u8> {
+pub fn position(index: u32) -> Vec<u8> {
     let packet = Packet::PositionLlapbh(PositionLlapbh {
         application_time: 0,
         packet_index: index,

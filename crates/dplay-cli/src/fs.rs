@@ -90,6 +90,11 @@ fn dp8_port(sim: Sim) -> u16 {
 /// `dplay fs host` options.
 #[derive(Args)]
 pub(crate) struct FsHostArgs {
+    /// Read options from this TOML file (keys are the long options, such as `session` or
+    /// `max_players`); the command line wins over it (docs/host-config.md).
+    #[arg(long, value_name = "FILE")]
+    #[allow(dead_code)] // read through the ArgMatches, before the parse (config::expand)
+    config: Option<std::path::PathBuf>,
     /// The simulator that is to find the session [default: fs2004].
     #[arg(long, value_enum)]
     sim: Option<Sim>,
@@ -267,7 +272,7 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
     out.event(&hosting, text);
     runtime.command(AddonCommand::Session(Dp8Command::Host))?;
     let _server = match web {
-        Some((at, link)) => Some(crate::web::start(at, a.web.web_token.as_deref(), link, &out)?),
+        Some((at, link)) => Some(crate::web::start(at, &a.web, link, &out)?),
         None => None,
     };
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);

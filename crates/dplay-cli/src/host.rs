@@ -19,6 +19,11 @@ use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
 /// `dplay host` options.
 #[derive(Args)]
 pub(crate) struct HostArgs {
+    /// Read options from this TOML file (keys are the long options, such as `session` or
+    /// `max_players`); the command line wins over it (docs/host-config.md).
+    #[arg(long, value_name = "FILE")]
+    #[allow(dead_code)] // read through the ArgMatches, before the parse (config::expand)
+    config: Option<std::path::PathBuf>,
     /// Host a DirectPlay 4 session (UDP 47624 for enumeration, TCP and UDP game ports from
     /// 2300) instead of DirectPlay 8.
     #[arg(long)]
@@ -132,7 +137,7 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     );
     runtime.command(Dp8Command::Host)?;
     let _server = match web {
-        Some((at, link)) => Some(crate::web::start(at, args.web.web_token.as_deref(), link, &out)?),
+        Some((at, link)) => Some(crate::web::start(at, &args.web, link, &out)?),
         None => None,
     };
     let echo = args.dp4_args.echo;

@@ -8,6 +8,7 @@
 mod addon_view;
 mod address;
 mod capture;
+mod config;
 mod decode;
 mod decode_command;
 mod demo;
@@ -80,7 +81,15 @@ enum Command {
 
 fn main() -> ExitCode {
     live::init_logging();
-    let result = match Cli::parse().command {
+    // `--config FILE` adds the file's options to those of the command line (docs/host-config.md).
+    let argv = match config::expand(&Cli::command(), std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "dplay: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match Cli::parse_from(argv).command {
         Command::Decode(args) => decode_command::run(args),
         Command::Host(args) => host::run(args),
         Command::Enum(args) => enumerate::run(args),

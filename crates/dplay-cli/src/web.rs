@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use crate::events::JsonEvent;
 use crate::live::Output;
 use clap::Args;
-use dplay_web::{ServerSide, WebServer};
+use dplay_web::{ServerSide, WebConfig, WebServer};
 
 /// The dashboard's options.
 #[derive(Args)]
@@ -15,9 +15,14 @@ pub(crate) struct WebArgs {
     /// listen elsewhere (port 0: any free port). DirectPlay 8 only for now.
     #[arg(long, value_name = "[IP:]PORT", value_parser = parse_web, conflicts_with = "dp4")]
     pub(crate) web: Option<SocketAddr>,
-    /// The admin token that kicks need (default: a random one, printed at start).
+    /// The admin token that kicks need, and reads unless --web-public (default: a random one,
+    /// printed at start).
     #[arg(long, value_name = "TOKEN", requires = "web")]
     pub(crate) web_token: Option<String>,
+    /// Let anyone who reaches the dashboard read it (the session, players, events, /metrics)
+    /// without the token; kicks still need it.
+    #[arg(long, requires = "web")]
+    pub(crate) web_public: bool,
 }
 
 /// `PORT` (loopback) or `IP:PORT`.
@@ -28,23 +33,41 @@ fn parse_web(text: &str) -> Result<SocketAddr, String> {
     text.parse().map_err(|_| format!("`{text}` is not a port or ip:port, such as 8080 or 127.0.0.1:8080"))
 }
 
-/// Starts the dashboard at `addr` and says where, with the admin token.
+/// Starts the dashboard at `addr` as `args` say, and says where, with the admin token.
 pub(crate) fn start(
     addr: SocketAddr,
-    token: Option<&str>,
+    args: &WebArgs,
     link: ServerSide,
     out: &Output,
 ) -> anyhow::Result<WebServer> {
-    let token = match token {
-        Some(t) => t.to_owned(),
+    let token = match &args.web_token {
+        Some(t) => t.clone(),
         None => dplay_web::random_token()?,
     };
-    let server = WebServer::start(addr, link, token.clone())
+    let config = WebConfig::new(token.clone()).public(args.web_public);
+    let server = WebServer::start_with(addr, link, config)
         .map_err(|e| anyhow::anyhow!("cannot serve the dashboard on {addr}: {e}"))?;
     let url = format!("http://{}/", server.local_addr());
     out.event(
         &JsonEvent::Web { url: url.clone(), token: token.clone() },
-        format!("dashboard on {url} (admin token {token}; open {url}#token={token} to kick)"),
+        if args.web_public {
+            format!("dashboard on {url}, readable by anyone who reaches it (admin token {token}; open {url}#token={token} to kick)")
+        } else {
+            format!("dashboard on {url} (token {token}, for reads and kicks: open {url}#token={token})")
+        },
     );
     Ok(server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 17 item 5: a port alone listens on loopback only; another address must be named.
+    #[test]
+    fn a_port_alone_binds_loopback() {
+        assert_eq!(parse_web("8080"), Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, 8080))));
+        assert_eq!(parse_web("0.0.0.0:8080"), Ok(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 8080))));
+        assert!(parse_web("8080x").is_err());
+    }
 }

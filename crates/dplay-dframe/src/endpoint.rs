@@ -47,6 +47,8 @@ pub struct EndpointStats {
     pub half_open_evicted: u64,
     /// Drops counted by connections that are gone.
     pub retired: Drops,
+    /// DFRAMEs sent again on connections that are gone (MC-DPL8R 3.1.6.5).
+    pub retired_retransmissions: u64,
 }
 
 /// Datagram buffers kept for reuse at most (about 96 KiB).
@@ -219,6 +221,18 @@ impl Endpoint {
         all
     }
 
+    /// Every DFRAME sent again so far, on connections gone and held (O(connections)).
+    pub fn all_retransmissions(&self) -> u64 {
+        let live: u64 = self.connections.values().map(|c| c.stats.retransmissions).sum();
+        self.stats.retired_retransmissions + live
+    }
+
+    /// Bytes the connections hold for reassembly now: frames received out of order and
+    /// messages being put together (O(connections)).
+    pub fn reassembly_bytes(&self) -> usize {
+        self.connections.values().map(|c| c.receiver.held_bytes()).sum()
+    }
+
     /// Number of connections held, lingering ones included.
     pub fn connection_count(&self) -> usize {
         self.connections.len()
@@ -256,6 +270,7 @@ impl Endpoint {
             }
             if conn.is_finished() {
                 self.stats.retired.add_all(&conn.stats.drops);
+                self.stats.retired_retransmissions += conn.stats.retransmissions;
                 self.connections.remove(&peer);
             }
             self.reschedule(peer);
@@ -370,6 +385,7 @@ impl Endpoint {
         self.half_open.remove(peer);
         if let Some(conn) = self.connections.remove(&peer) {
             self.stats.retired.add_all(&conn.stats.drops);
+            self.stats.retired_retransmissions += conn.stats.retransmissions;
             self.stats.half_open_evicted += 1;
         }
         // Its timer heap entry is now stale: dropped when it reaches the top.
@@ -400,6 +416,7 @@ impl Endpoint {
         conn.arm_connect_retry(now);
         if let Some(old) = self.connections.insert(from, conn) {
             self.stats.retired.add_all(&old.stats.drops);
+            self.stats.retired_retransmissions += old.stats.retransmissions;
         }
         self.half_open.insert(from);
         self.reschedule(from);

@@ -129,6 +129,25 @@ impl Receiver {
         self.max_message = bytes;
     }
 
+    /// Bytes held for reassembly: frames kept out of order and the message being put
+    /// together (MC-DPL8R 3.1.5.2.1, 3.1.5.2.6); O(window).
+    pub(crate) fn held_bytes(&self) -> usize {
+        let frames: usize = self
+            .slots
+            .iter()
+            .map(|slot| match slot {
+                Some(Slot::Frame(f)) => match &f.content {
+                    Content::Empty | Content::Delivered => 0,
+                    Content::One(d) => d.data.len(),
+                    Content::Many(subs) => subs.iter().map(|d| d.data.len()).sum(),
+                    Content::Piece(p) => p.len(),
+                },
+                _ => 0,
+            })
+            .sum();
+        frames + self.partial.as_ref().map_or(0, |p| p.data.len())
+    }
+
     /// Next Receive.
     pub(crate) fn next(&self) -> u8 {
         self.next

@@ -11,6 +11,7 @@ use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol};
 use dplay_session::{Event, Mode};
 use dplay_wire::dp8::dpnid::Dpnid;
 
+use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
 use crate::snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 use crate::traffic::{Traffic, Trails};
@@ -18,6 +19,15 @@ use crate::watched::Watched;
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The statistics' refresh for a name table of `players`: [`PUBLISH_INTERVAL`], stretched by
+/// 1 ms per player past 250, so that building snapshots (O(players) on the protocol thread)
+/// stays under about a thousandth of the loop's time however large the session (a second
+/// for 1,000 players; joins and leaves still publish at once).
+fn publish_interval(players: usize) -> Duration {
+    let stretched = Duration::from_millis(u64::try_from(players).unwrap_or(u64::MAX));
+    PUBLISH_INTERVAL.max(stretched)
+}
 
 /// A [`Watched`] host that reports to the dashboard through a [`LoopSide`].
 #[derive(Debug)]
@@ -37,6 +47,8 @@ pub struct Observed<P = Dp8Protocol> {
     next_publish: Option<Instant>,
     /// The add-on's aircraft trails (empty without the add-on).
     trails: Trails,
+    /// Datagrams, bytes, joins and leaves for `/metrics`.
+    tally: Tally,
 }
 
 impl<P: Watched> Observed<P> {
@@ -52,6 +64,7 @@ impl<P: Watched> Observed<P> {
             last_call: start,
             next_publish: None,
             trails: Trails::default(),
+            tally: Tally::default(),
         }
     }
 
@@ -78,7 +91,7 @@ impl<P: Watched> Observed<P> {
             }
             let published = self.link.publish(snapshot);
             // A busy cell (the server cloning its pointer) is tried again at the next call.
-            self.next_publish = published.then_some(now + PUBLISH_INTERVAL);
+            self.next_publish = published.then_some(now + publish_interval(self.joined.len()));
         }
     }
 
@@ -129,7 +142,7 @@ impl<P: Watched> Observed<P> {
                 }
             })
             .collect();
-        Snapshot { session: view, players, traffic: None }
+        Snapshot { session: view, players, traffic: None, counters: self.tally.counters(session) }
     }
 
     /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed name table at
@@ -144,12 +157,16 @@ impl<P: Watched> Observed<P> {
         let Some(Dp8Event::Session(event)) = P::session_event(event) else { return };
         let web = match event {
             Event::PlayerAdded { dpnid, name } => {
+                if *dpnid != self.inner.session().local_dpnid() {
+                    self.tally.join();
+                }
                 self.joined.insert(*dpnid, now);
                 self.names.insert(*dpnid, name.clone());
                 WebEvent::Join { dpnid: dpnid.to_string(), name: name.clone(), at_s: self.secs(now) }
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 self.joined.remove(dpnid);
+                self.tally.leave(reason.name().unwrap_or("unknown reason"));
                 WebEvent::Leave {
                     dpnid: dpnid.to_string(),
                     name: self.names.remove(dpnid).unwrap_or_default(),
@@ -180,6 +197,7 @@ impl<P: Watched> Protocol for Observed<P> {
     type Event = P::Event;
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.tally.received(data.len());
         self.inner.handle_datagram(now, from, data);
         self.tick(now);
     }
@@ -197,7 +215,9 @@ impl<P: Watched> Protocol for Observed<P> {
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        self.inner.poll_transmit(now, buf)
+        let to = self.inner.poll_transmit(now, buf)?;
+        self.tally.sent(buf.len());
+        Some(to)
     }
 
     fn poll_event(&mut self) -> Option<P::Event> {
@@ -215,5 +235,17 @@ impl<P: Watched> Protocol for Observed<P> {
 
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_sessions_are_published_less_often() {
+        assert_eq!(publish_interval(0), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(250), PUBLISH_INTERVAL);
+        assert_eq!(publish_interval(1000), Duration::from_secs(1));
     }
 }

@@ -13,8 +13,11 @@
 
 mod assets;
 mod connections;
+mod counters;
 mod host_view;
 mod link;
+mod metrics;
+mod rate;
 mod server;
 mod snapshot;
 mod token;
@@ -22,9 +25,11 @@ mod traffic;
 mod watched;
 
 pub use connections::MAX_CONNECTIONS;
+pub use counters::Counters;
 pub use host_view::{Observed, PUBLISH_INTERVAL};
 pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, link};
-pub use server::{MAX_BODY, MAX_STREAMS, WebServer};
+pub use rate::{BURST, MAX_CLIENTS, RATE};
+pub use server::{HEADER_TIMEOUT, MAX_BODY, MAX_HEADER_BYTES, MAX_STREAMS, WebConfig, WebServer};
 pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;
 pub use traffic::{AircraftView, TRAIL_INTERVAL, TRAIL_POINTS, Traffic, Trails};

@@ -2,32 +2,43 @@
 //! protocol loop published ([`ServerSide`]) and queues admin commands; nothing here can make
 //! the protocol loop wait.
 //!
-//! Routes: `/` (the page), `/assets/{file}` (what the page loads), `/api/session`,
-//! `/api/players`, `/api/traffic` (add-on sessions), `/api/events` (server-sent events: `join`,
-//! `leave`, `chat`, `resync` when a slow client missed some), `POST /api/players/{id}/kick`
-//! (admin token required).
+//! Routes: `/` (the page), `/assets/{file}` (what the page loads for the map),
+//! `/api/session`, `/api/players`, `/api/traffic` (add-on sessions), `/api/events` (server-sent
+//! events: `join`, `leave`, `chat`, `resync` when a slow client missed some), `/metrics`
+//! (Prometheus), `POST /api/players/{id}/kick` (admin token required). The reads need the
+//! token too unless the server is public ([`WebConfig::public`]); the page and its assets hold
+//! no data and are always served.
+//!
+//! Bounds (docs/web-api.md): [`MAX_CONNECTIONS`](crate::MAX_CONNECTIONS) open connections,
+//! request headers within [`HEADER_TIMEOUT`] and [`MAX_HEADER_BYTES`], bodies within
+//! [`MAX_BODY`], [`RATE`](crate::RATE) requests a second per client address (429 beyond),
+//! [`MAX_STREAMS`] event streams.
 
 use std::convert::Infallible;
-use std::future::IntoFuture;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::body::Body;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::Listener;
 use futures_util::Stream;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{broadcast, oneshot};
+use tower::ServiceExt;
 
 use crate::assets::{self, PAGE};
 use crate::connections::Capped;
 use crate::link::{AdminCommand, ServerSide};
+use crate::rate::{BURST, RATE, RateLimit};
 use crate::snapshot::WebEvent;
 use crate::token;
 
@@ -35,6 +46,11 @@ use crate::token;
 pub const MAX_BODY: usize = 1024;
 /// Event-stream clients served at once; more are refused with 503.
 pub const MAX_STREAMS: usize = 32;
+/// A request's line and headers must have arrived this long after the connection opened (or
+/// the previous response, on a kept-alive connection); a slow client is then disconnected.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Request line and headers larger than this are refused (hyper's smallest read buffer).
+pub const MAX_HEADER_BYTES: usize = 8192;
 /// The page forbids everything but its own scripts and styles and, for the map, images from
 /// OpenStreetMap's tile server: a name that slipped in as markup still could not load or run
 /// anything of its own.
@@ -42,11 +58,44 @@ const CSP: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; \
                    style-src 'self' 'unsafe-inline'; connect-src 'self'; \
                    img-src https://tile.openstreetmap.org; base-uri 'none'; form-action 'none'";
 
+/// How a [`WebServer`] serves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WebConfig {
+    /// The admin token: kicks need it, and reads too unless `public`.
+    pub token: String,
+    /// Reads (`/api/session`, `/api/players`, `/api/events`, `/metrics`) without the token.
+    /// The page itself is always served: it holds no data.
+    pub public: bool,
+    /// Requests a second one client address may make (429 beyond).
+    pub rate: u32,
+    /// Requests one client address may make at once before `rate` applies.
+    pub burst: u32,
+    /// See [`HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+}
+
+impl WebConfig {
+    /// Private reads, [`RATE`] requests a second in bursts of [`BURST`], [`HEADER_TIMEOUT`].
+    pub fn new(token: String) -> Self {
+        Self { token, public: false, rate: RATE, burst: BURST, header_timeout: HEADER_TIMEOUT }
+    }
+
+    /// Sets [`WebConfig::public`].
+    #[must_use]
+    pub fn public(mut self, public: bool) -> Self {
+        self.public = public;
+        self
+    }
+}
+
 #[derive(Clone)]
 struct AppState {
     link: ServerSide,
     token: Arc<str>,
+    public: bool,
     streams: Arc<AtomicUsize>,
+    rate: Arc<Mutex<RateLimit>>,
 }
 
 /// A running dashboard server; stops when dropped.
@@ -58,23 +107,35 @@ pub struct WebServer {
 }
 
 impl WebServer {
+    /// [`WebServer::start_with`] with public reads (`WebConfig::new(token).public(true)`).
+    pub fn start(addr: SocketAddr, link: ServerSide, token: String) -> std::io::Result<Self> {
+        Self::start_with(addr, link, WebConfig::new(token).public(true))
+    }
+
     /// Binds `addr` (port 0: any free port) now, so a bad address is reported here, and
     /// serves on a new thread.
-    pub fn start(addr: SocketAddr, link: ServerSide, token: String) -> std::io::Result<Self> {
+    pub fn start_with(addr: SocketAddr, link: ServerSide, config: WebConfig) -> std::io::Result<Self> {
         let listener = std::net::TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (stop, stopped) = oneshot::channel();
-        let state = AppState { link, token: token.into(), streams: Arc::new(AtomicUsize::new(0)) };
+        let state = AppState {
+            link,
+            token: config.token.into(),
+            public: config.public,
+            streams: Arc::new(AtomicUsize::new(0)),
+            rate: Arc::new(Mutex::new(RateLimit::new(config.rate, config.burst))),
+        };
+        let header_timeout = config.header_timeout;
         let thread = std::thread::Builder::new().name("dplay-web".into()).spawn(move || {
             runtime.block_on(async move {
                 let listener = match tokio::net::TcpListener::from_std(listener) {
                     Ok(l) => l,
                     Err(e) => return tracing::warn!("web server: {e}"),
                 };
-                let serve = axum::serve(Capped::new(listener), router(state)).into_future();
-                // Dropping the server (not a graceful shutdown) ends open event streams too.
+                let serve = serve(Capped::new(listener), router(state), header_timeout);
+                // Dropping the runtime with the thread ends the connections and event streams.
                 let _ = futures_util::future::select(Box::pin(serve), stopped).await;
             });
         })?;
@@ -98,18 +159,108 @@ impl Drop for WebServer {
     }
 }
 
+/// Accepts connections and serves each on its own task with hyper's HTTP/1.1, which
+/// `axum::serve` does not let us configure: a header-read deadline (against slowloris) and a
+/// bounded header buffer. The client's address goes into the request as [`ConnectInfo`].
+async fn serve(mut listener: Capped, app: Router, header_timeout: Duration) {
+    loop {
+        let (io, remote) = Listener::accept(&mut listener).await;
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(remote));
+                app.clone().oneshot(request.map(Body::new))
+            });
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new()).header_read_timeout(header_timeout).max_buf_size(MAX_HEADER_BYTES);
+            if let Err(e) = http.serve_connection(TokioIo::new(io), service).await {
+                tracing::debug!(%remote, "web connection: {e}");
+            }
+        });
+    }
+}
+
 fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", get(page))
+    let reads = Router::new()
         .route("/api/session", get(session))
-        .route("/assets/{file}", get(asset))
         .route("/api/players", get(players))
         .route("/api/traffic", get(traffic))
         .route("/api/events", get(events))
+        .route("/metrics", get(metrics))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), readable));
+    Router::new()
+        .route("/", get(page))
+        .route("/assets/{file}", get(asset))
         .route("/api/players/{id}/kick", post(kick))
+        .merge(reads)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(bounded))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), limited))
         .with_state(state)
+}
+
+/// At most [`WebConfig::rate`] requests a second per client address: 429 with `Retry-After`
+/// beyond.
+async fn limited(
+    State(s): State<AppState>,
+    ConnectInfo(remote): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    #[allow(clippy::disallowed_methods)] // the server's own clock, not the protocol's
+    let now = std::time::Instant::now();
+    let verdict = match s.rate.lock() {
+        Ok(mut rate) => rate.check(remote.ip(), now),
+        Err(poisoned) => poisoned.into_inner().check(remote.ip(), now),
+    };
+    match verdict {
+        Ok(()) => next.run(request).await,
+        Err(wait) => {
+            let secs = wait.as_secs().max(1).to_string();
+            let mut r = (StatusCode::TOO_MANY_REQUESTS, "too many requests\n").into_response();
+            if let Ok(v) = HeaderValue::from_str(&secs) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+    }
+}
+
+/// The reads need the token unless the server is public: `Authorization: Bearer TOKEN`, or
+/// `?token=TOKEN` (URL-encoded) for the page's event stream, which cannot set headers.
+async fn readable(State(s): State<AppState>, request: Request, next: Next) -> Response {
+    let in_query = request.uri().query().and_then(token_in_query);
+    let given = in_query.as_deref().is_some_and(|t| token::matches(&s.token, t));
+    if s.public || given || authorized(&s, request.headers()) {
+        return next.run(request).await;
+    }
+    (StatusCode::UNAUTHORIZED, "token required (Authorization: Bearer TOKEN, or ?token=TOKEN)\n")
+        .into_response()
+}
+
+/// The `token` parameter of a query string, percent-decoded.
+fn token_in_query(query: &str) -> Option<String> {
+    let raw = query.split('&').find_map(|kv| kv.strip_prefix("token="))?;
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut rest = raw.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        let hex = tail.get(..2).and_then(|h| std::str::from_utf8(h).ok());
+        match (b, hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(v)) => {
+                bytes.push(v);
+                rest = tail.get(2..).unwrap_or_default();
+            }
+            (b'+', _) => {
+                bytes.push(b' ');
+                rest = tail;
+            }
+            (b, _) => {
+                bytes.push(b);
+                rest = tail;
+            }
+        }
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// Refuses a body over [`MAX_BODY`] before any handler runs, whether a handler would read it
@@ -158,6 +309,13 @@ async fn traffic(State(s): State<AppState>) -> Response {
 
 async fn asset(Path(file): Path<String>) -> Response {
     assets::file(&file)
+}
+
+async fn metrics(State(s): State<AppState>) -> Response {
+    match crate::metrics::render(&s.link.snapshot()) {
+        Ok(text) => ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
 }
 
 /// Counts an event-stream client while it lives.
@@ -233,7 +391,16 @@ async fn kick(State(s): State<AppState>, Path(id): Path<String>, headers: Header
 
 #[cfg(test)]
 mod tests {
-    use super::parse_dpnid;
+    use super::{parse_dpnid, token_in_query};
+
+    #[test]
+    fn the_token_in_a_query_is_percent_decoded() {
+        assert_eq!(token_in_query("token=abc").as_deref(), Some("abc"));
+        assert_eq!(token_in_query("live=0&token=a%2Bb%20c+d").as_deref(), Some("a+b c d"));
+        assert_eq!(token_in_query("token=%zz%4").as_deref(), Some("%zz%4"));
+        assert_eq!(token_in_query("tokens=abc"), None);
+        assert_eq!(token_in_query("token=%ff"), None, "not UTF-8");
+    }
 
     #[test]
     fn dpnids_in_hex_or_decimal() {

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::counters::Counters;
 use crate::traffic::Traffic;
 
 /// The session and its players at one moment.
@@ -15,6 +16,9 @@ pub struct Snapshot {
     pub players: Vec<PlayerView>,
     /// The add-on's aircraft; `None` for a session without the add-on.
     pub traffic: Option<Traffic>,
+    /// Totals and what is held, for `/metrics`.
+    #[serde(skip)]
+    pub counters: Counters,
 }
 
 /// The session as `/api/session` shows it.

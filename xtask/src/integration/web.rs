@@ -37,7 +37,8 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     std::thread::sleep(Duration::from_millis(500));
 
     // One snapshot, no event stream: Chromium waits for the network to settle before it dumps.
-    let dom = render(chromium, &format!("{url}#live=0"), "web-dashboard.png", (1200, 700))?;
+    // The reads need the token (no --web-public): the page takes it from the fragment.
+    let dom = render(chromium, &format!("{url}#token={TOKEN}&live=0"), "web-dashboard.png", (1200, 700))?;
     ensure!(dom.matches("<tr data-dpnid=").count() == 3, "the page does not list three players:\n{dom}");
     ensure!(dom.contains("<td>alice</td>"), "alice is not listed:\n{dom}");
     ensure!(
@@ -45,7 +46,7 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
         "the hostile name is not shown as text:\n{dom}"
     );
 
-    let players: Value = serde_json::from_str(&http(&at, "GET", "/api/players", None)?.1)?;
+    let players: Value = serde_json::from_str(&http(&at, "GET", "/api/players", Some(TOKEN))?.1)?;
     let dpnid = players
         .as_array()
         .into_iter()

@@ -56,12 +56,12 @@ pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
     // Trails take a point a second; the loop publishes every 250 ms.
     std::thread::sleep(std::time::Duration::from_secs(2));
 
-    let traffic: Value = serde_json::from_str(&http(&at, "GET", "/api/traffic", None)?.1)?;
+    let traffic: Value = serde_json::from_str(&http(&at, "GET", "/api/traffic", Some(TOKEN))?.1)?;
     let flying: Vec<&Value> =
         traffic["aircraft"].as_array().into_iter().flatten().filter(|a| a["lat_deg"].is_f64()).collect();
     ensure!(flying.len() == 2, "/api/traffic does not have two aircraft with positions: {traffic}");
 
-    let dom = render(chromium, &format!("{url}#live=0"), "web-dashboard-fs.png", (1280, 1000))?;
+    let dom = render(chromium, &format!("{url}#token={TOKEN}&live=0"), "web-dashboard-fs.png", (1280, 1000))?;
     let hostile = "&lt;img src=x onerror=alert(1)&gt;";
     for name in ["alice", hostile, "watcher", "fs-host"] {
         ensure!(dom.contains(&format!("<td>{name}</td>")), "{name} is not in the players table:\n{dom}");

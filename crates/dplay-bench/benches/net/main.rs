@@ -11,7 +11,7 @@ use std::time::Duration;
 use dplay_bench::proxy::Impairment;
 use dplay_bench::report::{self, Row, Rows};
 use dplay_bench::stats::{Percentiles, percentiles};
-use dplay_bench::{ours, scale, udp};
+use dplay_bench::{dashboard, ours, scale, udp};
 
 const MESSAGE: usize = 1024;
 /// Our datagram for a 1 KiB message: the 4-byte DFRAME header and the payload.
@@ -24,6 +24,7 @@ struct Plan {
     latency: Duration,
     lossy: Duration,
     scale: &'static [usize],
+    dashboard: Duration,
 }
 
 fn check<T>(what: &str, r: std::io::Result<T>) -> Option<T> {
@@ -99,6 +100,43 @@ fn scale_rows(plan: &Plan, rows: &mut Rows) {
     rows.insert("scale_bytes_per_idle_connection".into(), Row::time(bytes, scale::IDLE_BUDGET_BYTES, "B"));
 }
 
+/// 1,000 clients on a DirectPlay 8 host with the dashboard off and on, interleaved (off, on,
+/// three times) so the machine's load moves both alike; each side's p99 is the median of its
+/// three runs.
+fn dashboard_rows(plan: &Plan, rows: &mut Rows) {
+    const N: usize = 1000;
+    let mut off = Vec::new();
+    let mut on = Vec::new();
+    for web in [false, true, false, true, false, true] {
+        let Some(r) = check("dashboard", dashboard::run(N, plan.dashboard, web)) else { return };
+        let ms = &r.players_ms;
+        println!(
+            "dashboard {}: {} joined, p99 {:.3} ms over {} positions; /api/players {} answers, max {:.1} ms, {} listed; stream join {:?} ms",
+            if web { "on" } else { "off" },
+            r.joined,
+            r.p99_ms,
+            r.delivered,
+            ms.len(),
+            ms.iter().copied().fold(0.0, f64::max),
+            r.players_listed,
+            r.stream_join_ms
+        );
+        if web { on.push(r) } else { off.push(r) }
+    }
+    let median = |runs: &[dashboard::DashboardRun]| {
+        let mut p99s: Vec<f64> = runs.iter().map(|r| r.p99_ms).collect();
+        p99s.sort_by(f64::total_cmp);
+        p99s.get(p99s.len() / 2).copied().unwrap_or(0.0)
+    };
+    rows.insert("dashboard_1k_p99_on_vs_off".into(), Row::time(median(&on), median(&off), "ms"));
+    let slowest = on.iter().flat_map(|r| r.players_ms.iter().copied()).fold(0.0, f64::max);
+    rows.insert("dashboard_1k_players_max".into(), Row::time(slowest, dashboard::PLAYERS_BUDGET_MS, "ms"));
+    let stream = on.iter().filter_map(|r| r.stream_join_ms).fold(0.0, f64::max);
+    if on.iter().all(|r| r.stream_join_ms.is_some()) {
+        rows.insert("dashboard_1k_stream_join".into(), Row::time(stream, dashboard::STREAM_BUDGET_MS, "ms"));
+    }
+}
+
 /// Runs `scale::bytes_per_connection` in a child process of this binary, so that memory freed
 /// by the earlier runs does not hide the growth.
 fn memory_in_fresh_process(n: usize) -> std::io::Result<f64> {
@@ -125,6 +163,7 @@ fn main() {
             latency: Duration::from_secs(2),
             lossy: Duration::from_secs(3),
             scale: &[1000, 10_000],
+            dashboard: Duration::from_secs(3),
         }
     } else {
         Plan {
@@ -133,6 +172,7 @@ fn main() {
             latency: Duration::from_secs(5),
             lossy: Duration::from_secs(5),
             scale: &[1000, 10_000],
+            dashboard: Duration::from_secs(5),
         }
     };
     // `cargo bench` passes `--bench`; any other argument selects sections by name.
@@ -150,6 +190,9 @@ fn main() {
     }
     if wants("scale") {
         scale_rows(&plan, &mut rows);
+    }
+    if wants("dashboard") {
+        dashboard_rows(&plan, &mut rows);
     }
     if let Err(e) = report::write("net", &rows) {
         eprintln!("net bench: cannot write rows: {e}");

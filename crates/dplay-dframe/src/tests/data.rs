@@ -295,6 +295,21 @@ fn reassembly_limit_ends_the_connection() {
     assert!(matches!(h.sent()[..], [Sent::C(Cframe::HardDisconnect(_))]));
 }
 
+/// MC-DPL8R 3.1.5.2.1, 3.1.5.2.6: what the receive window holds is counted (a frame past a
+/// gap, a message being put together) and released once delivered.
+#[test]
+fn reassembly_bytes_held_are_counted() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    let rel = DframeCommand::RELIABLE | DframeCommand::SEQUENTIAL;
+    h.feed_d(data(rel | DframeCommand::NEW_MSG, 1, 1), &[1; 40]);
+    assert_eq!(h.ep.reassembly_bytes(), 40);
+    h.feed_d(data(REL_SEQ, 3, 1), &[2; 7]);
+    assert_eq!(h.ep.reassembly_bytes(), 47);
+    h.feed_d(data(rel | DframeCommand::END_MSG, 2, 1), &[3; 5]);
+    assert_eq!(h.events().len(), 2);
+    assert_eq!(h.ep.reassembly_bytes(), 0);
+}
+
 /// MC-DPL8R 3.1.5.2.4, 3.1.5.2.6: when a send mask skips a piece of an unreliable large
 /// message, the rest of it is dropped, never delivered as a message.
 #[test]
