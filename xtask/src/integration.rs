@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::util::build_dplay;
 
+mod browser;
 mod cdp;
 mod cli_ux;
 pub(crate) mod dp4;
@@ -26,6 +27,7 @@ mod fs_capture;
 mod fs_dp4;
 mod signing;
 mod web;
+mod web_fs;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -44,7 +46,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 25] = [
+    let cases: [(&str, Case); 26] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -79,6 +81,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "the host's dashboard in a browser: a hostile name as text; chat, kick and ban by clicks",
             web::dashboard,
         ),
+        ("the add-on host's dashboard: two aircraft on the offline map, a kick", web_fs::map),
     ];
     // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
     let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();

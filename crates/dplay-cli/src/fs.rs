@@ -25,6 +25,7 @@ use dplay_runtime::{
 };
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::{EndReason, Event as SessionEvent};
+use dplay_web::{Observed, ServerSide};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::ResultCode;
 
@@ -126,6 +127,8 @@ pub(crate) struct FsHostArgs {
     session_args: SessionArgs,
     #[command(flatten)]
     net: NetArgs,
+    #[command(flatten)]
+    web: crate::web::WebArgs,
 }
 
 impl FsHostArgs {
@@ -200,6 +203,11 @@ impl FsJoinArgs {
 pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
     match command {
         FsCommand::Host(a) => match sim(a.sim, a.dp4)? {
+            Sim::Fs98 | Sim::Other if a.dp4 && (a.web.web.is_some() || a.web.bans.is_some()) => {
+                anyhow::bail!(
+                    "--web and --bans serve the DirectPlay 8 add-on host only for now: drop --dp4 (FS98)"
+                )
+            }
             Sim::Fs98 => dp4::host(&a, GUID_FS6),
             Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
             s => host(&a, s),
@@ -215,7 +223,8 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
 }
 
 /// `dplay fs host` over DirectPlay 8: FS2004's packets, our player an observer whose player
-/// data says so (FS-MULTIPLAYER.md 3.6).
+/// data says so (FS-MULTIPLAYER.md 3.6). With `--web`, the dashboard shows the session and its
+/// aircraft.
 fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
     let guid = dp8_guid(sim, &a.session_args)?;
     let bind = a.bind.unwrap_or_else(|| SocketAddr::new(a.bind_ip(), dp8_port(sim)));
@@ -224,14 +233,33 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
     let role = AddonRole::Host(HostConfig::new(Dialect::Fs2004, Role::Observer, policy));
     let info = PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::default() };
     let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
-    let (runtime, mut out, start) = setup.spawn(role, |c| {
+    let tune = |c: &mut dplay_session::SessionConfig| {
         c.session_name = a.session.clone();
         c.application_guid = guid;
         c.player_data = info.to_bytes().to_vec();
         // The DP8 session refuses joins beyond the limit: FS2004 has no add-on refusal.
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
         a.limits.apply(c);
-    })?;
+    };
+    let Some(web) = a.web.web else {
+        let (runtime, out, start) = setup.spawn(role, tune, |p, _| p)?;
+        return serve(a, guid, runtime, out, start, None);
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let (runtime, out, start) = setup.spawn(role, tune, |p, start| Observed::new(p, loop_side, start))?;
+    serve(a, guid, runtime, out, start, Some((web, server_side)))
+}
+
+/// Hosts the add-on session on `runtime` until the duration passes or Ctrl-C, with the
+/// dashboard when asked.
+fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
+    a: &FsHostArgs,
+    guid: uuid::Uuid,
+    runtime: Runtime<P>,
+    mut out: Output,
+    start: Instant,
+    web: Option<(SocketAddr, ServerSide)>,
+) -> anyhow::Result<bool> {
     let addr = runtime.local_addr();
     let addrs = address::joinable(addr);
     let hosting = JsonEvent::Hosting {
@@ -252,6 +280,15 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
     );
     out.event(&hosting, text);
     runtime.command(AddonCommand::Session(Dp8Command::Host))?;
+    let bans = crate::web::bans(&a.web)?;
+    runtime.command(AddonCommand::Session(Dp8Command::SetBans(bans.bans().clone())))?;
+    let _server = match web {
+        Some((at, link)) => {
+            link.set_ban_file(bans);
+            Some(crate::web::start(at, &a.web, link, &out)?)
+        }
+        None => None,
+    };
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
     let commands = Commands { stats_every: a.limits.stats_period(), ..dp8_commands() };
     let (stop, _) =
@@ -269,10 +306,11 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     let info = config.player_info();
     let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
     let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
-    let (runtime, mut out, start) = setup.spawn(AddonRole::Client(config), |c| {
+    let tune = |c: &mut dplay_session::SessionConfig| {
         c.application_guid = guid;
         c.player_data = info.to_bytes().to_vec();
-    })?;
+    };
+    let (runtime, mut out, start) = setup.spawn(AddonRole::Client(config), tune, |p, _| p)?;
     out.event(
         &JsonEvent::Joining {
             protocol: Proto::Dp8,
@@ -307,17 +345,20 @@ struct Setup<'a> {
 }
 
 impl Setup<'_> {
-    fn spawn(
+    /// The add-on in a runtime: its session configured by `tune`, the protocol the runtime
+    /// drives made by `wrap` (given the command's start).
+    fn spawn<P: Protocol>(
         self,
         role: AddonRole,
         tune: impl FnOnce(&mut dplay_session::SessionConfig),
-    ) -> anyhow::Result<(Runtime<AddonProtocol>, Output, Instant)> {
+        wrap: impl FnOnce(AddonProtocol, Instant) -> P,
+    ) -> anyhow::Result<(Runtime<P>, Output, Instant)> {
         #[allow(clippy::disallowed_methods)] // the command's start
         let start = Instant::now();
         let runtime = live::spawn(self.bind, self.net.pcap.as_ref(), |local| {
             let mut c = live::session_config(local, self.name, self.session_args);
             tune(&mut c);
-            AddonProtocol::new(c, role, start)
+            wrap(AddonProtocol::new(c, role, start), start)
         })?;
         Ok((runtime, Output::new(self.net.json, start), start))
     }

@@ -1,5 +1,5 @@
-//! `--web ADDR`, `--web-token` and `--bans FILE` on `dplay host`: the dashboard of the
-//! dplay-web crate and the ban list (docs/web-api.md).
+//! `--web ADDR`, `--web-token` and `--bans FILE` on `dplay host` and `dplay fs host`: the
+//! dashboard of the dplay-web crate and the ban list (docs/web-api.md).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

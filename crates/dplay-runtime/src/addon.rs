@@ -16,7 +16,7 @@ use dplay_addon::{
 use dplay_session::{CommandError, Event, Session, SessionConfig};
 
 use crate::Protocol;
-use crate::dp8::{Dp8Command, Dp8Event, players};
+use crate::dp8::{Dp8Command, Dp8Event, Player, players};
 
 /// Which side of the add-on protocol we run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +86,22 @@ impl AddonProtocol {
     /// The bridge underneath.
     pub fn bridge(&self) -> &AddonOverDp8 {
         &self.bridge
+    }
+
+    /// The session's name table as [`Player`] rows.
+    pub fn players(&self) -> Vec<Player> {
+        players(self.bridge.session())
+    }
+
+    /// Every tracked aircraft at `now`, named from the name table (empty before the add-on
+    /// runs).
+    pub fn traffic(&self, now: Instant) -> TrafficSnapshot {
+        let session = self.bridge.session();
+        let name = |id: PlayerId| {
+            let entry = session.name_table().get(dplay_wire::dp8::dpnid::Dpnid(id.0))?;
+            entry.name.as_ref().map(dplay_wire::WideString::to_string_lossy)
+        };
+        self.bridge.tracker().map(|t| TrafficSnapshot::new(t, now, name)).unwrap_or_default()
     }
 
     /// Moves the bridge's events into ours.
@@ -214,13 +230,8 @@ impl Protocol for AddonProtocol {
             }
             AddonCommand::Chat(text) => self.chat(now, &text),
             AddonCommand::Traffic => {
-                let session = self.bridge.session();
-                let name = |id: PlayerId| {
-                    let entry = session.name_table().get(dplay_wire::dp8::dpnid::Dpnid(id.0))?;
-                    entry.name.as_ref().map(dplay_wire::WideString::to_string_lossy)
-                };
-                let snapshot = self.bridge.tracker().map(|t| TrafficSnapshot::new(t, now, name));
-                self.events.push_back(AddonEvent::Traffic(snapshot.unwrap_or_default()));
+                let snapshot = self.traffic(now);
+                self.events.push_back(AddonEvent::Traffic(snapshot));
             }
         }
         self.drain();

@@ -144,6 +144,12 @@ impl AddonDp4Protocol {
         &self.bridge
     }
 
+    /// Every tracked aircraft at `now`, with short names (empty before the add-on runs).
+    pub fn traffic(&self, now: Instant) -> TrafficSnapshot {
+        let b = &self.bridge;
+        b.tracker().map(|t| TrafficSnapshot::new(t, now, |id| b.player_name(id))).unwrap_or_default()
+    }
+
     fn fail(&mut self, command: &'static str, error: impl ToString) {
         self.events
             .push_back(AddonDp4Event::Dp4(Dp4Event::CommandFailed { command, error: error.to_string() }));
@@ -270,9 +276,8 @@ impl Protocol for AddonDp4Protocol {
                 }
             }
             AddonDp4Command::Traffic => {
-                let b = &self.bridge;
-                let snapshot = b.tracker().map(|t| TrafficSnapshot::new(t, now, |id| b.player_name(id)));
-                self.events.push_back(AddonDp4Event::Traffic(snapshot.unwrap_or_default()));
+                let snapshot = self.traffic(now);
+                self.events.push_back(AddonDp4Event::Traffic(snapshot));
             }
             AddonDp4Command::Stats => {
                 let summary = self.report.summary(self.bridge.session().stats());

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use dplay_addon::TrafficSnapshot;
 use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, Dp8Command, Dp8Event, Protocol};
 
 use crate::dp8_view::{dp8_commands, dp8_seen, dp8_snapshot};
@@ -37,5 +38,9 @@ impl Hosted for AddonProtocol {
             self.handle_command(now, c);
         }
         text
+    }
+
+    fn traffic(&self, now: Instant) -> Option<TrafficSnapshot> {
+        Some(AddonProtocol::traffic(self, now))
     }
 }

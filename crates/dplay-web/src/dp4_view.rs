@@ -74,8 +74,9 @@ impl Hosted for Dp4Protocol {
             max_players: desc.map_or(0, |d| d.max_players),
             host_migrations: 0,
             hosting: s.role() == dplay_session::dp4::Role::Host,
+            addon: false,
         };
-        Snapshot { session, players, counters: crate::Counters::default() }
+        Snapshot { session, players, traffic: None, counters: crate::Counters::default() }
     }
 
     fn seen(&self, event: &Dp4Event) -> Option<Seen> {

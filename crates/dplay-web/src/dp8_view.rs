@@ -60,8 +60,14 @@ pub fn dp8_snapshot(session: &Session) -> Snapshot {
         max_players: config.max_players,
         host_migrations: 0,
         hosting: session.is_joined(),
+        addon: false,
     };
-    Snapshot { session: session_view, players, counters: crate::counters::session_counters(session) }
+    Snapshot {
+        session: session_view,
+        players,
+        traffic: None,
+        counters: crate::counters::session_counters(session),
+    }
 }
 
 /// The session commands that carry out `command` on a DirectPlay 8 host, and a line for the

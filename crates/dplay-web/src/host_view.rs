@@ -1,6 +1,7 @@
 //! [`Observed`]: a hosted session driven by the runtime, seen by the dashboard. It wraps a
 //! [`Hosted`] protocol (DirectPlay 8: [`dplay_runtime::Dp8Protocol`]; DirectPlay 4:
-//! [`dplay_runtime::Dp4Protocol`]) on the protocol thread, publishes [`Snapshot`]s and
+//! [`dplay_runtime::Dp4Protocol`]; the Flight Simulator add-on over DirectPlay 8:
+//! [`dplay_runtime::AddonProtocol`]) on the protocol thread, publishes [`Snapshot`]s and
 //! [`WebEvent`]s from there and carries out queued [`AdminCommand`]s, without ever waiting for
 //! the web server.
 
@@ -8,11 +9,13 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use dplay_addon::TrafficSnapshot;
 use dplay_runtime::{Path, Protocol, SocketId, StreamClosed, StreamId, StreamStatus, Transmit};
 
 use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
 use crate::snapshot::{CHAT_CHARS, Snapshot, WebEvent};
+use crate::traffic::{Traffic, Trails};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
@@ -35,6 +38,11 @@ pub trait Hosted: Protocol {
     fn snapshot(&self) -> Snapshot;
     /// What an event of the session means to the dashboard, if anything.
     fn seen(&self, event: &Self::Event) -> Option<Seen>;
+    /// The Flight Simulator add-on's aircraft at `now`; `None` (the default) for a session
+    /// without the add-on.
+    fn traffic(&self, _now: Instant) -> Option<TrafficSnapshot> {
+        None
+    }
     /// Carries out an admin command on the protocol thread; returns a line for the operator.
     fn admin(&mut self, now: Instant, command: AdminCommand) -> String;
 }
@@ -88,6 +96,8 @@ pub struct Observed<P> {
     next_publish: Option<Instant>,
     /// Datagrams, bytes, joins and leaves for `/metrics`.
     tally: Tally,
+    /// The add-on's aircraft trails (empty without the add-on).
+    trails: Trails,
 }
 
 impl<P: Hosted> Observed<P> {
@@ -103,6 +113,7 @@ impl<P: Hosted> Observed<P> {
             last_call: start,
             next_publish: None,
             tally: Tally::default(),
+            trails: Trails::default(),
         }
     }
 
@@ -124,7 +135,13 @@ impl<P: Hosted> Observed<P> {
             self.next_publish = None;
         }
         if self.next_publish.is_none_or(|t| now >= t) {
-            let published = self.link.publish(self.snapshot(now));
+            let mut snapshot = self.snapshot(now);
+            if let Some(traffic) = self.inner.traffic(now) {
+                self.trails.sample(&traffic, now);
+                snapshot.traffic = Some(Traffic::new(&traffic, &self.trails));
+                snapshot.session.addon = true;
+            }
+            let published = self.link.publish(snapshot);
             // A busy cell (the server cloning its pointer) is tried again at the next call.
             self.next_publish = published.then_some(now + publish_interval(self.joined.len()));
         }

@@ -5,7 +5,8 @@
 //! Three parts, so the protocol loop never waits for the web:
 //! - [`link()`]: a snapshot cell and an event broadcast the loop writes without blocking, and a
 //!   bounded admin channel it drains with `try_recv` ([`LoopSide`], [`ServerSide`]);
-//! - [`Observed`]: a hosted session ([`Hosted`]: DirectPlay 8 or 4) as a runtime protocol that
+//! - [`Observed`]: a hosted session ([`Hosted`]: DirectPlay 8 or 4, or the Flight Simulator
+//!   add-on's of `dplay fs host`, with its aircraft as [`Traffic`]) as a runtime protocol that
 //!   publishes through the link from the protocol thread and carries out the admin commands
 //!   there (kick, bans, chat, max players, password);
 //! - [`WebServer`]: axum on a current-thread tokio runtime on its own thread, serving the page
@@ -69,6 +70,7 @@
 
 mod addon_view;
 mod admin_api;
+mod assets;
 mod ban_file;
 mod connections;
 mod counters;
@@ -81,6 +83,7 @@ mod rate;
 mod server;
 mod snapshot;
 mod token;
+mod traffic;
 
 pub use ban_file::{BanEntry, BanFile, MAX_BAN_FILE};
 pub use connections::MAX_CONNECTIONS;
@@ -92,3 +95,4 @@ pub use rate::{BURST, MAX_CLIENTS, RATE};
 pub use server::{HEADER_TIMEOUT, MAX_BODY, MAX_HEADER_BYTES, MAX_STREAMS, WebConfig, WebServer};
 pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;
+pub use traffic::{AircraftView, TRAIL_INTERVAL, TRAIL_POINTS, Traffic, Trails};

@@ -2,12 +2,13 @@
 //! protocol loop published ([`ServerSide`]) and queues admin commands; nothing here can make
 //! the protocol loop wait.
 //!
-//! Routes: `/` (the page), `/admin.js` (its administration part), `/api/session`,
-//! `/api/players`, `/api/events` (server-sent events: `join`, `leave`, `chat`, `admin`,
-//! `resync` when a slow client missed some), `/metrics` (Prometheus); with the admin token:
+//! Routes: `/` (the page), `/admin.js` (its administration part), `/assets/{file}` (what the
+//! page loads for the map), `/api/session`, `/api/players`, `/api/traffic` (add-on sessions),
+//! `/api/events` (server-sent events: `join`, `leave`, `chat`, `admin`, `resync` when a slow
+//! client missed some), `/metrics` (Prometheus); with the admin token:
 //! `POST /api/players/{id}/kick`, `GET`/`POST`/`DELETE /api/bans`, `POST /api/chat`, `POST
 //! /api/settings` (docs/web-api.md). The reads need the token too unless the server is public
-//! ([`WebConfig::public`]).
+//! ([`WebConfig::public`]); the page and its assets hold no data and are always served.
 //!
 //! Bounds (docs/web-api.md): [`MAX_CONNECTIONS`](crate::MAX_CONNECTIONS) open connections,
 //! request headers within [`HEADER_TIMEOUT`] and [`MAX_HEADER_BYTES`], bodies within
@@ -35,14 +36,13 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{broadcast, oneshot};
 use tower::ServiceExt;
 
+use crate::assets::{self, PAGE};
 use crate::connections::Capped;
 use crate::link::{AdminCommand, ServerSide};
 use crate::rate::{BURST, RATE, RateLimit};
 use crate::snapshot::WebEvent;
 use crate::token;
 
-/// The page, built into the binary.
-const PAGE: &str = include_str!("../assets/index.html");
 /// The page's administration part (bans, chat, settings), built in too.
 const ADMIN_JS: &str = include_str!("../assets/admin.js");
 /// Request bodies larger than this are refused (no route takes a body today).
@@ -54,10 +54,12 @@ pub const MAX_STREAMS: usize = 32;
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Request line and headers larger than this are refused (hyper's smallest read buffer).
 pub const MAX_HEADER_BYTES: usize = 8192;
-/// The page forbids everything but its own inline script and style, and images altogether:
-/// a name that slipped in as markup still could not load or run anything.
-const CSP: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; \
-                   connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'";
+/// The page forbids everything but its own scripts and styles and, for the map, images from
+/// OpenStreetMap's tile server: a name that slipped in as markup still could not load or run
+/// anything of its own.
+const CSP: &str = "default-src 'none'; script-src 'self' 'unsafe-inline'; \
+                   style-src 'self' 'unsafe-inline'; connect-src 'self'; \
+                   img-src https://tile.openstreetmap.org; base-uri 'none'; form-action 'none'";
 
 /// How a [`WebServer`] serves.
 #[derive(Debug, Clone)]
@@ -209,12 +211,14 @@ fn router(state: AppState) -> Router {
     let reads = Router::new()
         .route("/api/session", get(session))
         .route("/api/players", get(players))
+        .route("/api/traffic", get(traffic))
         .route("/api/events", get(events))
         .route("/metrics", get(metrics))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), readable));
     Router::new()
         .route("/", get(page))
         .route("/admin.js", get(admin_js))
+        .route("/assets/{file}", get(asset))
         .route("/api/players/{id}/kick", post(kick))
         .route(
             "/api/bans",
@@ -336,6 +340,17 @@ async fn session(State(s): State<AppState>) -> Response {
 
 async fn players(State(s): State<AppState>) -> Response {
     json(&s.link.snapshot().players)
+}
+
+async fn traffic(State(s): State<AppState>) -> Response {
+    match &s.link.snapshot().traffic {
+        Some(traffic) => json(traffic),
+        None => (StatusCode::NOT_FOUND, "not an add-on session\n").into_response(),
+    }
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    assets::file(&file)
 }
 
 async fn metrics(State(s): State<AppState>) -> Response {

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::counters::Counters;
+use crate::traffic::Traffic;
 
 /// The session and its players at one moment.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -14,6 +15,8 @@ pub struct Snapshot {
     pub session: SessionView,
     /// The players of the name table, the host's own included.
     pub players: Vec<PlayerView>,
+    /// The add-on's aircraft; `None` for a session without the add-on.
+    pub traffic: Option<Traffic>,
     /// Totals and what is held, for `/metrics`.
     #[serde(skip)]
     pub counters: Counters,
@@ -41,6 +44,8 @@ pub struct SessionView {
     pub host_migrations: u32,
     /// The session is being hosted (false before it is created and after it ended).
     pub hosting: bool,
+    /// The session carries the Flight Simulator add-on: `/api/traffic` lists its aircraft.
+    pub addon: bool,
 }
 
 /// One player as `/api/players` shows it.

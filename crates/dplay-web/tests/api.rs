@@ -208,6 +208,12 @@ fn page_is_served_with_a_strict_policy_and_bodies_are_bounded() {
             && !admin.contains("insertAdjacentHTML")
     );
 
+    // The vendored map files; no traffic on a session without the add-on.
+    let (status, _) = request(at, "GET", "/assets/leaflet.js", None);
+    assert_eq!(status, 200);
+    assert_eq!(request(at, "GET", "/assets/nothing.js", None).0, 404);
+    assert_eq!(request(at, "GET", "/api/traffic", None).0, 404);
+
     // A body over the limit is refused.
     let mut s = TcpStream::connect(at).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

@@ -58,7 +58,7 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     std::thread::sleep(Duration::from_millis(500));
 
     // One snapshot, no event stream: Chromium waits for the network to settle before it dumps.
-    let dom = render(chromium, &format!("{url}#live=0&token={TOKEN}"))?;
+    let dom = render(chromium, &format!("{url}#live=0&token={TOKEN}"), "web-dashboard.png", (1200, 700))?;
     ensure!(dom.matches("<tr data-dpnid=").count() == 4, "the page does not list four players:\n{dom}");
     ensure!(dom.contains("<td>alice</td>"), "alice is not listed:\n{dom}");
     ensure!(
@@ -108,7 +108,7 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
 }
 
 /// Chromium, installed from Debian's packages when missing.
-fn chromium() -> anyhow::Result<&'static str> {
+pub(super) fn chromium() -> anyhow::Result<&'static str> {
     if !have("chromium") {
         println!(
             "==> chromium is missing: installing Debian's chromium package (the dashboard case needs it)"
@@ -128,8 +128,10 @@ fn chromium() -> anyhow::Result<&'static str> {
     Ok("chromium")
 }
 
-/// The page's DOM once its script ran, and a screenshot into target/ (a test artifact).
-fn render(chromium: &str, url: &str) -> anyhow::Result<String> {
+/// The page's DOM once its script ran, and a screenshot `shot` of `size` pixels into target/
+/// (a test artifact). Chromium resolves no name but loopback: it never leaves the machine (the
+/// map then draws its built-in coastline).
+pub(super) fn render(chromium: &str, url: &str, shot: &str, size: (u32, u32)) -> anyhow::Result<String> {
     let profile = std::env::temp_dir().join(format!("dplay-web-chromium-{}", std::process::id()));
     let flags = |profile: &Path| {
         let mut c = Command::new(chromium);
@@ -142,13 +144,14 @@ fn render(chromium: &str, url: &str) -> anyhow::Result<String> {
             "--disable-sync",
             "--no-first-run",
             "--virtual-time-budget=3000",
-            "--window-size=1200,700",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         ])
+        .arg(format!("--window-size={},{}", size.0, size.1))
         .arg(format!("--user-data-dir={}", profile.display()));
         c
     };
     let out = flags(&profile).args(["--dump-dom", url]).output().context("cannot run chromium")?;
-    let shot = root().join("target").join("web-dashboard.png");
+    let shot = root().join("target").join(shot);
     let _ = flags(&profile).arg(format!("--screenshot={}", shot.display())).arg(url).output();
     let _ = std::fs::remove_dir_all(&profile);
     if !out.status.success() {
@@ -158,7 +161,7 @@ fn render(chromium: &str, url: &str) -> anyhow::Result<String> {
 }
 
 /// One HTTP/1.1 request to the dashboard at `at`; the status and the body.
-fn http(at: &str, method: &str, path: &str, token: Option<&str>) -> anyhow::Result<(u16, String)> {
+pub(super) fn http(at: &str, method: &str, path: &str, token: Option<&str>) -> anyhow::Result<(u16, String)> {
     let mut s = TcpStream::connect(at)?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
