@@ -36,6 +36,7 @@ use traffic::LiveTable;
 
 /// `dplay fs` subcommands.
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run: boxing buys nothing
 pub(crate) enum FsCommand {
     /// Host an add-on session (as an observer that accepts every player and observer), one that
     /// the chosen simulator finds.
