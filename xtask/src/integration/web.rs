@@ -38,7 +38,10 @@ fn logged(parts: &[&str]) -> String {
 pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     let chromium = chromium()?;
     let addr = free_addr()?;
-    let bans = root().join("target").join(format!("web-bans-{}.txt", std::process::id()));
+    // target/ may not exist yet (CARGO_TARGET_DIR elsewhere): the ban file's folder.
+    let dir = root().join("target");
+    std::fs::create_dir_all(&dir)?;
+    let bans = dir.join(format!("web-bans-{}.txt", std::process::id()));
     let _ = std::fs::remove_file(&bans);
     let bans_arg = bans.display().to_string();
     let host = host(s, &addr, &["--web", "127.0.0.1:0", "--web-token", TOKEN, "--bans", &bans_arg])?;
