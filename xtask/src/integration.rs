@@ -28,6 +28,7 @@ mod fs_dp4;
 mod signing;
 mod web;
 mod web_fs;
+mod web_fs98;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(180);
@@ -46,7 +47,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 26] = [
+    let cases: [(&str, Case); 27] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -82,6 +83,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
             web::dashboard,
         ),
         ("the add-on host's dashboard: two aircraft on the offline map, a kick", web_fs::map),
+        (
+            "the FS98 host's dashboard over HTTP: players, traffic, kick, name and address bans",
+            web_fs98::dashboard,
+        ),
     ];
     // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
     let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();

@@ -128,6 +128,17 @@ mod tests {
         assert!(e.ends_with("unknown key `client_server` (not an option of `dplay fs host`)"), "{e}");
     }
 
+    /// The FS98 host's dashboard comes from the file as the DirectPlay 8 add-on host's does.
+    #[test]
+    fn fs98_host_takes_the_dashboard_keys() {
+        let file = "dp4 = true\nweb = \"127.0.0.1:8080\"\nweb_token = \"t\"\nbans = \"bans.txt\"\n";
+        let extra = expanded(&["dplay", "fs", "host"], file).unwrap();
+        assert_eq!(extra, ["--bans=bans.txt", "--dp4", "--web=127.0.0.1:8080", "--web-token=t"]);
+        let mut argv = vec!["dplay".to_owned(), "fs".to_owned(), "host".to_owned()];
+        argv.extend(extra);
+        crate::Cli::try_parse_from(&argv).map_err(|e| e.to_string()).unwrap();
+    }
+
     #[test]
     fn unknown_keys_and_bad_files_are_one_line_errors_naming_the_file() {
         let e = expanded(&["dplay", "host"], "sesion = \"x\"\n").unwrap_err().to_string();

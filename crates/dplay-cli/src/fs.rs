@@ -204,11 +204,6 @@ impl FsJoinArgs {
 pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
     match command {
         FsCommand::Host(a) => match sim(a.sim, a.dp4)? {
-            Sim::Fs98 | Sim::Other if a.dp4 && (a.web.web.is_some() || a.web.bans.is_some()) => {
-                anyhow::bail!(
-                    "--web and --bans serve the DirectPlay 8 add-on host only for now: drop --dp4 (FS98)"
-                )
-            }
             Sim::Fs98 => dp4::host(&a, GUID_FS6),
             Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
             s => host(&a, s),

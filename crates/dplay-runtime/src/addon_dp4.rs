@@ -21,6 +21,7 @@ use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostCo
 
 use crate::dp4::{set_bound_addrs, stream_status, transmit, unreachable_listener};
 use crate::dp4_report::Report;
+use crate::peer_bytes::PeerBytes;
 use crate::{
     Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, StreamStatus,
     Tap, Transmit,
@@ -68,6 +69,24 @@ pub enum AddonDp4Command {
     Leave,
     /// Report every drop and refusal so far and what is held for others now, as at the end.
     Stats,
+    /// Host: remove instance `id` (a system player, or the instance of an application player)
+    /// with DELETEPLAYER for each of its players, to it and to every other instance
+    /// ([`dplay_session::dp4::Dp4Session::remove_instance`]; MC-DPL4CS 2.2.25, 3.2.5.9).
+    RemoveInstance(u32),
+    /// Host: the names and addresses refused at join from now on (DPERR_ACCESSDENIED;
+    /// [`dplay_session::dp4::Dp4Session::set_bans`]).
+    SetBans(dplay_session::Bans),
+    /// Host: change `MaxPlayers` and the flags, announced with SESSIONDESCCHANGED
+    /// (MC-DPL4CS 2.2.51).
+    SetSession {
+        /// `MaxPlayers`; 0: no limit.
+        max_players: u32,
+        /// `Flags`.
+        flags: dplay_wire::dp4::session::SessionFlags,
+    },
+    /// Host: a new password (`None`: none), announced with SESSIONDESCCHANGED
+    /// ([`dplay_session::dp4::Dp4Session::set_password`]).
+    SetPassword(Option<String>),
 }
 
 /// What the add-on and its session tell the application.
@@ -103,6 +122,8 @@ pub struct AddonDp4Protocol {
     events: VecDeque<AddonDp4Event>,
     /// Drops and refusals, counted and reported as for [`crate::Dp4Protocol`].
     report: Report,
+    /// Bytes to and from each instance.
+    bytes: PeerBytes,
 }
 
 impl AddonDp4Protocol {
@@ -121,7 +142,13 @@ impl AddonDp4Protocol {
             AddonDp4Role::Host(config) => AddonOverDp4::host(session, config, name),
             AddonDp4Role::Client(config) => AddonOverDp4::client(session, Client::new(config), name),
         };
-        Ok(Self { bridge, finding: None, events: VecDeque::new(), report: Report::default() })
+        Ok(Self {
+            bridge,
+            finding: None,
+            events: VecDeque::new(),
+            report: Report::default(),
+            bytes: PeerBytes::default(),
+        })
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -133,10 +160,23 @@ impl AddonDp4Protocol {
         name: &str,
         tap: Option<Box<dyn Tap>>,
     ) -> Result<Runtime<Self>, RuntimeError> {
+        Self::spawn_wrapped(binding, config, role, name, tap, |p| p)
+    }
+
+    /// [`AddonDp4Protocol::spawn`], with the add-on inside a protocol `wrap` makes of it (a
+    /// dashboard's observer, say).
+    pub fn spawn_wrapped<W: Protocol>(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        role: AddonDp4Role,
+        name: &str,
+        tap: Option<Box<dyn Tap>>,
+        wrap: impl FnOnce(Self) -> W,
+    ) -> Result<Runtime<W>, RuntimeError> {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
         rc.thread_name = "dplay-fs-dp4".into();
-        Runtime::try_spawn_with(rc, |local| Self::new(config, local, role, name))
+        Runtime::try_spawn_with(rc, |local| Self::new(config, local, role, name).map(wrap))
     }
 
     /// The bridge (read-only: commands go through [`AddonDp4Command`]).
@@ -144,10 +184,31 @@ impl AddonDp4Protocol {
         &self.bridge
     }
 
+    /// Bytes to and from each remote instance, by its addresses.
+    pub fn peer_bytes(&self) -> &PeerBytes {
+        &self.bytes
+    }
+
+    /// PINGs the other instances not probed lately, for their round trips
+    /// ([`dplay_session::dp4::Dp4Session::probe_round_trips`]; a dashboard's, on the protocol
+    /// thread).
+    pub fn probe_round_trips(&mut self, now: Instant) {
+        self.bridge.session_mut().probe_round_trips(now);
+    }
+
     /// Every tracked aircraft at `now`, with short names (empty before the add-on runs).
     pub fn traffic(&self, now: Instant) -> TrafficSnapshot {
         let b = &self.bridge;
         b.tracker().map(|t| TrafficSnapshot::new(t, now, |id| b.player_name(id))).unwrap_or_default()
+    }
+
+    /// After a command given to the session directly: its events reach the add-on, and a
+    /// refusal is reported.
+    fn session_done<E: ToString>(&mut self, now: Instant, command: &'static str, result: Result<(), E>) {
+        self.bridge.handle_timeout(now);
+        if let Err(e) = result {
+            self.fail(command, e);
+        }
     }
 
     fn fail(&mut self, command: &'static str, error: impl ToString) {
@@ -207,7 +268,9 @@ impl Protocol for AddonDp4Protocol {
     type Event = AddonDp4Event;
 
     fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.bytes.datagram(from, data.len());
         self.bridge.handle_udp(now, from, data);
+        self.bytes.prune(self.bridge.session());
         self.drain(now);
     }
 
@@ -218,6 +281,7 @@ impl Protocol for AddonDp4Protocol {
         peer: SocketAddr,
         data: &[u8],
     ) -> Result<StreamStatus, String> {
+        self.bytes.stream(stream, peer, data);
         let result = self.bridge.handle_tcp(now, stream.0, peer, data).map_err(|e| e.to_string());
         if let Err(reason) = &result
             && self.report.stream_rejected(now, peer, reason)
@@ -233,6 +297,7 @@ impl Protocol for AddonDp4Protocol {
     /// closed with bytes still queued makes its instance unreachable.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.bridge.handle_tcp_closed(stream.0);
+        self.bytes.stream_closed(stream);
         self.report.stream_closed(now, closed.peer, &closed.reason);
         if let Some(to) = unreachable_listener(closed) {
             self.bridge.handle_unreachable(now, to);
@@ -295,6 +360,19 @@ impl Protocol for AddonDp4Protocol {
                 }
                 self.bridge.handle_timeout(now);
             }
+            AddonDp4Command::RemoveInstance(id) => {
+                let r = self.bridge.session_mut().remove_instance(now, id);
+                self.session_done(now, "remove player", r);
+            }
+            AddonDp4Command::SetBans(bans) => self.bridge.session_mut().set_bans(bans),
+            AddonDp4Command::SetSession { max_players, flags } => {
+                let r = self.bridge.session_mut().set_session(max_players, flags);
+                self.session_done(now, "set session", r);
+            }
+            AddonDp4Command::SetPassword(p) => {
+                let r = self.bridge.session_mut().set_password(p.as_deref());
+                self.session_done(now, "password", r);
+            }
         }
         self.drain(now);
     }
@@ -307,7 +385,9 @@ impl Protocol for AddonDp4Protocol {
     }
 
     fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        self.bridge.poll_transmit().map(|t| transmit(t, buf))
+        let t = self.bridge.poll_transmit()?;
+        self.bytes.sent(t.to, t.bytes.len());
+        Some(transmit(t, buf))
     }
 
     fn poll_event(&mut self) -> Option<AddonDp4Event> {

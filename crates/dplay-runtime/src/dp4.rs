@@ -22,6 +22,7 @@ use dplay_wire::WideString;
 use dplay_wire::dp4::session::SessionFlags;
 
 use crate::dp4_report::Report;
+use crate::peer_bytes::PeerBytes;
 use crate::{
     CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec, StreamClosed,
     StreamId, StreamLimits, StreamStatus, Tap, Transmit,
@@ -244,6 +245,8 @@ pub struct Dp4Protocol {
     ended: bool,
     /// Our TCP listener and UDP game socket, as peers are told them.
     addrs: (SocketAddrV4, SocketAddrV4),
+    /// Bytes to and from each instance.
+    bytes: PeerBytes,
 }
 
 impl Dp4Protocol {
@@ -254,7 +257,14 @@ impl Dp4Protocol {
         set_bound_addrs(&mut config, local)?;
         let addrs = (config.stream_addr, config.datagram_addr);
         let session = Dp4Session::new(config).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
-        Ok(Self { session, events: VecDeque::new(), report: Report::default(), ended: false, addrs })
+        Ok(Self {
+            session,
+            events: VecDeque::new(),
+            report: Report::default(),
+            ended: false,
+            addrs,
+            bytes: PeerBytes::default(),
+        })
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -291,6 +301,17 @@ impl Dp4Protocol {
     /// The session (read-only: commands go through [`Dp4Command`]).
     pub fn session(&self) -> &Dp4Session {
         &self.session
+    }
+
+    /// Bytes to and from each remote instance, by its addresses.
+    pub fn peer_bytes(&self) -> &PeerBytes {
+        &self.bytes
+    }
+
+    /// PINGs the other instances not probed lately, for their round trips
+    /// ([`Dp4Session::probe_round_trips`]; a dashboard's, on the protocol thread).
+    pub fn probe_round_trips(&mut self, now: Instant) {
+        self.session.probe_round_trips(now);
     }
 
     /// Our TCP listener and UDP game socket, as peers are told them in every header's SockAddr
@@ -355,7 +376,9 @@ impl Protocol for Dp4Protocol {
     type Event = Dp4Event;
 
     fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
+        self.bytes.datagram(from, data.len());
         self.session.handle_udp(now, from, data);
+        self.bytes.prune(&self.session);
         self.drain(now);
     }
 
@@ -366,6 +389,7 @@ impl Protocol for Dp4Protocol {
         peer: SocketAddr,
         data: &[u8],
     ) -> Result<StreamStatus, String> {
+        self.bytes.stream(stream, peer, data);
         let result = self.session.handle_tcp(now, stream.0, peer, data);
         if let Err(e) = &result
             && self.report.stream_rejected(now, peer, &e.to_string())
@@ -382,6 +406,7 @@ impl Protocol for Dp4Protocol {
     /// connection.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.session.handle_tcp_closed(stream.0);
+        self.bytes.stream_closed(stream);
         self.report.stream_closed(now, closed.peer, &closed.reason);
         if let Some(to) = unreachable_listener(closed) {
             self.session.handle_unreachable(now, to);
@@ -445,7 +470,9 @@ impl Protocol for Dp4Protocol {
     }
 
     fn poll_send(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        self.session.poll_transmit().map(|t| transmit(t, buf))
+        let t = self.session.poll_transmit()?;
+        self.bytes.sent(t.to, t.bytes.len());
+        Some(transmit(t, buf))
     }
 
     fn poll_event(&mut self) -> Option<Dp4Event> {

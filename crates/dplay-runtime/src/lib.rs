@@ -53,6 +53,7 @@ mod dp8;
 mod error;
 mod event_loop;
 mod interfaces;
+mod peer_bytes;
 mod protocol;
 mod socket;
 mod streams;
@@ -66,6 +67,7 @@ pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, Player};
 pub use error::RuntimeError;
 pub use event_loop::{Runtime, RuntimeConfig, StreamLimits};
 pub use interfaces::interface_addrs;
+pub use peer_bytes::{ByteCounts, MAX_PEER_ADDRS, PeerBytes};
 pub use protocol::{
     CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,
     StreamStatus, Tap, Transmit,

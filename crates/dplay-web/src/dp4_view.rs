@@ -1,14 +1,16 @@
 //! The dashboard's view of a DirectPlay 4 host ([`Hosted`] for [`Dp4Protocol`]): the Player
 //! List (MC-DPL4CS 3.1.1), kicks with DELETEPLAYER, bans, chat with DPSP_MSG_CHAT and the
-//! session description changed live with SESSIONDESCCHANGED (MC-DPL4CS 2.2.25, 2.2.19, 2.2.51).
+//! session description changed live with SESSIONDESCCHANGED (MC-DPL4CS 2.2.25, 2.2.19, 2.2.51);
+//! and the pieces the FS98 add-on host reuses ([`dp4_snapshot`], [`dp4_seen`],
+//! [`dp4_commands`]).
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::Instant;
 
-use dplay_runtime::{Dp4Command, Dp4Event, Dp4Protocol, Protocol};
-use dplay_session::dp4::Dp4Event as SessionEvent;
+use dplay_runtime::{Dp4Command, Dp4Event, Dp4Protocol, PeerBytes, Protocol};
 use dplay_session::dp4::table::Player;
+use dplay_session::dp4::{Dp4Event as SessionEvent, Dp4Session};
 use dplay_wire::WideString;
 use dplay_wire::dp4::session::SessionFlags;
 
@@ -37,102 +39,129 @@ fn instance_addr(
     system.addrs.filter(|_| !system.local).map(|(stream, _)| stream)
 }
 
+/// The session and its players as the dashboard shows them (times left for [`crate::Observed`]).
+/// Round trips and bytes are the instance's: from PINGREPLY, and counted by the runtime.
+pub(crate) fn dp4_snapshot(s: &Dp4Session, bytes: &PeerBytes) -> Snapshot {
+    let host = s.host_player();
+    let players: Vec<PlayerView> = listed(s.players())
+        .map(|p| (p, s.players().get(&p.system_player_id).filter(|system| !system.local)))
+        .map(|(p, system)| {
+            (p, system, system.and_then(|system| system.addrs).and_then(|a| bytes.instance(a)))
+        })
+        .map(|(p, system, counts)| PlayerView {
+            dpnid: dpnid(p.id),
+            id: p.id,
+            name: name(p).unwrap_or_default(),
+            address: instance_addr(s.players(), p).map(|a| a.to_string()),
+            joined_at_s: 0,
+            state: if p.local {
+                "local"
+            } else if Some(p.system_player_id) == host {
+                "host"
+            } else if p.is_system() {
+                "system"
+            } else {
+                "connected"
+            },
+            rtt_ms: system
+                .and_then(|system| system.round_trip)
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            bytes_sent: counts.map(|c| c.sent),
+            bytes_received: counts.map(|c| c.received),
+            retransmissions: None,
+        })
+        .collect();
+    let desc = s.session_desc();
+    let session = SessionView {
+        name: s.session_name().unwrap_or_default(),
+        protocol: "DirectPlay 4",
+        guid: desc.map(|d| d.instance_guid.to_string()).unwrap_or_default(),
+        mode: "peer-to-peer",
+        uptime_s: 0,
+        players: players.len(),
+        max_players: desc.map_or(0, |d| d.max_players),
+        host_migrations: 0,
+        hosting: s.role() == dplay_session::dp4::Role::Host,
+        addon: false,
+    };
+    Snapshot { session, players, traffic: None, counters: crate::Counters::default() }
+}
+
+/// What a DirectPlay 4 session event means to the dashboard.
+pub(crate) fn dp4_seen(e: &SessionEvent, s: &Dp4Session) -> Option<Seen> {
+    Some(match e {
+        SessionEvent::PlayerJoined { id, name, system } => Seen::Join {
+            id: *id,
+            name: if *system { None } else { Some(name.clone().unwrap_or_default()) },
+            local: false,
+        },
+        SessionEvent::PlayerCreated { id } => {
+            Seen::Join { id: *id, name: s.players().get(id).and_then(name), local: true }
+        }
+        SessionEvent::PlayerLeft { id } => Seen::Leave { id: *id, reason: "DELETEPLAYER" },
+        SessionEvent::Chat { from, text, .. } => {
+            Seen::Chat { id: *from, text: text.clone().unwrap_or_default() }
+        }
+        SessionEvent::HostMigrated { .. } => Seen::Migrated,
+        _ => return None,
+    })
+}
+
+/// The session commands that carry out `command` on a DirectPlay 4 host, and a line for the
+/// operator. New bans also remove the instances they ban (by a player's name, or by the
+/// address of its instance). `Dp4Command::Chat` is DPSP_MSG_CHAT; the FS98 add-on host sends
+/// its CHAT_TEXT_SEND instead.
+pub(crate) fn dp4_commands(command: AdminCommand, s: &Dp4Session) -> (Vec<Dp4Command>, String) {
+    match command {
+        AdminCommand::Kick(id) => {
+            let who = s.players().get(&id).and_then(name).unwrap_or_default();
+            (vec![Dp4Command::RemoveInstance(id)], format!("kicked {who} ({})", dpnid(id)))
+        }
+        AdminCommand::SetBans(bans) => {
+            let mut systems: BTreeSet<u32> = BTreeSet::new();
+            for p in s.players().values().filter(|p| !p.local) {
+                let ip: Option<IpAddr> = instance_addr(s.players(), p).map(|a| a.ip());
+                let by_name = name(p).is_some_and(|n| bans.is_name_banned(&n));
+                if by_name || ip.is_some_and(|ip| bans.is_address_banned(ip)) {
+                    systems.insert(p.system_player_id);
+                }
+            }
+            let text = format!("ban list applied; {} instance(s) in the session removed", systems.len());
+            let mut commands = vec![Dp4Command::SetBans(bans)];
+            commands.extend(systems.into_iter().map(Dp4Command::RemoveInstance));
+            (commands, text)
+        }
+        AdminCommand::Chat(text) => (vec![Dp4Command::Chat(text)], "chat line sent to everyone".into()),
+        AdminCommand::MaxPlayers(max_players) => {
+            let flags = s.session_desc().map_or(SessionFlags::empty(), |d| d.flags);
+            (
+                vec![Dp4Command::SetSession { max_players, flags }],
+                format!("max players {max_players}, told to every instance (SESSIONDESCCHANGED)"),
+            )
+        }
+        AdminCommand::Password(p) => (
+            vec![Dp4Command::SetPassword(p)],
+            "password changed, told to every instance (SESSIONDESCCHANGED)".into(),
+        ),
+    }
+}
+
 impl Hosted for Dp4Protocol {
     fn snapshot(&self) -> Snapshot {
-        let s = self.session();
-        let host = s.host_player();
-        let players: Vec<PlayerView> = listed(s.players())
-            .map(|p| PlayerView {
-                dpnid: dpnid(p.id),
-                id: p.id,
-                name: name(p).unwrap_or_default(),
-                address: instance_addr(s.players(), p).map(|a| a.to_string()),
-                joined_at_s: 0,
-                state: if p.local {
-                    "local"
-                } else if Some(p.system_player_id) == host {
-                    "host"
-                } else if p.is_system() {
-                    "system"
-                } else {
-                    "connected"
-                },
-                rtt_ms: None,
-                bytes_sent: None,
-                bytes_received: None,
-                retransmissions: None,
-            })
-            .collect();
-        let desc = s.session_desc();
-        let session = SessionView {
-            name: s.session_name().unwrap_or_default(),
-            protocol: "DirectPlay 4",
-            guid: desc.map(|d| d.instance_guid.to_string()).unwrap_or_default(),
-            mode: "peer-to-peer",
-            uptime_s: 0,
-            players: players.len(),
-            max_players: desc.map_or(0, |d| d.max_players),
-            host_migrations: 0,
-            hosting: s.role() == dplay_session::dp4::Role::Host,
-            addon: false,
-        };
-        Snapshot { session, players, traffic: None, counters: crate::Counters::default() }
+        dp4_snapshot(self.session(), self.peer_bytes())
     }
 
     fn seen(&self, event: &Dp4Event) -> Option<Seen> {
         let Dp4Event::Session(e) = event else { return None };
-        Some(match e {
-            SessionEvent::PlayerJoined { id, name, system } => Seen::Join {
-                id: *id,
-                name: if *system { None } else { Some(name.clone().unwrap_or_default()) },
-                local: false,
-            },
-            SessionEvent::PlayerCreated { id } => {
-                Seen::Join { id: *id, name: self.session().players().get(id).and_then(name), local: true }
-            }
-            SessionEvent::PlayerLeft { id } => Seen::Leave { id: *id, reason: "DELETEPLAYER" },
-            SessionEvent::Chat { from, text, .. } => {
-                Seen::Chat { id: *from, text: text.clone().unwrap_or_default() }
-            }
-            SessionEvent::HostMigrated { .. } => Seen::Migrated,
-            _ => return None,
-        })
+        dp4_seen(e, self.session())
+    }
+
+    fn refresh(&mut self, now: Instant) {
+        self.probe_round_trips(now);
     }
 
     fn admin(&mut self, now: Instant, command: AdminCommand) -> String {
-        let (commands, text) = match command {
-            AdminCommand::Kick(id) => {
-                let who = self.session().players().get(&id).and_then(name).unwrap_or_default();
-                (vec![Dp4Command::RemoveInstance(id)], format!("kicked {who} ({})", dpnid(id)))
-            }
-            AdminCommand::SetBans(bans) => {
-                let s = self.session();
-                let mut systems: BTreeSet<u32> = BTreeSet::new();
-                for p in s.players().values().filter(|p| !p.local) {
-                    let ip: Option<IpAddr> = instance_addr(s.players(), p).map(|a| a.ip());
-                    let by_name = name(p).is_some_and(|n| bans.is_name_banned(&n));
-                    if by_name || ip.is_some_and(|ip| bans.is_address_banned(ip)) {
-                        systems.insert(p.system_player_id);
-                    }
-                }
-                let text = format!("ban list applied; {} instance(s) in the session removed", systems.len());
-                let mut commands = vec![Dp4Command::SetBans(bans)];
-                commands.extend(systems.into_iter().map(Dp4Command::RemoveInstance));
-                (commands, text)
-            }
-            AdminCommand::Chat(text) => (vec![Dp4Command::Chat(text)], "chat line sent to everyone".into()),
-            AdminCommand::MaxPlayers(max_players) => {
-                let flags = self.session().session_desc().map_or(SessionFlags::empty(), |d| d.flags);
-                (
-                    vec![Dp4Command::SetSession { max_players, flags }],
-                    format!("max players {max_players}, told to every instance (SESSIONDESCCHANGED)"),
-                )
-            }
-            AdminCommand::Password(p) => (
-                vec![Dp4Command::SetPassword(p)],
-                "password changed, told to every instance (SESSIONDESCCHANGED)".into(),
-            ),
-        };
+        let (commands, text) = dp4_commands(command, self.session());
         for c in commands {
             self.handle_command(now, c);
         }

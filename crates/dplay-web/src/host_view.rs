@@ -1,7 +1,8 @@
 //! [`Observed`]: a hosted session driven by the runtime, seen by the dashboard. It wraps a
 //! [`Hosted`] protocol (DirectPlay 8: [`dplay_runtime::Dp8Protocol`]; DirectPlay 4:
 //! [`dplay_runtime::Dp4Protocol`]; the Flight Simulator add-on over DirectPlay 8:
-//! [`dplay_runtime::AddonProtocol`]) on the protocol thread, publishes [`Snapshot`]s and
+//! [`dplay_runtime::AddonProtocol`]; FS98's over DirectPlay 4:
+//! [`dplay_runtime::AddonDp4Protocol`]) on the protocol thread, publishes [`Snapshot`]s and
 //! [`WebEvent`]s from there and carries out queued [`AdminCommand`]s, without ever waiting for
 //! the web server.
 
@@ -45,6 +46,9 @@ pub trait Hosted: Protocol {
     }
     /// Carries out an admin command on the protocol thread; returns a line for the operator.
     fn admin(&mut self, now: Instant, command: AdminCommand) -> String;
+    /// Called before each snapshot is built, on the protocol thread: a DirectPlay 4 host
+    /// PINGs its instances for their round trips. Nothing by default.
+    fn refresh(&mut self, _now: Instant) {}
 }
 
 /// An event of the session, as the dashboard reads it.
@@ -135,6 +139,7 @@ impl<P: Hosted> Observed<P> {
             self.next_publish = None;
         }
         if self.next_publish.is_none_or(|t| now >= t) {
+            self.inner.refresh(now);
             let mut snapshot = self.snapshot(now);
             if let Some(traffic) = self.inner.traffic(now) {
                 self.trails.sample(&traffic, now);

@@ -68,6 +68,7 @@
 
 #![deny(missing_docs)]
 
+mod addon_dp4_view;
 mod addon_view;
 mod admin_api;
 mod assets;

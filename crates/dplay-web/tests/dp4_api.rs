@@ -91,7 +91,12 @@ fn dp4_players_kick_ban_and_limit() {
 
     let bob = member(2, listener);
     create(&bob, "bob");
-    let players = players_until(at, |p| p.iter().any(|p| p["name"] == "bob"));
+    // Its round trip (the dashboard PINGs every instance) and bytes (counted by the runtime).
+    let players = players_until(at, |p| {
+        p.iter().any(|p| {
+            p["name"] == "bob" && p["rtt_ms"].is_u64() && p["bytes_received"].as_u64().is_some_and(|b| b > 0)
+        })
+    });
     let session: Value = serde_json::from_str(&request(at, "GET", "/api/session", "").1).unwrap();
     assert_eq!(session["protocol"], "DirectPlay 4");
     assert_eq!(session["name"], "dp4 web");

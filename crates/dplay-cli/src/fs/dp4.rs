@@ -10,10 +10,10 @@ use anyhow::bail;
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, Role};
 use dplay_runtime::{
-    AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
+    AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Protocol, Runtime,
     RuntimeError, Tap,
 };
-use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent};
+use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason};
 use dplay_wire::dp4::session::SessionFlags;
 use uuid::Uuid;
 
@@ -40,8 +40,21 @@ fn spawn(
     name: &str,
     keepalive: Option<Duration>,
     pcap: Option<&PathBuf>,
-    mut config: Dp4Config,
+    config: Dp4Config,
 ) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
+    spawn_wrapped(binding, role, name, keepalive, pcap, config, |p| p)
+}
+
+/// [`spawn`], with the add-on inside the protocol `wrap` makes of it (the dashboard's).
+fn spawn_wrapped<W: Protocol>(
+    binding: &Dp4Binding,
+    role: AddonDp4Role,
+    name: &str,
+    keepalive: Option<Duration>,
+    pcap: Option<&PathBuf>,
+    mut config: Dp4Config,
+    wrap: impl FnOnce(AddonDp4Protocol) -> W,
+) -> anyhow::Result<Runtime<W>> {
     let tap = match pcap {
         Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
         None => None,
@@ -50,7 +63,7 @@ fn spawn(
     if let Some(period) = keepalive {
         config.set_ping_interval(period.max(live::MIN_KEEPALIVE));
     }
-    AddonDp4Protocol::spawn(binding, config, role, name, tap).map_err(|e| match e {
+    AddonDp4Protocol::spawn_wrapped(binding, config, role, name, tap, wrap).map_err(|e| match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
             "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host is using it; stop it, or give another port with --enum-port",
             addr.port()
@@ -112,7 +125,7 @@ fn print(
 }
 
 /// Runs `dplay fs host --sim fs98` (or `--sim other --dp4`): a DirectPlay 4 session under
-/// `guid`.
+/// `guid`. With `--web`, the dashboard shows the session and its aircraft.
 pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
@@ -127,7 +140,30 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     let mut config = Dp4Config::default();
     a.dp4_limits.apply(&mut config, &mut binding);
     a.limits.apply_dp4(&mut config);
-    let runtime = spawn(&binding, role, &a.name, keepalive, a.net.pcap.as_ref(), config)?;
+    let bans = crate::web::bans(&a.web)?;
+    let pcap = a.net.pcap.as_ref();
+    let Some(at) = a.web.web else {
+        let runtime = spawn(&binding, role, &a.name, keepalive, pcap, config)?;
+        return serve(a, guid, runtime, start, bans, None);
+    };
+    let (loop_side, server_side) = dplay_web::link();
+    let runtime = spawn_wrapped(&binding, role, &a.name, keepalive, pcap, config, |p| {
+        dplay_web::Observed::new(p, loop_side, start)
+    })?;
+    serve(a, guid, runtime, start, bans, Some((at, server_side)))
+}
+
+/// Hosts the FS98 session on `runtime` until the duration passes or Ctrl-C, with the
+/// dashboard when asked.
+fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
+    a: &FsHostArgs,
+    guid: Uuid,
+    runtime: Runtime<P>,
+    start: Instant,
+    bans: dplay_web::BanFile,
+    web: Option<(SocketAddr, dplay_web::ServerSide)>,
+) -> anyhow::Result<bool> {
+    let keepalive = a.session_args.keepalive;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string()).unwrap_or_default();
     let (tcp, udp, enumeration) =
@@ -160,6 +196,14 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
         session.flags |= SessionFlags::KEEP_ALIVE;
     }
     runtime.command(AddonDp4Command::Host(session))?;
+    runtime.command(AddonDp4Command::SetBans(bans.bans().clone()))?;
+    let _server = match web {
+        Some((at, link)) => {
+            link.set_ban_file(bans);
+            Some(crate::web::start(at, &a.web, link, &out.out)?)
+        }
+        None => None,
+    };
     let mut failed = None;
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
     let commands = Commands { stats_every: a.limits.stats_period(), ..commands() };
@@ -212,6 +256,7 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
     let mut failed = None;
     let join = Join { by: start + a.timeout.max(live::MIN_TIMEOUT), done: joined };
     let mut session = false;
+    let mut in_addon = false;
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
     let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), commands(), |e| {
         session |= matches!(
@@ -220,6 +265,17 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
                 SessionEvent::Joined { .. } | SessionEvent::PlayerCreated { .. }
             ))
         );
+        // A name ban acts on CREATEPLAYER: the host removes our instance before the add-on
+        // takes us in (docs/decisions.md, "Names in DirectPlay 4").
+        in_addon |= joined(e);
+        if !in_addon
+            && matches!(e, AddonDp4Event::Dp4(Dp4Event::Session(SessionEvent::Ended(EndReason::Removed))))
+        {
+            failed = Some(
+                "the host removed us (DELETEPLAYER) before the add-on took us in: it may have banned our name"
+                    .into(),
+            );
+        }
         if let AddonDp4Event::Addon(Event::Refused { role }) = e {
             failed = Some(format!(
                 "the add-on host refused us as {}: it may be full or take no {}s",

@@ -3,7 +3,7 @@
 //! 3.1.5.30-3.1.5.32, 3.1.6.2, 3.1.7.1, 3.2.5.10, 3.2.5.11, 3.2.6.2).
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dplay_dpsp::Reliability;
 use dplay_wire::dp4::header::SockAddrIn;
@@ -19,6 +19,13 @@ use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, EndReas
 use crate::dp4::ids::IdAllocator;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
+
+/// How often [`Dp4Session::probe_round_trips`] PINGs each instance.
+pub const ROUND_TRIP_PROBE: Duration = Duration::from_secs(5);
+
+/// A PINGREPLY whose echoed TickCount is older than this is no round trip of ours (the Ping
+/// timer gives up on a peer long before: 8 PINGs 35 s apart, MC-DPL4CS 3.1.2.5).
+const MAX_ROUND_TRIP_MS: u32 = 60_000;
 
 /// `DPID_ALLPLAYERS`: the player ID that addresses every player of the session.
 pub const DPID_ALLPLAYERS: u32 = 0;
@@ -264,15 +271,44 @@ impl Dp4Session {
         }
     }
 
-    /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11).
-    pub(crate) fn on_ping_reply(&mut self, now: Instant, reply_to: SocketAddr, id_from: u32) {
-        match self.players.get_mut(&id_from).filter(|p| !p.local) {
+    /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11); its echoed TickCount gives the
+    /// round trip of our PING (2.2.43).
+    pub(crate) fn on_ping_reply(&mut self, now: Instant, reply_to: SocketAddr, m: Ping) {
+        let elapsed = self.tick(now).wrapping_sub(m.tick_count);
+        match self.players.get_mut(&m.id_from).filter(|p| !p.local) {
             Some(p) => {
                 p.chatter += 1;
                 p.missed_pings = 0;
+                // A TickCount of no PING of ours (forged, or echoed very late) is not a round trip.
+                if p.is_system() && elapsed <= MAX_ROUND_TRIP_MS {
+                    p.round_trip = Some(Duration::from_millis(u64::from(elapsed)));
+                }
             }
             None if self.role == Role::Host => self.send_you_are_dead(now, reply_to),
             None => self.drop_msg(DropReason::UnknownPlayer, "PINGREPLY from an unknown player"),
+        }
+    }
+
+    /// Host or member: PING every other instance not probed within [`ROUND_TRIP_PROBE`], for
+    /// its round trip ([`Player::round_trip`]), whether or not it is silent. Any instance must
+    /// answer a PING with PINGREPLY (MC-DPL4CS 3.1.5.30); these do not count towards the
+    /// Ping timer's give-up. For a dashboard: call it as often as you like.
+    pub fn probe_round_trips(&mut self, now: Instant) {
+        let Some(me) = self.me.filter(|_| self.joined()) else { return };
+        let due =
+            |p: &Player| p.probed_at.is_none_or(|t| now.saturating_duration_since(t) >= ROUND_TRIP_PROBE);
+        let targets: Vec<(u32, SocketAddr)> = self
+            .players
+            .values()
+            .filter(|p| p.is_system() && !p.local && due(p))
+            .filter_map(|p| p.addrs.map(|(_, d)| (p.id, d)))
+            .collect();
+        let tick = self.tick(now);
+        for (id, to) in targets {
+            if let Some(p) = self.players.get_mut(&id) {
+                p.probed_at = Some(now);
+            }
+            self.send_datagram_body(now, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr, SocketAddrV4};
+use std::time::{Duration, Instant};
 
 use dplay_wire::dp4::header::SockAddrIn;
 use dplay_wire::dp4::player::{Counted, PackedPlayer, SuperPackedPlayer};
@@ -37,6 +38,11 @@ pub struct Player {
     pub chatter: u32,
     /// PINGs sent to it without a reply (3.1.6.2).
     pub missed_pings: u32,
+    /// The round trip of our last PING it answered: its PINGREPLY echoes our TickCount
+    /// (MC-DPL4CS 2.2.42, 2.2.43). System players only.
+    pub round_trip: Option<Duration>,
+    /// When [`crate::dp4::Dp4Session::probe_round_trips`] last sent it a PING.
+    pub probed_at: Option<Instant>,
 }
 
 impl Player {
@@ -66,6 +72,8 @@ impl Player {
             local: false,
             chatter: 0,
             missed_pings: 0,
+            round_trip: None,
+            probed_at: None,
         }
     }
 
@@ -84,6 +92,8 @@ impl Player {
             local: false,
             chatter: 0,
             missed_pings: 0,
+            round_trip: None,
+            probed_at: None,
         }
     }
 

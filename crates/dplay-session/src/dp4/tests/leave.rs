@@ -186,3 +186,30 @@ fn unreachable_peers_are_removed() {
         [Dp4Event::PlayerLeft { id: host }, Dp4Event::HostMigrated { host: me, local: true }]
     );
 }
+
+/// MC-DPL4CS 2.2.42, 2.2.43, 3.1.5.30: a probe PINGs every other instance, silent or not; the
+/// PINGREPLY echoes our TickCount, which gives the round trip. Another probe within
+/// `ROUND_TRIP_PROBE` sends nothing.
+#[test]
+fn probes_measure_round_trips() {
+    use super::net::{DGRAM_PORT, ip};
+    use std::net::SocketAddr;
+
+    let mut net = session_of(2, |_| {});
+    let b = net.nodes[1].system_player().unwrap();
+    assert_eq!(net.nodes[0].players()[&b].round_trip, None);
+    net.nodes[0].probe_round_trips(net.now);
+    let ping = net.nodes[0].poll_transmit().expect("a PING");
+    net.nodes[1].handle_udp(net.now, SocketAddr::new(ip(0).into(), DGRAM_PORT), &ping.bytes);
+    let reply = net.nodes[1].poll_transmit().expect("a PINGREPLY");
+    net.now += Duration::from_millis(30);
+    net.nodes[0].handle_udp(net.now, SocketAddr::new(ip(1).into(), DGRAM_PORT), &reply.bytes);
+    assert_eq!(net.nodes[0].players()[&b].round_trip, Some(Duration::from_millis(30)));
+    net.nodes[0].probe_round_trips(net.now);
+    assert!(net.nodes[0].poll_transmit().is_none(), "probed again too soon");
+    net.advance(crate::dp4::ROUND_TRIP_PROBE);
+    net.log.clear();
+    net.nodes[0].probe_round_trips(net.now);
+    net.run();
+    assert_eq!(net.names(), ["DPSP_MSG_PING", "DPSP_MSG_PINGREPLY"]);
+}
