@@ -167,6 +167,19 @@ mod tests {
         assert_eq!(bytes.instance((addr(50124), addr(50124))), None);
     }
 
+    /// Whatever a connection starts with, it is counted only when a whole SockAddr names a
+    /// listener, and nothing panics.
+    #[test]
+    fn any_first_read_is_taken_safely() {
+        let mut bytes = PeerBytes::default();
+        for len in 0..40u8 {
+            let data: Vec<u8> = (0..len).map(|i| i.wrapping_mul(37).wrapping_add(len)).collect();
+            bytes.stream(StreamId(u64::from(len)), addr(40000), &data);
+            assert_eq!(bytes.streams.len(), usize::from(len.saturating_sub(19)), "{len} bytes");
+        }
+        assert!(bytes.by_addr.len() <= bytes.streams.len());
+    }
+
     #[test]
     fn spoofed_addresses_fill_it_only_up_to_its_cap() {
         let mut bytes = PeerBytes::default();

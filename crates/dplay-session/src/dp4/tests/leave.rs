@@ -207,6 +207,10 @@ fn probes_measure_round_trips() {
     assert_eq!(net.nodes[0].players()[&b].round_trip, Some(Duration::from_millis(30)));
     net.nodes[0].probe_round_trips(net.now);
     assert!(net.nodes[0].poll_transmit().is_none(), "probed again too soon");
+    // An echo older than a minute (forged, or very late) is no round trip of ours.
+    net.now += Duration::from_secs(61);
+    net.nodes[0].handle_udp(net.now, SocketAddr::new(ip(1).into(), DGRAM_PORT), &reply.bytes);
+    assert_eq!(net.nodes[0].players()[&b].round_trip, Some(Duration::from_millis(30)));
     net.advance(crate::dp4::ROUND_TRIP_PROBE);
     net.log.clear();
     net.nodes[0].probe_round_trips(net.now);
