@@ -39,38 +39,39 @@ fn instance_addr(
     system.addrs.filter(|_| !system.local).map(|(stream, _)| stream)
 }
 
+/// One row of the Player List. Round trips and bytes are those of the player's (remote)
+/// instance: from PINGREPLY, and counted by the runtime.
+fn player_view(s: &Dp4Session, bytes: &PeerBytes, host: Option<u32>, p: &Player) -> PlayerView {
+    let system = s.players().get(&p.system_player_id).filter(|system| !system.local);
+    let counts = system.and_then(|system| system.addrs).and_then(|a| bytes.instance(a));
+    PlayerView {
+        dpnid: dpnid(p.id),
+        id: p.id,
+        name: name(p).unwrap_or_default(),
+        address: instance_addr(s.players(), p).map(|a| a.to_string()),
+        joined_at_s: 0,
+        state: if p.local {
+            "local"
+        } else if Some(p.system_player_id) == host {
+            "host"
+        } else if p.is_system() {
+            "system"
+        } else {
+            "connected"
+        },
+        rtt_ms: system
+            .and_then(|system| system.round_trip)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        bytes_sent: counts.map(|c| c.sent),
+        bytes_received: counts.map(|c| c.received),
+        retransmissions: None,
+    }
+}
+
 /// The session and its players as the dashboard shows them (times left for [`crate::Observed`]).
-/// Round trips and bytes are the instance's: from PINGREPLY, and counted by the runtime.
 pub(crate) fn dp4_snapshot(s: &Dp4Session, bytes: &PeerBytes) -> Snapshot {
     let host = s.host_player();
-    let players: Vec<PlayerView> = listed(s.players())
-        .map(|p| (p, s.players().get(&p.system_player_id).filter(|system| !system.local)))
-        .map(|(p, system)| {
-            (p, system, system.and_then(|system| system.addrs).and_then(|a| bytes.instance(a)))
-        })
-        .map(|(p, system, counts)| PlayerView {
-            dpnid: dpnid(p.id),
-            id: p.id,
-            name: name(p).unwrap_or_default(),
-            address: instance_addr(s.players(), p).map(|a| a.to_string()),
-            joined_at_s: 0,
-            state: if p.local {
-                "local"
-            } else if Some(p.system_player_id) == host {
-                "host"
-            } else if p.is_system() {
-                "system"
-            } else {
-                "connected"
-            },
-            rtt_ms: system
-                .and_then(|system| system.round_trip)
-                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            bytes_sent: counts.map(|c| c.sent),
-            bytes_received: counts.map(|c| c.received),
-            retransmissions: None,
-        })
-        .collect();
+    let players: Vec<PlayerView> = listed(s.players()).map(|p| player_view(s, bytes, host, p)).collect();
     let desc = s.session_desc();
     let session = SessionView {
         name: s.session_name().unwrap_or_default(),
