@@ -54,7 +54,7 @@ pub struct DashboardRun {
     pub stream_join_ms: Option<f64>,
 }
 
-fn config(local: SocketAddr, name: &str, seed: u64, n: usize) -> SessionConfig {
+pub(crate) fn config(local: SocketAddr, name: &str, seed: u64, n: usize) -> SessionConfig {
     let mut c = SessionConfig::new(APP, local, name);
     c.mode = Mode::ClientServer;
     c.session_name = "dashboard bench".into();
