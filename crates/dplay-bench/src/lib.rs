@@ -17,6 +17,7 @@ pub mod dashboard;
 pub mod ours;
 pub mod pair;
 pub mod peer;
+pub mod pin;
 pub mod proxy;
 pub mod report;
 pub mod roster;
