@@ -116,7 +116,7 @@ fn dashboard_rows(plan: &Plan, rows: &mut Rows) {
         let Some(r) = check("dashboard", dashboard::run(N, plan.dashboard, web, pinned)) else { return };
         let ms = &r.players_ms;
         println!(
-            "dashboard {}: {} joined, p99 {:.3} ms over {} positions; /api/players {} answers, max {:.1} ms, {} listed; stream join {:?} ms; {}",
+            "dashboard {}: {} joined, p99 {:.3} ms over {} positions; /api/players {} answers, max {:.1} ms, {} listed; stream join {:?} ms; {}; load average {}",
             if web { "on" } else { "off" },
             r.joined,
             r.p99_ms,
@@ -129,7 +129,8 @@ fn dashboard_rows(plan: &Plan, rows: &mut Rows) {
                 (_, false) => "threads not pinned (DPLAY_BENCH_PIN=0 or one core)".to_owned(),
                 (Ok(()), true) => "loop alone on core 0, SCHED_FIFO".to_owned(),
                 (Err(e), true) => format!("threads NOT pinned: {e}"),
-            }
+            },
+            load_average()
         );
         if web { on.push(r) } else { off.push(r) }
     }
@@ -158,6 +159,12 @@ fn dashboard_rows(plan: &Plan, rows: &mut Rows) {
     if on.iter().all(|r| r.stream_join_ms.is_some()) {
         rows.insert("dashboard_1k_stream_join".into(), Row::time(stream, dashboard::STREAM_BUDGET_MS, "ms"));
     }
+}
+
+/// The machine's 1-minute load average, as /proc/loadavg has it (`?` elsewhere).
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().next().unwrap_or("?").to_owned()
 }
 
 /// The median, least and greatest loop p99 of some runs, in ms.
@@ -204,7 +211,7 @@ fn main() {
             lossy: Duration::from_secs(3),
             scale: &[1000, 10_000],
             dashboard: Duration::from_secs(3),
-            dashboard_runs: 4,
+            dashboard_runs: 2,
         }
     } else {
         Plan {
@@ -214,7 +221,7 @@ fn main() {
             lossy: Duration::from_secs(5),
             scale: &[1000, 10_000],
             dashboard: Duration::from_secs(5),
-            dashboard_runs: 12,
+            dashboard_runs: 8,
         }
     };
     // `cargo bench` passes `--bench`; any other argument selects sections by name.
