@@ -79,7 +79,7 @@ pub fn dp8_refresh(session: &Session, last: &Snapshot) -> Option<Snapshot> {
 
 /// What changes when the players listed may have: a player added or removed, a name or a
 /// host changed (each a new name-table version, MC-DPL8CS 2.2.1.1), a connection opened or
-/// closed.
+/// closed. The version in the high half, the connection count in the low one.
 fn roster_key(session: &Session) -> u64 {
     let connections = u64::try_from(session.endpoint().connection_count()).unwrap_or(u64::MAX);
     u64::from(session.name_table().version()) << 32 ^ connections
@@ -96,6 +96,7 @@ fn numbers(session: &Session, address: Option<SocketAddr>) -> LinkNumbers {
     }
 }
 
+/// The session as `/api/session` shows it (times and migrations left for [`crate::Observed`]).
 fn session_view(session: &Session, players: usize) -> SessionView {
     let config = session.config();
     SessionView {
