@@ -154,7 +154,8 @@ impl Probe {
 }
 
 /// Runs `n` clients against one host, with the dashboard when `web`, measuring for `duration`;
-/// with `pinned`, places the threads as [`crate::pin`] says.
+/// with `pinned`, places the threads as [`crate::pin`] says (the calling thread stays on
+/// [`pin::OTHER_CORE`] afterwards).
 pub fn run(n: usize, duration: Duration, web: bool, pinned: bool) -> io::Result<DashboardRun> {
     let epoch = Instant::now();
     let probe = Probe {
