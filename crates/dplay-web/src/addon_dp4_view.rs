@@ -50,7 +50,7 @@ impl Hosted for AddonDp4Protocol {
         text
     }
 
-    fn refresh(&mut self, now: Instant) {
+    fn probe(&mut self, now: Instant) {
         self.probe_round_trips(now);
     }
 

@@ -85,7 +85,7 @@ pub(crate) fn dp4_snapshot(s: &Dp4Session, bytes: &PeerBytes) -> Snapshot {
         hosting: s.role() == dplay_session::dp4::Role::Host,
         addon: false,
     };
-    Snapshot { session, players, traffic: None, counters: crate::Counters::default() }
+    Snapshot { session, players: players.into(), traffic: None, counters: crate::Counters::default() }
 }
 
 /// What a DirectPlay 4 session event means to the dashboard.
@@ -157,7 +157,7 @@ impl Hosted for Dp4Protocol {
         dp4_seen(e, self.session())
     }
 
-    fn refresh(&mut self, now: Instant) {
+    fn probe(&mut self, now: Instant) {
         self.probe_round_trips(now);
     }
 
