@@ -71,7 +71,7 @@ pub enum AddonDp4Command {
     Stats,
     /// Host: remove instance `id` (a system player, or the instance of an application player)
     /// with DELETEPLAYER for each of its players, to it and to every other instance
-    /// ([`dplay_session::dp4::Dp4Session::remove_instance`]; MC-DPL4CS 2.2.25, 3.2.5.9).
+    /// ([`dplay_session::dp4::Dp4Session::remove_instance`]; MC-DPL4CS 2.2.25, 3.1.5.14).
     RemoveInstance(u32),
     /// Host: the names and addresses refused at join from now on (DPERR_ACCESSDENIED;
     /// [`dplay_session::dp4::Dp4Session::set_bans`]).

@@ -1,7 +1,7 @@
 //! The dashboard's view of a Flight Simulator 98 add-on host (`dplay fs host --dp4`):
 //! [`Hosted`] for [`AddonDp4Protocol`], the DirectPlay 4 view and commands underneath
 //! ([`dp4_snapshot`], [`dp4_commands`]: DELETEPLAYER, bans, SESSIONDESCCHANGED), with the
-//! add-on's CHAT_TEXT_SEND (FS98 0x1020; seed 004, FS-MULTIPLAYER.md 1.3) for chat lines
+//! add-on's CHAT_TEXT_SEND (FS98 0x1020; seed 004, FS-MULTIPLAYER.md 1.2, 1.3) for chat lines
 //! both ways instead of DPSP_MSG_CHAT (docs/decisions.md "FS98 dashboard").
 
 use std::time::Instant;
