@@ -21,7 +21,7 @@ use dplay_addon::{
     PlayerId, Position, Role, Velocity,
 };
 use dplay_runtime::{
-    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime,
+    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime, RuntimeError,
 };
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::{EndReason, Event as SessionEvent};
@@ -481,7 +481,7 @@ fn drive<P: Protocol>(
     let stats_tick = commands.stats_every.map_or_else(crossbeam_channel::never, crossbeam_channel::tick);
     if let Some(t0) = flying {
         let (p, v) = circuit(Duration::ZERO);
-        runtime.command((commands.fly)(p, v))?;
+        command(&runtime, (commands.fly)(p, v))?;
         tracing::debug!("circuit starts at {t0:?}");
     }
     let stop = loop {
@@ -507,12 +507,12 @@ fn drive<P: Protocol>(
             },
             recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
                 let (p, v) = circuit(now.saturating_duration_since(t0));
-                runtime.command((commands.fly)(p, v))?;
+                command(&runtime, (commands.fly)(p, v))?;
             },
-            recv(refresh) -> _ => runtime.command((commands.traffic)())?,
+            recv(refresh) -> _ => command(&runtime, (commands.traffic)())?,
             recv(interrupt) -> _ => break Stop::Interrupted,
-            recv(stats) -> _ => runtime.command((commands.stats)())?,
-            recv(stats_tick) -> _ => runtime.command((commands.stats)())?,
+            recv(stats) -> _ => command(&runtime, (commands.stats)())?,
+            recv(stats_tick) -> _ => command(&runtime, (commands.stats)())?,
             recv(timeout) -> _ => {}
         }
     };
@@ -521,6 +521,15 @@ fn drive<P: Protocol>(
     }
     live::finish(runtime);
     Ok((stop, joined))
+}
+
+/// Gives `runtime` a command. One that has stopped is no error here: its last events are still
+/// to be read (a join the host removed at once, say), and then its closed channel ends the run.
+fn command<P: Protocol>(runtime: &Runtime<P>, c: P::Command) -> anyhow::Result<()> {
+    match runtime.command(c) {
+        Err(RuntimeError::Stopped) => Ok(()),
+        r => Ok(r?),
+    }
 }
 
 /// The last line of every `dplay fs` run: why it stopped.

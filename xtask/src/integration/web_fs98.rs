@@ -1,9 +1,10 @@
 //! `dplay fs host --dp4 --web`: the FS98 add-on host's dashboard over HTTP, with real processes
 //! on loopback (issue 17). Two FS98 players find the host by enumeration and fly;
-//! `/api/players` and `/api/traffic` list both with their aircraft; `dplay admin` kicks one
-//! (DELETEPLAYER: its process reports the removal), bans the other's name (removed at once,
-//! and again at its next join, once its player is created: DirectPlay 4 joins are unnamed),
-//! then bans the address, and the next join is refused with DPERR_ACCESSDENIED.
+//! `/api/players` lists both with a round trip and bytes, `/api/traffic` with their aircraft;
+//! `dplay admin` kicks one (DELETEPLAYER: its process reports the removal), bans the other's
+//! name (removed at once, and again at its next join, once its player is created: DirectPlay 4
+//! joins are unnamed), then bans the address, and the next join is refused with
+//! DPERR_ACCESSDENIED.
 
 use std::net::UdpSocket;
 
@@ -103,9 +104,11 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     s.expect(&host, "alice accepted", WAIT, event_with("accepted", "name", "alice"))?;
     s.expect(&host, "bob accepted", WAIT, event_with("accepted", "name", "bob"))?;
 
+    // Each with its round trip (the dashboard PINGs every instance) and bytes each way.
+    let measured = |p: &Value| p["rtt_ms"].is_u64() && p["bytes_received"].as_u64().is_some_and(|b| b > 0);
     let players = json_until(&at, "/api/players", |p| {
-        let n = names(p);
-        n.contains(&"alice") && n.contains(&"bob")
+        let rows = p.as_array().into_iter().flatten();
+        rows.filter(|p| (p["name"] == "alice" || p["name"] == "bob") && measured(p)).count() == 2
     })?;
     ensure!(names(&players).contains(&"fs-host"), "the host's own player is not listed: {players}");
     let traffic = json_until(&at, "/api/traffic", |t| {
