@@ -3,12 +3,14 @@
 //! loopback ports these tests opened, or inside a private network namespace.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
-use std::net::UdpSocket;
-use std::process::{Child, Command as StdCommand, Stdio};
+mod common;
+
+use std::process::{Command as StdCommand, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use common::{Proc, free_port};
 use serde_json::Value;
 
 fn dplay() -> Command {
@@ -21,21 +23,6 @@ fn fails(args: &[&str], code: i32) -> String {
     let out = dplay().args(args).output().expect("run dplay");
     assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stderr).expect("UTF-8")
-}
-
-/// A loopback UDP port free a moment ago (the socket is closed before the command binds it).
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port()
-}
-
-/// `dplay args...`, killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// A `dplay host --json` on 127.0.0.1:`port`, once it hosts.

@@ -2,8 +2,9 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use std::io::Write;
+use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -44,4 +45,19 @@ pub(crate) fn hex(s: &str) -> Vec<u8> {
 /// A path in this test target's temporary folder.
 pub(crate) fn temp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// A loopback UDP port free a moment ago (the socket is closed before the command binds it).
+pub(crate) fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port()
+}
+
+/// A running `dplay`, killed when dropped.
+pub(crate) struct Proc(pub(crate) Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
