@@ -7,9 +7,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig};
 use dplay_session::{EndReason, Event, SessionConfig};
+use dplay_testkit::wait::wait_for;
 use dplay_web::{Observed, WebServer};
 use serde_json::Value;
 use uuid::Uuid;
@@ -26,19 +26,6 @@ fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
     c.max_players = 8;
     c.rng_seed = seed;
     c
-}
-
-/// Waits for the first event `f` accepts, failing after five seconds.
-#[track_caller]
-fn wait_for<E: std::fmt::Debug, T>(events: &Receiver<E>, mut f: impl FnMut(&E) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
 }
 
 /// One HTTP/1.1 request; returns the status and the body.

@@ -7,27 +7,15 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime};
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason, HostConfig, JoinError};
+use dplay_testkit::wait::wait_for;
 use dplay_web::{Observed, WebServer};
 use serde_json::Value;
 use uuid::Uuid;
 
 const APP: Uuid = Uuid::from_u128(0x5bfdb060_06a4_11d0_9c4f_00a0c905425e);
 const TOKEN: &str = "dp4-token";
-
-#[track_caller]
-fn wait_for<T>(events: &Receiver<Dp4Event>, mut f: impl FnMut(&Dp4Event) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
-}
 
 fn request(at: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(at).unwrap();
