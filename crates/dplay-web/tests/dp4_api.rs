@@ -3,10 +3,12 @@
 //! at the next join) and a live player limit (SESSIONDESCCHANGED at the member).
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Instant;
+
+use common::{players_until, request_with};
 use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime};
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason, HostConfig, JoinError};
 use dplay_testkit::wait::wait_for;
@@ -17,32 +19,9 @@ use uuid::Uuid;
 const APP: Uuid = Uuid::from_u128(0x5bfdb060_06a4_11d0_9c4f_00a0c905425e);
 const TOKEN: &str = "dp4-token";
 
+/// One request with the admin token.
 fn request(at: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(at).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {at}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
-    (status, response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
-}
-
-#[track_caller]
-fn players_until(at: SocketAddr, f: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let list: Vec<Value> = serde_json::from_str(&request(at, "GET", "/api/players", "").1).unwrap();
-        if f(&list) {
-            return list;
-        }
-        assert!(Instant::now() < deadline, "players never became as expected: {list:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    request_with(at, method, path, Some(TOKEN), body)
 }
 
 fn member(seed: u64, host: SocketAddr) -> Runtime<Dp4Protocol> {
@@ -79,7 +58,7 @@ fn dp4_players_kick_ban_and_limit() {
 
     let bob = member(2, listener);
     create(&bob, "bob");
-    let players = players_until(at, |p| p.iter().any(|p| p["name"] == "bob"));
+    let players = players_until(at, Some(TOKEN), |p| p.iter().any(|p| p["name"] == "bob"));
     let session: Value = serde_json::from_str(&request(at, "GET", "/api/session", "").1).unwrap();
     assert_eq!(session["protocol"], "DirectPlay 4");
     assert_eq!(session["name"], "dp4 web");
@@ -103,7 +82,7 @@ fn dp4_players_kick_ban_and_limit() {
         _ => None,
     });
     assert_eq!(why, EndReason::Removed);
-    players_until(at, |p| !p.iter().any(|p| p["name"] == "bob"));
+    players_until(at, Some(TOKEN), |p| !p.iter().any(|p| p["name"] == "bob"));
 
     // A banned address is refused at the next join.
     assert_eq!(request(at, "POST", "/api/bans", r#"{"address":"127.0.0.1"}"#).0, 200);
