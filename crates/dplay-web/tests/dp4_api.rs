@@ -8,7 +8,6 @@ mod common;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
-use common::{players_until, request_with};
 use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime};
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason, HostConfig, JoinError};
 use dplay_testkit::wait::wait_for;
@@ -21,7 +20,13 @@ const TOKEN: &str = "dp4-token";
 
 /// One request with the admin token.
 fn request(at: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
-    request_with(at, method, path, Some(TOKEN), body)
+    common::request_with(at, method, path, Some(TOKEN), body)
+}
+
+/// `/api/players` with the admin token, once `f` holds.
+#[track_caller]
+fn players_until(at: SocketAddr, f: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    common::players_until(at, Some(TOKEN), f)
 }
 
 fn member(seed: u64, host: SocketAddr) -> Runtime<Dp4Protocol> {
@@ -58,7 +63,7 @@ fn dp4_players_kick_ban_and_limit() {
 
     let bob = member(2, listener);
     create(&bob, "bob");
-    let players = players_until(at, Some(TOKEN), |p| p.iter().any(|p| p["name"] == "bob"));
+    let players = players_until(at, |p| p.iter().any(|p| p["name"] == "bob"));
     let session: Value = serde_json::from_str(&request(at, "GET", "/api/session", "").1).unwrap();
     assert_eq!(session["protocol"], "DirectPlay 4");
     assert_eq!(session["name"], "dp4 web");
@@ -82,7 +87,7 @@ fn dp4_players_kick_ban_and_limit() {
         _ => None,
     });
     assert_eq!(why, EndReason::Removed);
-    players_until(at, Some(TOKEN), |p| !p.iter().any(|p| p["name"] == "bob"));
+    players_until(at, |p| !p.iter().any(|p| p["name"] == "bob"));
 
     // A banned address is refused at the next join.
     assert_eq!(request(at, "POST", "/api/bans", r#"{"address":"127.0.0.1"}"#).0, 200);
