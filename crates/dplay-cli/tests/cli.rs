@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
-use common::{Proc, free_port};
+use common::{Proc, free_port, spawn};
 use serde_json::Value;
 
 fn dplay() -> Command {
@@ -35,15 +35,7 @@ fn host_logged(port: u16, extra: &[&str]) -> (Proc, Arc<Mutex<Vec<Value>>>) {
     let bind = format!("127.0.0.1:{port}");
     let mut args = vec!["host", "--json", "--bind", &bind, "--duration", "30"];
     args.extend_from_slice(extra);
-    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_dplay"))
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start dplay host");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let (host, mut lines) = spawn(&args);
     let hosting = lines.next().expect("a first line").expect("UTF-8");
     let v: Value = serde_json::from_str(&hosting).expect("JSON");
     assert_eq!(v["event"], "hosting", "{hosting}");
@@ -57,7 +49,7 @@ fn host_logged(port: u16, extra: &[&str]) -> (Proc, Arc<Mutex<Vec<Value>>>) {
             }
         }
     });
-    (Proc(child), log)
+    (host, log)
 }
 
 #[test]

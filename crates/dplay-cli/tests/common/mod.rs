@@ -1,10 +1,10 @@
 //! Running `dplay` as a user runs it, and reading what it printed.
 #![allow(dead_code)] // each test file uses its own part
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -60,4 +60,18 @@ impl Drop for Proc {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Starts `dplay args...` (standard input and error closed), killed when dropped, and the lines
+/// of its standard output.
+pub(crate) fn spawn(args: &[&str]) -> (Proc, Lines<BufReader<ChildStdout>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dplay"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dplay");
+    let stdout = child.stdout.take().expect("stdout");
+    (Proc(child), BufReader::new(stdout).lines())
 }
