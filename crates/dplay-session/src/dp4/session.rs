@@ -442,6 +442,7 @@ impl Dp4Session {
             Dp4Body::AddForwardAck(m) => self.on_add_forward_ack(reply_to, m.0),
             Dp4Body::AddForwardReply(m) => self.on_add_forward_reply(m.0),
             Dp4Body::SuperEnumPlayersReply(m) => self.on_super_enum_players_reply(now, from.ip(), m),
+            Dp4Body::EnumPlayersReply(m) => self.on_enum_players_reply(now, from.ip(), m),
             Dp4Body::CreatePlayer(m) => self.on_create_player(now, from.ip(), reply_to, header.version, &m),
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, reply_to, m.player_id),
