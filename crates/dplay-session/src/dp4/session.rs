@@ -433,6 +433,10 @@ impl Dp4Session {
                 self.on_enum_sessions(now, to, &m)
             }
             Dp4Body::EnumSessionsReply(m) => self.on_enum_sessions_reply(reply_to, m),
+            // Answered as ENUMSESSIONS is: by TCP to the SockAddr's port at the sender's IP.
+            Dp4Body::EnumPlayer(_) => {
+                self.on_enum_player(now, SocketAddr::new(from.ip(), header.sock_addr.addr.port()))
+            }
             Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
             Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),
             Dp4Body::AddForwardRequest(m) => {

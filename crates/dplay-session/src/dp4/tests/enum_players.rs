@@ -271,3 +271,41 @@ proptest! {
         prop_assert_eq!(a.2, u64::try_from(over).unwrap());
     }
 }
+
+/// MC-DPL4CS 2.2.27, 3.1.4.3, 2.2.53 note: a Windows-shaped ENUMPLAYER (the 28-byte header
+/// alone, command 4) from an instance that has not joined is answered with the name table as
+/// SUPERENUMPLAYERSREPLY (we never host CS), by TCP to its SockAddr's port, without the
+/// password; a session with a password is not enumerated.
+#[test]
+fn host_answers_enum_player() {
+    for password in [None, Some("secret")] {
+        let mut net = Net::new(1);
+        net.host(crate::dp4::HostConfig {
+            password: password.map(str::to_owned),
+            ..super::net::session("S")
+        });
+        let pilot = super::net::created(&mut net, 0, "pilot");
+        super::wine_facts::drain(&mut net, 0);
+        let request = windows_message(2300, 4, &[]);
+        assert_eq!(request.len(), 28);
+        let now = net.now;
+        net.nodes[0].handle_tcp(now, 9, "10.0.0.9:40001".parse().unwrap(), &request).unwrap();
+        let sent = super::wine_facts::drain(&mut net, 0);
+        if password.is_some() {
+            assert!(sent.is_empty(), "a session with a password was enumerated");
+            continue;
+        }
+        let [reply] = sent.try_into().unwrap();
+        assert_eq!((reply.via, reply.to), (crate::dp4::Via::Tcp, "10.0.0.9:2300".parse().unwrap()));
+        let Dp4Body::SuperEnumPlayersReply(m) = Dp4Message::parse(&reply.bytes).unwrap().body else {
+            panic!("not SUPERENUMPLAYERSREPLY")
+        };
+        let host = net.nodes[0].system_player().unwrap();
+        assert_eq!(m.players.iter().map(|p| p.id).collect::<Vec<_>>(), {
+            let mut ids = vec![host, pilot];
+            ids.sort_unstable();
+            ids
+        });
+        assert_eq!((m.password, m.session_name.map(|n| n.to_string_lossy())), (None, Some("S".into())));
+    }
+}
