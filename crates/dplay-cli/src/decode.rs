@@ -2,8 +2,9 @@
 //!
 //! A capture is read twice: [`Flows::learn`] first finds which flows carry DirectPlay 8 or
 //! DirectPlay 4, then every UDP datagram of those flows and every message of a DirectPlay 4
-//! TCP stream ([`Streams`]) is parsed, in frame order. Application payloads are also read as
-//! Flight Simulator add-on packets ([`addon_view::find`]).
+//! TCP stream ([`Streams`]) is parsed, in frame order. A message that spans several frames is
+//! also shown whole after its last frame ([`Reassembly`]). Application payloads are also read
+//! as Flight Simulator add-on packets ([`addon_view::find`]).
 
 use std::net::SocketAddr;
 
@@ -15,6 +16,7 @@ use crate::capture::Frame;
 use crate::flows::Flows;
 use crate::message::{Carrier, Message, dp4_stream_message_size};
 use crate::net::{self, Segment, Transport};
+use crate::reassembly::{self, Reassembly, Whole};
 use crate::stream::{Cut, Streams};
 
 /// Where a message was captured.
@@ -39,6 +41,9 @@ pub(crate) struct Record {
     /// Bytes given after a DirectPlay 4 stream message, beyond what its `dwSize` covers
     /// (hex input only; in a capture they start the next message).
     pub(crate) trailing: Vec<u8>,
+    /// For a message put back together from several frames ([`crate::reassembly`]): the
+    /// capture frames that carried it, first to last; empty otherwise.
+    pub(crate) reassembled: Vec<u64>,
 }
 
 impl Record {
@@ -57,7 +62,13 @@ impl Record {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        Self { origin, bytes, result, addon, trailing: Vec::new() }
+        Self { origin, bytes, result, addon, trailing: Vec::new(), reassembled: Vec::new() }
+    }
+
+    /// A message put back together, seen complete at `origin` (its last frame).
+    fn reassembled(origin: Option<Origin>, whole: Whole, ids: bool, dialect: Dialect) -> Self {
+        let result = reassembly::parse(&whole, ids);
+        Self { reassembled: whole.frames, ..Self::new(origin, whole.bytes, result, dialect) }
     }
 }
 
@@ -70,6 +81,8 @@ pub(crate) struct Stats {
     pub(crate) gaps: u64,
     /// Bytes of DirectPlay 4 stream messages the capture ended in the middle of.
     pub(crate) unfinished: usize,
+    /// Pieces of multi-frame messages not put back together.
+    pub(crate) reassembly: reassembly::Dropped,
 }
 
 /// How to look for DirectPlay in a capture.
@@ -112,6 +125,7 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
     let mut records = Vec::new();
     let mut stats = Stats::default();
     let mut streams = Streams::default();
+    let mut pieces = Reassembly::default();
     let start = frames.first().map(|f| f.time).unwrap_or_default();
     for (frame, seg) in segments() {
         stats.frames += 1;
@@ -129,7 +143,15 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
         let found = match seg.transport {
             Transport::Udp => flows.udp_carrier(&seg).map(|carrier| {
                 let result = Message::parse(seg.payload, carrier, flows.ids);
+                let whole = result
+                    .as_ref()
+                    .ok()
+                    .and_then(reassembly::fragment)
+                    .and_then(|f| pieces.offer(seg.src, seg.dst, frame.number, f));
                 records.push(Record::new(origin, seg.payload.to_vec(), result, dialect));
+                if let Some(whole) = whole {
+                    records.push(Record::reassembled(origin, whole, flows.ids, dialect));
+                }
             }),
             Transport::Tcp => {
                 let (cuts, following) = streams.feed(seg.src, seg.dst, seg.seq, seg.payload);
@@ -150,6 +172,8 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
             stats.skipped += 1;
         }
     }
+    pieces.finish();
+    stats.reassembly = pieces.dropped;
     stats.gaps = streams.gaps;
     stats.unfinished = streams.unfinished();
     (records, stats)

@@ -1,0 +1,131 @@
+//! `dplay decode` puts messages larger than one frame back together, per flow direction, from
+//! captures our own stack wrote: a DirectPlay 8 connection between two `dplay-dframe`
+//! endpoints (MC-DPL8R 3.1.4.4: NEW_MSG ... END_MSG) and a DirectPlay 4 session over MC-DPL4R
+//! (2.2.2: STA ... EOM), the frames shown as they come and the whole message once.
+#![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
+
+mod common;
+
+use std::net::{SocketAddr, SocketAddrV4};
+use std::time::{Duration, Instant};
+
+use common::{dplay, json_lines, stderr, temp};
+use dplay_dframe::{Config, Endpoint, Event, MessageKind};
+use dplay_tests::dp4_capture::packets;
+use dplay_tests::pcap::{Packet, Proto, write_pcap};
+use serde_json::Value;
+
+fn v4(a: SocketAddr) -> SocketAddrV4 {
+    match a {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(_) => unreachable!("the test uses IPv4"),
+    }
+}
+
+/// Two DirectPlay 8 endpoints, `data` sent from the first to the second; every datagram as a
+/// packet, in the order sent.
+fn dp8_exchange(data: &[u8]) -> Vec<Packet> {
+    #[allow(clippy::disallowed_methods)] // one base instant; time then advances by hand
+    let mut now = Instant::now();
+    let (a_addr, b_addr): (SocketAddr, SocketAddr) =
+        ("10.0.0.1:2302".parse().unwrap(), "10.0.0.2:2302".parse().unwrap());
+    let mut a = Endpoint::new(Config::default(), now);
+    let mut b = Endpoint::new(Config::default(), now);
+    a.connect(now, b_addr).unwrap();
+    a.send(now, b_addr, data, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+    let mut out = Vec::new();
+    let mut received = false;
+    for _ in 0..200 {
+        while let Some(t) = a.poll_transmit() {
+            out.push(Packet { src: v4(a_addr), dst: v4(b_addr), proto: Proto::Udp, payload: t.contents.clone() });
+            b.handle_datagram(now, a_addr, &t.contents);
+        }
+        while let Some(t) = b.poll_transmit() {
+            out.push(Packet { src: v4(b_addr), dst: v4(a_addr), proto: Proto::Udp, payload: t.contents.clone() });
+            a.handle_datagram(now, b_addr, &t.contents);
+        }
+        while let Some(e) = b.poll_event() {
+            received |= matches!(e, Event::Message { data: got, .. } if got == data);
+        }
+        now += Duration::from_millis(20);
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+    }
+    assert!(received, "the message crossed");
+    out
+}
+
+fn decode(name: &str, packets: &[Packet]) -> (Vec<Value>, String) {
+    let path = temp(name);
+    write_pcap(&path, packets);
+    let out = dplay(&["decode", "--json", "--reemit", path.to_str().unwrap()]);
+    (json_lines(&out), stderr(&out))
+}
+
+/// The records put back together.
+fn wholes(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter(|l| l.get("reassembled_from").is_some()).collect()
+}
+
+/// MC-DPL8R 3.1.4.4: a 4000-byte message goes in several DFRAMEs; decode shows each (as a
+/// piece, first to last) and then the message once, 4000 bytes, re-emitting byte for byte,
+/// even with a piece captured twice (a retransmission) and two pieces out of order.
+#[test]
+fn dp8_message_over_several_frames() {
+    let data: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
+    let mut captured = dp8_exchange(&data);
+    let pieces: Vec<usize> = captured
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.payload.len() > 1000)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(pieces.len() >= 3, "{} frames: the point is a message over several", pieces.len());
+    let (lines, err) = decode("dp8_reassembly.pcap", &captured);
+    assert!(err.contains("0 malformed"), "{err}");
+    assert!(!err.contains("not put back together"), "{err}");
+    let [whole] = wholes(&lines)[..] else { panic!("one message put back together: {lines:?}") };
+    assert_eq!((whole["family_short"].as_str(), whole["message"].as_str()), (Some("dp8"), Some("DFRAME")));
+    assert_eq!(whole["length"], 4000);
+    assert_eq!(whole["fields"]["form"], "reassembled");
+    assert_eq!(whole["bytes"], whole["reemitted"]);
+    assert_eq!(whole["reassembled_from"].as_array().unwrap().len(), pieces.len());
+    let positions: Vec<&str> = lines.iter().filter_map(|l| l["piece"]["position"].as_str()).collect();
+    assert_eq!(positions.first(), Some(&"first"));
+    assert_eq!(positions.last(), Some(&"last"));
+    assert_eq!(positions.len(), pieces.len());
+
+    // A retransmitted middle piece, and the first two pieces swapped.
+    captured.push(captured[pieces[1]].clone());
+    captured.swap(pieces[0], pieces[1]);
+    let (lines, err) = decode("dp8_reassembly_reordered.pcap", &captured);
+    assert!(err.contains("0 malformed"), "{err}");
+    let [whole] = wholes(&lines)[..] else { panic!("still one message") };
+    assert_eq!(whole["length"], 4000);
+}
+
+/// MC-DPL4R 2.2.2 (MC-DPL4CS 3.1.4.16): the reliable-protocol session of the DirectPlay 4
+/// scenarios sends a 6000-byte player message to both members and one back to the host whose
+/// second frame is lost and resent; decode shows each as one datagram-form player message of
+/// idFrom, idTo and the 6000 bytes.
+#[test]
+fn dp4_reliable_message_over_several_frames() {
+    #[allow(clippy::disallowed_methods)] // the scenario's base instant
+    let net = dplay_testkit::dp4_sim::scenarios::reliable_protocol(Instant::now()).unwrap();
+    let captured: Vec<Packet> = packets(&net.captures).into_iter().map(|c| c.packet).collect();
+    let (lines, err) = decode("dp4_reassembly.pcap", &captured);
+    assert!(err.contains("0 malformed"), "{err}");
+    let large: String = (0..6000u32).map(|i| format!("{:02X}", (i % 251) as u8)).collect();
+    let found: Vec<_> = wholes(&lines)
+        .into_iter()
+        .filter(|l| l["message"] == "DPSP_MSG_PLAYERMESSAGE" && l["length"] == 6008)
+        .collect();
+    assert_eq!(found.len(), 3, "host to both members, and one member to the host");
+    for l in found {
+        assert_eq!(l["fields"]["form"], "datagram");
+        assert_eq!(l["bytes"], l["reemitted"]);
+        let hex = l["bytes"].as_str().unwrap().replace(' ', "");
+        assert!(hex.ends_with(&large), "the 6000 bytes after the two IDs");
+        assert!(l["reassembled_from"].as_array().unwrap().len() >= 5);
+    }
+}
