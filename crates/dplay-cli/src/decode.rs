@@ -6,10 +6,11 @@
 //! also shown whole after its last frame ([`Reassembly`]). Application payloads are also read
 //! as Flight Simulator add-on packets ([`addon_view::find`]).
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 
 use dplay_addon::Dialect;
-use dplay_wire::WireError;
+use dplay_wire::{Family, WireError};
 
 use crate::addon_view::{self, AddonPacket};
 use crate::capture::Frame;
@@ -83,6 +84,9 @@ pub(crate) struct Stats {
     pub(crate) unfinished: usize,
     /// Pieces of multi-frame messages not put back together.
     pub(crate) reassembly: reassembly::Dropped,
+    /// DirectPlay 8 flows whose DFRAMEs were read as unsigned with nothing in the capture to
+    /// say whether they are signed ([`Flows::signing_unknown`]).
+    pub(crate) signing_unknown: usize,
 }
 
 /// How to look for DirectPlay in a capture.
@@ -126,6 +130,7 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
     let mut stats = Stats::default();
     let mut streams = Streams::default();
     let mut pieces = Reassembly::default();
+    let mut signing_unknown = HashSet::new();
     let start = frames.first().map(|f| f.time).unwrap_or_default();
     for (frame, seg) in segments() {
         stats.frames += 1;
@@ -143,6 +148,12 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
         let found = match seg.transport {
             Transport::Udp => flows.udp_carrier(&seg).map(|carrier| {
                 let result = Message::parse(seg.payload, carrier, flows.ids);
+                let dframe = result
+                    .as_ref()
+                    .is_ok_and(|m| m.family() == Family::Dp8 && reassembly::frame(m).is_some());
+                if dframe && carrier == Carrier::Datagram && flows.signing_unknown(&seg) {
+                    signing_unknown.insert((seg.src.min(seg.dst), seg.src.max(seg.dst)));
+                }
                 let whole = result
                     .as_ref()
                     .ok()
@@ -173,6 +184,7 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
         }
     }
     pieces.finish();
+    stats.signing_unknown = signing_unknown.len();
     stats.reassembly = pieces.dropped;
     stats.gaps = streams.gaps;
     stats.unfinished = streams.unfinished();

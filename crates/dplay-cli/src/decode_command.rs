@@ -179,6 +179,13 @@ fn decode_capture(path: &Path, options: &Options) -> anyhow::Result<(Vec<Record>
     if stats.gaps > 0 {
         warn(&format!("{} TCP segments follow bytes missing from the capture", stats.gaps));
     }
+    if stats.signing_unknown > 0 {
+        warn(&format!(
+            "{} DirectPlay 8 flows show no CONNECTED, CONNECTED_SIGNED, SACK or HARD_DISCONNECT: \
+             their DFRAMEs were read as unsigned, but they may be signed (MC-DPL8R 2.2.1.3)",
+            stats.signing_unknown
+        ));
+    }
     let dropped = stats.reassembly;
     if dropped.over_cap + dropped.incomplete > 0 {
         warn(&format!(

@@ -10,7 +10,7 @@ use std::net::{SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use common::{dplay, json_lines, stderr, temp};
-use dplay_dframe::{Config, Endpoint, Event, MessageKind};
+use dplay_dframe::{Config, Endpoint, Event, MessageKind, Signing};
 use dplay_tests::dp4_capture::packets;
 use dplay_tests::pcap::{Packet, Proto, write_pcap};
 use serde_json::Value;
@@ -22,26 +22,36 @@ fn v4(a: SocketAddr) -> SocketAddrV4 {
     }
 }
 
-/// Two DirectPlay 8 endpoints, `data` sent from the first to the second; every datagram as a
-/// packet, in the order sent.
-fn dp8_exchange(data: &[u8]) -> Vec<Packet> {
+/// Two DirectPlay 8 endpoints configured as `config`, `data` sent from the first to the
+/// second; every datagram as a packet, in the order sent.
+fn dp8_exchange(data: &[u8], config: &Config) -> Vec<Packet> {
     #[allow(clippy::disallowed_methods)] // one base instant; time then advances by hand
     let mut now = Instant::now();
     let (a_addr, b_addr): (SocketAddr, SocketAddr) =
         ("10.0.0.1:2302".parse().unwrap(), "10.0.0.2:2302".parse().unwrap());
-    let mut a = Endpoint::new(Config::default(), now);
-    let mut b = Endpoint::new(Config::default(), now);
+    let mut a = Endpoint::new(config.clone(), now);
+    let mut b = Endpoint::new(config.clone(), now);
     a.connect(now, b_addr).unwrap();
     a.send(now, b_addr, data, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
     let mut out = Vec::new();
     let mut received = false;
     for _ in 0..200 {
         while let Some(t) = a.poll_transmit() {
-            out.push(Packet { src: v4(a_addr), dst: v4(b_addr), proto: Proto::Udp, payload: t.contents.clone() });
+            out.push(Packet {
+                src: v4(a_addr),
+                dst: v4(b_addr),
+                proto: Proto::Udp,
+                payload: t.contents.clone(),
+            });
             b.handle_datagram(now, a_addr, &t.contents);
         }
         while let Some(t) = b.poll_transmit() {
-            out.push(Packet { src: v4(b_addr), dst: v4(a_addr), proto: Proto::Udp, payload: t.contents.clone() });
+            out.push(Packet {
+                src: v4(b_addr),
+                dst: v4(a_addr),
+                proto: Proto::Udp,
+                payload: t.contents.clone(),
+            });
             a.handle_datagram(now, b_addr, &t.contents);
         }
         while let Some(e) = b.poll_event() {
@@ -73,13 +83,9 @@ fn wholes(lines: &[Value]) -> Vec<&Value> {
 #[test]
 fn dp8_message_over_several_frames() {
     let data: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
-    let mut captured = dp8_exchange(&data);
-    let pieces: Vec<usize> = captured
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.payload.len() > 1000)
-        .map(|(i, _)| i)
-        .collect();
+    let mut captured = dp8_exchange(&data, &Config::default());
+    let pieces: Vec<usize> =
+        captured.iter().enumerate().filter(|(_, p)| p.payload.len() > 1000).map(|(i, _)| i).collect();
     assert!(pieces.len() >= 3, "{} frames: the point is a message over several", pieces.len());
     let (lines, err) = decode("dp8_reassembly.pcap", &captured);
     assert!(err.contains("0 malformed"), "{err}");
@@ -128,4 +134,34 @@ fn dp4_reliable_message_over_several_frames() {
         assert!(hex.ends_with(&large), "the 6000 bytes after the two IDs");
         assert!(l["reassembled_from"].as_array().unwrap().len() >= 5);
     }
+}
+
+/// Whether `p` is a CONNECT, CONNECTED or CONNECTED_SIGNED CFRAME (MC-DPL8R 2.2.1.1-2.2.1.3).
+fn handshake(p: &Packet) -> bool {
+    matches!(p.payload[..], [lead, 1..=3, ..] if lead & 0x81 == 0x80)
+}
+
+/// MC-DPL8R 2.2.1.3-2.2.1.5 (docs/decisions.md): a capture of a fast-signed connection that
+/// starts after the handshake. Its SACKs carry `ullSignature`, which their length shows, so
+/// the flow's DFRAMEs are read signed: the message comes out at 4000 bytes, not 4000 plus 8 a
+/// frame. With the SACKs gone too, nothing tells, and decode says the signing is unknown.
+#[test]
+fn signed_flow_without_its_handshake() {
+    let data: Vec<u8> = (0..4000u32).map(|i| (i % 241) as u8).collect();
+    let mut config = Config::default();
+    config.signing = Signing::Fast;
+    let captured = dp8_exchange(&data, &config);
+    assert!(captured.iter().any(handshake), "the exchange has its handshake");
+    let after: Vec<Packet> = captured.iter().filter(|p| !handshake(p)).cloned().collect();
+    let (lines, err) = decode("dp8_signed_late.pcap", &after);
+    assert!(err.contains("0 malformed"), "{err}");
+    assert!(!err.contains("may be signed"), "{err}");
+    let [whole] = wholes(&lines)[..] else { panic!("one message put back together") };
+    assert_eq!(whole["length"], 4000);
+    assert!(lines.iter().any(|l| l["message"] == "SACK" && !l["fields"]["signature"].is_null()), "signed SACKs");
+
+    let dframes: Vec<Packet> = after.into_iter().filter(|p| p.payload[0] & 1 == 1).collect();
+    let (_, err) = decode("dp8_signed_dframes.pcap", &dframes);
+    assert!(err.contains("1 DirectPlay 8 flows show no CONNECTED"), "{err}");
+    assert!(err.contains("may be signed"), "{err}");
 }

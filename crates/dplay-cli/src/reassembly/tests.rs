@@ -18,7 +18,14 @@ fn cut(message: &[u8], start: u8, n: usize) -> Vec<(u8, bool, bool, Vec<u8>)> {
     message
         .chunks(size)
         .enumerate()
-        .map(|(i, c)| (start.wrapping_add(u8::try_from(i).unwrap()), i == 0, (i + 1) * size >= message.len(), c.to_vec()))
+        .map(|(i, c)| {
+            (
+                start.wrapping_add(u8::try_from(i).unwrap()),
+                i == 0,
+                (i + 1) * size >= message.len(),
+                c.to_vec(),
+            )
+        })
         .collect()
 }
 
