@@ -25,6 +25,11 @@ fn v4(a: SocketAddr) -> SocketAddrV4 {
 /// Two DirectPlay 8 endpoints configured as `config`, `data` sent from the first to the
 /// second; every datagram as a packet, in the order sent.
 fn dp8_exchange(data: &[u8], config: &Config) -> Vec<Packet> {
+    dp8_exchange_as(data, config, MessageKind::RELIABLE_SEQUENTIAL)
+}
+
+/// As [`dp8_exchange`], the message sent as `kind`.
+fn dp8_exchange_as(data: &[u8], config: &Config, kind: MessageKind) -> Vec<Packet> {
     #[allow(clippy::disallowed_methods)] // one base instant; time then advances by hand
     let mut now = Instant::now();
     let (a_addr, b_addr): (SocketAddr, SocketAddr) =
@@ -32,7 +37,7 @@ fn dp8_exchange(data: &[u8], config: &Config) -> Vec<Packet> {
     let mut a = Endpoint::new(config.clone(), now);
     let mut b = Endpoint::new(config.clone(), now);
     a.connect(now, b_addr).unwrap();
-    a.send(now, b_addr, data, MessageKind::RELIABLE_SEQUENTIAL).unwrap();
+    a.send(now, b_addr, data, kind).unwrap();
     let mut out = Vec::new();
     let mut received = false;
     for _ in 0..200 {
@@ -158,10 +163,36 @@ fn signed_flow_without_its_handshake() {
     assert!(!err.contains("may be signed"), "{err}");
     let [whole] = wholes(&lines)[..] else { panic!("one message put back together") };
     assert_eq!(whole["length"], 4000);
-    assert!(lines.iter().any(|l| l["message"] == "SACK" && !l["fields"]["signature"].is_null()), "signed SACKs");
+    assert!(
+        lines.iter().any(|l| l["message"] == "SACK" && !l["fields"]["signature"].is_null()),
+        "signed SACKs"
+    );
 
     let dframes: Vec<Packet> = after.into_iter().filter(|p| p.payload[0] & 1 == 1).collect();
     let (_, err) = decode("dp8_signed_dframes.pcap", &dframes);
     assert!(err.contains("1 DirectPlay 8 flows show no CONNECTED"), "{err}");
     assert!(err.contains("may be signed"), "{err}");
+}
+
+/// MC-DPL8CS 4 (MC-DPL8CS 2.1.1: USER_1 frames carry session messages): the spec's 372-byte
+/// DN_SEND_CONNECT_INFO sent over a connection whose datagrams hold 100 bytes goes in several
+/// USER_1 DFRAMEs; put back together it is the session message, byte for byte, with its
+/// MS-DPDX name.
+#[test]
+fn dp8_session_message_over_several_frames() {
+    let message =
+        dplay_wire::hexdump::parse_hex(dplay_spec_examples::mc_dpl8cs_4::SEND_CONNECT_INFO).unwrap();
+    assert_eq!(message.len(), 372);
+    let mut config = Config::default();
+    config.set_max_datagram(100);
+    let kind = MessageKind { user_1: true, ..MessageKind::RELIABLE_SEQUENTIAL };
+    let captured = dp8_exchange_as(&message, &config, kind);
+    let (lines, err) = decode("dp8_session_reassembly.pcap", &captured);
+    assert!(err.contains("0 malformed"), "{err}");
+    let [whole] = wholes(&lines)[..] else { panic!("one message put back together") };
+    assert_eq!(whole["message"], "DN_SEND_CONNECT_INFO");
+    assert_eq!(whole["alias"], "TRANS_USERDATA_SEND_SESSION_INFO");
+    assert_eq!(whole["length"], 372);
+    assert_eq!(whole["bytes"], whole["reemitted"]);
+    assert!(whole["reassembled_from"].as_array().unwrap().len() >= 4);
 }
