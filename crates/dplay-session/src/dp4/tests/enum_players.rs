@@ -309,3 +309,21 @@ fn host_answers_enum_player() {
         assert_eq!((m.password, m.session_name.map(|n| n.to_string_lossy())), (None, Some("S".into())));
     }
 }
+
+/// Issue 14 limits for ENUMPLAYER: forged UDP requests from one source get at most
+/// `replies_per_source` name tables per interval; the rest are counted as rate limited.
+#[test]
+fn enum_player_flood_is_rate_limited() {
+    let mut net = Net::new(1);
+    net.host(super::net::session("S"));
+    super::wine_facts::drain(&mut net, 0);
+    let per_source = net.nodes[0].config.limits.replies_per_source;
+    let now = net.now;
+    for _ in 0..50 {
+        net.nodes[0].handle_udp(now, "10.0.0.9:2350".parse().unwrap(), &windows_message(2300, 4, &[]));
+    }
+    let sent = super::wine_facts::drain(&mut net, 0);
+    assert_eq!(sent.len(), per_source as usize);
+    assert!(sent.iter().all(|t| t.to == "10.0.0.9:2300".parse().unwrap()));
+    assert_eq!(net.nodes[0].stats().dropped(DropReason::RateLimited), 50 - u64::from(per_source));
+}
