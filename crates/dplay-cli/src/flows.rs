@@ -170,15 +170,17 @@ impl Flows {
                 if proves_dp8(&d, seg.dst.port()) {
                     flows.dp8.insert(flow(seg.src, seg.dst));
                 }
-                let key = flow(seg.src, seg.dst);
-                match (signing(&d), &d) {
-                    (Some(true), Datagram::Cframe(Cframe::ConnectedSigned(_))) => {
-                        flows.dp8_signed.insert(key)
+                let seen = match signing(&d) {
+                    Some(true) if matches!(d, Datagram::Cframe(Cframe::ConnectedSigned(_))) => {
+                        Some(&mut flows.dp8_signed)
                     }
-                    (Some(true), _) => flows.dp8_signed_seen.insert(key),
-                    (Some(false), _) => flows.dp8_unsigned.insert(key),
-                    (None, _) => false,
+                    Some(true) => Some(&mut flows.dp8_signed_seen),
+                    Some(false) => Some(&mut flows.dp8_unsigned),
+                    None => None,
                 };
+                if let Some(set) = seen {
+                    set.insert(flow(seg.src, seg.dst));
+                }
                 if seg.payload.windows(GUID_FS9_WIRE.len()).any(|w| w == GUID_FS9_WIRE) {
                     flows.dialect = Dialect::Fs2004;
                 }

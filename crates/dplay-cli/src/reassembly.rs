@@ -5,12 +5,12 @@
 //! Pieces are kept by direction and sequence number (`bSeq`, `sequence`); a retransmission
 //! replaces its copy. A message is complete when consecutive sequence numbers run from a first
 //! piece to a last one, which is how both senders number a message's frames. A capture is
-//! hostile input, so what is held has caps: [`PER_DIRECTION`] bytes per direction,
-//! [`TOTAL`] in all (each piece also charged [`PIECE_OVERHEAD`]), [`MAX_DIRECTIONS`]
-//! directions; and a deadline in sequence
-//! numbers: a piece [`WINDOW`] or more behind the newest of its direction can no longer be
-//! completed (neither sender has that many frames in flight: 64 in DirectPlay 8, MC-DPL8R
-//! 3.1.4.4; at most 127 in MC-DPL4R, 2.2.2) and is forgotten.
+//! hostile input, so what is held has caps: [`PER_DIRECTION`] bytes per direction, [`TOTAL`]
+//! in all (each piece also charged [`PIECE_OVERHEAD`]), [`MAX_DIRECTIONS`] directions; and a
+//! deadline in sequence numbers: a piece [`WINDOW`] or more behind the newest of its direction
+//! can no longer be completed (neither sender has that many frames in flight: 64 in DirectPlay
+//! 8, MC-DPL8R 3.1.4.4; at most 127 in MC-DPL4R, 2.2.2) and is forgotten. A piece that comes
+//! again after its message was put back together is a retransmission and is not shown twice.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
