@@ -52,7 +52,8 @@ pub enum Role {
         /// The host's TCP listener.
         host: SocketAddr,
     },
-    /// Sent ADDFORWARDREQUEST, waiting for SUPERENUMPLAYERSREPLY (MC-DPL4CS 3.1.5.1).
+    /// Sent ADDFORWARDREQUEST, waiting for SUPERENUMPLAYERSREPLY or ENUMPLAYERSREPLY (MC-DPL4CS
+    /// 3.1.5.1, 2.2.28).
     AddingForward {
         /// The host's TCP listener.
         host: SocketAddr,
