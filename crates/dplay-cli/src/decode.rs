@@ -43,7 +43,7 @@ pub(crate) struct Record {
     /// (hex input only; in a capture they start the next message).
     pub(crate) trailing: Vec<u8>,
     /// For a message put back together from several frames ([`crate::reassembly`]): the
-    /// capture frames that carried it, first to last; empty otherwise.
+    /// capture frames that carried it, in the message's order; empty otherwise.
     pub(crate) reassembled: Vec<u64>,
 }
 
@@ -138,13 +138,9 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
             stats.skipped += 1;
             continue;
         };
-        let origin = Some(Origin {
-            frame: frame.number,
-            time: frame.time.saturating_sub(start).as_secs_f64(),
-            src: seg.src,
-            dst: seg.dst,
-            transport: seg.transport,
-        });
+        let time = frame.time.saturating_sub(start).as_secs_f64();
+        let origin =
+            Some(Origin { frame: frame.number, time, src: seg.src, dst: seg.dst, transport: seg.transport });
         let found = match seg.transport {
             Transport::Udp => flows.udp_carrier(&seg).map(|carrier| {
                 let result = Message::parse(seg.payload, carrier, flows.ids);
@@ -154,11 +150,14 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
                 if dframe && carrier == Carrier::Datagram && flows.signing_unknown(&seg) {
                     signing_unknown.insert((seg.src.min(seg.dst), seg.src.max(seg.dst)));
                 }
-                let whole = result
-                    .as_ref()
-                    .ok()
-                    .and_then(reassembly::fragment)
-                    .and_then(|f| pieces.offer(seg.src, seg.dst, frame.number, f));
+                let whole = match result.as_ref().ok() {
+                    Some(m) => match reassembly::packet_fragment(m) {
+                        Some(f) => pieces.offer_packet((seg.src, seg.dst), (frame.number, time), f),
+                        None => reassembly::fragment(m)
+                            .and_then(|f| pieces.offer(seg.src, seg.dst, frame.number, f)),
+                    },
+                    None => None,
+                };
                 records.push(Record::new(origin, seg.payload.to_vec(), result, dialect));
                 if let Some(whole) = whole {
                     records.push(Record::reassembled(origin, whole, flows.ids, dialect));

@@ -1,6 +1,7 @@
 //! Messages that span several frames, put back together per flow direction for `dplay decode`:
-//! DirectPlay 8 DFRAMEs from NEW_MSG to END_MSG (MC-DPL8R 2.2.2, 3.1.4.4), and MC-DPL4R data
-//! frames from STA to EOM with one messageid (MC-DPL4R 2.2.2, 3.1.5.2).
+//! DirectPlay 8 DFRAMEs from NEW_MSG to END_MSG (MC-DPL8R 2.2.2, 3.1.4.4), MC-DPL4R data
+//! frames from STA to EOM with one messageid (MC-DPL4R 2.2.2, 3.1.5.2), and DirectPlay 4
+//! PACKET/PACKET2_DATA fragments by offset ([`packets`]).
 //!
 //! Pieces are kept by direction and sequence number (`bSeq`, `sequence`); a retransmission
 //! replaces its copy. A message is complete when consecutive sequence numbers run from a first
@@ -17,14 +18,16 @@ use std::net::SocketAddr;
 
 use dplay_wire::datagram::DframePayload;
 use dplay_wire::dp4::header::SIGNATURE;
-use dplay_wire::dp4::message::ShortMessage;
+use dplay_wire::dp4::message::{Dp4Body, ShortMessage};
 use dplay_wire::dp4::player_message::DatagramPlayerMessage;
 use dplay_wire::dp4::reliable::{FrameBody, ReliableFlags};
 use dplay_wire::dp8::cframe::Masks;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl, DframeHeader};
 use dplay_wire::{Datagram, Wire, WireError};
 
-use crate::message::Message;
+use crate::message::{Carrier, Message};
+
+mod packets;
 
 /// Bytes of pieces held for one direction at most.
 pub(crate) const PER_DIRECTION: usize = 4 << 20;
@@ -44,6 +47,8 @@ pub(crate) enum Layer {
     Dp8,
     /// DirectPlay 4 reliable protocol data frames (MC-DPL4R).
     Dp4Reliable,
+    /// DirectPlay 4 PACKET and PACKET2_DATA fragments (MC-DPL4CS 2.2.39, 2.2.41; [`packets`]).
+    Dp4Packet,
 }
 
 /// One frame's piece of a larger message.
@@ -86,7 +91,7 @@ pub(crate) struct Whole {
     /// The first frame's `bCommand` (DirectPlay 8).
     pub(crate) command: u8,
     pub(crate) bytes: Vec<u8>,
-    /// The capture frames that carried it, first to last.
+    /// The capture frames that carried it, in the message's order.
     pub(crate) frames: Vec<u64>,
 }
 
@@ -130,6 +135,7 @@ pub(crate) struct Dropped {
 #[derive(Debug, Default)]
 pub(crate) struct Reassembly {
     directions: HashMap<(SocketAddr, SocketAddr, Layer), Direction>,
+    packets: packets::PendingMessages,
     held: usize,
     pub(crate) dropped: Dropped,
 }
@@ -207,9 +213,11 @@ impl Reassembly {
 
     /// Pieces still held (the capture ended before their messages did); counted as incomplete.
     pub(crate) fn finish(&mut self) {
-        let left: usize = self.directions.values().map(|d| d.pieces.len()).sum();
+        let left: usize = self.directions.values().map(|d| d.pieces.len()).sum::<usize>()
+            + self.packets.values().map(packets::Pending::len).sum::<usize>();
         self.dropped.incomplete += u64::try_from(left).unwrap_or(u64::MAX);
         self.directions.clear();
+        self.packets.clear();
         self.held = 0;
     }
 
@@ -217,6 +225,16 @@ impl Reassembly {
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         self.held
+    }
+}
+
+/// The DPSP_MSG_PACKET or PACKET2_DATA fragment `m` is (MC-DPL4CS 2.2.39, 2.2.41).
+pub(crate) fn packet_fragment(m: &Message) -> Option<&dplay_wire::dp4::fragment::Fragment> {
+    let Message::Wire(w) = m else { return None };
+    let Datagram::Dp4(d) = &**w else { return None };
+    match &d.body {
+        Dp4Body::Packet(f) | Dp4Body::Packet2Data(f) => Some(f),
+        _ => None,
     }
 }
 
@@ -261,7 +279,8 @@ pub(crate) fn frame(m: &Message) -> Option<Fragment<'_>> {
 /// Reads a message put back together: DirectPlay 8 as one frame's payload with the first
 /// frame's `bCommand` and NEW_MSG and END_MSG (USER_1: a session message, MC-DPL8CS 2.1.1);
 /// MC-DPL4R as a short-form system message ('play' first) or a player message in the datagram
-/// form, with `idFrom` and `idTo` when `ids` (MC-DPL4CS 3.1.4.16, 2.2.45).
+/// form, with `idFrom` and `idTo` when `ids` (MC-DPL4CS 3.1.4.16, 2.2.45); PACKET fragments as
+/// a DirectPlay 4 datagram.
 pub(crate) fn parse(whole: &Whole, ids: bool) -> Result<Message, WireError> {
     match whole.layer {
         Layer::Dp8 => {
@@ -283,6 +302,8 @@ pub(crate) fn parse(whole: &Whole, ids: bool) -> Result<Message, WireError> {
             ShortMessage::parse(&whole.bytes).map(Message::Dp4Short)
         }
         Layer::Dp4Reliable => DatagramPlayerMessage::parse(&whole.bytes, ids).map(Message::PlayerDatagram),
+        // What the fragments carry is what a datagram would (MC-DPL4CS 3.1.5.27, 3.1.5.28).
+        Layer::Dp4Packet => Message::parse(&whole.bytes, Carrier::Dp4Datagram, ids),
     }
 }
 

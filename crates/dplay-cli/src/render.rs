@@ -17,7 +17,7 @@ use crate::reassembly;
 /// How a message relates to multi-frame reassembly, for the line and the tree: the frames a
 /// whole one came in, or where a piece stands.
 fn framing_note(record: &Record) -> Option<String> {
-    if let (Some(first), Some(last)) = (record.reassembled.first(), record.reassembled.last()) {
+    if let (Some(first), Some(last)) = (record.reassembled.iter().min(), record.reassembled.iter().max()) {
         let n = record.reassembled.len();
         return Some(format!("reassembled from {n} frames ({first}-{last})"));
     }

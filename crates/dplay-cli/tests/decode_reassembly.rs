@@ -196,3 +196,52 @@ fn dp8_session_message_over_several_frames() {
     assert_eq!(whole["bytes"], whole["reemitted"]);
     assert!(whole["reassembled_from"].as_array().unwrap().len() >= 4);
 }
+
+/// MC-DPL4CS 2.2.41, 3.1.5.28 (INDEX D.16): a 3000-byte player message (datagram form) in three
+/// DPSP_MSG_PACKET2_DATA fragments, the last captured first and the first twice; decode shows
+/// the fragments, then the player message once. Our stack never sends PACKET2, so these are
+/// built with the wire types.
+#[test]
+fn dp4_packet2_fragments() {
+    use dplay_wire::Wire;
+    use dplay_wire::dp4::fragment::Fragment;
+    use dplay_wire::dp4::header::{SockAddrIn, Token};
+    use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+
+    let message: Vec<u8> = [0x0003_84CBu32.to_le_bytes(), 0x0003_84C9u32.to_le_bytes()]
+        .concat()
+        .into_iter()
+        .chain((0..2992u32).map(|i| (i % 239) as u8))
+        .collect();
+    let guid = uuid::Uuid::from_u128(0x1234);
+    let fragment = |i: u32| {
+        let start = 1000 * i as usize;
+        let data = &message[start..(start + 1000).min(message.len())];
+        let f = Fragment {
+            guid_message: guid,
+            packet_index: i,
+            offset: 1000 * i,
+            total_packets: 3,
+            message_size: 3000,
+            packet_offset: 48,
+            data: dplay_wire::Blob::new(data),
+        };
+        let bytes =
+            Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, Dp4Body::Packet2Data(f))
+                .to_vec()
+                .unwrap();
+        Packet::udp("10.0.0.1:2350", "10.0.0.2:2350", &bytes)
+    };
+    let captured = [fragment(2), fragment(0), fragment(0), fragment(1)];
+    let (lines, err) = decode("dp4_packet2.pcap", &captured);
+    assert!(err.contains("0 malformed"), "{err}");
+    let names: Vec<&str> = lines.iter().filter_map(|l| l["message"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["DPSP_MSG_PACKET2_DATA"; 4].into_iter().chain(["DPSP_MSG_PLAYERMESSAGE"]).collect::<Vec<_>>()
+    );
+    let whole = &lines[4];
+    assert_eq!((whole["length"].as_u64(), whole["fields"]["form"].as_str()), (Some(3000), Some("datagram")));
+    assert_eq!(whole["reassembled_from"], serde_json::json!([3, 4, 1]));
+    assert_eq!(whole["bytes"], whole["reemitted"]);
+}

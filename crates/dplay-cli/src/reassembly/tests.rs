@@ -149,3 +149,72 @@ proptest! {
         }
     }
 }
+
+/// A DPSP_MSG_PACKET2_DATA fragment of message `guid` (MC-DPL4CS 2.2.41).
+fn packet(guid: u128, offset: u32, message_size: u32, data: &[u8]) -> dplay_wire::dp4::fragment::Fragment {
+    dplay_wire::dp4::fragment::Fragment {
+        guid_message: uuid::Uuid::from_u128(guid),
+        packet_index: offset / 100,
+        offset,
+        total_packets: message_size.div_ceil(100),
+        message_size,
+        packet_offset: 48,
+        data: dplay_wire::Blob::new(data),
+    }
+}
+
+/// MC-DPL4CS 3.1.5.28: fragments by offset, out of order and repeated, make the message once;
+/// two messages interleave by `GuidMessage`; a fragment past `MessageSize`, or over the
+/// one-message cap, is not kept.
+#[test]
+fn packet_fragments_make_one_message() {
+    let message: Vec<u8> = (0..250u8).collect();
+    let mut r = Reassembly::default();
+    let ends = (addr(1), addr(2));
+    assert_eq!(r.offer_packet(ends, (1, 0.0), &packet(7, 200, 250, &message[200..])), None);
+    assert_eq!(r.offer_packet(ends, (2, 0.1), &packet(8, 0, 250, &message[..100])), None, "another message");
+    assert_eq!(r.offer_packet(ends, (3, 0.2), &packet(7, 0, 250, &message[..100])), None);
+    assert_eq!(r.offer_packet(ends, (4, 0.3), &packet(7, 0, 250, &message[..100])), None, "retransmission");
+    let whole = r.offer_packet(ends, (5, 0.4), &packet(7, 100, 250, &message[100..200])).expect("complete");
+    assert_eq!((whole.bytes, whole.frames), (message.clone(), vec![4, 5, 1]));
+    assert_eq!(r.held(), 100 + PIECE_OVERHEAD, "message 8's fragment");
+    assert_eq!(
+        r.offer_packet(ends, (6, 0.5), &packet(9, 200, 250, &message[..100])),
+        None,
+        "past MessageSize"
+    );
+    let huge = u32::try_from(PER_DIRECTION + 1).unwrap();
+    assert_eq!(r.offer_packet(ends, (7, 0.6), &packet(10, 0, huge, &message)), None, "over the cap");
+    assert_eq!(r.dropped.incomplete, 2);
+    assert_eq!(r.held(), 100 + PIECE_OVERHEAD);
+}
+
+/// MC-DPL4CS 2.2.41: a message unfinished 15 s after its first fragment is forgotten.
+#[test]
+fn unfinished_packets_are_forgotten_after_15_s() {
+    let mut r = Reassembly::default();
+    let ends = (addr(1), addr(2));
+    r.offer_packet(ends, (1, 0.0), &packet(7, 0, 200, &[1; 100]));
+    assert_eq!(r.offer_packet(ends, (2, 16.0), &packet(7, 100, 200, &[2; 100])), None, "the first is gone");
+    assert_eq!(r.dropped.incomplete, 1);
+    assert_eq!(r.held(), 100 + PIECE_OVERHEAD);
+}
+
+proptest! {
+    /// Arbitrary fragments: no panic, the total cap holds, and a whole message is exactly its
+    /// `MessageSize`.
+    #[test]
+    fn arbitrary_packets_stay_within_the_caps(
+        input in proptest::collection::vec((0u128..3, 0u32..5000, 1u32..5000, 0usize..2000), 0..200),
+    ) {
+        let mut r = Reassembly::default();
+        for (frame, (guid, offset, size, len)) in input.into_iter().enumerate() {
+            let data = vec![0u8; len];
+            let ends = (addr(1), addr(2));
+            if let Some(w) = r.offer_packet(ends, (frame as u64, frame as f64), &packet(guid, offset, size, &data)) {
+                prop_assert_eq!(w.bytes.len(), size as usize);
+            }
+            prop_assert!(r.held() <= TOTAL);
+        }
+    }
+}
