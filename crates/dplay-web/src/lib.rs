@@ -85,7 +85,7 @@ mod snapshot;
 mod token;
 mod traffic;
 
-pub use ban_file::{BanEntry, BanFile, MAX_BAN_FILE};
+pub use ban_file::{BadBanLine, BanEntry, BanFile, MAX_BAN_FILE, parse_ban_list, render_ban_list};
 pub use connections::MAX_CONNECTIONS;
 pub use counters::Counters;
 pub use dp8_view::{dp8_commands, dp8_seen, dp8_snapshot};
@@ -93,6 +93,6 @@ pub use host_view::{Hosted, Observed, PUBLISH_INTERVAL, Seen};
 pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, link};
 pub use rate::{BURST, MAX_CLIENTS, RATE};
 pub use server::{HEADER_TIMEOUT, MAX_BODY, MAX_HEADER_BYTES, MAX_STREAMS, WebConfig, WebServer};
-pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+pub use snapshot::{CHAT_CHARS, NAME_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;
 pub use traffic::{AircraftView, TRAIL_INTERVAL, TRAIL_POINTS, Traffic, Trails};

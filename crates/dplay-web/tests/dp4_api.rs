@@ -125,4 +125,21 @@ fn dp4_players_kick_ban_and_limit() {
         _ => None,
     });
     assert_eq!(failed, JoinError::Refused(dplay_session::DPERR_ACCESSDENIED));
+    // The host reports the refusal, and the dashboard counts it by code.
+    wait_for(host.events(), |e| {
+        matches!(
+            e,
+            Dp4Event::Session(SessionEvent::JoinRefused { code: dplay_session::DPERR_ACCESSDENIED, .. })
+        )
+        .then_some(())
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, metrics) = request(at, "GET", "/metrics", "");
+        if metrics.lines().any(|l| l == "dplay_join_refusals_total{code=\"DPERR_ACCESSDENIED\"} 1") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the refusal is not counted by code:\n{metrics}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
