@@ -110,6 +110,9 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
         "mallory's second join: {refused}"
     );
     ensure!(s.exit_code(&mut again, WAIT)? == Some(1), "a refused join did not exit 1");
+    s.expect(&host, "the refusal reported", WAIT, |v| {
+        v["event"] == "join_refused" && v["name"] == "Mallory" && v["code"] == "DPNERR_HOSTREJECTEDCONNECTION"
+    })?;
     page.wait_for(
         "mallory's refusal",
         &logged(&["join refused", "Mallory", "DPNERR_HOSTREJECTEDCONNECTION"]),
