@@ -18,10 +18,10 @@
 //! datagrams, commands and expired deadlines and drains its `poll_*` methods, as for any
 //! protocol. After every `handle_*` call it runs the queued [`AdminCommand`]s and publishes a
 //! [`Snapshot`] when one is due (at most every [`PUBLISH_INTERVAL`]); its `poll_timeout` asks
-//! to be called again by then. Events pass through unchanged, and joins, leaves and chat lines
-//! are also sent to the event stream as [`WebEvent`]s. A loop of your own that is not an
-//! `Observed` uses the [`LoopSide`] the same way: [`LoopSide::publish`], [`LoopSide::event`],
-//! [`LoopSide::admin`], none of which waits.
+//! to be called again by then. Events pass through unchanged, and joins, leaves, refused
+//! joins and chat lines are also sent to the event stream as [`WebEvent`]s. A loop of your
+//! own that is not an `Observed` uses the [`LoopSide`] the same way: [`LoopSide::publish`],
+//! [`LoopSide::event`], [`LoopSide::admin`], none of which waits.
 //!
 //! # Lifecycle
 //!
