@@ -124,7 +124,10 @@ pub(super) fn map(s: &Suite) -> anyhow::Result<()> {
         .context("running dplay fs join")?;
     let stderr = String::from_utf8_lossy(&again.stderr);
     ensure!(again.status.code() == Some(1), "a refused fs join did not exit 1: {stderr}");
-    ensure!(stderr.contains("DPNERR_HOSTREJECTEDCONNECTION"), "alice's next join: {stderr}");
+    ensure!(
+        stderr.contains("refused the join with DPNERR_HOSTREJECTEDCONNECTION"),
+        "alice's next join: {stderr}"
+    );
     page.wait_for(
         "alice's refusal",
         &logged(&["join refused", "Alice", "DPNERR_HOSTREJECTEDCONNECTION"]),
