@@ -273,19 +273,11 @@ fn bans_chat_and_settings() {
     let event = next_event(&mut sse, "refused");
     assert_eq!((event["code"].as_str(), event["name"].as_str()), (Some("DPNERR_SESSIONFULL"), Some("carol")));
     // Counted by code in /metrics (published with the next snapshot).
-    let deadline = Instant::now() + Duration::from_secs(5);
     let wanted = [
         "dplay_join_refusals_total{code=\"DPNERR_HOSTREJECTEDCONNECTION\"} 1",
         "dplay_join_refusals_total{code=\"DPNERR_SESSIONFULL\"} 1",
     ];
-    loop {
-        let (_, metrics) = request(at, "GET", "/metrics", None);
-        if wanted.iter().all(|w| metrics.lines().any(|l| l == *w)) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "refusals not counted by code:\n{metrics}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::metrics_until(at, None, &wanted);
     assert_eq!(get_json(at, "/api/session")["max_players"], 1);
 }
 

@@ -105,13 +105,5 @@ fn dp4_players_kick_ban_and_limit() {
         )
         .then_some(())
     });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let (_, metrics) = request(at, "GET", "/metrics", "");
-        if metrics.lines().any(|l| l == "dplay_join_refusals_total{code=\"DPERR_ACCESSDENIED\"} 1") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the refusal is not counted by code:\n{metrics}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::metrics_until(at, Some(TOKEN), &["dplay_join_refusals_total{code=\"DPERR_ACCESSDENIED\"} 1"]);
 }
