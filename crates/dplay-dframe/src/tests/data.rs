@@ -343,6 +343,32 @@ fn receive_window_is_charged_to_the_memory_budget() {
     assert_eq!(budget.held(), 0, "a connection gone releases what it held");
 }
 
+/// docs/limits.md: a whole message arriving in order is handed over in the same call and
+/// never held, so a full budget does not stop a peer's ordinary messages; the first piece of
+/// a message to reassemble is refused (not stored, not acknowledged).
+#[test]
+fn a_full_budget_still_passes_whole_messages_in_order() {
+    let budget = dplay_wire::budget::MemoryBudget::new(crate::HALF_OPEN_BYTES);
+    let mut h = Harness::new(Config::default());
+    h.ep.set_memory_budget(budget.clone());
+    let mut h = established_on(h, PROTOCOL_VERSION);
+    budget.set_limit(0);
+    h.feed_d(data(REL_SEQ, 1, 1), b"whole");
+    let rel = DframeCommand::RELIABLE | DframeCommand::SEQUENTIAL;
+    h.feed_d(data(rel | DframeCommand::NEW_MSG, 2, 1), &[1; 100]);
+    let got: Vec<Vec<u8>> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Message { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, [b"whole".to_vec()]);
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::OverBudget), 1);
+    assert_eq!(budget.held(), 0);
+}
+
 /// MC-DPL8R 3.1.5.2.1, 3.1.5.2.6: what the receive window holds is counted (a frame past a
 /// gap, a message being put together) and released once delivered.
 #[test]
