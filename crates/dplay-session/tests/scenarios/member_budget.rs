@@ -138,3 +138,43 @@ fn mc_dpl8cs_2_2_6_an_add_player_flood_ends_the_session() {
     assert!(s.memory_budget().peak() <= budget);
     assert!(!s.endpoint().is_connected(sim_addr(0)), "the connection to the host ended");
 }
+
+/// docs/limits.md: a member whose acknowledgements never reach the host falls behind; the
+/// host's application data for it fills the host's 256 KiB budget, byte for byte, and is
+/// then refused, and the
+/// first session message the host cannot queue for it (its DN_UPDATE_INFO, MC-DPL8CS 2.2.5.2)
+/// ends its connection: it is removed at once rather than left missing name-table operations,
+/// and what the host held for it is released.
+#[test]
+fn a_member_too_far_behind_for_a_session_message_is_dropped() {
+    let budget = 256 << 10;
+    let mut mesh = dplay_testkit::sim_check::Mesh::new(5, 2, dplay_sim::LinkConfig::clean(), |i, c| {
+        if i == 0 {
+            c.limits.memory_budget = budget;
+        }
+    });
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(10)));
+    let (host, member) = (mesh.node(0).session.local_dpnid(), mesh.node(1).session.local_dpnid());
+    mesh.sim.set_link_oneway(mesh.ids[1], mesh.ids[0], dplay_sim::LinkConfig::lossy(1.0));
+    let flags = dplay_session::SendFlags { reliable: true, ..Default::default() };
+    // Smaller and smaller messages until even one byte is refused: the budget is full.
+    for size in [10_000, 1_000, 100, 10, 1] {
+        let mut sent = 0;
+        while mesh.with(0, |s, now| s.send_to(now, member, &vec![3; size], flags)).is_ok() {
+            sent += 1;
+            assert!(sent < 100, "never refused");
+        }
+    }
+    assert_eq!(mesh.node(0).session.memory_budget().held(), budget);
+    mesh.with(0, |s, now| s.set_info(now, host, Some("renamed"), None)).expect("set_info");
+    mesh.sim.run_for(Duration::from_millis(100));
+    let removed = mesh
+        .node(0)
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::PlayerRemoved { dpnid, .. } if *dpnid == member));
+    assert!(removed, "the member was not removed");
+    assert!(mesh.node(0).session.memory_budget().held() < 10_000, "what it held is released");
+}
