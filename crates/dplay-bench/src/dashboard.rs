@@ -6,11 +6,13 @@
 //! the event stream reports a player who joins during the measurement.
 //!
 //! The clients are sans-IO `Session`s in one load thread, one socket each (as
-//! dplay-runtime's many_clients test); the host's runtime thread is the one measured.
+//! dplay-runtime's many_clients test); the host's runtime thread is the one measured. With
+//! `pinned`, the host's runtime thread runs alone on a core of its own and the rest of the
+//! bench on the other ([`crate::pin`]), both measured threads `SCHED_FIFO` while measuring.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,7 @@ use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use uuid::Uuid;
 
+use crate::pin;
 use crate::scale::POSITION_INTERVAL;
 use crate::stats::percentiles;
 use crate::{LOOPBACK, age_ns, stamp};
@@ -31,6 +34,8 @@ pub const PLAYERS_BUDGET_MS: f64 = 100.0;
 /// What "the page stays live" allows: a join on the event stream within a second (the page
 /// also reloads its lists every 2 s).
 pub const STREAM_BUDGET_MS: f64 = 1000.0;
+/// The criterion: the loop's p99 with the dashboard on at most 10% above off.
+pub const P99_TOLERANCE: f64 = 0.10;
 /// How often the bench asks for `/api/players`: twice as often as the page reloads its lists.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// The name of the client that joins during the measurement.
@@ -52,9 +57,11 @@ pub struct DashboardRun {
     /// From the late client's join request to its `join` event on the event stream, in
     /// milliseconds; `None` when off or never seen.
     pub stream_join_ms: Option<f64>,
+    /// Whether the threads were placed as asked ([`crate::pin`]); why not, if they were not.
+    pub pinned: Result<(), String>,
 }
 
-fn config(local: SocketAddr, name: &str, seed: u64, n: usize) -> SessionConfig {
+pub(crate) fn config(local: SocketAddr, name: &str, seed: u64, n: usize) -> SessionConfig {
     let mut c = SessionConfig::new(APP, local, name);
     c.mode = Mode::ClientServer;
     c.session_name = "dashboard bench".into();
@@ -75,6 +82,8 @@ struct Timed<P> {
     epoch: Instant,
     measuring: Arc<AtomicBool>,
     samples: Arc<Mutex<Vec<u64>>>,
+    /// The protocol thread's ID, noted at the first command (0 before).
+    tid: Arc<AtomicU32>,
 }
 
 impl<P: Protocol<Command = Dp8Command, Event = Dp8Event>> Protocol for Timed<P> {
@@ -86,6 +95,9 @@ impl<P: Protocol<Command = Dp8Command, Event = Dp8Event>> Protocol for Timed<P> 
     }
 
     fn handle_command(&mut self, now: Instant, command: Dp8Command) {
+        if self.tid.load(Ordering::Relaxed) == 0 {
+            self.tid.store(pin::current_tid().unwrap_or(u32::MAX), Ordering::Release);
+        }
         self.inner.handle_command(now, command);
     }
 
@@ -125,22 +137,44 @@ struct Probe {
     epoch: Instant,
     measuring: Arc<AtomicBool>,
     samples: Arc<Mutex<Vec<u64>>>,
+    loop_tid: Arc<AtomicU32>,
+    pinned: bool,
 }
 
 impl Probe {
     fn timed<P>(&self, inner: P) -> Timed<P> {
-        Timed { inner, epoch: self.epoch, measuring: self.measuring.clone(), samples: self.samples.clone() }
+        Timed {
+            inner,
+            epoch: self.epoch,
+            measuring: self.measuring.clone(),
+            samples: self.samples.clone(),
+            tid: self.loop_tid.clone(),
+        }
     }
 }
 
-/// Runs `n` clients against one host, with the dashboard when `web`, measuring for `duration`.
-pub fn run(n: usize, duration: Duration, web: bool) -> io::Result<DashboardRun> {
+/// Runs `n` clients against one host, with the dashboard when `web`, measuring for `duration`;
+/// with `pinned`, places the threads as [`crate::pin`] says (the calling thread stays on
+/// [`pin::OTHER_CORE`] afterwards).
+pub fn run(n: usize, duration: Duration, web: bool, pinned: bool) -> io::Result<DashboardRun> {
     let epoch = Instant::now();
     let probe = Probe {
         epoch,
         measuring: Arc::new(AtomicBool::new(false)),
-        samples: Arc::new(Mutex::new(Vec::new())),
+        // Room for every position measured (4,000 a second at 1,000 clients), so that the
+        // loop never stops to grow it.
+        samples: Arc::new(Mutex::new(Vec::with_capacity(positions(n, duration)))),
+        loop_tid: Arc::new(AtomicU32::new(0)),
+        pinned,
     };
+    // Threads inherit their creator's cores: the runtime's, the server's and the load's all
+    // start on the other core; the runtime's is moved once it is known.
+    let mut placed = Ok(());
+    if pinned {
+        placed = pin::current_tid()
+            .ok_or_else(|| "no thread ID".to_owned())
+            .and_then(|tid| pin::to_core(tid, pin::OTHER_CORE));
+    }
     let spawn_error = |e: dplay_runtime::RuntimeError| io::Error::other(e.to_string());
     if web {
         let (loop_side, server_side) = dplay_web::link();
@@ -150,13 +184,13 @@ pub fn run(n: usize, duration: Duration, web: bool) -> io::Result<DashboardRun> 
         })
         .map_err(spawn_error)?;
         let dashboard = WebServer::start(LOOPBACK, server_side, "bench".into())?;
-        drive(n, duration, &probe, server, Some(dashboard))
+        drive(n, duration, &probe, server, Some(dashboard), placed)
     } else {
         let server = Runtime::spawn_with(RuntimeConfig::new(LOOPBACK), |local| {
             probe.timed(Dp8Protocol::new(config(local, "host", 1, n), epoch))
         })
         .map_err(spawn_error)?;
-        drive(n, duration, &probe, server, None)
+        drive(n, duration, &probe, server, None, placed)
     }
 }
 
@@ -167,22 +201,38 @@ fn drive<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     probe: &Probe,
     server: Runtime<Timed<P>>,
     dashboard: Option<WebServer>,
+    mut placed: Result<(), String>,
 ) -> io::Result<DashboardRun> {
     let (epoch, measuring, samples) = (probe.epoch, &probe.measuring, &probe.samples);
     server.command(Dp8Command::Host).map_err(|e| io::Error::other(e.to_string()))?;
+    let loop_tid = if probe.pinned { known(&probe.loop_tid) } else { None };
+    if probe.pinned {
+        placed = placed.and_then(|()| {
+            let tid = loop_tid.ok_or_else(|| "no protocol thread ID".to_owned())?;
+            pin::to_core(tid, pin::LOOP_CORE)
+        });
+    }
     let host = server.local_addr();
     let joined = Arc::new(AtomicUsize::new(0));
     let sending = Arc::new(AtomicBool::new(false));
     let late_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     let join_late = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
+    let load_tid = Arc::new(AtomicU32::new(0));
     let load = {
         let mut clients = Clients::new(n, host, epoch)?;
-        let (joined, sending, stop, join_late, late_at) =
-            (joined.clone(), sending.clone(), stop.clone(), join_late.clone(), late_at.clone());
-        std::thread::Builder::new()
-            .name("bench-dash-cli".into())
-            .spawn(move || clients.run(&joined, &sending, &stop, &join_late, &late_at))?
+        let (joined, sending, stop, join_late, late_at, tid) = (
+            joined.clone(),
+            sending.clone(),
+            stop.clone(),
+            join_late.clone(),
+            late_at.clone(),
+            load_tid.clone(),
+        );
+        std::thread::Builder::new().name("bench-dash-cli".into()).spawn(move || {
+            tid.store(pin::current_tid().unwrap_or(u32::MAX), Ordering::Release);
+            clients.run(&joined, &sending, &stop, &join_late, &late_at)
+        })?
     };
     let deadline = Instant::now() + Duration::from_secs(120);
     while joined.load(Ordering::Acquire) < n && Instant::now() < deadline {
@@ -190,6 +240,15 @@ fn drive<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
         std::thread::sleep(Duration::from_millis(10));
     }
     let stream = dashboard.as_ref().map(|w| EventStream::open(w.local_addr())).transpose()?;
+    if probe.pinned {
+        // Real time for the measurement only: the joins above would hold both cores.
+        let load_tid = known(&load_tid);
+        placed = placed.and_then(|()| {
+            let (Some(main), Some(load)) = (loop_tid, load_tid) else { return Err("no thread ID".into()) };
+            pin::realtime(main, pin::LOOP_PRIORITY)?;
+            pin::realtime(load, pin::LOAD_PRIORITY)
+        });
+    }
     sending.store(true, Ordering::Release);
     std::thread::sleep(POSITION_INTERVAL * 2);
     measuring.store(true, Ordering::Release);
@@ -233,7 +292,26 @@ fn drive<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
         players_ms,
         players_listed,
         stream_join_ms,
+        pinned: placed,
     })
+}
+
+/// Twice the positions `n` clients send in `duration`.
+fn positions(n: usize, duration: Duration) -> usize {
+    let per_client = duration.as_millis() / POSITION_INTERVAL.as_millis().max(1);
+    n.saturating_mul(usize::try_from(per_client).unwrap_or(0).saturating_add(1)).saturating_mul(2)
+}
+
+/// The thread ID noted in `tid`, waiting a second at most for it.
+fn known(tid: &AtomicU32) -> Option<u32> {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        match tid.load(Ordering::Acquire) {
+            0 if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            0 | u32::MAX => return None,
+            t => return Some(t),
+        }
+    }
 }
 
 /// `GET /api/players`: the time to the answer's last byte, and the players it lists.
@@ -421,7 +499,7 @@ mod tests {
 
     #[test]
     fn a_small_run_with_the_dashboard_lists_the_players_and_streams_a_join() {
-        let r = run(20, Duration::from_secs(1), true).unwrap();
+        let r = run(20, Duration::from_secs(1), true, false).unwrap();
         assert_eq!(r.joined, 20);
         assert!(r.delivered > 0, "{r:?}");
         assert!(r.players_listed >= 21, "{r:?}");

@@ -6,7 +6,9 @@
 //! [`dplay_dframe::Endpoint`] that generates and counts traffic inside the network thread
 //! ([`peer`]), an in-memory pair of endpoints ([`pair`]), the raw UDP baseline ([`udp`]), the
 //! loss-and-delay proxy applied to every library alike ([`proxy`]) and the many-connection load
-//! ([`scale`]), and the dashboard under that load ([`dashboard`]). ENet, a peer library, is only a dev-dependency and lives in `benches/net/`.
+//! ([`scale`]), and the dashboard under that load ([`dashboard`]), with an in-memory host of
+//! joined clients for its snapshot micro-benchmark ([`roster`]). ENet, a peer library, is only
+//! a dev-dependency and lives in `benches/net/`.
 //!
 //! Every socket is bound to 127.0.0.1.
 #![allow(clippy::disallowed_methods)] // benchmarks read the clock (clippy.toml bans it elsewhere)
@@ -15,8 +17,10 @@ pub mod dashboard;
 pub mod ours;
 pub mod pair;
 pub mod peer;
+pub mod pin;
 pub mod proxy;
 pub mod report;
+pub mod roster;
 pub mod scale;
 pub mod stats;
 pub mod udp;

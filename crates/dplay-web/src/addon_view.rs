@@ -8,7 +8,7 @@ use std::time::Instant;
 use dplay_addon::TrafficSnapshot;
 use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, Dp8Command, Dp8Event, Protocol};
 
-use crate::dp8_view::{dp8_commands, dp8_seen, dp8_snapshot};
+use crate::dp8_view::{dp8_commands, dp8_refresh, dp8_seen, dp8_snapshot};
 use crate::host_view::{Hosted, Seen};
 use crate::link::AdminCommand;
 use crate::snapshot::Snapshot;
@@ -16,6 +16,10 @@ use crate::snapshot::Snapshot;
 impl Hosted for AddonProtocol {
     fn snapshot(&self) -> Snapshot {
         dp8_snapshot(self.bridge().session())
+    }
+
+    fn refresh(&self, last: &Snapshot) -> Option<Snapshot> {
+        dp8_refresh(self.bridge().session(), last)
     }
 
     fn seen(&self, event: &AddonEvent) -> Option<Seen> {

@@ -76,7 +76,7 @@ impl Hosted for Dp4Protocol {
             hosting: s.role() == dplay_session::dp4::Role::Host,
             addon: false,
         };
-        Snapshot { session, players, traffic: None, counters: crate::Counters::default() }
+        Snapshot { session, players: players.into(), traffic: None, counters: crate::Counters::default() }
     }
 
     fn seen(&self, event: &Dp4Event) -> Option<Seen> {

@@ -13,20 +13,22 @@ use dplay_wire::dp8::dpnid::Dpnid;
 
 use crate::host_view::{Hosted, Seen, dpnid};
 use crate::link::AdminCommand;
+use crate::players::{LinkNumbers, Players};
 use crate::snapshot::{PlayerView, SessionView, Snapshot};
 
 /// The session and its players as the dashboard shows them (times left for [`crate::Observed`]).
 pub fn dp8_snapshot(session: &Session) -> Snapshot {
-    let config = session.config();
     let (local, host) = (session.local_dpnid(), session.host_dpnid());
     // One pass over the connections, not one per player: the name table may be large.
-    let addresses: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
-    let players: Vec<PlayerView> = session
+    let connections: HashMap<Dpnid, SocketAddr> = session.player_addresses().into_iter().collect();
+    let mut addresses = Vec::with_capacity(session.name_table().len());
+    let rows: Vec<PlayerView> = session
         .name_table()
         .players()
         .map(|e| {
-            let address = addresses.get(&e.dpnid).copied();
-            let stats = address.and_then(|a| session.endpoint().stats(a));
+            let address = connections.get(&e.dpnid).copied();
+            addresses.push(address);
+            let n = numbers(session, address);
             PlayerView {
                 dpnid: dpnid(e.dpnid.0),
                 id: e.dpnid.0,
@@ -40,14 +42,64 @@ pub fn dp8_snapshot(session: &Session) -> Snapshot {
                 } else {
                     "connected"
                 },
-                rtt_ms: stats.and_then(|s| s.rtt).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                bytes_sent: stats.map(|s| s.bytes_sent),
-                bytes_received: stats.map(|s| s.bytes_received),
-                retransmissions: stats.map(|s| s.retransmissions),
+                rtt_ms: n.rtt_ms,
+                bytes_sent: n.bytes_sent,
+                bytes_received: n.bytes_received,
+                retransmissions: n.retransmissions,
             }
         })
         .collect();
-    let session_view = SessionView {
+    let players = Players::with_addresses(rows, addresses, roster_key(session));
+    Snapshot {
+        session: session_view(session, players.len()),
+        players,
+        traffic: None,
+        counters: crate::counters::session_counters(session),
+    }
+}
+
+/// A snapshot like `last` (the previous [`dp8_snapshot`] of `session`) with its numbers read
+/// again: the round trips and counters of the players' connections, the session's counters.
+/// Who the players are is shared with `last`, not rebuilt: O(players) lookups, no strings.
+/// `None` when the players may have changed since (the name table's version, the number of
+/// connections): then only a new [`dp8_snapshot`] will do.
+pub fn dp8_refresh(session: &Session, last: &Snapshot) -> Option<Snapshot> {
+    if last.players.key() != roster_key(session) || last.players.addresses().len() != last.players.len() {
+        return None;
+    }
+    let links = last.players.addresses().iter().map(|a| numbers(session, *a)).collect();
+    let players = last.players.refreshed(links);
+    Some(Snapshot {
+        session: session_view(session, players.len()),
+        players,
+        traffic: None,
+        counters: crate::counters::session_counters(session),
+    })
+}
+
+/// What changes when the players listed may have: a player added or removed, a name or a
+/// host changed (each a new name-table version, MC-DPL8CS 2.2.1.1), a connection opened or
+/// closed. The version in the high half, the connection count in the low one.
+fn roster_key(session: &Session) -> u64 {
+    let connections = u64::try_from(session.endpoint().connection_count()).unwrap_or(u64::MAX);
+    u64::from(session.name_table().version()) << 32 ^ connections
+}
+
+/// The numbers of the connection at `address`, if any.
+fn numbers(session: &Session, address: Option<SocketAddr>) -> LinkNumbers {
+    let stats = address.and_then(|a| session.endpoint().stats(a));
+    LinkNumbers {
+        rtt_ms: stats.and_then(|s| s.rtt).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        bytes_sent: stats.map(|s| s.bytes_sent),
+        bytes_received: stats.map(|s| s.bytes_received),
+        retransmissions: stats.map(|s| s.retransmissions),
+    }
+}
+
+/// The session as `/api/session` shows it (times and migrations left for [`crate::Observed`]).
+fn session_view(session: &Session, players: usize) -> SessionView {
+    let config = session.config();
+    SessionView {
         name: config.session_name.clone(),
         protocol: "DirectPlay 8",
         guid: session.name_table().instance().to_string(),
@@ -56,17 +108,11 @@ pub fn dp8_snapshot(session: &Session) -> Snapshot {
             Mode::ClientServer => "client-server",
         },
         uptime_s: 0,
-        players: players.len(),
+        players,
         max_players: config.max_players,
         host_migrations: 0,
         hosting: session.is_joined(),
         addon: false,
-    };
-    Snapshot {
-        session: session_view,
-        players,
-        traffic: None,
-        counters: crate::counters::session_counters(session),
     }
 }
 
@@ -138,6 +184,10 @@ pub fn dp8_seen(event: &Event, local: Dpnid) -> Option<Seen> {
 impl Hosted for Dp8Protocol {
     fn snapshot(&self) -> Snapshot {
         dp8_snapshot(self.session())
+    }
+
+    fn refresh(&self, last: &Snapshot) -> Option<Snapshot> {
+        dp8_refresh(self.session(), last)
     }
 
     fn seen(&self, event: &Dp8Event) -> Option<Seen> {

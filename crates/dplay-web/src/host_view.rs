@@ -36,6 +36,14 @@ pub trait Hosted: Protocol {
     /// holds). [`Observed`] fills in `uptime_s`, `host_migrations`, each player's
     /// `joined_at_s`, and its tally of joins, leaves, datagrams and bytes.
     fn snapshot(&self) -> Snapshot;
+    /// A snapshot like `last` (this protocol's previous [`Hosted::snapshot`], completed by
+    /// [`Observed`]) with its numbers read again, sharing who the players are with `last`
+    /// instead of rebuilding their strings: what the protocol thread does at most publishes
+    /// of a large session. `None` (the default) when the players may have changed since, or
+    /// the protocol has no cheaper way: then [`Observed`] takes a whole new snapshot.
+    fn refresh(&self, _last: &Snapshot) -> Option<Snapshot> {
+        None
+    }
     /// What an event of the session means to the dashboard, if anything.
     fn seen(&self, event: &Self::Event) -> Option<Seen>;
     /// The Flight Simulator add-on's aircraft at `now`; `None` (the default) for a session
@@ -98,6 +106,9 @@ pub struct Observed<P> {
     tally: Tally,
     /// The add-on's aircraft trails (empty without the add-on).
     trails: Trails,
+    /// The last whole snapshot, whose players the next ones share ([`Hosted::refresh`]);
+    /// `None` after a join, leave or migration: the next is a whole one.
+    last: Option<Snapshot>,
 }
 
 impl<P: Hosted> Observed<P> {
@@ -114,6 +125,7 @@ impl<P: Hosted> Observed<P> {
             next_publish: None,
             tally: Tally::default(),
             trails: Trails::default(),
+            last: None,
         }
     }
 
@@ -132,6 +144,8 @@ impl<P: Hosted> Observed<P> {
         while let Some(command) = self.link.admin() {
             let text = self.inner.admin(now, command);
             self.link.event(WebEvent::Admin { text, at_s: self.secs(now) });
+            // Published at once; what the command changes in the players (a kick, a ban)
+            // comes back as leaves, which drop `last`.
             self.next_publish = None;
         }
         if self.next_publish.is_none_or(|t| now >= t) {
@@ -147,13 +161,23 @@ impl<P: Hosted> Observed<P> {
         }
     }
 
-    fn snapshot(&self, now: Instant) -> Snapshot {
-        let mut s = self.inner.snapshot();
+    fn snapshot(&mut self, now: Instant) -> Snapshot {
+        let refreshed = self.last.as_ref().and_then(|last| self.inner.refresh(last));
+        let mut s = match refreshed {
+            Some(s) => s,
+            None => {
+                let mut s = self.inner.snapshot();
+                let (start, joined) = (self.start, &self.joined);
+                for p in s.players.rows_mut() {
+                    p.joined_at_s =
+                        joined.get(&p.id).map_or(0, |t| t.saturating_duration_since(start).as_secs());
+                }
+                self.last = Some(s.clone());
+                s
+            }
+        };
         s.session.uptime_s = self.secs(now);
         s.session.host_migrations = self.migrations;
-        for p in &mut s.players {
-            p.joined_at_s = self.joined.get(&p.id).map_or(0, |t| self.secs(*t));
-        }
         self.tally.fill(&mut s.counters);
         s
     }
@@ -170,6 +194,7 @@ impl<P: Hosted> Observed<P> {
                 }
                 self.joined.insert(id, now);
                 self.next_publish = None;
+                self.last = None;
                 let Some(name) = name else { return };
                 self.names.insert(id, name.clone());
                 WebEvent::Join { dpnid: dpnid(id), name, at_s }
@@ -179,6 +204,7 @@ impl<P: Hosted> Observed<P> {
                 self.joined.remove(&id);
                 let name = self.names.remove(&id);
                 self.next_publish = None;
+                self.last = None;
                 let Some(name) = name else { return };
                 WebEvent::Leave { dpnid: dpnid(id), name, reason: reason.to_owned(), at_s }
             }
@@ -191,6 +217,7 @@ impl<P: Hosted> Observed<P> {
             Seen::Migrated => {
                 self.migrations = self.migrations.saturating_add(1);
                 self.next_publish = None;
+                self.last = None;
                 return;
             }
         };

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::counters::Counters;
+use crate::players::Players;
 use crate::traffic::Traffic;
 
 /// The session and its players at one moment.
@@ -13,8 +14,8 @@ use crate::traffic::Traffic;
 pub struct Snapshot {
     /// The session.
     pub session: SessionView,
-    /// The players of the name table, the host's own included.
-    pub players: Vec<PlayerView>,
+    /// The players of the name table, the host's own included (`Vec<PlayerView>::into()`).
+    pub players: Players,
     /// The add-on's aircraft; `None` for a session without the add-on.
     pub traffic: Option<Traffic>,
     /// Totals and what is held, for `/metrics`.
