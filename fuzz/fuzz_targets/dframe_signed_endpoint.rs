@@ -11,22 +11,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dplay_dframe::{Config, Endpoint, Event, MessageKind, Signing};
-
-struct Input<'a>(&'a [u8]);
-
-impl Input<'_> {
-    fn u8(&mut self) -> u8 {
-        let (first, rest) = self.0.split_first().map_or((0, &[][..]), |(f, r)| (*f, r));
-        self.0 = rest;
-        first
-    }
-
-    fn bytes(&mut self, n: usize) -> &[u8] {
-        let (head, rest) = self.0.split_at(n.min(self.0.len()));
-        self.0 = rest;
-        head
-    }
-}
+use dplay_fuzz::Input;
 
 const A: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1)), 2302);
 const B: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)), 2302);
@@ -172,7 +157,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 let len = usize::from(input.u8()) * 8 % 3000 + 4;
                 let mut msg = vec![input.u8(); len];
                 msg[..4].copy_from_slice(&tag.to_le_bytes());
-                let kind = if input.u8() & 1 == 0 { MessageKind::RELIABLE_SEQUENTIAL } else { MessageKind::RELIABLE };
+                let kind = if input.u8() & 1 == 0 {
+                    MessageKind::RELIABLE_SEQUENTIAL
+                } else {
+                    MessageKind::RELIABLE
+                };
                 if p.a.send(p.now, B, &msg, kind).is_ok() {
                     p.sent.push(msg);
                 }

@@ -8,6 +8,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use dplay_dpsp::reliable::{Config, Event, FRAME_OVERHEAD, Limits, RECEIVE_WINDOW, Reliable};
+use dplay_fuzz::Input;
 use dplay_wire::dp4::reliable::{
     AckFrame, DataFrame, FrameBody, NackFrame, NackMask, ReliableFlags, ReliableFrame,
 };
@@ -23,22 +24,6 @@ fn limits() -> Limits {
     limits.max_queued_bytes = 4096;
     limits.max_links = 2;
     limits
-}
-
-struct Input<'a>(&'a [u8]);
-
-impl Input<'_> {
-    fn u8(&mut self) -> u8 {
-        let (first, rest) = self.0.split_first().map_or((0, &[][..]), |(f, r)| (*f, r));
-        self.0 = rest;
-        first
-    }
-
-    fn bytes(&mut self, n: usize) -> &[u8] {
-        let (head, rest) = self.0.split_at(n.min(self.0.len()));
-        self.0 = rest;
-        head
-    }
 }
 
 fn peer() -> SocketAddr {
@@ -72,7 +57,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let body = match input.u8() % 6 {
             0 => {
                 let len = usize::from(input.u8() % 40);
-                e.handle_datagram(now, peer(), &input.bytes(len).to_vec());
+                e.handle_datagram(now, peer(), input.bytes(len));
                 None
             }
             1 => {
@@ -93,7 +78,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             })),
             3 => {
                 let len = input.u8() % 4;
-                let bits = u32::from_le_bytes([input.u8(), input.u8(), input.u8(), 0]) & ((1 << (8 * u32::from(len))) - 1);
+                let bits = u32::from_le_bytes([input.u8(), input.u8(), input.u8(), 0])
+                    & ((1 << (8 * u32::from(len))) - 1);
                 Some(FrameBody::Nack(NackFrame {
                     flags: ReliableFlags::ACK | ReliableFlags::EXT,
                     message_id: input.u8(),

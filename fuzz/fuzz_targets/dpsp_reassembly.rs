@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use dplay_dpsp::{Config, Dpsp, DpspMessage, Event, Limits, Reliability};
+use dplay_fuzz::Input;
 use dplay_wire::Blob;
 use dplay_wire::dp4::fragment::{Fragment, PACKET_DATA_OFFSET, PacketAck};
 use dplay_wire::dp4::message::Dp4Message;
@@ -29,27 +30,6 @@ fn limits() -> Limits {
     limits
 }
 const SENDERS: u8 = 3;
-
-/// Reads the fuzzer's bytes front to back; past the end everything is zero.
-struct Input<'a>(&'a [u8]);
-
-impl Input<'_> {
-    fn u8(&mut self) -> u8 {
-        let (first, rest) = self.0.split_first().map_or((0, &[][..]), |(f, r)| (*f, r));
-        self.0 = rest;
-        first
-    }
-
-    fn u16(&mut self) -> u16 {
-        u16::from_le_bytes([self.u8(), self.u8()])
-    }
-
-    fn bytes(&mut self, n: usize) -> &[u8] {
-        let (head, rest) = self.0.split_at(n.min(self.0.len()));
-        self.0 = rest;
-        head
-    }
-}
 
 fn peer(n: u8) -> SocketAddr {
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, n), 2300))
@@ -95,7 +75,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             0 => {
                 let len = usize::from(input.u8());
                 let from = peer(input.u8() % SENDERS);
-                d.handle_datagram(now, from, &input.bytes(len).to_vec());
+                d.handle_datagram(now, from, input.bytes(len));
             }
             1 => {
                 let from = peer(input.u8() % SENDERS);

@@ -2,19 +2,22 @@
 //!
 //! A capture is read twice: [`Flows::learn`] first finds which flows carry DirectPlay 8 or
 //! DirectPlay 4, then every UDP datagram of those flows and every message of a DirectPlay 4
-//! TCP stream ([`Streams`]) is parsed, in frame order. Application payloads are also read as
-//! Flight Simulator add-on packets ([`addon_view::find`]).
+//! TCP stream ([`Streams`]) is parsed, in frame order. A message that spans several frames is
+//! also shown whole after its last frame ([`Reassembly`]). Application payloads are also read
+//! as Flight Simulator add-on packets ([`addon_view::find`]).
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 
 use dplay_addon::Dialect;
-use dplay_wire::WireError;
+use dplay_wire::{Family, WireError};
 
 use crate::addon_view::{self, AddonPacket};
 use crate::capture::Frame;
 use crate::flows::Flows;
 use crate::message::{Carrier, Message, dp4_stream_message_size};
 use crate::net::{self, Segment, Transport};
+use crate::reassembly::{self, Reassembly, Whole};
 use crate::stream::{Cut, Streams};
 
 /// Where a message was captured.
@@ -39,6 +42,9 @@ pub(crate) struct Record {
     /// Bytes given after a DirectPlay 4 stream message, beyond what its `dwSize` covers
     /// (hex input only; in a capture they start the next message).
     pub(crate) trailing: Vec<u8>,
+    /// For a message put back together from several frames ([`crate::reassembly`]): the
+    /// capture frames that carried it, in the message's order; empty otherwise.
+    pub(crate) reassembled: Vec<u64>,
 }
 
 impl Record {
@@ -57,7 +63,13 @@ impl Record {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        Self { origin, bytes, result, addon, trailing: Vec::new() }
+        Self { origin, bytes, result, addon, trailing: Vec::new(), reassembled: Vec::new() }
+    }
+
+    /// A message put back together, seen complete at `origin` (its last frame).
+    fn reassembled(origin: Option<Origin>, whole: Whole, ids: bool, dialect: Dialect) -> Self {
+        let result = reassembly::parse(&whole, ids);
+        Self { reassembled: whole.frames, ..Self::new(origin, whole.bytes, result, dialect) }
     }
 }
 
@@ -70,6 +82,11 @@ pub(crate) struct Stats {
     pub(crate) gaps: u64,
     /// Bytes of DirectPlay 4 stream messages the capture ended in the middle of.
     pub(crate) unfinished: usize,
+    /// Pieces of multi-frame messages not put back together.
+    pub(crate) reassembly: reassembly::Dropped,
+    /// DirectPlay 8 flows whose DFRAMEs were read as unsigned with nothing in the capture to
+    /// say whether they are signed ([`Flows::signing_unknown`]).
+    pub(crate) signing_unknown: usize,
 }
 
 /// How to look for DirectPlay in a capture.
@@ -112,6 +129,8 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
     let mut records = Vec::new();
     let mut stats = Stats::default();
     let mut streams = Streams::default();
+    let mut pieces = Reassembly::default();
+    let mut signing_unknown = HashSet::new();
     let start = frames.first().map(|f| f.time).unwrap_or_default();
     for (frame, seg) in segments() {
         stats.frames += 1;
@@ -119,17 +138,30 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
             stats.skipped += 1;
             continue;
         };
-        let origin = Some(Origin {
-            frame: frame.number,
-            time: frame.time.saturating_sub(start).as_secs_f64(),
-            src: seg.src,
-            dst: seg.dst,
-            transport: seg.transport,
-        });
+        let time = frame.time.saturating_sub(start).as_secs_f64();
+        let origin =
+            Some(Origin { frame: frame.number, time, src: seg.src, dst: seg.dst, transport: seg.transport });
         let found = match seg.transport {
             Transport::Udp => flows.udp_carrier(&seg).map(|carrier| {
                 let result = Message::parse(seg.payload, carrier, flows.ids);
+                let dframe = result
+                    .as_ref()
+                    .is_ok_and(|m| m.family() == Family::Dp8 && reassembly::frame(m).is_some());
+                if dframe && carrier == Carrier::Datagram && flows.signing_unknown(&seg) {
+                    signing_unknown.insert((seg.src.min(seg.dst), seg.src.max(seg.dst)));
+                }
+                let whole = match result.as_ref().ok() {
+                    Some(m) => match reassembly::packet_fragment(m) {
+                        Some(f) => pieces.offer_packet((seg.src, seg.dst), (frame.number, time), f),
+                        None => reassembly::fragment(m)
+                            .and_then(|f| pieces.offer(seg.src, seg.dst, frame.number, f)),
+                    },
+                    None => None,
+                };
                 records.push(Record::new(origin, seg.payload.to_vec(), result, dialect));
+                if let Some(whole) = whole {
+                    records.push(Record::reassembled(origin, whole, flows.ids, dialect));
+                }
             }),
             Transport::Tcp => {
                 let (cuts, following) = streams.feed(seg.src, seg.dst, seg.seq, seg.payload);
@@ -150,6 +182,9 @@ pub(crate) fn decode_frames(frames: &[Frame], options: &Options) -> (Vec<Record>
             stats.skipped += 1;
         }
     }
+    pieces.finish();
+    stats.signing_unknown = signing_unknown.len();
+    stats.reassembly = pieces.dropped;
     stats.gaps = streams.gaps;
     stats.unfinished = streams.unfinished();
     (records, stats)

@@ -11,7 +11,7 @@ use dplay_addon::Dialect;
 
 use crate::decode::{self, Options, Record};
 use crate::message::Carrier;
-use crate::{capture, render};
+use crate::{capture, reassembly, render};
 
 /// `dplay decode` options.
 #[derive(Args)]
@@ -178,6 +178,25 @@ fn decode_capture(path: &Path, options: &Options) -> anyhow::Result<(Vec<Record>
     let (records, stats) = decode::decode_frames(&capture.frames, options);
     if stats.gaps > 0 {
         warn(&format!("{} TCP segments follow bytes missing from the capture", stats.gaps));
+    }
+    if stats.signing_unknown > 0 {
+        warn(&format!(
+            "{} DirectPlay 8 flows show no CONNECTED, CONNECTED_SIGNED, SACK or HARD_DISCONNECT: \
+             their DFRAMEs were read as unsigned, but they may be signed (MC-DPL8R 2.2.1.3)",
+            stats.signing_unknown
+        ));
+    }
+    let dropped = stats.reassembly;
+    if dropped.over_cap + dropped.incomplete > 0 {
+        warn(&format!(
+            "{} pieces of multi-frame messages were not put back together ({} incomplete, {} over \
+             the caps of {} MiB per direction and {} MiB in all)",
+            dropped.over_cap + dropped.incomplete,
+            dropped.incomplete,
+            dropped.over_cap,
+            reassembly::PER_DIRECTION >> 20,
+            reassembly::TOTAL >> 20
+        ));
     }
     if stats.unfinished > 0 {
         warn(&format!("the capture ends inside DirectPlay 4 messages ({} bytes)", stats.unfinished));

@@ -275,34 +275,23 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
     let echo = args.dp4_args.echo;
     let mut failed = None;
     let end = args.net.deadline(start);
-    let stop = loop {
-        // The summary every --stats-every, until the end.
-        #[allow(clippy::disallowed_methods)] // the command's own clock
-        let tick = args.limits.stats_period().map(|p| Instant::now() + p);
-        let until = match (tick, end) {
-            (Some(t), Some(e)) => Some(t.min(e)),
-            (t, e) => t.or(e),
-        };
-        let stop = live::wait_or_stats(runtime.events(), interrupt, until, |e| {
-            if let Dp4Event::CommandFailed { command: "host", error } = &e {
-                failed = Some(error.clone());
-                return false;
-            }
-            if let (Some(how), Dp4Event::Session(SessionEvent::Message { from: Some(from), data, .. })) =
-                (echo, &e)
-            {
-                let guaranteed = how == Echo::Tcp;
-                let back = Dp4Command::Send { from: None, to: *from, data: data.clone(), guaranteed };
-                let _ = runtime.command(back);
-            }
-            !out.event(&e)
-        });
-        if stop != Stop::Stats && (stop != Stop::Deadline || until == end) {
-            break stop;
+    // SIGUSR1 or --stats-every: the drops-and-refusals summary and what is held, now.
+    let stats = || Ok(runtime.command(Dp4Command::Stats)?);
+    let handle = |e| {
+        if let Dp4Event::CommandFailed { command: "host", error } = &e {
+            failed = Some(error.clone());
+            return false;
         }
-        // SIGUSR1 or --stats-every: the drops-and-refusals summary and what is held, now.
-        runtime.command(Dp4Command::Stats)?;
+        if let (Some(how), Dp4Event::Session(SessionEvent::Message { from: Some(from), data, .. })) =
+            (echo, &e)
+        {
+            let guaranteed = how == Echo::Tcp;
+            let back = Dp4Command::Send { from: None, to: *from, data: data.clone(), guaranteed };
+            let _ = runtime.command(back);
+        }
+        !out.event(&e)
     };
+    let stop = live::serve(runtime.events(), interrupt, end, args.limits.stats_period(), handle, stats)?;
     if let Some(error) = failed {
         bail!("cannot host: {error}");
     }

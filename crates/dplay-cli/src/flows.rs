@@ -7,7 +7,11 @@
 //!   major version 1 (MC-DPL8R 2.2.1.1), an EnumResponse (MC-DPLHP 2.2.2), or an EnumQuery to
 //!   the enumeration port 6073 (MC-DPLHP 2.2.1). Elsewhere, lead bytes alone count on UDP 6073
 //!   and 2302-2400 (DirectPlay 8's defaults) or, with `--any-port`, on every port. A flow with a
-//!   CONNECTED_SIGNED is signed: its DFRAMEs carry `ullSignature` (MC-DPL8R 2.2.1.3, 2.2.2).
+//!   CONNECTED_SIGNED is signed: its DFRAMEs carry `ullSignature` (MC-DPL8R 2.2.1.3, 2.2.2). So
+//!   is a flow whose SACK or HARD_DISCONNECT carries one, which their fixed lengths show
+//!   (2.2.1.5, 2.2.1.4): how a capture that starts after the handshake is read right. A
+//!   CONNECTED or a SACK without one shows the flow unsigned; with neither, its signing is
+//!   unknown and its DFRAMEs are read as unsigned ([`Flows::signing_unknown`]; docs/decisions.md).
 //! * DirectPlay 4 system messages carry 'play' at offset 20 on any port and either transport
 //!   (MC-DPL4CS 2.2.6). Its player messages do not (2.2.45): on TCP the stream decides
 //!   ([`crate::stream`]); a UDP datagram is a player message when both hosts were seen speaking
@@ -74,6 +78,11 @@ pub(crate) struct Flows {
     dp8: HashSet<FlowKey>,
     /// DirectPlay 8 flows whose handshake was signed (a CONNECTED_SIGNED, MC-DPL8R 2.2.1.3).
     dp8_signed: HashSet<FlowKey>,
+    /// Flows with a SACK or HARD_DISCONNECT carrying `ullSignature`: signed, once the flow is
+    /// DirectPlay 8 on other grounds (a lookalike proves nothing by itself).
+    dp8_signed_seen: HashSet<FlowKey>,
+    /// DirectPlay 8 flows seen unsigned: a CONNECTED, or a SACK or HARD_DISCONNECT without it.
+    dp8_unsigned: HashSet<FlowKey>,
     dp4_hosts: HashSet<IpAddr>,
     dp4_endpoints: HashSet<SocketAddr>,
     /// FS2004 when its GUID was seen, FS98 otherwise.
@@ -109,6 +118,18 @@ fn dp4_addon_datagram(payload: &[u8]) -> bool {
             .is_ok_and(|m| m.app_payloads().iter().any(|p| addon_view::find(p, Dialect::Fs98).is_some()))
     };
     dp4 && !dp8()
+}
+
+/// What a DirectPlay 8 message says of its connection's signing (MC-DPL8R 2.2.1.2-2.2.1.5):
+/// `Some(true)` signed, `Some(false)` unsigned, `None` nothing.
+fn signing(d: &Datagram) -> Option<bool> {
+    match d {
+        Datagram::Cframe(Cframe::ConnectedSigned(_)) => Some(true),
+        Datagram::Cframe(Cframe::Connected(_)) => Some(false),
+        Datagram::Cframe(Cframe::Sack(s)) => Some(s.signature.is_some()),
+        Datagram::Cframe(Cframe::HardDisconnect(h)) => Some(h.signature.is_some()),
+        _ => None,
+    }
 }
 
 /// Whether a DirectPlay 8 message could only be DirectPlay 8 (see the module documentation).
@@ -149,8 +170,16 @@ impl Flows {
                 if proves_dp8(&d, seg.dst.port()) {
                     flows.dp8.insert(flow(seg.src, seg.dst));
                 }
-                if matches!(d, Datagram::Cframe(Cframe::ConnectedSigned(_))) {
-                    flows.dp8_signed.insert(flow(seg.src, seg.dst));
+                let seen = match signing(&d) {
+                    Some(true) if matches!(d, Datagram::Cframe(Cframe::ConnectedSigned(_))) => {
+                        Some(&mut flows.dp8_signed)
+                    }
+                    Some(true) => Some(&mut flows.dp8_signed_seen),
+                    Some(false) => Some(&mut flows.dp8_unsigned),
+                    None => None,
+                };
+                if let Some(set) = seen {
+                    set.insert(flow(seg.src, seg.dst));
                 }
                 if seg.payload.windows(GUID_FS9_WIRE.len()).any(|w| w == GUID_FS9_WIRE) {
                     flows.dialect = Dialect::Fs2004;
@@ -160,14 +189,31 @@ impl Flows {
         flows
     }
 
+    /// Whether nothing in the capture says if this DirectPlay 8 flow is signed (no CONNECTED,
+    /// CONNECTED_SIGNED, SACK or HARD_DISCONNECT): its DFRAMEs are read as unsigned.
+    pub(crate) fn signing_unknown(&self, seg: &Segment<'_>) -> bool {
+        let key = flow(seg.src, seg.dst);
+        ![&self.dp8_signed, &self.dp8_signed_seen, &self.dp8_unsigned].iter().any(|set| set.contains(&key))
+    }
+
+    /// How to read a datagram of a DirectPlay 8 flow: signed when a SACK or HARD_DISCONNECT
+    /// of the flow carried `ullSignature`.
+    fn dp8_carrier(&self, key: &FlowKey) -> Carrier {
+        if self.dp8_signed_seen.contains(key) { Carrier::Dp8Signed } else { Carrier::Datagram }
+    }
+
     /// How to read a UDP datagram, or `None` when it is not DirectPlay.
     pub(crate) fn udp_carrier(&self, seg: &Segment<'_>) -> Option<Carrier> {
         let kind = classify(seg.payload);
-        if kind != Kind::Dp4Message && self.dp8_signed.contains(&flow(seg.src, seg.dst)) {
+        let key = flow(seg.src, seg.dst);
+        if kind != Kind::Dp4Message && self.dp8_signed.contains(&key) {
             return Some(Carrier::Dp8Signed);
         }
-        if kind == Kind::Dp4Message || self.dp8.contains(&flow(seg.src, seg.dst)) {
+        if kind == Kind::Dp4Message {
             return Some(Carrier::Datagram);
+        }
+        if self.dp8.contains(&key) {
+            return Some(self.dp8_carrier(&key));
         }
         let dp4_hosts = self.dp4_hosts.contains(&seg.src.ip()) && self.dp4_hosts.contains(&seg.dst.ip());
         let dp4_ports = self.dp4_endpoints.contains(&seg.src)
@@ -180,6 +226,6 @@ impl Flows {
             return Some(Carrier::Dp4Datagram);
         }
         let dp8_ports = self.any_port || dp8_port(seg.src.port()) || dp8_port(seg.dst.port());
-        (kind.family() == Some(Family::Dp8) && dp8_ports).then_some(Carrier::Datagram)
+        (kind.family() == Some(Family::Dp8) && dp8_ports).then(|| self.dp8_carrier(&key))
     }
 }

@@ -148,26 +148,15 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     };
     let echo = args.dp4_args.echo;
     let end = args.net.deadline(start);
-    let stop = loop {
-        // The drops-and-refusals line every --stats-every seconds, until the end.
-        #[allow(clippy::disallowed_methods)] // the command's own clock
-        let tick = args.limits.stats_period().map(|p| Instant::now() + p);
-        let until = match (tick, end) {
-            (Some(t), Some(e)) => Some(t.min(e)),
-            (t, e) => t.or(e),
-        };
-        let stop = live::wait_or_stats(runtime.events(), interrupt, until, |e| {
-            if let Some(how) = echo {
-                echo_back(&runtime, how, &e);
-            }
-            !out.dp8(&e)
-        });
-        if (stop == Stop::Deadline && until != end) || stop == Stop::Stats {
-            runtime.command(Dp8Command::Refusals)?;
-            continue;
+    let handle = |e| {
+        if let Some(how) = echo {
+            echo_back(&runtime, how, &e);
         }
-        break stop;
+        !out.dp8(&e)
     };
+    // The drops-and-refusals line every --stats-every seconds and on SIGUSR1, until the end.
+    let stats = || Ok(runtime.command(Dp8Command::Refusals)?);
+    let stop = live::serve(runtime.events(), interrupt, end, args.limits.stats_period(), handle, stats)?;
     // The drops-and-refusals line at exit.
     if stop != Stop::Closed && runtime.command(Dp8Command::Refusals).is_ok() {
         #[allow(clippy::disallowed_methods)]

@@ -257,6 +257,32 @@ pub(crate) fn wait_or_stats<E>(
     wait_on(events, interrupt, &crate::stats_signal::requests(), deadline, handle)
 }
 
+/// A host's main loop: hands events to `handle` as [`wait`] does, until the end, Ctrl-C, or
+/// the runtime's event channel closes; every `stats_every` and on SIGUSR1, calls `stats` (which
+/// asks the runtime for the drops-and-refusals summary) and goes on.
+pub(crate) fn serve<E>(
+    events: &Receiver<E>,
+    interrupt: &Receiver<()>,
+    end: Option<Instant>,
+    stats_every: Option<Duration>,
+    mut handle: impl FnMut(E) -> bool,
+    mut stats: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<Stop> {
+    loop {
+        #[allow(clippy::disallowed_methods)] // the command's own clock
+        let tick = stats_every.map(|p| Instant::now() + p);
+        let until = match (tick, end) {
+            (Some(t), Some(e)) => Some(t.min(e)),
+            (t, e) => t.or(e),
+        };
+        let stop = wait_or_stats(events, interrupt, until, &mut handle);
+        if stop != Stop::Stats && (stop != Stop::Deadline || until == end) {
+            return Ok(stop);
+        }
+        stats()?;
+    }
+}
+
 fn wait_on<E>(
     events: &Receiver<E>,
     interrupt: &Receiver<()>,

@@ -28,6 +28,7 @@ mod message;
 mod net;
 mod pcap_tap;
 mod pcap_tcp;
+mod reassembly;
 mod render;
 mod stats_signal;
 mod stream;

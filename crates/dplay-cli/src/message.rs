@@ -4,6 +4,7 @@
 
 use dplay_wire::datagram::{DframeDatagram, DframePayload, Kind, PartBody, classify};
 use dplay_wire::dp4::header::{HEADER_LEN, MAX_MESSAGE_SIZE, SIGNATURE, SockAddrIn, Token};
+use dplay_wire::dp4::message::ShortMessage;
 use dplay_wire::dp4::player_message::{
     DatagramPlayerMessage, IDS_LEN, PlayerMessage, STREAM_PREFIX_LEN, has_signature,
 };
@@ -46,6 +47,13 @@ pub(crate) enum Message {
     /// An MC-DPL4R frame (MC-DPL4R 2.2): its data frames carry a short-form system message or a
     /// player message in the datagram form, whole or in pieces.
     Reliable(ReliableFrame, bool),
+    /// A DirectPlay 8 message put back together from several DFRAMEs (MC-DPL8R 3.1.4.4),
+    /// read as the payload of one frame with the first frame's `bCommand` and NEW_MSG and
+    /// END_MSG ([`crate::reassembly`]).
+    Dp8Whole(DframeCommand, DframePayload),
+    /// A short-form DirectPlay 4 system message put back together from MC-DPL4R data frames
+    /// (MC-DPL4CS 3.1.4.16; [`crate::reassembly`]).
+    Dp4Short(ShortMessage),
 }
 
 /// The spec's name of a player message, in both forms (MC-DPL4CS 2.2.45).
@@ -122,7 +130,8 @@ impl Message {
     pub(crate) fn family(&self) -> Family {
         match self {
             Self::Wire(d) => d.family(),
-            Self::Player(_) | Self::PlayerDatagram(_) | Self::Reliable(..) => Family::Dp4,
+            Self::Dp8Whole(..) => Family::Dp8,
+            Self::Player(_) | Self::PlayerDatagram(_) | Self::Reliable(..) | Self::Dp4Short(_) => Family::Dp4,
         }
     }
 
@@ -136,6 +145,10 @@ impl Message {
                 FrameBody::Ack(_) => "ACK Frame",
                 FrameBody::Nack(_) => "NACK Frame",
             },
+            Self::Dp8Whole(_, DframePayload::Session(m)) => m.name(),
+            Self::Dp8Whole(_, DframePayload::Chat(_)) => "TRANS_USERDATA_SEND_MESSAGE",
+            Self::Dp8Whole(..) => "DFRAME",
+            Self::Dp4Short(m) => m.name(),
         }
     }
 
@@ -143,7 +156,12 @@ impl Message {
     pub(crate) fn alias(&self) -> Option<&'static str> {
         match self {
             Self::Wire(d) => d.alias(),
-            Self::Player(_) | Self::PlayerDatagram(_) | Self::Reliable(..) => None,
+            Self::Dp8Whole(_, DframePayload::Session(m)) => m.dpdx_name(),
+            Self::Player(_)
+            | Self::PlayerDatagram(_)
+            | Self::Reliable(..)
+            | Self::Dp8Whole(..)
+            | Self::Dp4Short(_) => None,
         }
     }
 
@@ -154,6 +172,11 @@ impl Message {
             Self::Reliable(f, _) => ("MC-DPL4R", serde_json::to_value(f)?),
             Self::Player(m) => ("stream", serde_json::to_value(m)?),
             Self::PlayerDatagram(m) => ("datagram", serde_json::to_value(m)?),
+            Self::Dp8Whole(command, payload) => {
+                let value = json!({ "command": command, "payload": payload });
+                ("reassembled", value)
+            }
+            Self::Dp4Short(m) => ("short", serde_json::to_value(m)?),
         };
         let mut obj = json!({ "form": form });
         if let (Some(obj), Value::Object(fields)) = (obj.as_object_mut(), value) {
@@ -170,15 +193,28 @@ impl Message {
             Self::Player(m) => m.to_vec(),
             Self::PlayerDatagram(m) => m.to_vec(),
             Self::Reliable(f, _) => f.to_vec(),
+            Self::Dp8Whole(_, payload) => {
+                let mut buf = vec![0; payload.encoded_len()];
+                let len = payload.emit(&mut buf)?;
+                buf.truncate(len);
+                Ok(buf)
+            }
+            Self::Dp4Short(m) => m.to_vec(),
         }
     }
 
     /// The joiner's player data of a DN_INTERNAL_MESSAGE_PLAYER_CONNECT_INFO(_EX) (MC-DPL8CS
     /// 2.2.1.1), where an FS2004 joiner puts its PLAYER_INFO_STRUCT (FS-MULTIPLAYER.md 3.1).
     pub(crate) fn player_data(&self) -> Option<&[u8]> {
-        let Self::Wire(w) = self else { return None };
-        let Datagram::Dframe(d) = &**w else { return None };
-        match &d.payload {
+        let payload = match self {
+            Self::Dp8Whole(_, payload) => payload,
+            Self::Wire(w) => match &**w {
+                Datagram::Dframe(d) => &d.payload,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match payload {
             DframePayload::Session(SessionMessage::PlayerConnectInfo(p)) => Some(&p.data[..]),
             _ => None,
         }
@@ -186,23 +222,26 @@ impl Message {
 
     /// Application payloads: a player message's data, or a DirectPlay 8 DFRAME's whole
     /// non-session messages (NEW_MSG and END_MSG, neither USER_1 nor USER_2; coalesced parts
-    /// with neither), where the add-on's packets travel (FS-MULTIPLAYER.md 1.1).
+    /// with neither; or one put back together from several frames), where the add-on's packets
+    /// travel (FS-MULTIPLAYER.md 1.1).
     pub(crate) fn app_payloads(&self) -> Vec<&[u8]> {
-        let dframe = match self {
+        let (command, payload) = match self {
             Self::Player(m) => return vec![&m.payload[..]],
             Self::PlayerDatagram(m) => return vec![&m.payload[..]],
             Self::Reliable(f, ids) => return reliable_payload(f, *ids).into_iter().collect(),
+            Self::Dp4Short(_) => return Vec::new(),
+            Self::Dp8Whole(command, payload) => {
+                (*command | DframeCommand::NEW_MSG | DframeCommand::END_MSG, payload)
+            }
             Self::Wire(w) => match &**w {
-                Datagram::Dframe(d) => d,
+                Datagram::Dframe(d) => (d.header.command, &d.payload),
                 _ => return Vec::new(),
             },
         };
         let whole = DframeCommand::NEW_MSG | DframeCommand::END_MSG;
         let user = DframeCommand::USER_1 | DframeCommand::USER_2;
-        match &dframe.payload {
-            DframePayload::Data(b)
-                if dframe.header.command.contains(whole) && !dframe.header.command.intersects(user) =>
-            {
+        match payload {
+            DframePayload::Data(b) if command.contains(whole) && !command.intersects(user) => {
                 vec![&b[..]]
             }
             DframePayload::Coalesced(parts) => parts

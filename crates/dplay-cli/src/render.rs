@@ -12,6 +12,18 @@ use serde_json::{Map, Value, json};
 
 use crate::decode::Record;
 use crate::message::Message;
+use crate::reassembly;
+
+/// How a message relates to multi-frame reassembly, for the line and the tree: the frames a
+/// whole one came in, or where a piece stands.
+fn framing_note(record: &Record) -> Option<String> {
+    if let (Some(first), Some(last)) = (record.reassembled.iter().min(), record.reassembled.iter().max()) {
+        let n = record.reassembled.len();
+        return Some(format!("reassembled from {n} frames ({first}-{last})"));
+    }
+    let f = record.result.as_ref().ok().and_then(reassembly::fragment)?;
+    Some(format!("piece ({}, seq {})", f.position(), f.seq))
+}
 
 /// How many fields the one-line summary shows.
 const LINE_FIELDS: usize = 4;
@@ -42,6 +54,12 @@ pub(crate) fn json(record: &Record, reemit: bool) -> Value {
         obj.insert("transport".into(), json!(o.transport.name()));
     }
     obj.insert("length".into(), json!(record.bytes.len()));
+    if !record.reassembled.is_empty() {
+        obj.insert("reassembled_from".into(), json!(record.reassembled));
+    }
+    if let Some(f) = record.result.as_ref().ok().and_then(reassembly::fragment) {
+        obj.insert("piece".into(), json!({ "seq": f.seq, "position": f.position() }));
+    }
     if !record.trailing.is_empty() {
         obj.insert("trailing".into(), json!(hexdump::hex(&record.trailing)));
     }
@@ -88,6 +106,9 @@ pub(crate) fn line(record: &Record) -> String {
             let _ = write!(out, "{} {}", m.family().short(), m.name());
             if let Some(signature) = m.signature() {
                 let _ = write!(out, " signed 0x{signature:016X}");
+            }
+            if let Some(note) = framing_note(record) {
+                let _ = write!(out, " {note}");
             }
             let key = addon_summary(record).unwrap_or_else(|| key_fields(m));
             if !key.is_empty() {
@@ -183,7 +204,8 @@ pub(crate) fn tree(record: &Record, reemit: bool) -> String {
     match &record.result {
         Ok(m) => {
             let alias = m.alias().map(|a| format!("  (MS-DPDX: {a})")).unwrap_or_default();
-            let _ = writeln!(out, "{} {}{alias}", m.family().name(), m.name());
+            let note = framing_note(record).map(|n| format!("  [{n}]")).unwrap_or_default();
+            let _ = writeln!(out, "{} {}{alias}{note}", m.family().name(), m.name());
             match m.fields() {
                 Ok(v) => value(&mut out, 1, &v),
                 Err(e) => {

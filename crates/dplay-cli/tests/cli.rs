@@ -3,12 +3,14 @@
 //! loopback ports these tests opened, or inside a private network namespace.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
-use std::net::UdpSocket;
-use std::process::{Child, Command as StdCommand, Stdio};
+mod common;
+
+use std::process::{Command as StdCommand, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use common::{Proc, free_port, spawn};
 use serde_json::Value;
 
 fn dplay() -> Command {
@@ -23,21 +25,6 @@ fn fails(args: &[&str], code: i32) -> String {
     String::from_utf8(out.stderr).expect("UTF-8")
 }
 
-/// A loopback UDP port free a moment ago (the socket is closed before the command binds it).
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port()
-}
-
-/// `dplay args...`, killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A `dplay host --json` on 127.0.0.1:`port`, once it hosts.
 fn host(port: u16, extra: &[&str]) -> Proc {
     host_logged(port, extra).0
@@ -48,15 +35,7 @@ fn host_logged(port: u16, extra: &[&str]) -> (Proc, Arc<Mutex<Vec<Value>>>) {
     let bind = format!("127.0.0.1:{port}");
     let mut args = vec!["host", "--json", "--bind", &bind, "--duration", "30"];
     args.extend_from_slice(extra);
-    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_dplay"))
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start dplay host");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let (host, mut lines) = spawn(&args);
     let hosting = lines.next().expect("a first line").expect("UTF-8");
     let v: Value = serde_json::from_str(&hosting).expect("JSON");
     assert_eq!(v["event"], "hosting", "{hosting}");
@@ -70,7 +49,7 @@ fn host_logged(port: u16, extra: &[&str]) -> (Proc, Arc<Mutex<Vec<Value>>>) {
             }
         }
     });
-    (Proc(child), log)
+    (host, log)
 }
 
 #[test]

@@ -3,13 +3,10 @@
 //! key and the file. Network: a host on a loopback port, for one second.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
-use std::net::UdpSocket;
+mod common;
 
+use common::free_port;
 use serde_json::Value;
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port()
-}
 
 fn config_file(name: &str, text: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dplay-config-test-{}", std::process::id()));

@@ -3,41 +3,23 @@
 //! seconds.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use common::{Proc, free_port, spawn};
 use serde_json::Value;
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port()
-}
-
-struct Host(Child);
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Starts `dplay host --web 0 --json` with `extra`; returns it with the dashboard's address
 /// and token from its `web` event.
-fn host(extra: &[&str]) -> (Host, SocketAddr, String) {
+fn host(extra: &[&str]) -> (Proc, SocketAddr, String) {
     let bind = format!("127.0.0.1:{}", free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dplay"))
-        .args(["host", "--json", "--bind", &bind, "--duration", "20", "--web", "0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start dplay host");
-    let stdout = child.stdout.take().expect("stdout");
-    let host = Host(child);
-    for line in BufReader::new(stdout).lines() {
+    let mut args = vec!["host", "--json", "--bind", &bind, "--duration", "20", "--web", "0"];
+    args.extend_from_slice(extra);
+    let (host, lines) = spawn(&args);
+    for line in lines {
         let v: Value = serde_json::from_str(&line.expect("UTF-8")).expect("JSON");
         if v["event"] == "web" {
             let url = v["url"].as_str().expect("url");

@@ -2,34 +2,20 @@
 //! add-on host, a player found by enumeration under GUID_FS6, and an observer that sees the
 //! player's positions; then the host ends the session (seed 004; FS-MULTIPLAYER.md 1.5;
 //! MC-DPL4CS 2.1, 3.1.4.1, 3.1.4.2).
-#![allow(clippy::disallowed_methods)] // real sockets, real clock
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, Position, Role};
 use dplay_runtime::{
     AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason};
+use dplay_testkit::wait::wait_for;
 
 fn config(seed: u64) -> Dp4Config {
     Dp4Config::default().with_seed(seed)
-}
-
-/// Waits for the first event `f` accepts, failing after ten seconds.
-#[track_caller]
-fn wait_for<T>(events: &Receiver<AddonDp4Event>, mut f: impl FnMut(&AddonDp4Event) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
 }
 
 fn joined_as(role: Role) -> impl FnMut(&AddonDp4Event) -> Option<()> {

@@ -1,15 +1,15 @@
 //! A DirectPlay 4 session over real loopback sockets: UDP enumeration, the join over TCP,
 //! guaranteed (TCP) and non-guaranteed (UDP, fragmented) messages, bad streams, leaving; a
 //! relayed game socket; a session running MC-DPL4R.
-#![allow(clippy::disallowed_methods)] // real sockets, real clock
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime};
 use dplay_session::dp4::{DPID_ALLPLAYERS, Dp4Config, Dp4Event as SessionEvent, EnumRequest, HostConfig};
+use dplay_testkit::wait::wait_for;
 use dplay_wire::dp4::enumeration::EnumSessionsFlags;
 use uuid::Uuid;
 
@@ -50,19 +50,6 @@ fn join(rt: &Runtime<Dp4Protocol>, host: SocketAddr, name: &str) -> u32 {
         Dp4Event::Session(SessionEvent::PlayerCreated { id }) => Some(*id),
         _ => None,
     })
-}
-
-/// Waits for the first event `f` accepts, failing after ten seconds.
-#[track_caller]
-fn wait_for<T>(events: &Receiver<Dp4Event>, mut f: impl FnMut(&Dp4Event) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
 }
 
 #[track_caller]

@@ -2,15 +2,15 @@
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossbeam_channel::Receiver;
 use dplay_addon::{ClientConfig, HostConfig, HostPolicy, Position, Role};
 use dplay_runtime::{
     AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Dp8Protocol, GroupCommand,
     Runtime, RuntimeConfig,
 };
 use dplay_session::{Event, SendFlags, SessionConfig, TableChange};
+use dplay_testkit::wait::wait_for;
 use uuid::Uuid;
 
 const APP: Uuid = Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
@@ -28,19 +28,6 @@ fn dp8(name: &str, seed: u64) -> Runtime<Dp8Protocol> {
         Dp8Protocol::new(config(local, name, seed), Instant::now())
     })
     .unwrap()
-}
-
-/// Waits for the first event `f` accepts, failing after five seconds.
-#[track_caller]
-fn wait_for<E: std::fmt::Debug, T>(events: &Receiver<E>, mut f: impl FnMut(&E) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
 }
 
 /// MC-DPLHP 3.1-3.2 and MC-DPL8CS 3.1.5.1: enumerate, join, exchange data, leave.

@@ -13,6 +13,7 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
     DestroyReason, PlayerConnectInfo, ReqIntegrityCheck, ResultCode, SessionMessage, TerminateSession,
 };
+use dplay_wire::log_limit::LogLimit;
 
 use crate::bans::{Bans, DPNERR_HOSTREJECTEDCONNECTION};
 use crate::config::Mode;
@@ -22,9 +23,6 @@ use crate::session::{LinkState, Phase, Session};
 /// `DPNERR_INVALIDPARAM` (E_INVALIDARG): a name or data over its limit. MC-DPL8CS 2.2.1.3 lists
 /// no code for it; this is the one DirectPlay's API returns for a bad parameter (decision).
 pub const DPNERR_INVALIDPARAM: ResultCode = ResultCode::DPNERR_INVALIDPARAM;
-
-/// Sources remembered for once-per-interval logs.
-const LOGGED_SOURCES: usize = 4096;
 
 /// The state of these rules, one per session.
 #[derive(Debug, Default)]
@@ -41,7 +39,7 @@ pub(crate) struct Admission {
     /// Joiner: when to report the older peers that have not connected.
     report_at: Option<Instant>,
     /// When each source was last logged.
-    logged: BTreeMap<IpAddr, Instant>,
+    logged: LogLimit,
     /// The host's memory budget and the session layer's accounts on it.
     pub(crate) memory: Memory,
     /// Host: the names and addresses refused at join (issue 17).
@@ -64,23 +62,6 @@ impl Admission {
     /// Joiners not yet members.
     pub(crate) fn pending_count(&self) -> usize {
         self.pending.len()
-    }
-
-    /// True when `ip` may be logged now (once per `interval` per source, and at most
-    /// [`LOGGED_SOURCES`] sources remembered: past that, nothing new is logged until entries
-    /// age out).
-    fn may_log(&mut self, now: Instant, ip: IpAddr, interval: std::time::Duration) -> bool {
-        if self.logged.get(&ip).is_some_and(|at| now.saturating_duration_since(*at) < interval) {
-            return false;
-        }
-        if self.logged.len() >= LOGGED_SOURCES {
-            self.logged.retain(|_, at| now.saturating_duration_since(*at) < interval);
-            if self.logged.len() >= LOGGED_SOURCES {
-                return false;
-            }
-        }
-        self.logged.insert(ip, now);
-        true
     }
 }
 
@@ -116,7 +97,7 @@ impl Session {
     /// Logs a refusal or drop concerning `source`, once per source per `log_interval`.
     pub(crate) fn log_refusal(&mut self, now: Instant, source: SocketAddr, what: &str) {
         let interval = self.cfg.limits.log_interval;
-        if self.admission.may_log(now, source.ip(), interval) {
+        if self.admission.logged.may_log(now, source.ip(), interval) {
             tracing::warn!(%source, "{what} (further ones from this address are not logged for {interval:?})");
         }
     }
@@ -346,31 +327,5 @@ impl Session {
             let req = ReqIntegrityCheck { req_context: self.next_context(), dpnid_target: target };
             self.send_to_player(now, host, &SessionMessage::ReqIntegrityCheck(req));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-
-    /// docs/limits.md: one log per source per interval, and no more than [`LOGGED_SOURCES`]
-    /// sources remembered: a flood from many addresses cannot grow the table or the log.
-    #[test]
-    fn refusals_are_logged_once_per_source_per_interval() {
-        let now = dplay_sim::Sim::new(0).now();
-        let interval = Duration::from_secs(10);
-        let mut a = Admission::default();
-        let ip = |n: u32| IpAddr::from(std::net::Ipv4Addr::from(0x0A00_0000 + n));
-        assert!(a.may_log(now, ip(1), interval));
-        assert!(!a.may_log(now + Duration::from_secs(9), ip(1), interval));
-        assert!(a.may_log(now + Duration::from_secs(10), ip(1), interval));
-        let logged =
-            (0..10_000).filter(|n| a.may_log(now + Duration::from_secs(11), ip(n + 2), interval)).count();
-        assert_eq!(logged, LOGGED_SOURCES - 1);
-        assert_eq!(a.logged.len(), LOGGED_SOURCES);
-        assert!(a.may_log(now + Duration::from_secs(30), ip(20_000), interval), "old entries age out");
-        assert!(a.logged.len() <= LOGGED_SOURCES);
     }
 }

@@ -7,7 +7,9 @@
 //!   (`examples/name_table_sweep.rs`).
 //! - [`dp4_sim`]: DirectPlay 4 sessions wired together in memory with every datagram and TCP
 //!   write captured, and the scenarios the tshark conformance test replays.
+//! - [`wait`]: a runtime's events awaited, with a timeout, by the tests over real sockets.
 #![deny(missing_docs)]
 
 pub mod dp4_sim;
 pub mod sim_check;
+pub mod wait;

@@ -3,10 +3,12 @@
 //! aircraft with its title, position and trail, and a kick removes it.
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod common;
+
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use common::{json_until, request};
 use dplay_addon::packet::{ChangePlayerPlane, EngineType, PlayerInfo, PlayerInfoFlags, ZString};
 use dplay_addon::units::Attitude;
 use dplay_addon::{ClientConfig, Dialect, GUID_FS2004, HostConfig, HostPolicy, Position, Role};
@@ -15,7 +17,6 @@ use dplay_runtime::{
 };
 use dplay_session::{EndReason, Event, SessionConfig};
 use dplay_web::{Observed, WebServer};
-use serde_json::Value;
 
 const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
 const TOKEN: &str = "test-token";
@@ -27,37 +28,6 @@ fn config(local: SocketAddr, name: &str, info: PlayerInfo, seed: u64) -> Session
     c.player_data = info.to_bytes().to_vec();
     c.rng_seed = seed;
     c
-}
-
-fn get(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
-}
-
-/// Polls `path` until `f` holds of its JSON (the loop publishes at most every 250 ms).
-#[track_caller]
-fn json_until(addr: SocketAddr, path: &str, f: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let (status, body) = get(addr, "GET", path, None);
-        let value = serde_json::from_str(&body).unwrap_or(Value::Null);
-        if status == 200 && f(&value) {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "{path} never became as expected: {status} {body}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -80,7 +50,7 @@ fn traffic_of_an_addon_host_and_a_kick() {
     let web = WebServer::start(LOOPBACK, server_side, TOKEN.into()).unwrap();
     let at = web.local_addr();
     host.command(AddonCommand::Session(Dp8Command::Host)).unwrap();
-    json_until(at, "/api/session", |s| s["addon"] == true && s["hosting"] == true);
+    json_until(at, "/api/session", None, |s| s["addon"] == true && s["hosting"] == true);
 
     let mut client = ClientConfig::new(Role::Player);
     client.dialect = Dialect::Fs2004;
@@ -106,7 +76,7 @@ fn traffic_of_an_addon_host_and_a_kick() {
     };
     pilot.command(AddonCommand::SetPosition(position, None)).unwrap();
 
-    let traffic = json_until(at, "/api/traffic", |t| {
+    let traffic = json_until(at, "/api/traffic", None, |t| {
         t["aircraft"].as_array().is_some_and(|a| a.iter().any(|a| a["lat_deg"].is_f64()))
     });
     let plane = traffic["aircraft"].as_array().unwrap().iter().find(|a| a["name"] == "pilot").unwrap();
@@ -118,7 +88,7 @@ fn traffic_of_an_addon_host_and_a_kick() {
     assert!(plane["trail"].as_array().is_some_and(|t| !t.is_empty()), "{plane}");
 
     let kick = format!("/api/players/{}/kick", plane["dpnid"].as_str().unwrap());
-    assert_eq!(get(at, "POST", &kick, Some(TOKEN)).0, 202);
+    assert_eq!(request(at, "POST", &kick, Some(TOKEN)).0, 202);
     let deadline = Instant::now() + Duration::from_secs(5);
     let why = loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -128,7 +98,7 @@ fn traffic_of_an_addon_host_and_a_kick() {
         }
     };
     assert_eq!(why, EndReason::Terminated);
-    json_until(at, "/api/traffic", |t| {
+    json_until(at, "/api/traffic", None, |t| {
         t["aircraft"].as_array().is_some_and(|a| a.iter().all(|a| a["name"] != "pilot"))
     });
 }

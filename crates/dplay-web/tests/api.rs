@@ -3,13 +3,16 @@
 //! events on the event stream, and a kick that needs the admin token.
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
+use common::{players_until, request, request_with};
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig};
 use dplay_session::{EndReason, Event, SessionConfig};
+use dplay_testkit::wait::wait_for;
 use dplay_web::{Observed, WebServer};
 use serde_json::Value;
 use uuid::Uuid;
@@ -28,67 +31,10 @@ fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
     c
 }
 
-/// Waits for the first event `f` accepts, failing after five seconds.
-#[track_caller]
-fn wait_for<E: std::fmt::Debug, T>(events: &Receiver<E>, mut f: impl FnMut(&E) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
-}
-
-/// One HTTP/1.1 request; returns the status and the body.
-fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> (u16, String) {
-    request_with(addr, method, path, token, "")
-}
-
-/// One HTTP/1.1 request with a body; returns the status and the body.
-fn request_with(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &str,
-) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
-}
-
 fn get_json(addr: SocketAddr, path: &str) -> Value {
     let (status, body) = request(addr, "GET", path, None);
     assert_eq!(status, 200, "{path}: {body}");
     serde_json::from_str(&body).unwrap()
-}
-
-/// Polls `/api/players` until `f` holds (the loop publishes at most every 250 ms).
-#[track_caller]
-fn players_until(addr: SocketAddr, f: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let players = get_json(addr, "/api/players");
-        let list = players.as_array().unwrap().clone();
-        if f(&list) {
-            return list;
-        }
-        assert!(Instant::now() < deadline, "players never became as expected: {list:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Reads server-sent events until one named `name`; returns its data.
@@ -144,7 +90,7 @@ fn session_players_events_and_kick() {
     let joined = next_event(&mut sse, "join");
     assert_eq!(joined["name"], HOSTILE);
 
-    let players = players_until(at, |p| p.len() == 2);
+    let players = players_until(at, None, |p| p.len() == 2);
     let guest = players.iter().find(|p| p["name"] == HOSTILE).unwrap();
     assert_eq!(guest["state"], "connected");
     assert_eq!(guest["dpnid"], joined["dpnid"]);
@@ -182,7 +128,7 @@ fn session_players_events_and_kick() {
     let left = next_event(&mut sse, "leave");
     assert_eq!(left["name"], HOSTILE);
     assert_eq!(left["reason"], "DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER");
-    players_until(at, |p| p.len() == 1);
+    players_until(at, None, |p| p.len() == 1);
 }
 
 #[test]
@@ -355,8 +301,8 @@ fn an_addon_host_chats_with_chat_text_and_kicks() {
     });
     assert_eq!(text, "tower to all");
 
-    let players = players_until(at, |p| p.len() == 2);
+    let players = players_until(at, None, |p| p.len() == 2);
     let id = players.iter().find(|p| p["name"] == "pilot").unwrap()["dpnid"].as_str().unwrap().to_owned();
     assert_eq!(request(at, "POST", &format!("/api/players/{id}/kick"), Some(TOKEN)).0, 202);
-    players_until(at, |p| p.len() == 1);
+    players_until(at, None, |p| p.len() == 1);
 }

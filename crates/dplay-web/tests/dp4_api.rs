@@ -3,13 +3,14 @@
 //! at the next join) and a live player limit (SESSIONDESCCHANGED at the member).
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+mod common;
 
-use crossbeam_channel::Receiver;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Instant;
+
 use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Runtime};
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason, HostConfig, JoinError};
+use dplay_testkit::wait::wait_for;
 use dplay_web::{Observed, WebServer};
 use serde_json::Value;
 use uuid::Uuid;
@@ -17,44 +18,15 @@ use uuid::Uuid;
 const APP: Uuid = Uuid::from_u128(0x5bfdb060_06a4_11d0_9c4f_00a0c905425e);
 const TOKEN: &str = "dp4-token";
 
-#[track_caller]
-fn wait_for<T>(events: &Receiver<Dp4Event>, mut f: impl FnMut(&Dp4Event) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
-}
-
+/// One request with the admin token.
 fn request(at: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(at).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {at}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
-    (status, response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+    common::request_with(at, method, path, Some(TOKEN), body)
 }
 
+/// `/api/players` with the admin token, once `f` holds.
 #[track_caller]
 fn players_until(at: SocketAddr, f: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let list: Vec<Value> = serde_json::from_str(&request(at, "GET", "/api/players", "").1).unwrap();
-        if f(&list) {
-            return list;
-        }
-        assert!(Instant::now() < deadline, "players never became as expected: {list:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::players_until(at, Some(TOKEN), f)
 }
 
 fn member(seed: u64, host: SocketAddr) -> Runtime<Dp4Protocol> {

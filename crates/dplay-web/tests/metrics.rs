@@ -6,9 +6,9 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig};
 use dplay_session::{Event, SessionConfig};
+use dplay_testkit::wait::wait_for;
 use dplay_web::{Observed, WebConfig, WebServer};
 use uuid::Uuid;
 
@@ -22,17 +22,6 @@ fn config(local: SocketAddr, name: &str, seed: u64) -> SessionConfig {
     c.max_players = 4;
     c.rng_seed = seed;
     c
-}
-
-#[track_caller]
-fn wait_for<E: std::fmt::Debug>(events: &Receiver<E>, f: impl Fn(&E) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if f(&events.recv_timeout(left).expect("the awaited event never came")) {
-            return;
-        }
-    }
 }
 
 /// `/metrics` with the token, as `name value` pairs of its sample lines.
@@ -84,7 +73,7 @@ fn joins_traffic_and_leaves_are_counted() {
     let web = WebServer::start_with(LOOPBACK, server_side, WebConfig::new(TOKEN.into())).unwrap();
     let at = web.local_addr();
     host.command(Dp8Command::Host).unwrap();
-    wait_for(host.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })));
+    wait_for(host.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
     let before = scrape_until(at, |m| value(m, "dplay_hosting") == Some(1));
     assert_eq!(value(&before, "dplay_players"), Some(1));
     assert_eq!(value(&before, "dplay_joins_total"), Some(0), "the host itself is not a join");
@@ -95,7 +84,7 @@ fn joins_traffic_and_leaves_are_counted() {
     })
     .unwrap();
     joiner.command(Dp8Command::Join { host: host.local_addr(), instance: None }).unwrap();
-    wait_for(joiner.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })));
+    wait_for(joiner.events(), |e| matches!(e, Dp8Event::Session(Event::Joined { .. })).then_some(()));
     let joined = scrape_until(at, |m| value(m, "dplay_joins_total") == Some(1));
     assert_eq!(value(&joined, "dplay_players"), Some(2));
     assert_eq!(value(&joined, "dplay_connections"), Some(1));

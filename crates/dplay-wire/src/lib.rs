@@ -9,8 +9,9 @@
 //! Each value type has `parse`, `encoded_len` and `emit` (the [`Wire`] trait). Any byte
 //! sequence yields a value or a [`WireError`] naming the field and offset; nothing here panics
 //! on input or allocates more than the input's length. This crate has no state, no clock and
-//! no I/O: it is the vocabulary the other crates speak. The one exception is [`budget`], the
-//! memory budget counter the transports and the session layer share (docs/limits.md).
+//! no I/O: it is the vocabulary the other crates speak. The exceptions are [`budget`], the
+//! memory budget counter the transports and the session layer share (docs/limits.md), and
+//! [`log_limit`], their once-per-source log limit (time passed in).
 //!
 //! # Errors and what to do
 //!
@@ -49,6 +50,7 @@ pub mod dp8;
 mod error;
 pub mod guid;
 pub mod hexdump;
+pub mod log_limit;
 mod macros;
 pub mod text;
 

@@ -1,9 +1,10 @@
 //! Running `dplay` as a user runs it, and reading what it printed.
 #![allow(dead_code)] // each test file uses its own part
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Lines, Write};
+use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -44,4 +45,33 @@ pub(crate) fn hex(s: &str) -> Vec<u8> {
 /// A path in this test target's temporary folder.
 pub(crate) fn temp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// A loopback UDP port free a moment ago (the socket is closed before the command binds it).
+pub(crate) fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port()
+}
+
+/// A running `dplay`, killed when dropped.
+pub(crate) struct Proc(pub(crate) Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `dplay args...` (standard input and error closed), killed when dropped, and the lines
+/// of its standard output.
+pub(crate) fn spawn(args: &[&str]) -> (Proc, Lines<BufReader<ChildStdout>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dplay"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dplay");
+    let stdout = child.stdout.take().expect("stdout");
+    (Proc(child), BufReader::new(stdout).lines())
 }

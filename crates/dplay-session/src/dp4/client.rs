@@ -1,21 +1,25 @@
 //! The joining side: enumeration, the join exchange and creating players
-//! (MC-DPL4CS 3.1.4.1, 3.1.4.2, 3.1.4.4, 3.1.5.1, 3.1.5.7, 3.1.5.8, 3.1.5.10; INDEX E.6).
+//! (MC-DPL4CS 3.1.4.1, 3.1.4.2, 3.1.4.4, 3.1.5.1, 3.1.5.7, 3.1.5.8, 3.1.5.10; INDEX E.6), with the
+//! name table from SUPERENUMPLAYERSREPLY or ENUMPLAYERSREPLY (2.2.53, 2.2.28).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use dplay_wire::WideString;
-use dplay_wire::dp4::enumeration::{EnumSessions, EnumSessionsReply, SuperEnumPlayersReply};
+use dplay_wire::dp4::enumeration::{
+    EnumPlayersReply, EnumSessions, EnumSessionsReply, SuperEnumPlayersReply,
+};
 use dplay_wire::dp4::join::{
     AddForwardRequest, Dword, PlayerInfoMessage, RequestPlayerFlags, RequestPlayerId, RequestPlayerReply,
 };
 use dplay_wire::dp4::message::Dp4Body;
-use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
+use dplay_wire::dp4::session::{PlayerFlags, SessionDesc2, SessionFlags};
 
 use crate::dp4::config::{ENUM_PORT, EnumRequest};
 use crate::dp4::event::{
     CommandError, Dp4Event, DropReason, FoundSession, GroupEvent, JoinError, Timer, Via,
 };
+use crate::dp4::group_table::Group;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
 
@@ -170,12 +174,39 @@ impl Dp4Session {
         seen: IpAddr,
         m: SuperEnumPlayersReply,
     ) {
+        let table = NameTable {
+            message: "SUPERENUMPLAYERSREPLY",
+            desc: m.session_desc,
+            name: m.session_name,
+            players: m.players.iter().map(|p| Player::from_super(p, seen)).collect(),
+            groups: m.groups.iter().chain(&m.shortcuts).map(Group::from_super).collect(),
+        };
+        self.complete_join(now, table);
+    }
+
+    /// DPSP_MSG_ENUMPLAYERSREPLY: the same name table as DPLAYI_PACKEDPLAYERs, which a host
+    /// may send instead of SUPERENUMPLAYERSREPLY (MC-DPL4CS 2.2.28, 3.1.4.3; 3.1.5.7 applies
+    /// alike, docs/decisions.md). `ShortcutCount` is ignored (2.2.28, <9>).
+    pub(crate) fn on_enum_players_reply(&mut self, now: Instant, seen: IpAddr, m: EnumPlayersReply) {
+        let table = NameTable {
+            message: "ENUMPLAYERSREPLY",
+            desc: m.session_desc,
+            name: m.session_name,
+            players: m.players.iter().map(|p| Player::from_packed(p, seen)).collect(),
+            groups: m.groups.iter().map(|g| Group::from_packed(g.player_id, g)).collect(),
+        };
+        self.complete_join(now, table);
+    }
+
+    /// The end of a join: merge the host's name table into ours and tell the application we
+    /// are in (MC-DPL4CS 3.1.5.7); a session with options we do not implement is left.
+    fn complete_join(&mut self, now: Instant, m: NameTable) {
         let Role::AddingForward { host } = self.role else {
-            return self.drop_msg(DropReason::Unexpected, "SUPERENUMPLAYERSREPLY while not joining");
+            return self.drop_msg(DropReason::Unexpected, &format!("{} while not joining", m.message));
         };
         self.timers.cancel(Timer::ReliableApi);
         let Some(me) = self.me else { return };
-        let unsupported = m.session_desc.flags & crate::dp4::host::UNSUPPORTED_SESSION_FLAGS;
+        let unsupported = m.desc.flags & crate::dp4::host::UNSUPPORTED_SESSION_FLAGS;
         if !unsupported.is_empty() {
             // The host has added us: say goodbye so its name table stays right (3.1.4.5).
             let body = Dp4Body::DeletePlayer(dplay_wire::dp4::nametable::PlayerGroupIds {
@@ -186,11 +217,11 @@ impl Dp4Session {
             self.reset_join();
             return self.events.push_back(Dp4Event::JoinFailed(JoinError::Unsupported(unsupported)));
         }
-        self.desc = Some(m.session_desc);
+        self.desc = Some(m.desc);
         // Our limits hold for the host's table too (issue 14): a session name over them is
         // not kept, a player or group over them is left out of our lists (docs/limits.md).
-        self.session_name = match self.check_session_name(m.session_name.as_ref()) {
-            Ok(()) => m.session_name,
+        self.session_name = match self.check_session_name(m.name.as_ref()) {
+            Ok(()) => m.name,
             Err(e) => {
                 self.drop_msg(DropReason::TooLong, &e.to_string());
                 None
@@ -198,8 +229,7 @@ impl Dp4Session {
         };
         self.role = Role::Member;
         self.events.push_back(Dp4Event::Joined { system_player: me });
-        for p in m.players.iter().filter(|p| p.id != me) {
-            let player = Player::from_super(p, seen);
+        for player in m.players.into_iter().filter(|p| p.id != me) {
             if let Err(e) = self.check_player(&player) {
                 self.drop_msg(DropReason::TooLong, &e.to_string());
                 continue;
@@ -209,12 +239,11 @@ impl Dp4Session {
             }
             self.add_player(player);
         }
-        let groups: Vec<_> = m.groups.into_iter().chain(m.shortcuts).collect();
-        self.load_groups(&groups);
+        self.load_groups(m.groups);
         if self.host_id.is_none() {
             self.host_id = self.instance_at(host);
         }
-        if m.session_desc.flags.contains(SessionFlags::KEEP_ALIVE) {
+        if m.desc.flags.contains(SessionFlags::KEEP_ALIVE) {
             self.timers.set(Timer::Ping, now + self.config.ping_interval());
         }
     }
@@ -245,4 +274,14 @@ impl Dp4Session {
             self.events.push_back(Dp4Event::Group(GroupEvent::CreateFailed(JoinError::Timeout)));
         }
     }
+}
+
+/// A host's name table as a joiner receives it, from either reply (MC-DPL4CS 2.2.28, 2.2.53).
+struct NameTable {
+    /// The message it came in, for the logs.
+    message: &'static str,
+    desc: SessionDesc2,
+    name: Option<WideString>,
+    players: Vec<Player>,
+    groups: Vec<Group>,
 }

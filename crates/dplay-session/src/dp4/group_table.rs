@@ -1,6 +1,6 @@
 //! The Group List (MC-DPL4CS 3.1.1) and its conversions to and from DPLAYI_PACKEDPLAYER
-//! (CREATEGROUP's GroupInfo, 2.2.20) and DPLAYI_SUPERPACKEDPLAYER (SUPERENUMPLAYERSREPLY's
-//! group entries, 2.2.3, 2.2.53).
+//! (CREATEGROUP's GroupInfo, 2.2.20; ENUMPLAYERSREPLY's group entries, 2.2.28) and
+//! DPLAYI_SUPERPACKEDPLAYER (SUPERENUMPLAYERSREPLY's group entries, 2.2.3, 2.2.53).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,7 +37,8 @@ impl Group {
         self.short_name.as_ref().map(WideString::to_string_lossy)
     }
 
-    /// From CREATEGROUP's GroupInfo (MC-DPL4CS 2.2.20, 2.2.2); `id` is the message's PlayerID.
+    /// From CREATEGROUP's GroupInfo (MC-DPL4CS 2.2.20, 2.2.2; `id` is the message's PlayerID)
+    /// or an ENUMPLAYERSREPLY group entry (2.2.28; `id` is the entry's PlayerID).
     pub fn from_packed(id: u32, p: &PackedPlayer) -> Self {
         Self {
             id,

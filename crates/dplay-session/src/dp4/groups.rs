@@ -304,15 +304,15 @@ impl Dp4Session {
         self.events.push_back(Dp4Event::Group(GroupEvent::Created { id, name, local: false }));
     }
 
-    /// The Group List from SUPERENUMPLAYERSREPLY's group and shortcut entries (MC-DPL4CS
-    /// 3.1.5.7, 2.2.53), after its players: entries clashing with a player, members we do not
-    /// know and parents that are unknown or loop are dropped and counted.
-    pub(crate) fn load_groups(&mut self, entries: &[SuperPackedPlayer]) {
+    /// The Group List from a joiner's name table: SUPERENUMPLAYERSREPLY's group and shortcut
+    /// entries or ENUMPLAYERSREPLY's group PACKEDPLAYERs (MC-DPL4CS 3.1.5.7, 2.2.53, 2.2.28),
+    /// after its players: entries clashing with a player, members we do not know and parents
+    /// that are unknown or loop are dropped and counted.
+    pub(crate) fn load_groups(&mut self, entries: Vec<Group>) {
         self.groups.clear();
-        for e in entries {
-            let mut g = Group::from_super(e);
+        for mut g in entries {
             if g.id == 0 || self.players.contains_key(&g.id) {
-                self.drop_msg(DropReason::Malformed, "SUPERENUMPLAYERSREPLY group with a player's ID");
+                self.drop_msg(DropReason::Malformed, "name table group with a player's ID");
                 continue;
             }
             let within = self
@@ -325,7 +325,7 @@ impl Dp4Session {
             let before = g.members.len();
             g.members.retain(|p| self.players.contains_key(p));
             if g.members.len() != before {
-                self.drop_msg(DropReason::UnknownPlayer, "SUPERENUMPLAYERSREPLY group member unknown");
+                self.drop_msg(DropReason::UnknownPlayer, "name table group member unknown");
             }
             // A group listed again among the shortcut entries keeps its first record.
             self.groups.entry(g.id).or_insert(g);
@@ -333,7 +333,7 @@ impl Dp4Session {
         let bad: Vec<u32> =
             self.groups.keys().copied().filter(|&id| !parent_chain_ok(&self.groups, id)).collect();
         for id in bad {
-            self.drop_msg(DropReason::Malformed, "SUPERENUMPLAYERSREPLY group parent unknown or looping");
+            self.drop_msg(DropReason::Malformed, "name table group parent unknown or looping");
             if let Some(g) = self.groups.get_mut(&id) {
                 g.parent_id = 0;
             }

@@ -1,5 +1,6 @@
-//! The game host's duties: answering enumeration, handing out IDs, forwarding joins and
-//! sending the name table (MC-DPL4CS 3.2.3, 3.2.5.3-3.2.5.6, 3.2.6.1).
+//! The game host's duties: answering enumeration (of sessions and of players), handing out
+//! IDs, forwarding joins and sending the name table (MC-DPL4CS 3.1.4.3, 3.2.3, 3.2.5.3-3.2.5.6,
+//! 3.2.6.1).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
@@ -131,6 +132,32 @@ impl Dp4Session {
         if self.reply_allowed(now, reply_to, "ENUMSESSIONSREPLY") {
             self.send_body(Via::Tcp, reply_to, body);
         }
+    }
+
+    /// DPSP_MSG_ENUMPLAYER from an instance that has not joined: the name table, as
+    /// SUPERENUMPLAYERSREPLY since we never host client/server (MC-DPL4CS 2.2.27, 2.2.53 note,
+    /// 3.1.4.3), without the password; a session with a password is not enumerated, as Windows
+    /// does not (docs/decisions.md). Rate limited as ENUMSESSIONS is.
+    pub(crate) fn on_enum_player(&mut self, now: Instant, reply_to: SocketAddr) {
+        let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
+            return self.drop_msg(DropReason::Unexpected, "ENUMPLAYER while not hosting");
+        };
+        if !self.password_matches(None) {
+            tracing::debug!(%reply_to, "ENUMPLAYER not answered: the session has a password");
+            return;
+        }
+        if !self.reply_allowed(now, reply_to, "SUPERENUMPLAYERSREPLY") {
+            return;
+        }
+        let body = Dp4Body::SuperEnumPlayersReply(SuperEnumPlayersReply {
+            session_desc: desc,
+            session_name: self.session_name.clone(),
+            password: None,
+            players: self.players.values().map(Player::to_super).collect(),
+            groups: self.super_groups(),
+            shortcuts: Vec::new(),
+        });
+        self.send_body(Via::Tcp, reply_to, body);
     }
 
     /// DPSP_MSG_REQUESTPLAYERID: a new ID, or DPERR_NONEWPLAYERS (MC-DPL4CS 3.2.5.4).

@@ -52,7 +52,8 @@ pub enum Role {
         /// The host's TCP listener.
         host: SocketAddr,
     },
-    /// Sent ADDFORWARDREQUEST, waiting for SUPERENUMPLAYERSREPLY (MC-DPL4CS 3.1.5.1).
+    /// Sent ADDFORWARDREQUEST, waiting for SUPERENUMPLAYERSREPLY or ENUMPLAYERSREPLY (MC-DPL4CS
+    /// 3.1.5.1, 2.2.28).
     AddingForward {
         /// The host's TCP listener.
         host: SocketAddr,
@@ -433,6 +434,10 @@ impl Dp4Session {
                 self.on_enum_sessions(now, to, &m)
             }
             Dp4Body::EnumSessionsReply(m) => self.on_enum_sessions_reply(reply_to, m),
+            // Answered as ENUMSESSIONS is: by TCP to the SockAddr's port at the sender's IP.
+            Dp4Body::EnumPlayer(_) => {
+                self.on_enum_player(now, SocketAddr::new(from.ip(), header.sock_addr.addr.port()))
+            }
             Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
             Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),
             Dp4Body::AddForwardRequest(m) => {
@@ -442,6 +447,7 @@ impl Dp4Session {
             Dp4Body::AddForwardAck(m) => self.on_add_forward_ack(reply_to, m.0),
             Dp4Body::AddForwardReply(m) => self.on_add_forward_reply(m.0),
             Dp4Body::SuperEnumPlayersReply(m) => self.on_super_enum_players_reply(now, from.ip(), m),
+            Dp4Body::EnumPlayersReply(m) => self.on_enum_players_reply(now, from.ip(), m),
             Dp4Body::CreatePlayer(m) => self.on_create_player(now, from.ip(), reply_to, header.version, &m),
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, reply_to, m.player_id),

@@ -324,7 +324,7 @@ fn hostile_group_list_is_repaired() {
         entry(host, 0, vec![]),
     ];
     let node = &mut net.nodes[1];
-    node.load_groups(&entries);
+    node.load_groups(entries.iter().map(crate::dp4::group_table::Group::from_super).collect());
     assert_eq!(node.groups().keys().copied().collect::<Vec<_>>(), [0xA, 0xB, 0xC]);
     assert!(node.groups().values().all(|g| g.parent_id == 0));
     assert_eq!(node.groups()[&0xA].members.iter().copied().collect::<Vec<_>>(), [host]);

@@ -3,26 +3,8 @@
 
 use dplay_wire::dp4::session::SessionFlags;
 
-use super::net::{Net, created, session_of};
+use super::net::{Net, created, pair, send};
 use crate::dp4::{CommandError, Dp4Event, Via};
-
-/// Two joined instances with one application player each: (net, host's player, member's).
-fn pair(flags: SessionFlags) -> (Net, u32, u32) {
-    let mut net = session_of(2, |c| c.flags = flags);
-    let a = created(&mut net, 0, "alice");
-    let b = created(&mut net, 1, "bob");
-    net.take(0);
-    net.take(1);
-    net.log.clear();
-    (net, a, b)
-}
-
-#[track_caller]
-fn send(net: &mut Net, i: usize, from: u32, to: u32, data: &[u8], guaranteed: bool) {
-    let now = net.now;
-    net.nodes[i].send(now, from, to, data, guaranteed).unwrap();
-    net.run();
-}
 
 /// MC-DPL4CS 3.1.4.16, 2.2.45: a guaranteed message goes over TCP, another over UDP; both
 /// arrive with idFrom and idTo.

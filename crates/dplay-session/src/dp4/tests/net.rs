@@ -6,6 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use dplay_wire::dp4::message::Dp4Datagram;
+use dplay_wire::dp4::session::SessionFlags;
 use uuid::Uuid;
 
 use crate::dp4::{Dp4Config, Dp4Event, Dp4Session, EnumRequest, HostConfig, Via};
@@ -215,4 +216,24 @@ pub(crate) fn created(net: &mut Net, i: usize, name: &str) -> u32 {
             _ => None,
         })
         .unwrap_or_else(|| panic!("no PlayerCreated in {events:?}"))
+}
+
+/// Two joined instances of a session with `flags`, one application player each, their events
+/// and the log cleared: (net, host's player, member's).
+pub(crate) fn pair(flags: SessionFlags) -> (Net, u32, u32) {
+    let mut net = session_of(2, |c| c.flags = flags);
+    let a = created(&mut net, 0, "alice");
+    let b = created(&mut net, 1, "bob");
+    net.take(0);
+    net.take(1);
+    net.log.clear();
+    (net, a, b)
+}
+
+/// Node `i` sends `data` from its player `from` to `to`; then the network runs.
+#[track_caller]
+pub(crate) fn send(net: &mut Net, i: usize, from: u32, to: u32, data: &[u8], guaranteed: bool) {
+    let now = net.now;
+    net.nodes[i].send(now, from, to, data, guaranteed).unwrap();
+    net.run();
 }

@@ -8,27 +8,14 @@ use dplay_wire::Wire;
 use dplay_wire::dp4::reliable::{FrameBody, ReliableFlags, ReliableFrame};
 use dplay_wire::dp4::session::SessionFlags;
 
-use super::net::{Net, Sent, created, session_of};
+use super::net::{Net, Sent, created, send, session_of};
 use crate::dp4::{CommandError, Dp4Event, HostConfig, Via};
 
 const RP: SessionFlags = SessionFlags::DIRECTPLAY_PROTOCOL;
 
-/// Two joined instances of an RP session with one player each: (net, host's, member's).
+/// [`super::net::pair`] in an RP session.
 fn pair(flags: SessionFlags) -> (Net, u32, u32) {
-    let mut net = session_of(2, |c| c.flags = RP | flags);
-    let a = created(&mut net, 0, "alice");
-    let b = created(&mut net, 1, "bob");
-    net.take(0);
-    net.take(1);
-    net.log.clear();
-    (net, a, b)
-}
-
-#[track_caller]
-fn send(net: &mut Net, i: usize, from: u32, to: u32, data: &[u8], guaranteed: bool) {
-    let now = net.now;
-    net.nodes[i].send(now, from, to, data, guaranteed).unwrap();
-    net.run();
+    super::net::pair(RP | flags)
 }
 
 /// Every MC-DPL4R frame in the log, with its sender and receiver node.

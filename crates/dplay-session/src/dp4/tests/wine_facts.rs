@@ -19,7 +19,7 @@ use crate::dp4::{Dp4Event, Dp4Transmit, EnumRequest, HostConfig, Via};
 
 /// The DWORD at `at`.
 #[track_caller]
-fn dword(b: &[u8], at: usize) -> u32 {
+pub(super) fn dword(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
@@ -31,7 +31,7 @@ fn word(b: &[u8], at: usize) -> u16 {
 
 /// A SOCKADDR_IN as Windows writes it in headers and SPData: AF_INET, the port big-endian,
 /// address 0, zero padding.
-fn sock_addr(port: u16) -> Vec<u8> {
+pub(super) fn sock_addr(port: u16) -> Vec<u8> {
     [&[2, 0][..], &port.to_be_bytes(), &[0; 12]].concat()
 }
 
@@ -48,7 +48,7 @@ fn check_prefix(b: &[u8], command: u16, what: &str) {
 
 /// A Windows-shaped message: the SpHeader (with `port` as its SockAddr), MessageHeader and
 /// `body`.
-fn windows_message(port: u16, command: u16, body: &[u8]) -> Vec<u8> {
+pub(super) fn windows_message(port: u16, command: u16, body: &[u8]) -> Vec<u8> {
     let size = u32::try_from(28 + body.len()).unwrap();
     [
         &(0xFAB0_0000 | size).to_le_bytes()[..],
@@ -62,22 +62,22 @@ fn windows_message(port: u16, command: u16, body: &[u8]) -> Vec<u8> {
 }
 
 /// A string as Windows sends it: UTF-16LE with its NUL.
-fn utf16z(s: &str) -> Vec<u8> {
+pub(super) fn utf16z(s: &str) -> Vec<u8> {
     s.encode_utf16().chain([0]).flat_map(u16::to_le_bytes).collect()
 }
 
 /// A length as a DWORD.
-fn len32(b: &[u8]) -> u32 {
+pub(super) fn len32(b: &[u8]) -> u32 {
     u32::try_from(b.len()).unwrap()
 }
 
 /// DWORDs, little-endian, back to back.
-fn dwords(values: &[u32]) -> Vec<u8> {
+pub(super) fn dwords(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// Every transmit node `i` has queued.
-fn drain(net: &mut Net, i: usize) -> Vec<Dp4Transmit> {
+pub(super) fn drain(net: &mut Net, i: usize) -> Vec<Dp4Transmit> {
     std::iter::from_fn(|| net.nodes[i].poll_transmit()).collect()
 }
 
