@@ -126,11 +126,25 @@ impl Suite {
 
     /// Starts `dplay args...` with `--json` output collected.
     pub(crate) fn start(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
-        let mut child = Command::new(&self.bin)
+        self.start_with(name, args, Command::new(&self.bin).stderr(Stdio::inherit()))
+    }
+
+    /// As [`Suite::start`], with its log (stderr) at `RUST_LOG=info` written to `log`.
+    pub(crate) fn start_logged(
+        &self,
+        name: &str,
+        args: &[&str],
+        log: &std::path::Path,
+    ) -> anyhow::Result<Proc> {
+        let file = std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+        self.start_with(name, args, Command::new(&self.bin).env("RUST_LOG", "info").stderr(file))
+    }
+
+    fn start_with(&self, name: &str, args: &[&str], command: &mut Command) -> anyhow::Result<Proc> {
+        let mut child = command
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("cannot start {}", self.bin.display()))?;
         let lines = Arc::new(Mutex::new(Vec::new()));

@@ -354,6 +354,10 @@ impl Protocol for Dp4Protocol {
     type Command = Dp4Command;
     type Event = Dp4Event;
 
+    fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
+        Some(self.session.memory_budget().clone())
+    }
+
     fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
         self.session.handle_udp(now, from, data);
         self.drain(now);

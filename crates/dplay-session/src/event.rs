@@ -197,6 +197,11 @@ pub enum EndReason {
     /// The connection to the host failed or ended, and no migration took over.
     #[error("connection to the host lost")]
     HostLost,
+    /// The name table our host sent (DN_SEND_CONNECT_INFO, or a DN_ADD_PLAYER or other
+    /// operation after it, MC-DPL8CS 2.2.1.4, 2.2.6) would take what we hold past our memory
+    /// budget (`Limits::memory_budget`): we left rather than hold it (docs/limits.md).
+    #[error("DPNERR_OUTOFMEMORY: the host's name table is over our memory budget")]
+    OutOfMemory,
 }
 
 /// Why a command was refused.

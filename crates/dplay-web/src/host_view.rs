@@ -325,6 +325,10 @@ impl<P: Hosted> Protocol for Observed<P> {
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
     }
+
+    fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
+        self.inner.memory_budget()
+    }
 }
 
 #[cfg(test)]
