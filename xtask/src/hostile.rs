@@ -17,6 +17,7 @@ use crate::util::{have, step};
 
 mod dp4;
 mod dp8;
+mod dp8_budget;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(240);
@@ -44,7 +45,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let suite = Suite::build(SUITE_LIMIT)?;
     // `DPLAY_HOSTILE_ONLY=text` runs only the cases whose name contains it.
     let only = std::env::var("DPLAY_HOSTILE_ONLY").unwrap_or_default();
-    let cases = dp8::CASES.iter().chain(dp4::CASES).filter(|(name, _)| name.contains(only.as_str()));
+    let cases = dp8::CASES
+        .iter()
+        .chain(dp8_budget::CASES)
+        .chain(dp4::CASES)
+        .filter(|(name, _)| name.contains(only.as_str()));
     for (name, case) in cases {
         println!("==> hostile: {name}");
         let started = Instant::now();

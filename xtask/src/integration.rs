@@ -17,7 +17,6 @@ use serde_json::Value;
 
 use crate::util::build_dplay;
 
-mod browser;
 mod cdp;
 mod cli_ux;
 pub(crate) mod dp4;
@@ -79,10 +78,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
         (
-            "the host's dashboard in a browser: a hostile name as text; chat, kick and ban by clicks",
+            "the host's dashboard in a browser: hostile names and chat as text; chat, kick, ban by clicks; refusals listed",
             web::dashboard,
         ),
-        ("the add-on host's dashboard: two aircraft on the offline map, a kick", web_fs::map),
+        (
+            "the add-on host's dashboard: two aircraft on the offline map, hostile names as text, kick and ban by clicks",
+            web_fs::map,
+        ),
         (
             "the FS98 host's dashboard over HTTP: players, traffic, kick, name and address bans",
             web_fs98::dashboard,
@@ -129,11 +131,25 @@ impl Suite {
 
     /// Starts `dplay args...` with `--json` output collected.
     pub(crate) fn start(&self, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
-        let mut child = Command::new(&self.bin)
+        self.start_with(name, args, Command::new(&self.bin).stderr(Stdio::inherit()))
+    }
+
+    /// As [`Suite::start`], with its log (stderr) at `RUST_LOG=info` written to `log`.
+    pub(crate) fn start_logged(
+        &self,
+        name: &str,
+        args: &[&str],
+        log: &std::path::Path,
+    ) -> anyhow::Result<Proc> {
+        let file = std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+        self.start_with(name, args, Command::new(&self.bin).env("RUST_LOG", "info").stderr(file))
+    }
+
+    fn start_with(&self, name: &str, args: &[&str], command: &mut Command) -> anyhow::Result<Proc> {
+        let mut child = command
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("cannot start {}", self.bin.display()))?;
         let lines = Arc::new(Mutex::new(Vec::new()));

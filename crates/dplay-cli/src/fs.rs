@@ -21,7 +21,7 @@ use dplay_addon::{
     PlayerId, Position, Role, Velocity,
 };
 use dplay_runtime::{
-    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime, RuntimeError,
+    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime,
 };
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::{EndReason, Event as SessionEvent};
@@ -431,6 +431,11 @@ impl JoinWatch {
             (None, Some(EndReason::Refused(ResultCode::DPNERR_INVALIDAPPLICATION)), ..) => anyhow::anyhow!(
                 "could not join {host}: join refused: DPNERR_INVALIDAPPLICATION: it hosts another application; `dplay enum --any-app {host}` shows its GUID, then join with --sim other --app-guid GUID"
             ),
+            // A refusal by a host that answered: its code says why, not "is a host there?".
+            (None, Some(EndReason::Refused(code)), ..) => anyhow::anyhow!(
+                "could not join {host}: it refused the join with {code}: {}",
+                crate::join::refusal_hint(*code)
+            ),
             (None, Some(why), false, _) => {
                 anyhow::anyhow!(
                     "could not join {host}: {why}; check that a host runs there (dplay enum {host})"
@@ -481,7 +486,9 @@ fn drive<P: Protocol>(
     let stats_tick = commands.stats_every.map_or_else(crossbeam_channel::never, crossbeam_channel::tick);
     if let Some(t0) = flying {
         let (p, v) = circuit(Duration::ZERO);
-        command(&runtime, (commands.fly)(p, v))?;
+        // A runtime already stopped (a join removed at once) still has its events to read: the
+        // loop reads them and ends.
+        stopped_runtime(runtime.command((commands.fly)(p, v)))?;
         tracing::debug!("circuit starts at {t0:?}");
     }
     let stop = loop {
@@ -507,15 +514,30 @@ fn drive<P: Protocol>(
             },
             recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
                 let (p, v) = circuit(now.saturating_duration_since(t0));
-                command(&runtime, (commands.fly)(p, v))?;
+                if stopped_runtime(runtime.command((commands.fly)(p, v)))? { break Stop::Closed }
             },
-            recv(refresh) -> _ => command(&runtime, (commands.traffic)())?,
+            recv(refresh) -> _ => {
+                if stopped_runtime(runtime.command((commands.traffic)()))? { break Stop::Closed }
+            }
             recv(interrupt) -> _ => break Stop::Interrupted,
-            recv(stats) -> _ => command(&runtime, (commands.stats)())?,
-            recv(stats_tick) -> _ => command(&runtime, (commands.stats)())?,
+            recv(stats) -> _ => {
+                if stopped_runtime(runtime.command((commands.stats)()))? { break Stop::Closed }
+            }
+            recv(stats_tick) -> _ => {
+                if stopped_runtime(runtime.command((commands.stats)()))? { break Stop::Closed }
+            }
             recv(timeout) -> _ => {}
         }
     };
+    // The runtime stopped before its last events were read (a refused join, say): they say why.
+    if stop == Stop::Closed {
+        for e in runtime.events().try_iter() {
+            joined |= join.as_ref().is_some_and(|j| (j.done)(&e));
+            if print(&e) {
+                break;
+            }
+        }
+    }
     if stop != Stop::Closed && (stop != Stop::Done || !joined) {
         let _ = runtime.command((commands.leave)());
     }
@@ -523,12 +545,13 @@ fn drive<P: Protocol>(
     Ok((stop, joined))
 }
 
-/// Gives `runtime` a command. One that has stopped is no error here: its last events are still
-/// to be read (a join the host removed at once, say), and then its closed channel ends the run.
-fn command<P: Protocol>(runtime: &Runtime<P>, c: P::Command) -> anyhow::Result<()> {
-    match runtime.command(c) {
-        Err(RuntimeError::Stopped) => Ok(()),
-        r => Ok(r?),
+/// True when a command found the runtime stopped (its session ended between two events); any
+/// other failure is an error.
+fn stopped_runtime(sent: Result<(), dplay_runtime::RuntimeError>) -> anyhow::Result<bool> {
+    match sent {
+        Ok(()) => Ok(false),
+        Err(dplay_runtime::RuntimeError::Stopped) => Ok(true),
+        Err(e) => Err(e.into()),
     }
 }
 

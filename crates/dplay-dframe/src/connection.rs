@@ -99,7 +99,7 @@ impl Connection {
         epoch: Instant,
         outbound: bool,
         sess_id: u32,
-        charge: dplay_wire::budget::Charge,
+        budget: &dplay_wire::budget::MemoryBudget,
     ) -> Self {
         Self {
             peer,
@@ -110,8 +110,8 @@ impl Connection {
             phase: Phase::Handshake,
             msg_id: 0,
             handshake: Handshake::new(cfg, now),
-            sender: Sender::new(cfg),
-            receiver: Receiver::new(cfg.max_message_size, charge),
+            sender: Sender::new(cfg, budget.account()),
+            receiver: Receiver::new(cfg.max_message_size, budget.account()),
             timers: TimerTable::default(),
             stats: Stats::default(),
             last_rx: now,

@@ -52,6 +52,9 @@ pub struct EndpointStats {
     pub retired: Drops,
     /// DFRAMEs sent again on connections that are gone (MC-DPL8R 3.1.6.5).
     pub retired_retransmissions: u64,
+    /// Messages refused with [`SendError::QueueFull`] because the peer was a window or more
+    /// behind while the memory budget was full (docs/limits.md).
+    pub send_over_budget: u64,
 }
 
 /// Datagram buffers kept for reuse at most (about 96 KiB).
@@ -147,8 +150,7 @@ impl Endpoint {
         // A non-zero dwSessID, as peers that sign require (MC-DPL8R 2.2.1.1).
         let sess_id = self.rng.gen_range(1..=u32::MAX);
         tracing::debug!(%peer, sess_id, "CONNECT sent");
-        let mut conn =
-            Connection::new(&self.config, peer, now, self.epoch, true, sess_id, self.budget.account());
+        let mut conn = Connection::new(&self.config, peer, now, self.epoch, true, sess_id, &self.budget);
         if self.config.signing == Signing::Fast {
             conn.signing = Some(FastSigning::draw(&mut self.rng));
         }
@@ -184,11 +186,19 @@ impl Endpoint {
         if conn.sender.queued_bytes().saturating_add(data.len()) > cfg.max_send_queue {
             return Err(SendError::QueueFull);
         }
+        // A peer that is a window or more behind holds what we send it; when the memory budget
+        // is full it is sent no more until it catches up (docs/limits.md).
+        let window = usize::from(cfg.max_window()).saturating_mul(cfg.max_frame_payload());
+        if conn.sender.held_bytes() >= window && !self.budget.fits(data.len()) {
+            self.stats.send_over_budget += 1;
+            return Err(SendError::QueueFull);
+        }
         conn.stats.messages_sent += 1;
         conn.sender.push(OutMessage::new(data.to_vec(), kind, Body::Data));
         let mut out =
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.flush(now, cfg, &mut out);
+        conn.sender.sync_charge();
         self.reschedule(peer);
         Ok(())
     }
@@ -291,6 +301,7 @@ impl Endpoint {
             let mut out =
                 Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
             f(conn, &self.config, &mut out);
+            conn.sender.sync_charge();
             if !conn.is_half_open() || conn.is_finished() {
                 self.half_open.remove(peer);
             }
@@ -467,8 +478,7 @@ impl Endpoint {
             return;
         }
         tracing::debug!(version = f.protocol_version, sess_id = f.sess_id, "CONNECT accepted");
-        let mut conn =
-            Connection::new(&self.config, from, now, self.epoch, false, f.sess_id, self.budget.account());
+        let mut conn = Connection::new(&self.config, from, now, self.epoch, false, f.sess_id, &self.budget);
         conn.peer_version = f.protocol_version;
         conn.handshake.peer_msg_id = f.msg_id;
         conn.stats.received(16);
@@ -544,15 +554,8 @@ impl Endpoint {
             self.stats.drops.add(DropReason::BadSignature);
             return;
         }
-        let mut conn = Connection::new(
-            &self.config,
-            from,
-            now,
-            self.epoch,
-            false,
-            s.fields.sess_id,
-            self.budget.account(),
-        );
+        let mut conn =
+            Connection::new(&self.config, from, now, self.epoch, false, s.fields.sess_id, &self.budget);
         conn.peer_version = s.fields.protocol_version;
         conn.handshake.peer_msg_id = s.fields.msg_id;
         // The connector's ullSenderSecret signs what it sends us; its ullReceiverSecret what we

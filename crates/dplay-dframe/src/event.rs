@@ -138,7 +138,8 @@ pub enum SendError {
     /// Larger than `Config::max_message_size`.
     #[error("message larger than the configured maximum")]
     TooLarge,
-    /// The connection's send queue is full (`Config::max_send_queue`).
+    /// The connection's send queue is full (`Config::max_send_queue`), or the peer is a
+    /// window or more behind while the memory budget is full (docs/limits.md).
     #[error("send queue full")]
     QueueFull,
 }

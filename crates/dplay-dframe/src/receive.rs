@@ -198,8 +198,11 @@ impl Receiver {
             return Accept::Duplicate;
         }
         let sequential = frame.command.contains(DframeCommand::SEQUENTIAL);
+        // Whole messages are not held: non-sequential ones are handed over now, and in-order
+        // ones by the drain that follows in the same call. So a full budget never stops a
+        // peer's ordinary messages, only what it makes us keep (docs/limits.md).
         let kept = match &frame.content {
-            Content::One(_) | Content::Many(_) if !sequential => 0,
+            Content::One(_) | Content::Many(_) if !sequential || ahead == 0 => 0,
             content => content.len(),
         };
         if !self.charge.grow(kept) {

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use dplay_wire::budget::Charge;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::config::Config;
@@ -135,10 +136,13 @@ pub(crate) struct Sender {
     srtt: Option<Duration>,
     /// Mean deviation of the RTT samples (RFC 6298).
     rttvar: Duration,
+    /// What we hold unsent and unacknowledged for the peer, charged to the memory budget as
+    /// held ([`Sender::sync_charge`]; docs/limits.md).
+    charge: Charge,
 }
 
 impl Sender {
-    pub(crate) fn new(cfg: &Config) -> Self {
+    pub(crate) fn new(cfg: &Config, charge: Charge) -> Self {
         Self {
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -151,7 +155,25 @@ impl Sender {
             sent_count: 0,
             srtt: None,
             rttvar: Duration::ZERO,
+            charge,
         }
+    }
+
+    /// Payload bytes we hold for the peer: messages queued (less what their frames in flight
+    /// already carry) and frames not yet acknowledged. A peer that acknowledges slowly, or
+    /// not at all until the retries run out, makes us keep them. O(window).
+    pub(crate) fn held_bytes(&self) -> usize {
+        let sent_of_first = self.queue.front().map_or(0, |m| m.offset);
+        let in_flight: usize = self.inflight.iter().map(|f| f.payload.len()).sum();
+        (self.queued_bytes - sent_of_first).saturating_add(in_flight)
+    }
+
+    /// Charges what we hold now ([`Sender::held_bytes`]) to the memory budget. Counted, never
+    /// refused here: the endpoint refuses new messages to a peer that is behind when the
+    /// budget is full (`Endpoint::send`).
+    pub(crate) fn sync_charge(&mut self) {
+        let held = self.held_bytes();
+        self.charge.set_held(held);
     }
 
     pub(crate) fn next_seq(&self) -> u8 {

@@ -267,6 +267,10 @@ impl Protocol for AddonDp4Protocol {
     type Command = AddonDp4Command;
     type Event = AddonDp4Event;
 
+    fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
+        Some(self.bridge.session().memory_budget().clone())
+    }
+
     fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
         self.bytes.datagram(from, data.len());
         self.bridge.handle_udp(now, from, data);

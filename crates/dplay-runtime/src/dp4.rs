@@ -375,6 +375,10 @@ impl Protocol for Dp4Protocol {
     type Command = Dp4Command;
     type Event = Dp4Event;
 
+    fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
+        Some(self.session.memory_budget().clone())
+    }
+
     fn handle_udp(&mut self, now: Instant, _socket: SocketId, from: SocketAddr, data: &[u8]) {
         self.bytes.datagram(from, data.len());
         self.session.handle_udp(now, from, data);

@@ -147,6 +147,7 @@ impl<P: Protocol> Runtime<P> {
             config.connect_timeout,
             config.max_streams,
             config.stream_limits,
+            protocol.memory_budget().unwrap_or_default(),
         );
         let event_loop = EventLoop {
             poll,

@@ -72,3 +72,4 @@ pub use protocol::{
     CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,
     StreamStatus, Tap, Transmit,
 };
+pub use streams::WRITE_BACKLOG;

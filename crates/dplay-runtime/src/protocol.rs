@@ -49,8 +49,9 @@ pub enum CloseReason {
     Failed(String),
     /// [`Protocol::handle_stream`] refused its bytes, for this reason.
     Rejected(String),
-    /// More bytes were queued for it than [`crate::RuntimeConfig::stream_write_limit`]: the
-    /// peer does not read.
+    /// More bytes were queued for it than [`crate::RuntimeConfig::stream_write_limit`], or
+    /// past [`crate::WRITE_BACKLOG`] while the memory budget was full
+    /// ([`Protocol::memory_budget`]): the peer does not read.
     Overflow,
     /// It missed one of the deadlines of [`crate::StreamLimits`].
     TimedOut(StreamDeadline),
@@ -199,6 +200,11 @@ pub trait Protocol: Send + 'static {
     }
     /// The next event for the application.
     fn poll_event(&mut self) -> Option<Self::Event>;
+    /// The memory budget that the bytes queued on its TCP connections are charged to
+    /// (docs/limits.md), asked once when the loop starts; `None` charges nothing.
+    fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
+        None
+    }
     /// When `handle_timeout` must next be called.
     fn poll_timeout(&self) -> Option<Instant>;
     /// True once the protocol has nothing left to do: the loop ends by itself once this holds

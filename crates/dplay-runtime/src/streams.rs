@@ -21,6 +21,7 @@ use std::net::IpAddr;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use dplay_wire::budget::{Charge, MemoryBudget};
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
@@ -30,6 +31,11 @@ use crate::{
     CloseReason, Direction, Protocol, RuntimeError, SocketId, StreamClosed, StreamDeadline, StreamId,
     StreamRefusal, StreamStatus,
 };
+
+/// Bytes queued for a connection that its peer may leave unread whatever the memory budget:
+/// one socket buffer's worth. Past it, while the budget is full, more bytes for it close it as
+/// [`CloseReason::Overflow`] (docs/limits.md).
+pub const WRITE_BACKLOG: usize = 64 << 10;
 
 /// Tokens from here on are connections: `Token(FIRST_STREAM_TOKEN + id)`.
 const FIRST_STREAM_TOKEN: usize = 1 << 20;
@@ -54,6 +60,8 @@ struct Conn {
     /// Bytes queued; `out[written..]` is still to be written.
     out: Vec<u8>,
     written: usize,
+    /// The bytes still to be written, charged to the memory budget as held.
+    charge: Charge,
     /// Whether the socket is registered for writable events.
     writable_interest: bool,
     /// When it was accepted; `None` when we opened it.
@@ -71,6 +79,13 @@ struct Conn {
 impl Conn {
     fn unsent(&self) -> usize {
         self.out.len().saturating_sub(self.written)
+    }
+
+    /// Charges what is still to be written: counted, never refused here ([`Streams`] closes a
+    /// connection whose peer is behind when the budget is full).
+    fn sync_charge(&mut self) {
+        let unsent = self.unsent();
+        self.charge.set_held(unsent);
     }
 
     /// An accepted connection that no known peer owns: the deadlines for unknown connections
@@ -121,6 +136,8 @@ pub(crate) struct Streams {
     limits: StreamLimits,
     /// Accepted connections open, by source IP.
     per_source: HashMap<IpAddr, usize>,
+    /// What the bytes queued for peers are charged to.
+    budget: MemoryBudget,
 }
 
 impl Streams {
@@ -129,6 +146,7 @@ impl Streams {
         connect_timeout: Duration,
         max: usize,
         limits: StreamLimits,
+        budget: MemoryBudget,
     ) -> Self {
         Self {
             conns: HashMap::new(),
@@ -139,6 +157,7 @@ impl Streams {
             max,
             limits,
             per_source: HashMap::new(),
+            budget,
         }
     }
 
@@ -210,6 +229,7 @@ impl<P: Protocol> EventLoop<P> {
                 connecting_until: None,
                 out: Vec::new(),
                 written: 0,
+                charge: self.streams.budget.account(),
                 writable_interest: false,
                 accepted_at: Some(now),
                 last_message: None,
@@ -259,7 +279,8 @@ impl<P: Protocol> EventLoop<P> {
             },
         };
         let Some(conn) = self.streams.conns.get_mut(&id) else { return Ok(()) };
-        if conn.unsent() + data.len() > self.streams.write_limit {
+        let behind = conn.unsent() >= WRITE_BACKLOG && !self.streams.budget.fits(data.len());
+        if conn.unsent() + data.len() > self.streams.write_limit || behind {
             let unsent = conn.unsent() + data.len();
             return self.close(now, id, CloseReason::Overflow, unsent);
         }
@@ -268,6 +289,7 @@ impl<P: Protocol> EventLoop<P> {
             conn.written = 0;
         }
         conn.out.extend_from_slice(data);
+        conn.sync_charge();
         if conn.connecting_until.is_none() { self.write_pending(now, id) } else { Ok(()) }
     }
 
@@ -314,6 +336,7 @@ impl<P: Protocol> EventLoop<P> {
             connecting_until: Some(now + self.streams.connect_timeout),
             out: Vec::new(),
             written: 0,
+            charge: self.streams.budget.account(),
             writable_interest: true,
             accepted_at: None,
             last_message: None,
@@ -459,6 +482,7 @@ impl<P: Protocol> EventLoop<P> {
             conn.out.clear();
             conn.written = 0;
         }
+        conn.sync_charge();
         let want = conn.written < conn.out.len();
         if want != conn.writable_interest {
             let interest = if want { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };

@@ -8,14 +8,17 @@ use std::time::{Duration, Instant};
 
 use dplay_runtime::{
     CloseReason, Path, Protocol, Runtime, RuntimeConfig, SocketId, SocketSpec, StreamClosed, StreamId,
-    StreamStatus, Transmit,
+    StreamStatus, Transmit, WRITE_BACKLOG,
 };
+use dplay_wire::budget::MemoryBudget;
 
-/// Counts bytes read; refuses a read containing `!`; sends what it is told.
+/// Counts bytes read; refuses a read containing `!`; sends what it is told; charges what it
+/// queues to `budget`, if any.
 #[derive(Default)]
 struct Toy {
     queue: Vec<(SocketAddr, Vec<u8>)>,
     events: Vec<Ev>,
+    budget: Option<MemoryBudget>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -65,15 +68,23 @@ impl Protocol for Toy {
     fn poll_timeout(&self) -> Option<Instant> {
         None
     }
+
+    fn memory_budget(&self) -> Option<MemoryBudget> {
+        self.budget.clone()
+    }
 }
 
 fn runtime(write_limit: usize) -> Runtime<Toy> {
+    runtime_with(write_limit, Toy::default())
+}
+
+fn runtime_with(write_limit: usize, toy: Toy) -> Runtime<Toy> {
     let udp = SocketSpec::udp("127.0.0.1:0".parse().unwrap());
     let listener = SocketSpec::tcp_listener("127.0.0.1:0".parse().unwrap());
     let mut config = RuntimeConfig::with_sockets(vec![udp, listener]);
     config.stream_write_limit = write_limit;
     config.connect_timeout = Duration::from_millis(500);
-    Runtime::spawn(config, Toy::default()).unwrap()
+    Runtime::spawn(config, toy).unwrap()
 }
 
 #[track_caller]
@@ -220,4 +231,34 @@ fn peer_that_stops_reading_overflows() {
         }
     }
     panic!("a peer that never reads did not overflow the write buffer");
+}
+
+/// docs/limits.md: the bytes queued for a peer are charged to the protocol's memory budget.
+/// A peer that stops reading is closed as an overflow once it is [`WRITE_BACKLOG`] behind and
+/// the budget is full, long before the 8 MiB write limit; what it held is released.
+#[test]
+fn peer_that_stops_reading_is_closed_when_the_budget_is_full() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let to = listener.local_addr().unwrap();
+    let budget = MemoryBudget::new(2 * WRITE_BACKLOG);
+    let rt = runtime_with(8 << 20, Toy { budget: Some(budget.clone()), ..Toy::default() });
+    let chunk = vec![9; WRITE_BACKLOG];
+    rt.command((to, chunk.clone())).unwrap();
+    let (_peer, _) = listener.accept().unwrap();
+    for _ in 0..1024 {
+        rt.command((to, chunk.clone())).unwrap();
+        match rt.events().recv_timeout(Duration::from_millis(5)) {
+            Ok(Ev::Closed(c)) => {
+                assert_eq!((c.reason, c.opened_to), (CloseReason::Overflow, Some(to)));
+                // At least a backlog held, the chunk that did not fit refused with it.
+                let refused_at = 2 * WRITE_BACKLOG..=3 * WRITE_BACKLOG;
+                assert!(refused_at.contains(&c.unsent), "{} bytes unsent", c.unsent);
+                assert!(budget.peak() <= 2 * WRITE_BACKLOG, "peak {}", budget.peak());
+                assert_eq!(budget.held(), 0, "a connection gone releases what it held");
+                return;
+            }
+            Ok(Ev::Read(_)) | Err(_) => {}
+        }
+    }
+    panic!("a peer that never reads was not closed at the budget");
 }

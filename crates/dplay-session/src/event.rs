@@ -94,6 +94,17 @@ pub enum Event {
         /// Done, or why not.
         result: Result<(), CompletionError>,
     },
+    /// Host: a joiner was refused with DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1 step 2): banned,
+    /// a wrong password, the session full, a name over its limit ... One a refused
+    /// PLAYER_CONNECT_INFO; joiners dropped at a deadline or past a cap are not reported here.
+    JoinRefused {
+        /// Where the joiner's connection came from.
+        from: SocketAddr,
+        /// The name it asked for, if it sent one.
+        name: Option<String>,
+        /// The `hResultCode` it was sent (MC-DPL8CS 2.2.1.3).
+        code: ResultCode,
+    },
     /// We are out of the session; nothing more comes.
     SessionEnded {
         /// Why.
@@ -186,6 +197,11 @@ pub enum EndReason {
     /// The connection to the host failed or ended, and no migration took over.
     #[error("connection to the host lost")]
     HostLost,
+    /// The name table our host sent (DN_SEND_CONNECT_INFO, or a DN_ADD_PLAYER or other
+    /// operation after it, MC-DPL8CS 2.2.1.4, 2.2.6) would take what we hold past our memory
+    /// budget (`Limits::memory_budget`): we left rather than hold it (docs/limits.md).
+    #[error("DPNERR_OUTOFMEMORY: the host's name table is over our memory budget")]
+    OutOfMemory,
 }
 
 /// Why a command was refused.

@@ -115,7 +115,7 @@ impl Session {
             SessionMessage::ReqNameTableOp(v) => self.on_req_nametable_op(now, peer, v.version),
             SessionMessage::HostMigrateComplete => self.on_host_migrate_complete(),
             msg => match crate::table_ops::message_op(msg) {
-                Some(op) => self.apply_op(now, op),
+                Some(op) => self.apply_op(now, peer, op),
                 None => self.stats.drop(DropReason::WrongRole),
             },
         }
@@ -139,6 +139,10 @@ impl Session {
         if !info.dpnid.is_valid() || host_dpnid == info.dpnid {
             self.stats.drop(DropReason::UnknownDpnid);
             return;
+        }
+        let bytes = info.entries.iter().map(crate::name_table::entry_bytes).sum();
+        if !self.admission.memory.admit_table(bytes) {
+            return self.table_over_budget(now, host, bytes);
         }
         self.table =
             NameTable::from_entries(info.guid_instance, info.version, &info.entries, &info.memberships);
@@ -207,13 +211,18 @@ impl Session {
     /// A name-table operation from the host, applied in version order (MC-DPL8CS 2.2.6). In
     /// client/server the server sends a client only what concerns it (3.5.1), so any newer
     /// version is taken. An operation that takes its version but names what we lack is counted
-    /// and the table goes on; one without a version is counted as unread.
-    pub(crate) fn apply_op(&mut self, now: Instant, op: NameTableOp) {
+    /// and the table goes on; one without a version is counted as unread. One that would take
+    /// the table past our memory budget ends our session (DPNERR_OUTOFMEMORY).
+    pub(crate) fn apply_op(&mut self, now: Instant, host: SocketAddr, op: NameTableOp) {
         let got = crate::name_table::op_version(&op);
         let client_server = self.cfg.mode == Mode::ClientServer
             || self.desc.as_ref().is_some_and(|d| d.flags.contains(ApplicationDescFlags::CLIENT_SERVER));
         if client_server && let Some(v) = got.filter(|v| *v > self.table.version()) {
             self.table.skip_to(v.wrapping_sub(1));
+        }
+        let grows = crate::name_table::op_bytes(&op);
+        if !self.admission.memory.admit_growth(grows) {
+            return self.table_over_budget(now, host, grows);
         }
         let requested = crate::table_ops::requester(&op);
         match self.apply_reported(&op) {
@@ -248,6 +257,18 @@ impl Session {
             let host = self.host;
             self.send_to_player(now, host, &v);
         }
+    }
+
+    /// Our host's name table would take what we hold past our memory budget: we leave with
+    /// DPNERR_OUTOFMEMORY rather than hold it. A member cannot refuse part of its host's
+    /// table and stay consistent with the others (docs/decisions.md).
+    fn table_over_budget(&mut self, now: Instant, host: SocketAddr, bytes: usize) {
+        let budget = self.admission.memory.budget.clone();
+        tracing::warn!(
+            %host, bytes, held = budget.held(), limit = budget.limit(),
+            "the host's name table is over our memory budget: leaving (DPNERR_OUTOFMEMORY)"
+        );
+        self.end(now, EndReason::OutOfMemory);
     }
 
     /// INSTRUCT_CONNECT (MS-DPDX 4.3 steps 11-13): the joiner syncs; an older peer connects

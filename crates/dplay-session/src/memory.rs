@@ -29,14 +29,40 @@ impl Memory {
     }
 
     /// Counts the table again if it changed since last time. What the table holds is not
-    /// refused here (a host refuses the join instead, [`Memory::fits_entry`]; a member keeps
-    /// what its host sends), only counted.
+    /// refused here (a host refuses the join instead, [`Memory::fits_entry`]; a member leaves
+    /// before it would hold what does not fit, [`Memory::admit_table`],
+    /// [`Memory::admit_growth`]), only counted.
     pub(crate) fn sync_table(&mut self, table: &NameTable) {
         let seen = (table.instance(), table.version(), table.len());
         if self.table_seen != Some(seen) {
             self.table_seen = Some(seen);
             self.table.set_held(table.held_bytes());
         }
+    }
+
+    /// Member: a whole table of `bytes` from our host (DN_SEND_CONNECT_INFO) in place of ours.
+    /// Charged and true when it fits with everything else held; false, nothing charged, when
+    /// it does not: the member leaves rather than hold it.
+    pub(crate) fn admit_table(&mut self, bytes: usize) -> bool {
+        let others = self.budget.held().saturating_sub(self.table.bytes());
+        if others.saturating_add(bytes) > self.budget.limit() {
+            return false;
+        }
+        self.table.set_held(bytes);
+        self.table_seen = None;
+        true
+    }
+
+    /// Member: our table grows by at most `bytes` (an operation from our host). Charged (the
+    /// next [`Memory::sync_table`] counts the table exactly) and true when it fits; false,
+    /// nothing charged, when it does not.
+    pub(crate) fn admit_growth(&mut self, bytes: usize) -> bool {
+        if !self.budget.fits(bytes) {
+            return false;
+        }
+        self.table.set_held(self.table.bytes().saturating_add(bytes));
+        self.table_seen = None;
+        true
     }
 
     /// Records what a DirectPlay 4 Player List holds now (counted, not refused, as above).

@@ -59,6 +59,20 @@ pub fn entry_bytes(e: &NameTableEntry) -> usize {
     ENTRY_OVERHEAD + name + e.data.len() + url
 }
 
+/// At most what applying `op` adds to [`NameTable::held_bytes`]: a new player or group
+/// counts twice (its entry and the operation kept in the log), an information update the name
+/// and data it brings and its log record, any other operation its log record.
+pub(crate) fn op_bytes(op: &NameTableOp) -> usize {
+    match op {
+        NameTableOp::AddPlayer(a) => 2 * entry_bytes(&a.entry),
+        NameTableOp::CreateGroup(c) => c.group.as_ref().map_or(ENTRY_OVERHEAD, |g| 2 * entry_bytes(g)),
+        NameTableOp::UpdateInfo(u) => {
+            ENTRY_OVERHEAD + u.name.as_ref().map_or(0, |n| 2 * n.units().len()) + u.data.len()
+        }
+        _ => ENTRY_OVERHEAD,
+    }
+}
+
 /// One member's copy of the name table: players, groups and memberships.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameTable {

@@ -346,8 +346,16 @@ impl Session {
     pub(crate) fn send_msg(&mut self, now: Instant, to: SocketAddr, msg: &SessionMessage) {
         let Ok(bytes) = msg.to_vec() else { return };
         let kind = MessageKind { user_1: true, ..MessageKind::RELIABLE_SEQUENTIAL };
-        if self.ep.send(now, to, &bytes, kind).is_ok() {
-            self.stats.messages_sent += 1;
+        match self.ep.send(now, to, &bytes, kind) {
+            Ok(()) => self.stats.messages_sent += 1,
+            // Its queue is full, or it is a window behind while the memory budget is full: a
+            // peer that cannot take the session's own messages would miss part of the name
+            // table, so its connection is ended and it is handled as lost (docs/limits.md).
+            Err(dplay_dframe::SendError::QueueFull) => {
+                tracing::warn!(peer = %to, "too far behind to take a session message: connection ended");
+                self.ep.abort(now, to);
+            }
+            Err(_) => {}
         }
     }
 

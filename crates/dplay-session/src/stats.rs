@@ -182,6 +182,7 @@ impl crate::Session {
         let mut counts: Vec<(&'static str, u64)> =
             dplay_dframe::DropReason::ALL.iter().map(|r| (r.name(), drops.get(*r))).collect();
         counts.push(("half_open_evicted", ep.half_open_evicted));
+        counts.push(("send_over_budget", ep.send_over_budget));
         let s = self.stats();
         counts.extend([
             ("joins_refused", s.joins_refused),

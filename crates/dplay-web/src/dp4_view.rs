@@ -104,6 +104,11 @@ pub(crate) fn dp4_seen(e: &SessionEvent, s: &Dp4Session) -> Option<Seen> {
             Seen::Chat { id: *from, text: text.clone().unwrap_or_default() }
         }
         SessionEvent::HostMigrated { .. } => Seen::Migrated,
+        SessionEvent::JoinRefused { from, name, code } => Seen::Refused {
+            address: *from,
+            name: name.clone(),
+            code: dplay_wire::dp4::DpResult(*code).to_string(),
+        },
         _ => return None,
     })
 }

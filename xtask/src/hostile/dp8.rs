@@ -27,7 +27,7 @@ pub(super) const CASES: &[(&str, Case)] = &[
 ];
 
 /// A CONNECT (MC-DPL8R 2.2.1.1): POLL, `bMsgID`, version 0x00010006, `dwSessID`.
-fn connect(msg_id: u8, sess_id: u32) -> Vec<u8> {
+pub(super) fn connect(msg_id: u8, sess_id: u32) -> Vec<u8> {
     let mut frame = vec![0x88, 0x01, msg_id, 0];
     frame.extend_from_slice(&0x0001_0006u32.to_le_bytes());
     frame.extend_from_slice(&sess_id.to_le_bytes());
@@ -37,7 +37,7 @@ fn connect(msg_id: u8, sess_id: u32) -> Vec<u8> {
 
 /// The confirming CONNECTED (MC-DPL8R 2.2.1.2): POLL clear, `bRspId` echoing the listener's
 /// `bMsgID`.
-fn confirm(reply: &[u8], sess_id: u32) -> Vec<u8> {
+pub(super) fn confirm(reply: &[u8], sess_id: u32) -> Vec<u8> {
     let mut frame = vec![0x80, 0x02, 1, reply.get(2).copied().unwrap_or(0)];
     frame.extend_from_slice(&0x0001_0006u32.to_le_bytes());
     frame.extend_from_slice(&sess_id.to_le_bytes());
@@ -60,7 +60,7 @@ fn drain(socket: &UdpSocket) -> usize {
 }
 
 /// The host's resident memory now and at its peak, in KiB (`/proc/<pid>/status`).
-fn rss_kib(p: &Proc) -> (u64, u64) {
+pub(super) fn rss_kib(p: &Proc) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{}/status", p.pid())).unwrap_or_default();
     let field = |name: &str| {
         status
@@ -81,7 +81,13 @@ fn start_join(s: &Suite, addr: &str, name: &str, bind: &str, stay: &str) -> anyh
 
 /// A real join that must get in within `limit`; how long it took.
 #[allow(clippy::disallowed_methods)] // the suite's own clock
-fn join_ok(s: &Suite, addr: &str, name: &str, bind: &str, limit: Duration) -> anyhow::Result<Duration> {
+pub(super) fn join_ok(
+    s: &Suite,
+    addr: &str,
+    name: &str,
+    bind: &str,
+    limit: Duration,
+) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let p = start_join(s, addr, name, bind, "1")?;
     s.expect(&p, "the name table", limit, is("name_table"))?;
@@ -89,7 +95,7 @@ fn join_ok(s: &Suite, addr: &str, name: &str, bind: &str, limit: Duration) -> an
 }
 
 /// The latest `refusals` event of `host` that `want` accepts.
-fn refusals(s: &Suite, host: &Proc, want: impl Fn(&Value) -> bool) -> anyhow::Result<Value> {
+pub(super) fn refusals(s: &Suite, host: &Proc, want: impl Fn(&Value) -> bool) -> anyhow::Result<Value> {
     s.expect(host, "a refusals line", WAIT, move |v| v["event"] == "refusals" && want(v))
 }
 

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::send_queue::{Body, OutMessage, Sender};
-use crate::{DisconnectReason, DropReason, MessageKind, PROTOCOL_VERSION, WINDOW};
+use crate::{DisconnectReason, DropReason, MessageKind, PROTOCOL_VERSION, SendError, WINDOW};
 
 const A: &str = "198.51.100.1:2302";
 
@@ -153,7 +153,7 @@ fn sender_resends_on_sack_evidence() {
     let mut cfg = Config::default();
     cfg.set_initial_window(64);
     let now = origin();
-    let mut s = Sender::new(&cfg);
+    let mut s = Sender::new(&cfg, Default::default());
     for i in 0..64u8 {
         s.push(OutMessage::new(vec![i], MessageKind::RELIABLE, Body::Data));
         s.next_frame(now, &cfg);
@@ -175,7 +175,7 @@ fn sender_resends_on_sack_evidence() {
 fn window_halves_once_per_loss_event() {
     let cfg = Config::default();
     let now = origin();
-    let mut s = Sender::new(&cfg);
+    let mut s = Sender::new(&cfg, Default::default());
     for i in 0..200u8 {
         s.push(OutMessage::new(vec![i], MessageKind::RELIABLE, Body::Data));
     }
@@ -343,6 +343,62 @@ fn receive_window_is_charged_to_the_memory_budget() {
     assert_eq!(budget.held(), 0, "a connection gone releases what it held");
 }
 
+/// docs/limits.md: a whole message arriving in order is handed over in the same call and
+/// never held, so a full budget does not stop a peer's ordinary messages; the first piece of
+/// a message to reassemble is refused (not stored, not acknowledged).
+#[test]
+fn a_full_budget_still_passes_whole_messages_in_order() {
+    let budget = dplay_wire::budget::MemoryBudget::new(crate::HALF_OPEN_BYTES);
+    let mut h = Harness::new(Config::default());
+    h.ep.set_memory_budget(budget.clone());
+    let mut h = established_on(h, PROTOCOL_VERSION);
+    budget.set_limit(0);
+    h.feed_d(data(REL_SEQ, 1, 1), b"whole");
+    let rel = DframeCommand::RELIABLE | DframeCommand::SEQUENTIAL;
+    h.feed_d(data(rel | DframeCommand::NEW_MSG, 2, 1), &[1; 100]);
+    let got: Vec<Vec<u8>> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Message { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, [b"whole".to_vec()]);
+    assert_eq!(h.ep.stats(peer()).unwrap().drops.get(DropReason::OverBudget), 1);
+    assert_eq!(budget.held(), 0);
+}
+
+/// docs/limits.md: what we hold unsent and unacknowledged for a peer is charged to the
+/// memory budget. A peer that acknowledges nothing is sent messages while they fit; once the
+/// budget is full and the peer is a window or more behind, `send` says QueueFull (counted);
+/// the connection's end releases it all.
+#[test]
+fn send_side_is_charged_to_the_memory_budget() {
+    let budget = dplay_wire::budget::MemoryBudget::new(crate::HALF_OPEN_BYTES);
+    let mut h = Harness::new(Config::default());
+    h.ep.set_memory_budget(budget.clone());
+    let mut h = established_on(h, PROTOCOL_VERSION);
+    let limit = 200 << 10;
+    budget.set_limit(limit);
+    let chunk = [7u8; 10_000];
+    let mut sent = 0;
+    let refused = loop {
+        match h.ep.send(h.now, peer(), &chunk, MessageKind::RELIABLE_SEQUENTIAL) {
+            Ok(()) => sent += 1,
+            Err(e) => break e,
+        }
+        assert!(sent <= 100, "never refused");
+    };
+    assert_eq!((refused, sent), (SendError::QueueFull, 20));
+    assert_eq!(budget.held(), 20 * chunk.len(), "queued and in flight, each byte once");
+    assert_eq!(h.ep.endpoint_stats().send_over_budget, 1);
+    h.ep.abort(h.now, peer());
+    h.advance(ms(2000));
+    assert_eq!(h.ep.connection_count(), 0);
+    assert_eq!(budget.held(), 0, "a connection gone releases what it held");
+}
+
 /// MC-DPL8R 3.1.5.2.1, 3.1.5.2.6: what the receive window holds is counted (a frame past a
 /// gap, a message being put together) and released once delivered.
 #[test]
@@ -491,7 +547,7 @@ fn first_frame_past_a_gap_is_acknowledged_at_once() {
 fn sack_evidence_masks_a_lost_unreliable_frame() {
     let cfg = Config::default();
     let now = origin();
-    let mut s = Sender::new(&cfg);
+    let mut s = Sender::new(&cfg, Default::default());
     for i in 0..8u8 {
         s.push(OutMessage::new(vec![i], MessageKind::DATAGRAM, Body::Data));
     }

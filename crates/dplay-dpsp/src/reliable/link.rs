@@ -23,11 +23,22 @@ pub(crate) struct Link {
     pub(crate) failed: bool,
     /// What the receiver holds, charged to the host's memory budget; released with the link.
     pub(crate) charge: Charge,
+    /// What the sender holds for the peer ([`Sender::held_bytes`]), charged as held.
+    send_charge: Charge,
 }
 
 impl Link {
     pub(crate) fn new(peer: SocketAddr, local: u16, remote: u16, charge: Charge) -> Self {
-        Self { peer, local, remote, sender: Sender::new(), receiver: Receiver::new(), failed: false, charge }
+        let send_charge = charge.budget().account();
+        let (sender, receiver) = (Sender::new(), Receiver::new());
+        Self { peer, local, remote, sender, receiver, failed: false, charge, send_charge }
+    }
+
+    /// Charges what the sender holds now: counted, never refused here (`Reliable::send`
+    /// refuses new messages to a peer that is behind when the budget is full).
+    pub(crate) fn sync_send_charge(&mut self) {
+        let held = self.sender.held_bytes();
+        self.send_charge.set_held(held);
     }
 
     fn emit(&self, io: &mut Io, body: FrameBody) {

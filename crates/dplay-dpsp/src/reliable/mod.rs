@@ -111,7 +111,8 @@ pub enum SendError {
         /// The limit.
         max: usize,
     },
-    /// The link's queue would pass `Limits::max_queued_bytes`.
+    /// The link's queue would pass `Limits::max_queued_bytes`, or the peer is a window or
+    /// more behind while the memory budget is full (docs/limits.md).
     #[error("the send queue is full")]
     QueueFull,
 }
@@ -222,9 +223,16 @@ impl Reliable {
         if link.sender.queued_bytes.saturating_add(data.len()) > self.config.limits.max_queued_bytes {
             return Err(SendError::QueueFull);
         }
+        // A peer a window or more behind holds what we send it; when the memory budget is
+        // full it is sent no more until it catches up (docs/limits.md).
+        let window = usize::from(self.config.window).saturating_mul(self.config.frame_data_len());
+        if link.sender.held_bytes() >= window && !link.charge.budget().fits(data.len()) {
+            return Err(SendError::QueueFull);
+        }
         self.io.stats.messages_sent += 1;
         link.sender.enqueue(data.to_vec(), reliable);
         link.pump(&self.config, &mut self.io, now);
+        link.sync_send_charge();
         Ok(())
     }
 
@@ -265,6 +273,7 @@ impl Reliable {
         }
         link.handle(&self.config, &mut self.io, now, tick, &frame.body, len);
         link.charge.set_held(link.bytes_held());
+        link.sync_send_charge();
         if link.failed {
             self.links.remove(&from);
         }
@@ -276,6 +285,7 @@ impl Reliable {
         let tick = self.tick(now);
         for link in self.links.values_mut() {
             link.handle_timeout(&self.config, &mut self.io, now, tick);
+            link.sync_send_charge();
         }
         self.links.retain(|_, l| !l.failed);
     }

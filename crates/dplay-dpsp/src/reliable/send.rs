@@ -103,6 +103,15 @@ impl Sender {
         }
     }
 
+    /// Payload bytes we hold for the peer: messages queued, the rest of the one being framed,
+    /// and frames not yet acknowledged. A peer that acknowledges slowly makes us keep them
+    /// (docs/limits.md). O(window).
+    pub(crate) fn held_bytes(&self) -> usize {
+        let framing = self.framing.as_ref().map_or(0, |f| f.data.len().saturating_sub(f.offset));
+        let in_flight: usize = self.in_flight.iter().map(|f| f.data.len()).sum();
+        self.queued_bytes.saturating_add(framing).saturating_add(in_flight)
+    }
+
     pub(crate) fn enqueue(&mut self, data: Vec<u8>, reliable: bool) {
         self.queued_bytes += data.len();
         self.queue.push_back(Queued { data, reliable });

@@ -26,6 +26,7 @@ mod hostile;
 mod join_errors;
 mod joins;
 mod leave;
+mod member_budget;
 mod migration;
 mod property;
 mod seed003;

@@ -139,3 +139,30 @@ proptest! {
         let _ = (out(&mut b), events(&mut b));
     }
 }
+
+/// docs/limits.md: what a link holds unsent and unacknowledged is charged to the memory
+/// budget, each byte once. A peer that acknowledges nothing is sent messages while they fit;
+/// then, a window or more behind with the budget full, `send` says QueueFull; closing the
+/// link releases it all.
+#[test]
+fn send_side_is_charged_to_the_memory_budget() {
+    let t0 = base();
+    let budget = dplay_wire::budget::MemoryBudget::new(1000);
+    let mut a = Reliable::new(small()).expect("valid config");
+    a.set_memory_budget(&budget);
+    a.open_link(addr(B), A_INDEX, B_INDEX).unwrap();
+    let mut sent = 0;
+    let refused = loop {
+        match a.send(t0, addr(B), &[5; 100], true) {
+            Ok(()) => sent += 1,
+            Err(e) => break e,
+        }
+        assert!(sent <= 100, "never refused");
+    };
+    assert_eq!((refused, sent), (SendError::QueueFull, 10));
+    assert_eq!(budget.held(), 1000, "queued, being framed and in flight, each byte once");
+    a.handle_timeout(t0 + ms(300));
+    assert_eq!(budget.held(), 1000, "resending holds nothing more");
+    assert!(a.close_link(addr(B)));
+    assert_eq!(budget.held(), 0, "a link gone releases what it held");
+}
