@@ -17,7 +17,6 @@ use serde_json::Value;
 
 use crate::util::build_dplay;
 
-mod browser;
 mod cdp;
 mod cli_ux;
 pub(crate) mod dp4;
@@ -78,10 +77,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
         (
-            "the host's dashboard in a browser: a hostile name as text; chat, kick and ban by clicks",
+            "the host's dashboard in a browser: hostile names and chat as text; chat, kick, ban by clicks; refusals listed",
             web::dashboard,
         ),
-        ("the add-on host's dashboard: two aircraft on the offline map, a kick", web_fs::map),
+        (
+            "the add-on host's dashboard: two aircraft on the offline map, hostile names as text, kick and ban by clicks",
+            web_fs::map,
+        ),
     ];
     // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
     let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();

@@ -172,6 +172,18 @@ impl Dp4Output {
                     format!("player left: {} ({})", name.as_deref().unwrap_or("-"), id(*p)),
                 );
             }
+            SessionEvent::JoinRefused { from, name, code } => {
+                let code = DpResult(*code).to_string();
+                let who = name.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
+                self.out.event(
+                    &JsonEvent::JoinRefused {
+                        from: from.to_string(),
+                        name: name.clone(),
+                        code: code.clone(),
+                    },
+                    format!("join refused: {who}from {from}, {code}"),
+                );
+            }
             SessionEvent::Message { from, to, data } => self.message(*from, *to, data),
             SessionEvent::PlayerDataChanged { id: p, data } => self.out.event(
                 &JsonEvent::PlayerData { id: id(*p), len: data.len() },

@@ -95,6 +95,12 @@ pub(crate) enum JsonEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// Host: a join refused, with the code the joiner was sent.
+    JoinRefused {
+        from: String,
+        name: Option<String>,
+        code: String,
+    },
     HostMigrated {
         new_host: String,
         name: String,
@@ -550,6 +556,11 @@ mod tests {
             JsonEvent::Group(GroupChange::Renamed { id: id(), name: Some("wing".into()) }),
             JsonEvent::PlayerData { id: player(), len: 2 },
             JsonEvent::PlayerRenamed { id: player(), name: Some("ace".into()) },
+            JsonEvent::JoinRefused {
+                from: "192.0.2.1:2302".into(),
+                name: None,
+                code: "DPNERR_HOSTREJECTEDCONNECTION".into(),
+            },
         ];
         events.iter().for_each(assert_documented);
     }

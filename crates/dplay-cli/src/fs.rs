@@ -439,6 +439,11 @@ impl JoinWatch {
             (None, Some(EndReason::Refused(ResultCode::DPNERR_INVALIDAPPLICATION)), ..) => anyhow::anyhow!(
                 "could not join {host}: join refused: DPNERR_INVALIDAPPLICATION: it hosts another application; `dplay enum --any-app {host}` shows its GUID, then join with --sim other --app-guid GUID"
             ),
+            // A refusal by a host that answered: its code says why, not "is a host there?".
+            (None, Some(EndReason::Refused(code)), ..) => anyhow::anyhow!(
+                "could not join {host}: it refused the join with {code}: {}",
+                crate::join::refusal_hint(*code)
+            ),
             (None, Some(why), false, _) => {
                 anyhow::anyhow!(
                     "could not join {host}: {why}; check that a host runs there (dplay enum {host})"
@@ -515,20 +520,45 @@ fn drive<P: Protocol>(
             },
             recv(ticks) -> now => if let (Ok(now), Some(t0)) = (now, flying) {
                 let (p, v) = circuit(now.saturating_duration_since(t0));
-                runtime.command((commands.fly)(p, v))?;
+                if stopped_runtime(runtime.command((commands.fly)(p, v)))? { break Stop::Closed }
             },
-            recv(refresh) -> _ => runtime.command((commands.traffic)())?,
+            recv(refresh) -> _ => {
+                if stopped_runtime(runtime.command((commands.traffic)()))? { break Stop::Closed }
+            }
             recv(interrupt) -> _ => break Stop::Interrupted,
-            recv(stats) -> _ => runtime.command((commands.stats)())?,
-            recv(stats_tick) -> _ => runtime.command((commands.stats)())?,
+            recv(stats) -> _ => {
+                if stopped_runtime(runtime.command((commands.stats)()))? { break Stop::Closed }
+            }
+            recv(stats_tick) -> _ => {
+                if stopped_runtime(runtime.command((commands.stats)()))? { break Stop::Closed }
+            }
             recv(timeout) -> _ => {}
         }
     };
+    // The runtime stopped before its last events were read (a refused join, say): they say why.
+    if stop == Stop::Closed {
+        for e in runtime.events().try_iter() {
+            joined |= join.as_ref().is_some_and(|j| (j.done)(&e));
+            if print(&e) {
+                break;
+            }
+        }
+    }
     if stop != Stop::Closed && (stop != Stop::Done || !joined) {
         let _ = runtime.command((commands.leave)());
     }
     live::finish(runtime);
     Ok((stop, joined))
+}
+
+/// True when a command found the runtime stopped (its session ended between two events); any
+/// other failure is an error.
+fn stopped_runtime(sent: Result<(), dplay_runtime::RuntimeError>) -> anyhow::Result<bool> {
+    match sent {
+        Ok(()) => Ok(false),
+        Err(dplay_runtime::RuntimeError::Stopped) => Ok(true),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The last line of every `dplay fs` run: why it stopped.

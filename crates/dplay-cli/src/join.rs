@@ -293,7 +293,7 @@ impl JoinFailure {
 }
 
 /// What to do about a DN_CONNECT_FAILED code (MC-DPL8CS 2.2.1.3).
-fn refusal_hint(code: ResultCode) -> &'static str {
+pub(crate) fn refusal_hint(code: ResultCode) -> &'static str {
     match code {
         ResultCode::DPNERR_INVALIDPASSWORD => "check --password",
         DPNERR_SESSIONFULL => "the session is full",

@@ -487,6 +487,17 @@ impl Output {
                     format!("player left: {name} ({dpnid}), {why}"),
                 );
             }
+            Event::JoinRefused { from, name, code } => {
+                let who = name.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
+                self.event(
+                    &JsonEvent::JoinRefused {
+                        from: from.to_string(),
+                        name: name.clone(),
+                        code: code.to_string(),
+                    },
+                    format!("join refused: {who}from {from}, {code}"),
+                );
+            }
             Event::HostMigrated { new_host } => {
                 let name = self.name(*new_host);
                 self.event(

@@ -94,6 +94,17 @@ pub enum Event {
         /// Done, or why not.
         result: Result<(), CompletionError>,
     },
+    /// Host: a joiner was refused with DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1 step 2): banned,
+    /// a wrong password, the session full, a name over its limit ... One a refused
+    /// PLAYER_CONNECT_INFO; joiners dropped at a deadline or past a cap are not reported here.
+    JoinRefused {
+        /// Where the joiner's connection came from.
+        from: SocketAddr,
+        /// The name it asked for, if it sent one.
+        name: Option<String>,
+        /// The `hResultCode` it was sent (MC-DPL8CS 2.2.1.3).
+        code: ResultCode,
+    },
     /// We are out of the session; nothing more comes.
     SessionEnded {
         /// Why.

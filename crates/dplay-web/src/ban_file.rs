@@ -45,7 +45,7 @@ impl BanFile {
             }
             Ok(_) => std::fs::read_to_string(path)?,
         };
-        let bans = parse(&text).map_err(|(line, why)| io::Error::other(format!("line {line}: {why}")))?;
+        let bans = parse_ban_list(&text).map_err(io::Error::other)?;
         Ok(Self { bans, path: Some(path.to_owned()) })
     }
 
@@ -84,13 +84,23 @@ impl BanFile {
         let Some(path) = &self.path else { return Ok(()) };
         let mut tmp = path.clone().into_os_string();
         tmp.push(".tmp");
-        std::fs::write(&tmp, render(&self.bans))?;
+        std::fs::write(&tmp, render_ban_list(&self.bans))?;
         std::fs::rename(&tmp, path)
     }
 }
 
-/// The file's text for `bans`.
-pub(crate) fn render(bans: &Bans) -> String {
+/// The first bad line of a ban file: its number (1-based) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {why}")]
+pub struct BadBanLine {
+    /// The line's number, from 1.
+    pub line: usize,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+/// The file's text for `bans`: what [`parse_ban_list`] reads back as the same list.
+pub fn render_ban_list(bans: &Bans) -> String {
     let mut out = String::from("# dplay ban list: `name NAME` or `address IP`, one a line\n");
     for n in bans.names() {
         let _ = writeln!(out, "name {n}");
@@ -101,15 +111,16 @@ pub(crate) fn render(bans: &Bans) -> String {
     out
 }
 
-/// The bans in `text`, or the first bad line (1-based) and why.
-pub(crate) fn parse(text: &str) -> Result<Bans, (usize, String)> {
+/// The bans in a ban file's `text`, or its first bad line. Never panics; at most
+/// [`dplay_session::MAX_BANS`] entries are kept (past that, the line is bad).
+pub fn parse_ban_list(text: &str) -> Result<Bans, BadBanLine> {
     let mut bans = Bans::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |why: String| (i + 1, why);
+        let bad = |why: String| BadBanLine { line: i + 1, why };
         let (kind, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let value = value.trim();
         match kind {
@@ -135,22 +146,22 @@ mod tests {
         /// the same.
         #[test]
         fn any_text_parses_or_names_a_line(text in "(name [^\n]{0,20}|address [0-9a-f.:]{0,20}|[^\n]{0,20})(\n[^\n]{0,30}){0,8}") {
-            match parse(&text) {
-                Ok(bans) => prop_assert_eq!(parse(&render(&bans)).unwrap(), bans),
-                Err((line, _)) => prop_assert!(line >= 1 && line <= text.lines().count()),
+            match parse_ban_list(&text) {
+                Ok(bans) => prop_assert_eq!(parse_ban_list(&render_ban_list(&bans)).unwrap(), bans),
+                Err(e) => prop_assert!(e.line >= 1 && e.line <= text.lines().count()),
             }
         }
     }
 
     #[test]
     fn the_text_format_round_trips_and_names_bad_lines() {
-        let bans = parse("# comment\n\nname Mallory\naddress 10.0.0.7\nname  two words \n").unwrap();
+        let bans = parse_ban_list("# comment\n\nname Mallory\naddress 10.0.0.7\nname  two words \n").unwrap();
         assert!(bans.is_name_banned("mallory") && bans.is_name_banned("TWO WORDS"));
         assert!(bans.is_address_banned("10.0.0.7".parse().unwrap()));
-        assert_eq!(parse(&render(&bans)).unwrap(), bans);
-        assert_eq!(parse("name ok\nip 1.2.3.4").unwrap_err().0, 2);
-        assert_eq!(parse("address nope").unwrap_err().0, 1);
-        assert_eq!(parse("name").unwrap_err().0, 1);
+        assert_eq!(parse_ban_list(&render_ban_list(&bans)).unwrap(), bans);
+        assert_eq!(parse_ban_list("name ok\nip 1.2.3.4").unwrap_err().line, 2);
+        assert_eq!(parse_ban_list("address nope").unwrap_err().line, 1);
+        assert_eq!(parse_ban_list("name").unwrap_err().line, 1);
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub struct Counters {
     pub leaves: Vec<(&'static str, u64)>,
     /// Drops and refusals at the transport and session layers, by reason (docs/limits.md).
     pub refusals: Vec<(&'static str, u64)>,
+    /// Joins refused, by the DPNERR/DPERR code sent.
+    pub join_refusals: Vec<(String, u64)>,
     /// UDP datagrams received on the host's socket.
     pub datagrams_received: u64,
     /// UDP datagrams sent from it.
@@ -39,6 +41,8 @@ pub struct Counters {
 pub(crate) struct Tally {
     joins: u64,
     leaves: Vec<(&'static str, u64)>,
+    /// By code: the few codes a host refuses with, so the list stays short.
+    join_refusals: Vec<(String, u64)>,
     datagrams_received: u64,
     datagrams_sent: u64,
     bytes_received: u64,
@@ -72,11 +76,20 @@ impl Tally {
         }
     }
 
+    /// A join was refused with `code`.
+    pub(crate) fn refused(&mut self, code: &str) {
+        match self.join_refusals.iter_mut().find(|(c, _)| c == code) {
+            Some((_, n)) => *n += 1,
+            None => self.join_refusals.push((code.to_owned(), 1)),
+        }
+    }
+
     /// Puts the tally into `c`, whose other fields the protocol filled
     /// ([`session_counters`]).
     pub(crate) fn fill(&self, c: &mut Counters) {
         c.joins = self.joins;
         c.leaves.clone_from(&self.leaves);
+        c.join_refusals.clone_from(&self.join_refusals);
         c.datagrams_received = self.datagrams_received;
         c.datagrams_sent = self.datagrams_sent;
         c.bytes_received = self.bytes_received;

@@ -95,6 +95,11 @@ impl Hosted for Dp4Protocol {
                 Seen::Chat { id: *from, text: text.clone().unwrap_or_default() }
             }
             SessionEvent::HostMigrated { .. } => Seen::Migrated,
+            SessionEvent::JoinRefused { from, name, code } => Seen::Refused {
+                address: *from,
+                name: name.clone(),
+                code: dplay_wire::dp4::DpResult(*code).to_string(),
+            },
             _ => return None,
         })
     }

@@ -177,6 +177,9 @@ pub fn dp8_seen(event: &Event, local: Dpnid) -> Option<Seen> {
         }
         Event::Chat { from, text } => Seen::Chat { id: from.0, text: text.clone() },
         Event::HostMigrated { .. } => Seen::Migrated,
+        Event::JoinRefused { from, name, code } => {
+            Seen::Refused { address: *from, name: name.clone(), code: code.to_string() }
+        }
         _ => return None,
     })
 }

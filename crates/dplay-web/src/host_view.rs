@@ -14,7 +14,7 @@ use dplay_runtime::{Path, Protocol, SocketId, StreamClosed, StreamId, StreamStat
 
 use crate::counters::Tally;
 use crate::link::{AdminCommand, LoopSide};
-use crate::snapshot::{CHAT_CHARS, Snapshot, WebEvent};
+use crate::snapshot::{CHAT_CHARS, NAME_CHARS, Snapshot, WebEvent};
 use crate::traffic::{Traffic, Trails};
 
 /// How often the loop looks at the admin queue and refreshes the statistics it publishes.
@@ -81,6 +81,15 @@ pub enum Seen {
         id: u32,
         /// The text.
         text: String,
+    },
+    /// A join was refused.
+    Refused {
+        /// Where the joiner came from.
+        address: SocketAddr,
+        /// The name it asked for, when known.
+        name: Option<String>,
+        /// The code it was sent, by name (a few: counted by code in `/metrics`).
+        code: String,
     },
     /// The session has a new host.
     Migrated,
@@ -182,7 +191,7 @@ impl<P: Hosted> Observed<P> {
         s
     }
 
-    /// Turns a join, leave or chat line into a [`WebEvent`]; publishes a changed session at
+    /// Turns a join, leave, refusal or chat line into a [`WebEvent`]; publishes a changed session at
     /// once.
     fn observe(&mut self, event: &P::Event, now: Instant) {
         let Some(seen) = self.inner.seen(event) else { return };
@@ -214,6 +223,15 @@ impl<P: Hosted> Observed<P> {
                 text: text.chars().take(CHAT_CHARS).collect(),
                 at_s,
             },
+            Seen::Refused { address, name, code } => {
+                self.tally.refused(&code);
+                WebEvent::Refused {
+                    address: address.to_string(),
+                    name: name.map(|n| n.chars().take(NAME_CHARS).collect()),
+                    code,
+                    at_s,
+                }
+            }
             Seen::Migrated => {
                 self.migrations = self.migrations.saturating_add(1);
                 self.next_publish = None;

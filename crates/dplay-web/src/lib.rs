@@ -18,10 +18,10 @@
 //! datagrams, commands and expired deadlines and drains its `poll_*` methods, as for any
 //! protocol. After every `handle_*` call it runs the queued [`AdminCommand`]s and publishes a
 //! [`Snapshot`] when one is due (at most every [`PUBLISH_INTERVAL`]); its `poll_timeout` asks
-//! to be called again by then. Events pass through unchanged, and joins, leaves and chat lines
-//! are also sent to the event stream as [`WebEvent`]s. A loop of your own that is not an
-//! `Observed` uses the [`LoopSide`] the same way: [`LoopSide::publish`], [`LoopSide::event`],
-//! [`LoopSide::admin`], none of which waits.
+//! to be called again by then. Events pass through unchanged, and joins, leaves, refused
+//! joins and chat lines are also sent to the event stream as [`WebEvent`]s. A loop of your
+//! own that is not an `Observed` uses the [`LoopSide`] the same way: [`LoopSide::publish`],
+//! [`LoopSide::event`], [`LoopSide::admin`], none of which waits.
 //!
 //! # Lifecycle
 //!
@@ -86,7 +86,7 @@ mod snapshot;
 mod token;
 mod traffic;
 
-pub use ban_file::{BanEntry, BanFile, MAX_BAN_FILE};
+pub use ban_file::{BadBanLine, BanEntry, BanFile, MAX_BAN_FILE, parse_ban_list, render_ban_list};
 pub use connections::MAX_CONNECTIONS;
 pub use counters::Counters;
 pub use dp8_view::{dp8_commands, dp8_refresh, dp8_seen, dp8_snapshot};
@@ -95,6 +95,6 @@ pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, li
 pub use players::Players;
 pub use rate::{BURST, MAX_CLIENTS, RATE};
 pub use server::{HEADER_TIMEOUT, MAX_BODY, MAX_HEADER_BYTES, MAX_STREAMS, WebConfig, WebServer};
-pub use snapshot::{CHAT_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
+pub use snapshot::{CHAT_CHARS, NAME_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;
 pub use traffic::{AircraftView, TRAIL_INTERVAL, TRAIL_POINTS, Traffic, Trails};

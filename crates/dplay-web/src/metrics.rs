@@ -23,6 +23,9 @@ fn gauge(r: &mut Registry, name: &str, help: &str, value: u64) {
     r.register(name, help, g);
 }
 
+/// One label, `code`.
+type Code = Vec<(&'static str, String)>;
+
 /// `name` gets the `_total` suffix from the encoder.
 fn counter(r: &mut Registry, name: &str, help: &str, value: u64) {
     let c = Counter::<u64>::default();
@@ -56,6 +59,11 @@ pub(crate) fn render(s: &Snapshot) -> Result<String, fmt::Error> {
         "Inputs dropped and joins refused, by reason (docs/limits.md)",
         &c.refusals,
     );
+    let refused = Family::<Code, Counter>::default();
+    for (code, n) in &c.join_refusals {
+        refused.get_or_create(&vec![("code", code.clone())]).inc_by(*n);
+    }
+    r.register("join_refusals", "Joins refused, by the DPNERR/DPERR code sent", refused);
     counter(&mut r, "datagrams_received", "UDP datagrams received", c.datagrams_received);
     counter(&mut r, "datagrams_sent", "UDP datagrams sent", c.datagrams_sent);
     counter(&mut r, "received_bytes", "Bytes of the UDP datagrams received", c.bytes_received);
@@ -84,6 +92,7 @@ mod tests {
             leaves: vec![("DPNDESTROYPLAYERREASON_NORMAL", 2)],
             refusals: vec![("malformed", 7), ("joins_refused", 1)],
             bytes_sent: 1234,
+            join_refusals: vec![("DPNERR_INVALIDPASSWORD".into(), 2)],
             ..Counters::default()
         };
         let text = render(&s).unwrap();
@@ -94,6 +103,7 @@ mod tests {
             "dplay_refusals_total{reason=\"malformed\"} 7",
             "dplay_refusals_total{reason=\"joins_refused\"} 1",
             "dplay_sent_bytes_total 1234",
+            "dplay_join_refusals_total{code=\"DPNERR_INVALIDPASSWORD\"} 2",
             "dplay_reassembly_held_bytes 0",
             "# TYPE dplay_retransmissions counter",
             "# EOF",

@@ -112,6 +112,20 @@ pub enum WebEvent {
         /// Seconds after the session start.
         at_s: u64,
     },
+    /// A join was refused: DirectPlay 8 DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1), DirectPlay 4
+    /// REQUESTPLAYERREPLY or ADDFORWARDREPLY with an error (MC-DPL4CS 2.2.50, 2.2.10).
+    Refused {
+        /// Where the joiner came from (`IP:port`).
+        address: String,
+        /// The name it asked for, when the request carried one, cut to [`NAME_CHARS`]
+        /// characters.
+        name: Option<String>,
+        /// The code it was sent, by name (`DPNERR_HOSTREJECTEDCONNECTION`,
+        /// `DPERR_INVALIDPASSWORD` ...).
+        code: String,
+        /// Seconds after the session start.
+        at_s: u64,
+    },
     /// An admin command was carried out, or failed (a line for the operator).
     Admin {
         /// What was done, or why not.
@@ -124,6 +138,10 @@ pub enum WebEvent {
 /// Characters of a chat line the event stream carries at most.
 pub const CHAT_CHARS: usize = 500;
 
+/// Characters of a refused joiner's name the event stream carries at most (a name refused as
+/// over its limit may be long).
+pub const NAME_CHARS: usize = 256;
+
 impl WebEvent {
     /// The SSE `event:` name.
     pub fn kind(&self) -> &'static str {
@@ -131,6 +149,7 @@ impl WebEvent {
             Self::Join { .. } => "join",
             Self::Leave { .. } => "leave",
             Self::Chat { .. } => "chat",
+            Self::Refused { .. } => "refused",
             Self::Admin { .. } => "admin",
         }
     }

@@ -242,6 +242,12 @@ fn bans_chat_and_settings() {
     });
     assert_eq!(text, "hello <b>bob</b>");
 
+    // Refusals reach the event stream (opened now: it holds no history).
+    let mut sse = TcpStream::connect(at).unwrap();
+    sse.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(sse, "GET /api/events HTTP/1.1\r\nHost: {at}\r\n\r\n").unwrap();
+    let mut sse = BufReader::new(sse);
+
     // A ban by name removes bob and refuses the next bob.
     let (status, list) = request_with(at, "POST", "/api/bans", Some(TOKEN), r#"{"name":"BOB"}"#);
     assert_eq!(status, 200, "{list}");
@@ -250,6 +256,10 @@ fn bans_chat_and_settings() {
     let again = joiner("Bob", 13);
     let refused = EndReason::Refused(dplay_session::DPNERR_HOSTREJECTEDCONNECTION);
     assert_eq!(ended(&again), refused);
+    let event = next_event(&mut sse, "refused");
+    assert_eq!(event["code"], "DPNERR_HOSTREJECTEDCONNECTION");
+    assert_eq!(event["name"], "Bob");
+    assert_eq!(event["address"], again.local_addr().to_string());
     let (status, list) = request_with(at, "DELETE", "/api/bans", Some(TOKEN), r#"{"name":"bob"}"#);
     assert_eq!(status, 200);
     assert_eq!(serde_json::from_str::<Value>(&list).unwrap()["names"].as_array().unwrap().len(), 0);
@@ -260,6 +270,14 @@ fn bans_chat_and_settings() {
     assert!(why.contains("members are not told"), "{why}");
     let full = joiner("carol", 14);
     assert_eq!(ended(&full), EndReason::Refused(dplay_session::DPNERR_SESSIONFULL));
+    let event = next_event(&mut sse, "refused");
+    assert_eq!((event["code"].as_str(), event["name"].as_str()), (Some("DPNERR_SESSIONFULL"), Some("carol")));
+    // Counted by code in /metrics (published with the next snapshot).
+    let wanted = [
+        "dplay_join_refusals_total{code=\"DPNERR_HOSTREJECTEDCONNECTION\"} 1",
+        "dplay_join_refusals_total{code=\"DPNERR_SESSIONFULL\"} 1",
+    ];
+    common::metrics_until(at, None, &wanted);
     assert_eq!(get_json(at, "/api/session")["max_players"], 1);
 }
 

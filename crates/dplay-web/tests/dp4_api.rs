@@ -97,4 +97,13 @@ fn dp4_players_kick_ban_and_limit() {
         _ => None,
     });
     assert_eq!(failed, JoinError::Refused(dplay_session::DPERR_ACCESSDENIED));
+    // The host reports the refusal, and the dashboard counts it by code.
+    wait_for(host.events(), |e| {
+        matches!(
+            e,
+            Dp4Event::Session(SessionEvent::JoinRefused { code: dplay_session::DPERR_ACCESSDENIED, .. })
+        )
+        .then_some(())
+    });
+    common::metrics_until(at, Some(TOKEN), &["dplay_join_refusals_total{code=\"DPERR_ACCESSDENIED\"} 1"]);
 }

@@ -1,49 +1,57 @@
-//! Just enough of the Chrome DevTools Protocol to click in a page: headless Chromium with
-//! `--remote-debugging-port=0`, the page's WebSocket found through `/json/list`, and
-//! `Runtime.evaluate` / `Input.dispatchMouseEvent` over a minimal WebSocket client (RFC 6455:
-//! masked text frames out, whole text frames in). Loopback only, to the port Chromium opened.
+//! The dashboard cases' browser: headless Chromium (Debian's `chromium`, installed with apt-get
+//! when missing) driven over the Chrome DevTools Protocol on a pipe
+//! (`--remote-debugging-pipe`: commands in on fd 3, answers and events out on fd 4, each JSON
+//! followed by a NUL). The pipe needs no port: nothing listens, and Chromium resolves no name
+//! but loopback, so the page never leaves the machine (the map then draws its built-in
+//! coastline instead of OpenStreetMap's tiles).
+//!
+//! Before the page loads, `alert`, `confirm` and `prompt` are replaced by a hook that counts
+//! their calls in `window.__dialogs`: markup from the network that ran as script shows there
+//! ([`Page::dialogs`]).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 
-/// Largest message read from Chromium.
-const MAX_MESSAGE: u64 = 16 << 20;
+use crate::util::{have, root, step};
 
-/// A headless Chromium showing one page, driven over DevTools.
-pub(super) struct Browser {
-    ws: TcpStream,
-    next_id: u64,
-    /// Last, so the process ends after the socket closes.
-    _chromium: Chromium,
-}
+/// How long one DevTools command may take.
+const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 
-/// The Chromium process and its profile, ended and removed when dropped.
-struct Chromium {
+/// Runs before any script of the page: counts dialogs instead of opening them.
+const DIALOG_HOOK: &str = "window.__dialogs = 0; \
+     for (const f of ['alert', 'confirm', 'prompt']) window[f] = () => { window.__dialogs += 1; };";
+
+/// One tab of a headless Chromium; the browser is closed (killed if need be) when dropped.
+pub(super) struct Page {
     child: Child,
+    to: ChildStdin,
+    from: Receiver<Value>,
+    next_id: u64,
+    /// The tab's DevTools session, once attached.
+    session: Option<String>,
     profile: PathBuf,
 }
 
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
-    }
-}
-
-impl Browser {
-    /// Starts `chromium` on `url` and connects to the page.
-    #[allow(clippy::disallowed_methods)] // the test's own clock
-    pub(super) fn open(chromium: &str, url: &str) -> anyhow::Result<Self> {
-        let profile = std::env::temp_dir().join(format!("dplay-web-cdp-{}", std::process::id()));
+impl Page {
+    /// Opens `url` in a new headless Chromium window of `size` pixels, with the dialog hook.
+    pub(super) fn open(url: &str, size: (u32, u32)) -> anyhow::Result<Self> {
+        static OPENED: AtomicU32 = AtomicU32::new(0);
+        let n = OPENED.fetch_add(1, Ordering::Relaxed);
+        let profile = std::env::temp_dir().join(format!("dplay-web-cdp-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&profile);
-        let child = Command::new(chromium)
+        // fd 3 is our pipe in (its stdin), fd 4 our pipe out (its stdout); its own output goes
+        // nowhere.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"exec "$0" "$@" 3<&0 4>&1 >/dev/null 2>&1"#)
+            .arg(chromium()?)
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -52,95 +60,101 @@ impl Browser {
                 "--disable-component-update",
                 "--disable-sync",
                 "--no-first-run",
-                "--window-size=1200,900",
-                "--remote-debugging-address=127.0.0.1",
-                "--remote-debugging-port=0",
+                "--remote-debugging-pipe",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
             ])
+            .arg(format!("--window-size={},{}", size.0, size.1))
             .arg(format!("--user-data-dir={}", profile.display()))
-            .arg(url)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .spawn()
             .context("cannot run chromium")?;
-        let chromium = Chromium { child, profile };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            let file = chromium.profile.join("DevToolsActivePort");
-            if let Some(port) =
-                std::fs::read_to_string(&file).ok().and_then(|t| t.lines().next()?.parse::<u16>().ok())
-            {
-                break port;
+        let to = child.stdin.take().context("no pipe to chromium")?;
+        let out = child.stdout.take().context("no pipe from chromium")?;
+        let (tx, from) = channel();
+        std::thread::spawn(move || {
+            let mut out = BufReader::new(out);
+            let mut message = Vec::new();
+            while out.read_until(0, &mut message).is_ok_and(|n| n > 0) {
+                let text = message.strip_suffix(&[0]).unwrap_or(&message);
+                if let Ok(v) = serde_json::from_slice::<Value>(text)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+                message.clear();
             }
-            ensure!(Instant::now() < deadline, "chromium never opened its DevTools port");
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let page = loop {
-            let list: Value =
-                serde_json::from_str(&http_get(port, "/json/list").context("DevTools /json/list")?)
-                    .unwrap_or(Value::Null);
-            let ws = list
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|t| t["type"] == "page")
-                .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(str::to_owned));
-            if let Some(ws) = ws {
-                break ws;
-            }
-            ensure!(Instant::now() < deadline, "chromium shows no page");
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let path =
-            page.split_once(&format!("127.0.0.1:{port}")).map(|(_, p)| p.to_owned()).context("page url")?;
-        let ws = handshake(port, &path).context("DevTools WebSocket handshake")?;
-        Ok(Self { ws, next_id: 0, _chromium: chromium })
+        });
+        let mut page = Page { child, to, from, next_id: 0, session: None, profile };
+        let target = page.call("Target.createTarget", json!({"url": "about:blank"}))?;
+        let target = target["targetId"].as_str().context("no target id")?.to_owned();
+        let attached = page.call("Target.attachToTarget", json!({"targetId": target, "flatten": true}))?;
+        page.session = Some(attached["sessionId"].as_str().context("no session id")?.to_owned());
+        page.call("Page.enable", json!({}))?;
+        page.call("Page.addScriptToEvaluateOnNewDocument", json!({"source": DIALOG_HOOK}))?;
+        page.call("Page.navigate", json!({"url": url}))?;
+        page.wait_for("the page loaded", "document.readyState === 'complete'", ANSWER_WITHIN)?;
+        Ok(page)
     }
 
-    /// Calls a DevTools method; its result.
-    pub(super) fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+    /// Sends one command (to the tab once attached) and waits for its answer; events that
+    /// come meanwhile are skipped.
+    #[allow(clippy::disallowed_methods)] // a deadline for a real process
+    fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
-        send_text(&mut self.ws, &json!({ "id": id, "method": method, "params": params }).to_string())?;
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = &self.session {
+            message["sessionId"] = json!(session);
+        }
+        let mut bytes = serde_json::to_vec(&message)?;
+        bytes.push(0);
+        self.to.write_all(&bytes)?;
+        let deadline = Instant::now() + ANSWER_WITHIN;
         loop {
-            let text = read_text(&mut self.ws).with_context(|| format!("DevTools: no answer to {method}"))?;
-            let message: Value = serde_json::from_str(&text)?;
-            if message["id"] == id {
-                if let Some(e) = message.get("error") {
-                    bail!("{method}: {e}");
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.from.recv_timeout(left) {
+                Ok(answer) if answer["id"] == id => {
+                    if !answer["error"].is_null() {
+                        bail!("chromium: {method}: {}", answer["error"]);
+                    }
+                    return Ok(answer["result"].clone());
                 }
-                return Ok(message["result"].clone());
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => bail!("chromium did not answer {method} within 10 s"),
+                Err(RecvTimeoutError::Disconnected) => bail!("chromium exited"),
             }
         }
     }
 
-    /// The value of a JavaScript expression in the page (promises awaited).
-    pub(super) fn eval(&mut self, expression: &str) -> anyhow::Result<Value> {
+    /// The value of the JavaScript expression `js` in the page (promises awaited).
+    pub(super) fn eval(&mut self, js: &str) -> anyhow::Result<Value> {
         let r = self.call(
             "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+            json!({"expression": js, "returnByValue": true, "awaitPromise": true}),
         )?;
-        if let Some(e) = r.get("exceptionDetails") {
-            bail!("{expression}: {e}");
+        if !r["exceptionDetails"].is_null() {
+            bail!("the page threw on `{js}`: {}", r["exceptionDetails"]);
         }
         Ok(r["result"]["value"].clone())
     }
 
-    /// Waits until `expression` is true in the page.
-    #[allow(clippy::disallowed_methods)]
-    pub(super) fn wait_for(&mut self, what: &str, expression: &str, limit: Duration) -> anyhow::Result<()> {
+    /// Waits up to `limit` for `js` to be true in the page.
+    #[allow(clippy::disallowed_methods)] // a deadline for a real process
+    pub(super) fn wait_for(&mut self, what: &str, js: &str, limit: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + limit;
-        while self.eval(expression)? != Value::Bool(true) {
-            ensure!(Instant::now() < deadline, "the page never showed {what}");
+        while self.eval(js)? != Value::Bool(true) {
+            ensure!(Instant::now() < deadline, "the page never showed {what} (`{js}` stayed false)");
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(())
     }
 
-    /// A left click, as a mouse does it, at the middle of the element `selector_js` (an
-    /// expression giving the element) finds.
+    /// A left click, as a mouse makes it, in the middle of the element the expression
+    /// `element_js` gives.
     pub(super) fn click(&mut self, what: &str, element_js: &str) -> anyhow::Result<()> {
         let at = self.eval(&format!(
-            "(() => {{ const e = {element_js}; if (!e) return null; e.scrollIntoView(); \
+            "(() => {{ const e = {element_js}; if (!e) return null; e.scrollIntoView({{block: 'center'}}); \
              const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
         ))?;
         let (Some(x), Some(y)) = (at[0].as_f64(), at[1].as_f64()) else {
@@ -149,117 +163,98 @@ impl Browser {
         for kind in ["mousePressed", "mouseReleased"] {
             self.call(
                 "Input.dispatchMouseEvent",
-                json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 }),
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
             )?;
         }
         Ok(())
     }
-}
 
-/// One GET to the DevTools HTTP server; its body (by Content-Length: it may keep the
-/// connection open).
-fn http_get(port: u16, path: &str) -> anyhow::Result<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
-    let mut reader = BufReader::new(s);
-    let mut length = 0u64;
-    loop {
-        let mut line = String::new();
-        ensure!(reader.read_line(&mut line)? > 0, "DevTools closed before its answer");
-        if line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse()?;
-        }
+    /// The rendered DOM, serialized.
+    pub(super) fn html(&mut self) -> anyhow::Result<String> {
+        let html = self.eval("document.documentElement.outerHTML")?;
+        Ok(html.as_str().context("no document")?.to_owned())
     }
-    ensure!(length <= MAX_MESSAGE, "a DevTools answer over {MAX_MESSAGE} bytes");
-    let mut body = String::new();
-    reader.take(length).read_to_string(&mut body)?;
-    Ok(body)
-}
 
-/// The WebSocket opening handshake (RFC 6455 4.1); the key need not be secret here.
-fn handshake(port: u16, path: &str) -> anyhow::Result<TcpStream> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Key: ZHBsYXktZGFzaGJvYXJkIQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    )?;
-    let mut reader = BufReader::new(s.try_clone()?);
-    let mut status = String::new();
-    reader.read_line(&mut status)?;
-    ensure!(status.contains(" 101 "), "DevTools refused the WebSocket: {status}");
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line)?;
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
+    /// Dialogs the page's scripts opened (counted by the hook, none shown).
+    pub(super) fn dialogs(&mut self) -> anyhow::Result<u64> {
+        self.eval("window.__dialogs")?.as_u64().context("the dialog hook is missing")
     }
-    ensure!(reader.buffer().is_empty(), "DevTools spoke before we asked");
-    Ok(s)
-}
 
-/// One masked text frame (a client's frames must be masked, RFC 6455 5.3).
-fn send_text(s: &mut TcpStream, text: &str) -> anyhow::Result<()> {
-    let payload = text.as_bytes();
-    let mut frame = vec![0x81u8];
-    match payload.len() {
-        n @ 0..=125 => frame.push(0x80 | u8::try_from(n)?),
-        n @ 126..=0xFFFF => {
-            frame.push(0x80 | 126);
-            frame.extend_from_slice(&u16::try_from(n)?.to_be_bytes());
-        }
-        n => {
-            frame.push(0x80 | 127);
-            frame.extend_from_slice(&u64::try_from(n)?.to_be_bytes());
-        }
+    /// A PNG of the page as it is now, written to target/`name` (a test artifact).
+    pub(super) fn screenshot(&mut self, name: &str) -> anyhow::Result<PathBuf> {
+        let shot = self.call("Page.captureScreenshot", json!({"format": "png"}))?;
+        let png = base64(shot["data"].as_str().context("no screenshot data")?)?;
+        let dir = root().join("target");
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(name);
+        std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
+        Ok(path)
     }
-    let mask = [0x5a, 0x17, 0xc3, 0x8e];
-    frame.extend_from_slice(&mask);
-    frame.extend(payload.iter().zip(mask.iter().cycle()).map(|(b, m)| b ^ m));
-    s.write_all(&frame)?;
-    Ok(())
 }
 
-/// The next text message (continuation frames joined; pings and other control frames skipped).
-fn read_text(s: &mut TcpStream) -> anyhow::Result<String> {
-    let mut message = Vec::new();
-    loop {
-        let mut head = [0u8; 2];
-        s.read_exact(&mut head)?;
-        let (fin, opcode) = (head[0] & 0x80 != 0, head[0] & 0x0F);
-        let len = match head[1] & 0x7F {
-            126 => {
-                let mut b = [0u8; 2];
-                s.read_exact(&mut b)?;
-                u64::from(u16::from_be_bytes(b))
-            }
-            127 => {
-                let mut b = [0u8; 8];
-                s.read_exact(&mut b)?;
-                u64::from_be_bytes(b)
-            }
-            n => u64::from(n),
+impl Drop for Page {
+    fn drop(&mut self) {
+        self.session = None;
+        let _ = self.call("Browser.close", json!({}));
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// Standard base64 (RFC 4648 section 4), as DevTools sends binary data.
+fn base64(text: &str) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut bits, mut n) = (0u32, 0u32);
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => bail!("not base64: {:?}", char::from(c)),
         };
-        ensure!(head[1] & 0x80 == 0, "a server frame was masked");
-        ensure!(message.len() as u64 + len <= MAX_MESSAGE, "a DevTools message over {MAX_MESSAGE} bytes");
-        let mut payload = Vec::new();
-        Read::by_ref(s).take(len).read_to_end(&mut payload)?;
-        ensure!(payload.len() as u64 == len, "DevTools closed mid-frame");
-        match opcode {
-            0x8 => bail!("DevTools closed the WebSocket"),
-            0x9 | 0xA => continue,
-            _ => message.extend_from_slice(&payload),
+        bits = (bits << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push(u8::try_from((bits >> n) & 0xFF)?);
         }
-        if fin {
-            return Ok(String::from_utf8(message)?);
-        }
+    }
+    Ok(out)
+}
+
+/// Chromium, installed from Debian's packages when missing.
+fn chromium() -> anyhow::Result<&'static str> {
+    if !have("chromium") {
+        println!(
+            "==> chromium is missing: installing Debian's chromium package (the dashboard cases need it)"
+        );
+        step("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
+        step(
+            "install chromium",
+            Command::new("apt-get")
+                .args(["install", "-y", "-qq", "--no-install-recommends", "chromium"])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )?;
+        ensure!(
+            have("chromium"),
+            "chromium is still missing after apt-get; install Debian's chromium package"
+        );
+    }
+    Ok("chromium")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_decodes_padded_and_unpadded() {
+        assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64("aGk").unwrap(), b"hi");
+        assert_eq!(base64("iVBORw0KGgo=").unwrap(), b"\x89PNG\r\n\x1a\n");
+        assert!(base64("a*b").is_err());
     }
 }

@@ -1,28 +1,29 @@
-//! `dplay host --web`: the dashboard in a real browser (headless Chromium, Debian's `chromium`,
-//! installed with apt-get when missing). Three players join, one of them named as markup; the
-//! rendered page lists them, the hostile name as text. Then, driven by clicks in the page
-//! (DevTools, `cdp`): a chat line reaches a player, a kick removes alice, which reports it, and
-//! a ban by name removes mallory, is written to the ban file, and refuses mallory's next join
-//! with DPNERR_HOSTREJECTEDCONNECTION (issue 17).
+//! `dplay host --web`: the dashboard in a real browser (headless Chromium over DevTools,
+//! `cdp`). Three players join, one of them named as markup; the live page lists them, the
+//! hostile name as text, and a chat line of markup from a player shows as text too, with no
+//! dialog opened by the page's scripts. Then, by clicks in the page: a chat line reaches a
+//! player, a kick removes alice, which reports it, and a ban by name removes mallory, is written
+//! to the ban file, and refuses mallory's next join with DPNERR_HOSTREJECTEDCONNECTION, which
+//! the page lists as a refusal, as it does a join with a wrong password (issue 17).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{Context, ensure};
 
-use super::cdp::Browser;
+use super::cdp::Page;
 use super::{Suite, WAIT, event_with, free_addr, host, is};
-use crate::util::{have, root, step};
+use crate::util::root;
 
 const TOKEN: &str = "integration-token";
 /// A name that would run script if the page inserted it as markup.
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+/// A chat line that would, too.
+const HOSTILE_CHAT: &str = "<img src=y onerror=alert(2)> hi";
 
 /// The button labelled `label` on the row of the player named `name`, as a page expression.
-fn row_button(name: &str, label: &str) -> String {
+pub(super) fn row_button(name: &str, label: &str) -> String {
     format!(
         "[...([...document.querySelectorAll('#players tr')].find(tr => tr.cells[0].textContent === {name:?})\
          ?.querySelectorAll('button') ?? [])].find(b => b.textContent === {label:?})"
@@ -30,13 +31,12 @@ fn row_button(name: &str, label: &str) -> String {
 }
 
 /// A page expression: the events list has a line containing every one of `parts`.
-fn logged(parts: &[&str]) -> String {
+pub(super) fn logged(parts: &[&str]) -> String {
     let tests: Vec<String> = parts.iter().map(|p| format!("li.textContent.includes({p:?})")).collect();
     format!("[...document.querySelectorAll('#events li')].some(li => {})", tests.join(" && "))
 }
 
 pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
-    let chromium = chromium()?;
     let addr = free_addr()?;
     // target/ may not exist yet (CARGO_TARGET_DIR elsewhere): the ban file's folder.
     let dir = root().join("target");
@@ -48,34 +48,39 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     let web = s.expect(&host, "the dashboard's address", WAIT, is("web"))?;
     let url = web["url"].as_str().context("no url")?.to_owned();
     let at = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
-
-    let join = |name: &str| s.start(name, &["join", &addr, "--json", "--name", name, "--duration", "60"]);
-    let hostile = join(HOSTILE)?;
-    s.expect(&hostile, "the name table", WAIT, is("name_table"))?;
-    let alice = join("alice")?;
-    s.expect(&alice, "the name table", WAIT, is("name_table"))?;
-    let mallory = join("mallory")?;
-    s.expect(&mallory, "the name table", WAIT, is("name_table"))?;
-    s.expect(&host, "mallory joining", WAIT, event_with("player_joined", "name", "mallory"))?;
-    // The loop publishes at most every 250 ms.
-    std::thread::sleep(Duration::from_millis(500));
-
-    // One snapshot, no event stream: Chromium waits for the network to settle before it dumps.
-    let dom = render(chromium, &format!("{url}#live=0&token={TOKEN}"), "web-dashboard.png", (1200, 700))?;
-    ensure!(dom.matches("<tr data-dpnid=").count() == 4, "the page does not list four players:\n{dom}");
-    ensure!(dom.contains("<td>alice</td>"), "alice is not listed:\n{dom}");
-    ensure!(
-        dom.contains("<td>&lt;img src=x onerror=alert(1)&gt;</td>") && !dom.contains("<img"),
-        "the hostile name is not shown as text:\n{dom}"
-    );
-    ensure!(dom.contains("id=\"admin\""), "the administration part is missing:\n{dom}");
     ensure!(
         http(&at, "POST", "/api/players/1/kick", None)?.0 == 401,
         "a kick without the token was not refused"
     );
 
+    // The live page, as an operator keeps it open.
+    let mut page = Page::open(&format!("{url}#token={TOKEN}"), (1200, 800))?;
+    let join = |name: &str, extra: &[&str]| {
+        let mut args = vec!["join", &addr, "--json", "--name", name, "--duration", "60"];
+        args.extend_from_slice(extra);
+        s.start(name, &args)
+    };
+    let hostile = join(HOSTILE, &["--send", HOSTILE_CHAT])?;
+    s.expect(&hostile, "the name table", WAIT, is("name_table"))?;
+    let alice = join("alice", &[])?;
+    s.expect(&alice, "the name table", WAIT, is("name_table"))?;
+    let mallory = join("mallory", &[])?;
+    s.expect(&mallory, "the name table", WAIT, is("name_table"))?;
+    page.wait_for("four players", "document.querySelectorAll('#players tr[data-dpnid]').length === 4", WAIT)?;
+    page.wait_for("the hostile chat line", &logged(&["chat from", HOSTILE_CHAT]), WAIT)?;
+    page.screenshot("web-dashboard.png")?;
+
+    let dom = page.html()?;
+    ensure!(dom.contains("<td>alice</td>"), "alice is not listed:\n{dom}");
+    ensure!(
+        dom.contains("<td>&lt;img src=x onerror=alert(1)&gt;</td>"),
+        "the hostile name is not shown as text:\n{dom}"
+    );
+    ensure!(!dom.contains("<img"), "markup from the network became an element:\n{dom}");
+    ensure!(page.dialogs()? == 0, "the page's scripts opened a dialog: markup ran as script");
+    ensure!(dom.contains("id=\"admin\""), "the administration part is missing:\n{dom}");
+
     // Clicks in the page, as an operator makes them.
-    let mut page = Browser::open(chromium, &format!("{url}#live=0&token={TOKEN}"))?;
     page.wait_for("alice's row", &format!("!!({})", row_button("alice", "Kick")), WAIT)?;
     page.eval("document.getElementById('a-chat-text').value = 'hello from the <b>host</b>'")?;
     page.click("the chat Send button", "document.getElementById('a-chat-send')")?;
@@ -105,72 +110,55 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
         "mallory's second join: {refused}"
     );
     ensure!(s.exit_code(&mut again, WAIT)? == Some(1), "a refused join did not exit 1");
+    s.expect(&host, "the refusal reported", WAIT, |v| {
+        v["event"] == "join_refused" && v["name"] == "Mallory" && v["code"] == "DPNERR_HOSTREJECTEDCONNECTION"
+    })?;
+    page.wait_for(
+        "mallory's refusal",
+        &logged(&["join refused", "Mallory", "DPNERR_HOSTREJECTEDCONNECTION"]),
+        WAIT,
+    )?;
+
+    // A wrong password, set live through the page's API: refused, and listed as such.
+    let (status, _) = http_body(&at, "POST", "/api/settings", TOKEN, r#"{"password":"secret"}"#)?;
+    ensure!(status == 202, "setting a password: {status}");
+    let mut wrong = s.start(
+        "a wrong password",
+        &["join", &addr, "--json", "--name", "guess", "--password", "nope", "--duration", "5"],
+    )?;
+    s.expect(&wrong, "the refusal", WAIT, is("session_ended"))?;
+    ensure!(s.exit_code(&mut wrong, WAIT)? == Some(1), "a refused join did not exit 1");
+    page.wait_for("the wrong password", &logged(&["join refused", "guess", "DPNERR_INVALIDPASSWORD"]), WAIT)?;
+    ensure!(page.dialogs()? == 0, "the page's scripts opened a dialog: markup ran as script");
     drop(page);
     let _ = std::fs::remove_file(&bans);
     Ok(())
 }
 
-/// Chromium, installed from Debian's packages when missing.
-pub(super) fn chromium() -> anyhow::Result<&'static str> {
-    if !have("chromium") {
-        println!(
-            "==> chromium is missing: installing Debian's chromium package (the dashboard case needs it)"
-        );
-        step("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
-        step(
-            "install chromium",
-            Command::new("apt-get")
-                .args(["install", "-y", "-qq", "--no-install-recommends", "chromium"])
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-        )?;
-        ensure!(
-            have("chromium"),
-            "chromium is still missing after apt-get; install Debian's chromium package"
-        );
-    }
-    Ok("chromium")
-}
-
-/// The page's DOM once its script ran, and a screenshot `shot` of `size` pixels into target/
-/// (a test artifact). Chromium resolves no name but loopback: it never leaves the machine (the
-/// map then draws its built-in coastline).
-pub(super) fn render(chromium: &str, url: &str, shot: &str, size: (u32, u32)) -> anyhow::Result<String> {
-    let profile = std::env::temp_dir().join(format!("dplay-web-chromium-{}", std::process::id()));
-    let flags = |profile: &Path| {
-        let mut c = Command::new(chromium);
-        c.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        ])
-        .arg(format!("--window-size={},{}", size.0, size.1))
-        .arg(format!("--user-data-dir={}", profile.display()));
-        c
-    };
-    let out = flags(&profile).args(["--dump-dom", url]).output().context("cannot run chromium")?;
-    let shot = root().join("target").join(shot);
-    let _ = flags(&profile).arg(format!("--screenshot={}", shot.display())).arg(url).output();
-    let _ = std::fs::remove_dir_all(&profile);
-    if !out.status.success() {
-        bail!("chromium failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// One HTTP/1.1 request to the dashboard at `at`; the status and the body.
 pub(super) fn http(at: &str, method: &str, path: &str, token: Option<&str>) -> anyhow::Result<(u16, String)> {
+    request(at, method, path, token, "")
+}
+
+/// One HTTP/1.1 request with a JSON body and the token.
+fn http_body(at: &str, method: &str, path: &str, token: &str, body: &str) -> anyhow::Result<(u16, String)> {
+    request(at, method, path, Some(token), body)
+}
+
+fn request(
+    at: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> anyhow::Result<(u16, String)> {
     let mut s = TcpStream::connect(at)?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {at}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {at}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     )?;
     let mut response = String::new();
     s.read_to_string(&mut response)?;

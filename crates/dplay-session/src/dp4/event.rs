@@ -148,6 +148,18 @@ pub enum Dp4Event {
         /// Whether we are the new host.
         local: bool,
     },
+    /// Host: a joining instance was refused: REQUESTPLAYERREPLY (a banned address, the
+    /// session full or closed) or ADDFORWARDREPLY (a wrong password, a banned name, a name over
+    /// its limit, the memory budget) with this `Result`/`Error` (MC-DPL4CS 2.2.50, 2.2.10,
+    /// 3.2.5.4, 3.2.5.5).
+    JoinRefused {
+        /// Where the request came from (the joiner's TCP reply address).
+        from: SocketAddr,
+        /// The name of its system player, when the request carried one (ADDFORWARDREQUEST).
+        name: Option<String>,
+        /// The DPERR code it was sent.
+        code: u32,
+    },
     /// The session is over for us.
     Ended(EndReason),
 }

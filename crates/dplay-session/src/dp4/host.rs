@@ -174,6 +174,7 @@ impl Dp4Session {
         }
         // A banned address gets no ID: DPERR_ACCESSDENIED (docs/decisions.md, "Bans").
         if system && self.banned(now, reply_to.ip(), None) {
+            self.join_refused(reply_to, None, crate::bans::DPERR_ACCESSDENIED);
             let body = Dp4Body::RequestPlayerReply(RequestPlayerReply {
                 id: 0,
                 sec_desc: SecurityDesc::default(),
@@ -193,6 +194,9 @@ impl Dp4Session {
             self.reserved.insert(id);
             let wait = self.config.reliable_api_timeout + self.config.name_table_timeout;
             self.timers.set(Timer::Reservation(id), now + wait);
+        }
+        if system && id.is_none() {
+            self.join_refused(reply_to, None, DPERR_NONEWPLAYERS);
         }
         let body = Dp4Body::RequestPlayerReply(RequestPlayerReply {
             id: id.unwrap_or(0),
@@ -222,21 +226,24 @@ impl Dp4Session {
             return self.drop_msg(DropReason::UnknownPlayer, "ADDFORWARDREQUEST for an ID not handed out");
         }
         self.timers.cancel(Timer::Reservation(m.player_id));
+        let mut p = Player::from_packed(&m.player_info, seen);
+        let name = p.short_name.as_ref().map(WideString::to_string_lossy);
         if !self.password_matches(m.password.as_ref()) {
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(m.player_id);
             }
+            self.join_refused(reply_to, name, DPERR_INVALIDPASSWORD);
             return self.send_body(
                 Via::Tcp,
                 reply_to,
                 Dp4Body::AddForwardReply(Dword(DPERR_INVALIDPASSWORD)),
             );
         }
-        let mut p = Player::from_packed(&m.player_info, seen);
         if self.banned(now, seen, Some(&p)) {
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(m.player_id);
             }
+            self.join_refused(reply_to, name, crate::bans::DPERR_ACCESSDENIED);
             let body = Dp4Body::AddForwardReply(Dword(crate::bans::DPERR_ACCESSDENIED));
             return self.send_body(Via::Tcp, reply_to, body);
         }
@@ -245,6 +252,7 @@ impl Dp4Session {
                 ids.release(m.player_id);
             }
             self.refuse(now, seen, DropReason::TooLong, &e.to_string());
+            self.join_refused(reply_to, name, DPERR_INVALIDPARAMS);
             let body = Dp4Body::AddForwardReply(Dword(DPERR_INVALIDPARAMS));
             return self.send_body(Via::Tcp, reply_to, body);
         }
@@ -253,6 +261,7 @@ impl Dp4Session {
                 ids.release(m.player_id);
             }
             self.refuse(now, seen, DropReason::OverBudget, "join refused: the memory budget is full");
+            self.join_refused(reply_to, name, DPERR_NONEWPLAYERS);
             let body = Dp4Body::AddForwardReply(Dword(dplay_wire::dp4::join::DPERR_NONEWPLAYERS));
             return self.send_body(Via::Tcp, reply_to, body);
         }
@@ -279,6 +288,11 @@ impl Dp4Session {
             self.joins.insert(m.player_id, PendingJoin { awaiting });
             self.timers.set(Timer::NameTable(m.player_id), now + self.config.name_table_timeout);
         }
+    }
+
+    /// Host: tells the application a joining instance at `from` was refused with `code`.
+    fn join_refused(&mut self, from: SocketAddr, name: Option<String>, code: u32) {
+        self.events.push_back(Dp4Event::JoinRefused { from, name, code });
     }
 
     /// A reserved system player ID nobody claimed goes back to the pool.

@@ -37,6 +37,23 @@ fn banned_names_and_addresses_are_refused_with_hostrejectedconnection() {
     assert!(events(&mesh, 3).iter().any(|e| matches!(e, Event::Joined { .. })), "player3 joins");
     assert_eq!(session(&mesh, 0).name_table().len(), 2);
     assert_eq!(session(&mesh, 0).stats().refused_banned, 2);
+    // The host reports each refusal: who, by address and name, and the code.
+    let refusals: Vec<(std::net::SocketAddr, Option<String>)> = events(&mesh, 0)
+        .iter()
+        .filter_map(|e| match e {
+            Event::JoinRefused { from, name, code: DPNERR_HOSTREJECTEDCONNECTION } => {
+                Some((*from, name.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refusals.len(), 2, "{refusals:?}");
+    assert!(
+        refusals
+            .iter()
+            .any(|(from, name)| from.ip() == sim_addr(1).ip() && name.as_deref() == Some("Mallory"))
+    );
+    assert!(refusals.iter().any(|(from, _)| from.ip() == sim_addr(2).ip()));
     assert_eq!(
         EndReason::Refused(DPNERR_HOSTREJECTEDCONNECTION).to_string(),
         "the host refused the join with DPNERR_HOSTREJECTEDCONNECTION"
@@ -81,5 +98,10 @@ fn live_limits_apply_to_the_next_join() {
     mesh.sim.run_for(Duration::from_secs(3));
     let wrong = EndReason::Refused(dplay_wire::dp8::session::ResultCode::DPNERR_INVALIDPASSWORD);
     assert_eq!(refused_with(&mesh, 1), Some(wrong));
+    let code = dplay_wire::dp8::session::ResultCode::DPNERR_INVALIDPASSWORD;
+    assert!(
+        events(&mesh, 0).iter().any(|e| matches!(e, Event::JoinRefused { code: c, .. } if *c == code)),
+        "the host reports the wrong password"
+    );
     assert_eq!(mesh.with(1, |s, _| s.set_max_players(3)), Err(dplay_session::CommandError::WrongState));
 }

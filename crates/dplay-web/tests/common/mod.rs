@@ -57,6 +57,20 @@ pub(crate) fn json_until(
     }
 }
 
+/// Polls `/metrics` until it has every one of `lines`; fails after five seconds.
+#[track_caller]
+pub(crate) fn metrics_until(addr: SocketAddr, token: Option<&str>, lines: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, metrics) = request(addr, "GET", "/metrics", token);
+        if lines.iter().all(|want| metrics.lines().any(|l| l == *want)) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "/metrics never had {lines:?}:\n{metrics}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Polls `/api/players` until `f` holds of the list.
 #[track_caller]
 pub(crate) fn players_until(

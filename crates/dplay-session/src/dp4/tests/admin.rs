@@ -71,6 +71,9 @@ fn banned_addresses_and_names_are_refused_with_accessdenied() {
     net.nodes[0].set_bans(bans);
     net.join(1, None);
     assert_eq!(net.take(1), [Dp4Event::JoinFailed(JoinError::Refused(DPERR_ACCESSDENIED))]);
+    let refused =
+        |e: &Dp4Event| matches!(e, Dp4Event::JoinRefused { name: None, code: DPERR_ACCESSDENIED, .. });
+    assert_eq!(net.take(0).iter().filter(|e| refused(e)).count(), 1, "the host reports the refusal");
     net.join(2, None);
     assert!(net.take(2).iter().any(|e| matches!(e, Dp4Event::Joined { .. })), "another address joins");
     assert_eq!(net.nodes[0].stats().dropped(DropReason::Banned), 1);
@@ -113,6 +116,9 @@ fn a_live_password_is_announced_and_required() {
     net.join(2, Some("wrong"));
     let refused = JoinError::Refused(crate::dp4::DPERR_INVALIDPASSWORD);
     assert_eq!(net.take(2), [Dp4Event::JoinFailed(refused)]);
+    let reported =
+        |e: &Dp4Event| matches!(e, Dp4Event::JoinRefused { code: crate::dp4::DPERR_INVALIDPASSWORD, .. });
+    assert!(net.take(0).iter().any(reported), "the host reports the wrong password");
     net.nodes[0].set_password(None).unwrap();
     assert!(!net.nodes[0].session_desc().unwrap().flags.contains(SessionFlags::PASSWORD_REQUIRED));
 }
