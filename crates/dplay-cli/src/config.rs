@@ -99,9 +99,12 @@ mod tests {
     use super::*;
 
     fn expanded(args: &[&str], file: &str) -> anyhow::Result<Vec<String>> {
+        // One file per call: tests run in parallel and several expand the same command.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("dplay-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{}.toml", args.join("-").replace('/', "_")));
+        let path = dir.join(format!("{}-{call}.toml", args.join("-").replace('/', "_")));
         std::fs::write(&path, file).unwrap();
         let mut argv: Vec<OsString> = args.iter().map(OsString::from).collect();
         argv.extend([OsString::from("--config"), path.clone().into()]);

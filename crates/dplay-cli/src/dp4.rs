@@ -21,6 +21,7 @@ use crate::enumerate::EnumArgs;
 use crate::events::{JsonEvent, Proto, flag_names, flags_text};
 use crate::host::HostArgs;
 use crate::join::JoinArgs;
+use crate::join_opts::check_player_data;
 use crate::live::{self, Output, Stop};
 
 /// `dplay host --dp4` options.
@@ -406,6 +407,9 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     let mut dp4_config = config(args.session_args.keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
     args.dp4_args.names.apply_dp4(&mut dp4_config.limits);
+    args.budget.apply_dp4(&mut dp4_config.limits);
+    let player_data = args.player_data.clone().map(|d| d.0).unwrap_or_default();
+    check_player_data(&player_data, dp4_config.limits.max_player_data, "DPERR_INVALIDPARAMS")?;
     let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
@@ -429,7 +433,9 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
         match &e {
             Dp4Event::Session(SessionEvent::Joined { .. }) => {
-                let _ = runtime.command(Dp4Command::CreatePlayer(args.name.clone()));
+                let create =
+                    Dp4Command::CreatePlayerWithData { name: args.name.clone(), data: player_data.clone() };
+                let _ = runtime.command(create);
             }
             Dp4Event::Session(SessionEvent::PlayerCreated { id }) => me = Some(*id),
             Dp4Event::Session(SessionEvent::JoinFailed(e) | SessionEvent::PlayerCreateFailed(e)) => {

@@ -177,6 +177,8 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
     timeout: Duration,
     #[command(flatten)]
+    budget: crate::join_opts::JoinBudgetArgs,
+    #[command(flatten)]
     session_args: SessionArgs,
     #[command(flatten)]
     net: NetArgs,
@@ -305,6 +307,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     let tune = |c: &mut dplay_session::SessionConfig| {
         c.application_guid = guid;
         c.player_data = info.to_bytes().to_vec();
+        a.budget.apply_dp8(&mut c.limits);
     };
     let (runtime, mut out, start) = setup.spawn(AddonRole::Client(config), tune, |p, _| p)?;
     out.event(

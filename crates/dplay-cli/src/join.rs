@@ -13,6 +13,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
 use uuid::Uuid;
 
 use crate::events::{JsonEvent, Proto};
+use crate::join_opts::{JoinBudgetArgs, PlayerData, check_player_data};
 use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
 
 /// `dplay join` options.
@@ -53,6 +54,12 @@ pub(crate) struct JoinArgs {
     /// (DPNSESSION_FAST_SIGNED), else none.
     #[arg(long, value_enum)]
     pub(crate) signing: Option<live::SigningArg>,
+    /// Our player data, as hex bytes (01 ab ...) or @FILE (DirectPlay 8: in
+    /// PLAYER_CONNECT_INFO; DirectPlay 4: in CREATEPLAYER), at most --max-player-data bytes.
+    #[arg(long, value_name = "HEX|@FILE", value_parser = crate::join_opts::parse_player_data)]
+    pub(crate) player_data: Option<PlayerData>,
+    #[command(flatten)]
+    pub(crate) budget: JoinBudgetArgs,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4JoinArgs,
     #[command(flatten)]
@@ -70,6 +77,9 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         return crate::dp4::join(&args);
     }
     args.host = live::or_port(args.host, crate::live::DPLAY8_PORT);
+    let player_data = args.player_data.clone().map(|d| d.0).unwrap_or_default();
+    let max = args.dp4_args.names.max_player_data.unwrap_or(dplay_session::Limits::default().max_player_data);
+    check_player_data(&player_data, max, "DPNERR_INVALIDPARAM")?;
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
@@ -101,6 +111,9 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         }
         c.transport.signing = signing;
         args.dp4_args.names.apply_dp8(&mut c.limits);
+        args.budget.apply_dp8(&mut c.limits);
+        // MC-DPL8CS 2.2.1.2: PLAYER_CONNECT_INFO's player data.
+        c.player_data = player_data;
         Dp8Protocol::new(c, start)
     })?;
     let mut out = Output::new(args.net.json, start);

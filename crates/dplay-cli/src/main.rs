@@ -22,6 +22,7 @@ mod flows;
 mod fs;
 mod host;
 mod join;
+mod join_opts;
 mod limits;
 mod live;
 mod message;
@@ -182,5 +183,22 @@ mod tests {
             "8MiB",
         ]);
         assert!(fs.is_ok(), "dplay fs host takes the host's limits");
+        let join = Cli::try_parse_from([
+            "dplay",
+            "join",
+            "127.0.0.1",
+            "--memory-budget",
+            "1MiB",
+            "--player-data",
+            "01 02",
+        ]);
+        let Ok(Cli { command: Command::Join(args), .. }) = join else { panic!("dplay join did not parse") };
+        assert_eq!(args.budget.memory_budget, Some(1 << 20));
+        assert_eq!(args.player_data, Some(super::join_opts::PlayerData(vec![1, 2])));
+        let fs =
+            Cli::try_parse_from(["dplay", "fs", "join", "--player", "127.0.0.1", "--memory-budget", "64k"]);
+        assert!(fs.is_ok(), "dplay fs join takes a memory budget");
+        let bad = Cli::try_parse_from(["dplay", "join", "127.0.0.1", "--player-data", "0x"]);
+        assert!(bad.is_err_and(|e| e.to_string().contains("`x` is not a hex digit")));
     }
 }

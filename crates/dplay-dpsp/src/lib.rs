@@ -269,14 +269,22 @@ impl Dpsp {
     /// Charges the partial messages to `budget` (shared with the rest of the host,
     /// docs/limits.md) besides the limits: past it the oldest partial messages are abandoned
     /// ([`Limit::MemoryBudget`]), and a fragment that still does not fit is dropped
-    /// (`over_limit`). Without it the budget is unlimited.
+    /// (`over_limit`). The reliable messages being sent are charged too, as held (never
+    /// refused; each is kept until acknowledged or given up, MC-DPL4CS 3.1.6.1). Without it
+    /// the budget is unlimited.
     pub fn set_memory_budget(&mut self, budget: &dplay_wire::budget::MemoryBudget) {
         self.reassembler.set_charge(budget.account());
+        self.sender.set_charge(budget.account());
     }
 
     /// Bytes held for partial messages, charged as the limits count them.
     pub fn bytes_held(&self) -> usize {
         self.reassembler.bytes_held()
+    }
+
+    /// Bytes of the reliable messages still being sent (charged to the memory budget).
+    pub fn send_bytes_held(&self) -> usize {
+        self.sender.bytes_held()
     }
 
     /// Reliable messages still being sent.

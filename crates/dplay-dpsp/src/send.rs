@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dplay_wire::Blob;
+use dplay_wire::budget::{Charge, MemoryBudget};
 use dplay_wire::dp4::fragment::{Fragment, PACKET_DATA_OFFSET, PacketAck};
 use uuid::Uuid;
 
@@ -108,12 +109,39 @@ struct Outgoing {
 }
 
 /// Every reliable message in flight, by receiver and `GuidMessage`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Sender {
     outgoing: BTreeMap<MessageKey, Outgoing>,
+    /// The bytes of the messages in `outgoing`, charged to the host's memory budget as held
+    /// (docs/limits.md): each is kept until acknowledged or given up (MC-DPL4CS 3.1.6.1).
+    charge: Charge,
+}
+
+impl Default for Sender {
+    fn default() -> Self {
+        Self { outgoing: BTreeMap::new(), charge: MemoryBudget::unlimited().account() }
+    }
 }
 
 impl Sender {
+    /// Charges the messages in flight to `charge` from now on.
+    pub(crate) fn set_charge(&mut self, mut charge: Charge) {
+        charge.set_held(self.charge.bytes());
+        self.charge = charge;
+    }
+
+    /// Bytes of the reliable messages in flight.
+    pub(crate) fn bytes_held(&self) -> usize {
+        self.charge.bytes()
+    }
+
+    /// Forgets the message `key`, releasing its charge.
+    fn remove(&mut self, key: &MessageKey) {
+        if let Some(out) = self.outgoing.remove(key) {
+            self.charge.shrink(out.message.len());
+        }
+    }
+
     /// Starts sending `message`: every PACKET at once, or the first PACKET2_DATA with the
     /// Packetize timer (MC-DPL4CS 3.1.4.18).
     pub(crate) fn send(
@@ -145,7 +173,12 @@ impl Sender {
                     last_send: now,
                     timeout: config.packetize_initial,
                 };
-                self.outgoing.insert(key, out);
+                // Counted as held, never refused: the Packetize give-up bounds how long
+                // (MC-DPL4CS 3.1.6.1), as MC-DPL4R's send side counts what is queued.
+                self.charge.set_held(self.charge.bytes().saturating_add(message.len()));
+                if let Some(old) = self.outgoing.insert(key, out) {
+                    self.charge.shrink(old.message.len());
+                }
                 self.transmit_current(io, config, now, key);
             }
         }
@@ -183,7 +216,7 @@ impl Sender {
         }
         out.current += 1;
         if out.current >= out.plan.total_packets {
-            self.outgoing.remove(&key);
+            self.remove(&key);
             io.timers.cancel(Timer::Packetize, key);
             io.stats.sends_completed += 1;
             io.events.push_back(Event::SendComplete { to: from, guid: ack.guid_message });
@@ -200,7 +233,7 @@ impl Sender {
         let elapsed = now.saturating_duration_since(out.first_send);
         if out.sends >= config.give_up_sends && elapsed >= config.give_up_after {
             let reason = AbortReason::GaveUp { packet_index: out.current, sends: out.sends, elapsed };
-            self.outgoing.remove(&key);
+            self.remove(&key);
             io.stats.sends_aborted += 1;
             io.events.push_back(Event::SendAborted { to: key.peer, guid: key.guid, reason });
             return;
@@ -213,7 +246,7 @@ impl Sender {
     pub(crate) fn forget_peer(&mut self, io: &mut Io, peer: SocketAddr) {
         let keys: Vec<MessageKey> = self.outgoing.keys().filter(|k| k.peer == peer).copied().collect();
         for key in keys {
-            self.outgoing.remove(&key);
+            self.remove(&key);
             io.timers.cancel(Timer::Packetize, key);
             io.stats.sends_aborted += 1;
             io.events.push_back(Event::SendAborted {

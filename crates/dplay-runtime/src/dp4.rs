@@ -123,6 +123,14 @@ pub enum Dp4Command {
     },
     /// Create a local application player with this short name (MC-DPL4CS 3.1.4.4).
     CreatePlayer(String),
+    /// [`Dp4Command::CreatePlayer`] with the player's data, sent in its CREATEPLAYER
+    /// (MC-DPL4CS 2.2.21).
+    CreatePlayerWithData {
+        /// The short name.
+        name: String,
+        /// The player data.
+        data: Vec<u8>,
+    },
     /// Application data from one of our players to player `to` or
     /// [`dplay_session::dp4::DPID_ALLPLAYERS`] (MC-DPL4CS 3.1.4.16).
     Send {
@@ -435,6 +443,9 @@ impl Protocol for Dp4Protocol {
                 s.join(now, host, password.as_deref()).map_err(|e| ("join", e))
             }
             Dp4Command::CreatePlayer(name) => s.create_player(now, &name).map_err(|e| ("create player", e)),
+            Dp4Command::CreatePlayerWithData { name, data } => {
+                s.create_player_with_data(now, &name, &data).map_err(|e| ("create player", e))
+            }
             Dp4Command::Send { from, to, data, guaranteed } => match from.or_else(|| self.local_player()) {
                 Some(from) => self.session.send(now, from, to, &data, guaranteed).map_err(|e| ("send", e)),
                 None => Err(("send", CommandError::WrongState)),

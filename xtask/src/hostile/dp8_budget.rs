@@ -39,6 +39,9 @@ const SMALL_MIB: u64 = 1;
 /// PLAYER_CONNECT_INFO takes three frames, to be reassembled, and its entry, counted twice,
 /// about 6.4 KB.
 const LONG_NAME: usize = 1500;
+/// That join's player data (`--player-data @FILE`), under the 8 KiB default limit: with the
+/// name, its PLAYER_CONNECT_INFO takes eight frames and its entry, counted twice, about 18 KB.
+const PLAYER_DATA: usize = 6000;
 
 /// The figures of one run.
 struct Run {
@@ -55,14 +58,14 @@ struct Run {
     sent: u64,
     log_lines: usize,
     joined_in: Duration,
-    /// How long the join with a [`LONG_NAME`]-character name made during the flood took to
-    /// get in.
+    /// How long the join with a [`LONG_NAME`]-character name and [`PLAYER_DATA`] bytes of
+    /// player data made during the flood took to get in.
     long_name: Duration,
 }
 
 /// Issue 14, the DP8 budget: 2,000 half-open attempts from 100 addresses and 56 connected
 /// joiners each holding 168,000 bytes of an unfinished message (9.4 MB), then a join with a
-/// long name, against the default budget and `--memory-budget 1MiB`. With the small budget the
+/// long name and large player data, against the default budget and `--memory-budget 1MiB`. With the small budget the
 /// long name's frames wait (not stored, not acknowledged) until the flood's joiners are dropped
 /// at their PLAYER_CONNECT_INFO deadline, then it gets in; a plain join after gets in at once.
 pub(super) fn memory_budget(s: &Suite) -> anyhow::Result<()> {
@@ -94,7 +97,7 @@ pub(super) fn memory_budget(s: &Suite) -> anyhow::Result<()> {
 fn report(what: &str, r: &Run) {
     let c = &r.flood["counts"];
     println!(
-        "    {what}: host RSS {} KiB before, {} KiB under the flood, peak {} KiB, {} KiB after; {} of {} bytes held under the flood (peak {}), {} after; half_open_evicted {}, transport_over_budget {}; a {LONG_NAME}-character name during the flood in after {:.1} s; a join after in {:.1} s; {} datagrams sent, {} log lines",
+        "    {what}: host RSS {} KiB before, {} KiB under the flood, peak {} KiB, {} KiB after; {} of {} bytes held under the flood (peak {}), {} after; half_open_evicted {}, transport_over_budget {}; a {LONG_NAME}-character name with {PLAYER_DATA} bytes of player data during the flood in after {:.1} s; a join after in {:.1} s; {} datagrams sent, {} log lines",
         r.rss_before,
         r.rss_flood,
         r.rss_peak,
@@ -196,9 +199,12 @@ fn flood(s: &Suite, extra: &[&str], tag: &str) -> anyhow::Result<Run> {
     let (rss_flood, _) = rss_kib(&host);
     let flood = refusals(s, &host, |v| v["counts"]["half_open_evicted"].as_u64().is_some_and(|n| n > 0))?;
     let long = "n".repeat(LONG_NAME);
-    let args = ["join", &addr, "--json", "--name", &long, "--max-name", "2000", "--timeout", "30"];
+    let data_file = root().join("target").join(format!("hostile-dp8-budget-{tag}.data"));
+    std::fs::write(&data_file, vec![0xd7; PLAYER_DATA])?;
+    let data = format!("@{}", data_file.display());
+    let args = ["join", &addr, "--json", "--name", &long, "--max-name", "2000", "--player-data", &data];
     let started = Instant::now();
-    let mut big = s.start("long name", &[&args[..], &["--duration", "1"]].concat())?;
+    let mut big = s.start("long name", &[&args[..], &["--timeout", "30", "--duration", "1"]].concat())?;
     s.expect(&big, "the name table", Duration::from_secs(30), |v| v["event"] == "name_table")?;
     let long_name = started.elapsed();
     ensure!(s.exit_code(&mut big, WAIT)? == Some(0), "the long name's join did not exit 0");

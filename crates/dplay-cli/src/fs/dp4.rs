@@ -230,8 +230,9 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
     binding.datagram_port = port;
     let role_config = AddonDp4Role::Client(config);
     let keepalive = a.session_args.keepalive;
-    let runtime =
-        spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref(), Dp4Config::default())?;
+    let mut dp4_config = Dp4Config::default();
+    a.budget.apply_dp4(&mut dp4_config.limits);
+    let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref(), dp4_config)?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let password = a.session_args.password.clone();
     let (command, target) = match a.host.port() {

@@ -250,3 +250,33 @@ fn lost_ack_is_recovered_by_the_packetize_timer() {
     assert_eq!(events(&mut a), [Event::SendComplete { to: peer(2), guid }]);
     assert_dropped(&b, DropReason::Duplicate, 1);
 }
+
+/// docs/limits.md: the reliable messages being sent are charged to the memory budget as held,
+/// each byte once, whatever the budget (never refused: the give-up bounds them, MC-DPL4CS
+/// 3.1.6.1); one acknowledged, given up or forgotten releases its bytes. Unreliable sends
+/// keep nothing and are not charged.
+#[test]
+fn reliable_sends_in_flight_are_charged_to_the_budget() {
+    let t0 = base();
+    let mut a = endpoint(small_mtu(100));
+    let early = a.send(t0, peer(2), &message(250), Reliability::Reliable).unwrap();
+    let budget = dplay_wire::budget::MemoryBudget::new(300);
+    a.set_memory_budget(&budget);
+    assert_eq!(budget.held(), 250, "what was in flight before is charged too");
+    a.send(t0, peer(3), &message(120), Reliability::Reliable).unwrap();
+    a.send(t0, peer(4), &message(40), Reliability::Unreliable).unwrap();
+    assert_eq!((budget.held(), a.send_bytes_held()), (370, 370), "over the budget, not refused");
+    for index in 0..3u32 {
+        let ack = PacketAck { guid_message: early, packet_id: index };
+        a.handle_message(t0 + ms(50), peer(2), &DpspMessage::Packet2Ack(ack));
+    }
+    assert_eq!(budget.held(), 120, "the acknowledged message is released");
+    a.forget_peer(t0, peer(3));
+    assert_eq!((budget.held(), a.send_bytes_held()), (0, 0));
+    a.send(t0, peer(2), &message(50), Reliability::Reliable).unwrap();
+    while let Some(at) = a.poll_timeout() {
+        a.handle_timeout(at);
+    }
+    assert_eq!(budget.held(), 0, "the message given up is released");
+    assert_eq!(budget.peak(), 370);
+}

@@ -82,15 +82,28 @@ impl Dp4Session {
     /// member asks with REQUESTPLAYERID (MC-DPL4CS 3.1.4.4, 3.2.4). Ends in
     /// [`Dp4Event::PlayerCreated`] or [`Dp4Event::PlayerCreateFailed`].
     pub fn create_player(&mut self, now: Instant, name: &str) -> Result<(), CommandError> {
+        self.create_player_with_data(now, name, &[])
+    }
+
+    /// [`Self::create_player`], the player's data `data` sent in its CREATEPLAYER
+    /// (MC-DPL4CS 2.2.21, DPLAYI_PACKEDPLAYER's PlayerData, 2.2.2), within
+    /// `Dp4Limits::max_player_data`.
+    pub fn create_player_with_data(
+        &mut self,
+        now: Instant,
+        name: &str,
+        data: &[u8],
+    ) -> Result<(), CommandError> {
         self.check_player_name(name)?;
+        self.check_player_data(data)?;
         match self.role {
             Role::Host => {
-                self.host_create_player(now, name);
+                self.host_create_player(now, name, data);
                 Ok(())
             }
             Role::Member if self.creating.is_none() && self.creating_group.is_none() => {
                 let Some(host) = self.host_stream() else { return Err(CommandError::WrongState) };
-                self.creating = Some(name.to_owned());
+                self.creating = Some((name.to_owned(), data.to_vec()));
                 // PL (0x8), as Windows sends it (Wine's dplayx tests).
                 let body = Dp4Body::RequestPlayerId(RequestPlayerId { flags: RequestPlayerFlags::LOCAL });
                 self.send_body(Via::Tcp, host, body);
@@ -140,9 +153,9 @@ impl Dp4Session {
             Role::Member if self.creating_group.is_some() => self.on_request_group_reply(m),
             Role::Member | Role::Host if self.creating.is_some() => {
                 self.timers.cancel(Timer::ReliableApi);
-                let name = self.creating.take().unwrap_or_default();
+                let (name, data) = self.creating.take().unwrap_or_default();
                 if m.result == 0 {
-                    self.create_local_player(now, m.id, &name);
+                    self.create_local_player(now, m.id, &name, &data);
                 } else {
                     self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Refused(m.result)));
                 }

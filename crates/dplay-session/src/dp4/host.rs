@@ -341,7 +341,7 @@ impl Dp4Session {
 
     /// Host side of Create Player: the ID is ours to give (MC-DPL4CS 3.2.4, 3.2.5.4). The name
     /// was checked by `create_player`.
-    pub(crate) fn host_create_player(&mut self, now: Instant, name: &str) {
+    pub(crate) fn host_create_player(&mut self, now: Instant, name: &str, data: &[u8]) {
         let Some(desc) = self.current_desc() else { return };
         let id = if Self::full(&desc) || desc.flags.contains(SessionFlags::NEW_PLAYERS_DISABLED) {
             None
@@ -349,7 +349,7 @@ impl Dp4Session {
             self.ids.as_mut().and_then(IdAllocator::allocate)
         };
         match id {
-            Some(id) => self.create_local_player(now, id, name),
+            Some(id) => self.create_local_player(now, id, name, data),
             None => {
                 self.events.push_back(Dp4Event::PlayerCreateFailed(JoinError::Refused(DPERR_NONEWPLAYERS)))
             }
@@ -358,11 +358,12 @@ impl Dp4Session {
 
     /// Adds our new application player and sends CREATEPLAYER to every other instance
     /// (MC-DPL4CS 3.1.5.1, 2.2.21).
-    pub(crate) fn create_local_player(&mut self, now: Instant, id: u32, name: &str) {
+    pub(crate) fn create_local_player(&mut self, now: Instant, id: u32, name: &str, data: &[u8]) {
         let Some(me) = self.me else { return };
         let mut p = self.local_system_player(id, PlayerFlags::empty());
         p.system_player_id = me;
         p.short_name = Some(WideString::new(name));
+        p.player_data = dplay_wire::Blob::new(data);
         let body = Dp4Body::CreatePlayer(PlayerInfoMessage {
             id_to: 0,
             player_id: id,

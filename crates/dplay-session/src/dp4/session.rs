@@ -103,8 +103,8 @@ pub struct Dp4Session {
     pub(crate) groups: GroupList,
     /// When each local application player was created, for CREATEPLAYERVERIFY (2.2.22).
     pub(crate) recent: BTreeMap<u32, Instant>,
-    /// Client: short name of a player asked for with REQUESTPLAYERID (no SP).
-    pub(crate) creating: Option<String>,
+    /// Client: short name and player data of a player asked for with REQUESTPLAYERID (no SP).
+    pub(crate) creating: Option<(String, Vec<u8>)>,
     /// Member: name of a group asked for with REQUESTGROUPID (MC-DPL4CS 3.1.4.6).
     pub(crate) creating_group: Option<String>,
     /// Our TCP connections' framers, by connection.

@@ -11,7 +11,7 @@ use super::net::{Net, created, session, session_in, session_of, stream};
 use dplay_wire::Wire;
 use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
 
-use crate::dp4::{DPERR_INVALIDPASSWORD, Dp4Event, HostConfig, JoinError, Role};
+use crate::dp4::{CommandError, DPERR_INVALIDPASSWORD, Dp4Event, HostConfig, JoinError, Role};
 
 #[track_caller]
 fn join_result(net: &mut Net, i: usize) -> Dp4Event {
@@ -246,4 +246,31 @@ fn join_bytes_snapshot() {
         })
         .collect();
     insta::assert_snapshot!("join_bytes", text.join("\n\n"));
+}
+
+/// MC-DPL4CS 2.2.21, 2.2.2: a member's player data travels in its CREATEPLAYER (as
+/// DPLAYI_PACKEDPLAYER's PlayerData), and the host keeps it; data over
+/// `Dp4Limits::max_player_data` is refused locally (DPERR_INVALIDPARAMS).
+#[test]
+fn player_data_travels_in_createplayer() {
+    let mut net = session_of(2, |_| {});
+    let now = net.now;
+    net.nodes[1].config.limits.max_player_data = 4;
+    let over = net.nodes[1].create_player_with_data(now, "p", &[0; 5]);
+    assert!(matches!(over, Err(CommandError::TooLong { len: 5, .. })), "{over:?}");
+    net.nodes[1].create_player_with_data(now, "p", &[1, 2, 3, 4]).unwrap();
+    net.run();
+    let id = net
+        .take(1)
+        .iter()
+        .find_map(|e| match e {
+            Dp4Event::PlayerCreated { id } => Some(*id),
+            _ => None,
+        })
+        .unwrap();
+    assert!(net.names().contains(&"DPSP_MSG_CREATEPLAYER"));
+    for node in 0..2 {
+        let player = net.nodes[node].players().get(&id).map(|p| p.player_data.to_vec());
+        assert_eq!(player, Some(vec![1, 2, 3, 4]), "node {node}");
+    }
 }
