@@ -7,6 +7,19 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::EnumResponse;
 use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason, ResultCode};
 
+/// The most characters of a refused joiner's name a [`Event::JoinRefused`] (or the DP4 one)
+/// carries: enough to recognise it, never the whole of a hostile one.
+pub const REFUSED_NAME_CHARS: usize = 256;
+
+/// `name` cut to [`REFUSED_NAME_CHARS`] characters.
+pub(crate) fn refused_name(name: String) -> String {
+    if name.chars().count() <= REFUSED_NAME_CHARS {
+        name
+    } else {
+        name.chars().take(REFUSED_NAME_CHARS).collect()
+    }
+}
+
 /// Something the application should know; drain with [`crate::Session::poll_event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -100,7 +113,8 @@ pub enum Event {
     JoinRefused {
         /// Where the joiner's connection came from.
         from: SocketAddr,
-        /// The name it asked for, if it sent one.
+        /// The name it asked for, if it sent one, cut to [`REFUSED_NAME_CHARS`] characters (a
+        /// refused name may be of any length the datagrams allow).
         name: Option<String>,
         /// The `hResultCode` it was sent (MC-DPL8CS 2.2.1.3).
         code: ResultCode,
@@ -252,5 +266,18 @@ impl SendFlags {
     /// The same, with DPNSEND_NOLOOPBACK set.
     pub const fn without_loopback(self) -> Self {
         Self { no_loopback: true, ..self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hostile name is carried cut (by characters, not bytes), a normal one whole.
+    #[test]
+    fn refused_names_are_cut() {
+        assert_eq!(refused_name("ace".into()), "ace");
+        let long = "é".repeat(100_000);
+        assert_eq!(refused_name(long).chars().count(), REFUSED_NAME_CHARS);
     }
 }

@@ -229,7 +229,7 @@ impl Session {
             self.send_msg(now, peer, &SessionMessage::ConnectFailed(failed));
             self.links.insert(peer, Link { dpnid: None, state: LinkState::Refused });
             self.ep.disconnect(now, peer);
-            let name = info.name.as_ref().map(WideString::to_string_lossy);
+            let name = info.name.as_ref().map(|n| crate::event::refused_name(n.to_string_lossy()));
             self.events.push_back(Event::JoinRefused { from: peer, name, code });
             return;
         }

@@ -141,7 +141,9 @@ pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
 pub use bans::{BanError, Bans, DPERR_ACCESSDENIED, DPNERR_HOSTREJECTEDCONNECTION, MAX_BAN_NAME, MAX_BANS};
 pub use completion::MAX_PENDING;
 pub use config::{Limits, MIN_PERIOD, Mode, SessionConfig};
-pub use event::{CommandError, CompletionError, EndReason, Event, SendFlags, TableChange};
+pub use event::{
+    CommandError, CompletionError, EndReason, Event, REFUSED_NAME_CHARS, SendFlags, TableChange,
+};
 pub use groups::MAX_GROUPS;
 pub use join_host::DPNERR_SESSIONFULL;
 pub use name_table::{ENTRY_OVERHEAD, NameTable, OpError, entry_bytes};

@@ -155,7 +155,8 @@ pub enum Dp4Event {
     JoinRefused {
         /// Where the request came from (the joiner's TCP reply address).
         from: SocketAddr,
-        /// The name of its system player, when the request carried one (ADDFORWARDREQUEST).
+        /// The name of its system player, when the request carried one (ADDFORWARDREQUEST), cut
+        /// to [`crate::REFUSED_NAME_CHARS`] characters.
         name: Option<String>,
         /// The DPERR code it was sent.
         code: u32,

@@ -292,6 +292,7 @@ impl Dp4Session {
 
     /// Host: tells the application a joining instance at `from` was refused with `code`.
     fn join_refused(&mut self, from: SocketAddr, name: Option<String>, code: u32) {
+        let name = name.map(crate::event::refused_name);
         self.events.push_back(Dp4Event::JoinRefused { from, name, code });
     }
 
