@@ -6,11 +6,9 @@
 //! and a banned name is removed at its CREATEPLAYER (docs/decisions.md).
 #![allow(clippy::disallowed_methods)] // real sockets, real clock
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Instant;
 
-use crossbeam_channel::Receiver;
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::units::Attitude;
 use dplay_addon::{ClientConfig, Dialect, Event, HostConfig, HostPolicy, Position, Role};
@@ -18,52 +16,14 @@ use dplay_runtime::{
     AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Runtime,
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason};
+use dplay_testkit::wait::wait_for;
 use dplay_web::{Observed, WebServer};
-use serde_json::Value;
+
+mod common;
+
+use common::{json_until, request, request_with};
 
 const TOKEN: &str = "fs98-token";
-
-fn request(at: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(at).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {at}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
-    (status, response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
-}
-
-/// Polls `path` until `f` holds of its JSON (the loop publishes at most every 250 ms).
-#[track_caller]
-fn json_until(at: SocketAddr, path: &str, f: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let (status, body) = request(at, "GET", path, "");
-        let value = serde_json::from_str(&body).unwrap_or(Value::Null);
-        if status == 200 && f(&value) {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "{path} never became as expected: {status} {body}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-#[track_caller]
-fn wait_for<T>(events: &Receiver<AddonDp4Event>, mut f: impl FnMut(&AddonDp4Event) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events.recv_timeout(left).expect("the awaited event never came");
-        if let Some(t) = f(&event) {
-            return t;
-        }
-    }
-}
 
 fn ended(e: &AddonDp4Event) -> Option<EndReason> {
     match e {
@@ -105,7 +65,7 @@ fn fs98_players_traffic_chat_kick_and_name_ban() {
     let at = web.local_addr();
     host.command(AddonDp4Command::Host(fs98_host_config("fs98 web"))).unwrap();
     let listener = host.socket_addr(Dp4Binding::LISTENER).unwrap();
-    let session = json_until(at, "/api/session", |s| s["hosting"] == true && s["addon"] == true);
+    let session = json_until(at, "/api/session", Some(TOKEN), |s| s["hosting"] == true && s["addon"] == true);
     assert_eq!(session["protocol"], "DirectPlay 4");
     assert_eq!(session["name"], "fs98 web");
 
@@ -122,7 +82,7 @@ fn fs98_players_traffic_chat_kick_and_name_ban() {
     alice.command(AddonDp4Command::SetPosition(position, None)).unwrap();
 
     // The round trip from the dashboard's PING, bytes through the runtime's sockets.
-    let players = json_until(at, "/api/players", |p| {
+    let players = json_until(at, "/api/players", Some(TOKEN), |p| {
         p.as_array().is_some_and(|p| {
             p.iter().any(|p| {
                 p["name"] == "alice"
@@ -135,7 +95,7 @@ fn fs98_players_traffic_chat_kick_and_name_ban() {
     let row = players.as_array().unwrap().iter().find(|p| p["name"] == "alice").unwrap().clone();
     assert_eq!(row["state"], "connected");
     assert!(row["address"].as_str().unwrap().starts_with("127.0.0.1:"), "{row}");
-    let traffic = json_until(at, "/api/traffic", |t| {
+    let traffic = json_until(at, "/api/traffic", Some(TOKEN), |t| {
         t["aircraft"]
             .as_array()
             .is_some_and(|a| a.iter().any(|a| a["name"] == "alice" && a["lat_deg"].is_f64()))
@@ -146,7 +106,7 @@ fn fs98_players_traffic_chat_kick_and_name_ban() {
     assert_eq!(plane["dpnid"], row["dpnid"], "the map and the player list name the same DPID");
 
     // The FS98 add-on's own chat packet, CHAT_TEXT_SEND (seed 004).
-    assert_eq!(request(at, "POST", "/api/chat", r#"{"text":"hello <pilots>"}"#).0, 202);
+    assert_eq!(request_with(at, "POST", "/api/chat", Some(TOKEN), r#"{"text":"hello <pilots>"}"#).0, 202);
     let text = wait_for(alice.events(), |e| match e {
         AddonDp4Event::Addon(Event::Chat { text, .. }) => Some(text.to_text()),
         _ => None,
@@ -154,26 +114,26 @@ fn fs98_players_traffic_chat_kick_and_name_ban() {
     assert_eq!(text, "hello <pilots>");
 
     // MC-DPL4CS 2.2.51: the live limit reaches the player.
-    assert_eq!(request(at, "POST", "/api/settings", r#"{"max_players":7}"#).0, 202);
+    assert_eq!(request_with(at, "POST", "/api/settings", Some(TOKEN), r#"{"max_players":7}"#).0, 202);
     let max = wait_for(alice.events(), |e| match e {
         AddonDp4Event::Dp4(Dp4Event::Session(SessionEvent::SessionDescChanged(d))) => Some(d.max_players),
         _ => None,
     });
     assert_eq!(max, 7);
-    json_until(at, "/api/session", |s| s["max_players"] == 7);
+    json_until(at, "/api/session", Some(TOKEN), |s| s["max_players"] == 7);
 
     // MC-DPL4CS 3.1.5.14: the kick deletes alice's instance.
     let kick = format!("/api/players/{}/kick", row["dpnid"].as_str().unwrap());
-    assert_eq!(request(at, "POST", &kick, "").0, 202);
+    assert_eq!(request(at, "POST", &kick, Some(TOKEN)).0, 202);
     assert_eq!(wait_for(alice.events(), ended), EndReason::Removed);
-    json_until(at, "/api/traffic", |t| {
+    json_until(at, "/api/traffic", Some(TOKEN), |t| {
         t["aircraft"].as_array().is_some_and(|a| a.iter().all(|a| a["name"] != "alice"))
     });
 
     // A banned name is removed once its player is created (DP4 joins are unnamed).
-    assert_eq!(request(at, "POST", "/api/bans", r#"{"name":"Mallory"}"#).0, 200);
+    assert_eq!(request_with(at, "POST", "/api/bans", Some(TOKEN), r#"{"name":"Mallory"}"#).0, 200);
     let mallory = pilot(3, listener, "mallory");
     assert_eq!(wait_for(mallory.events(), ended), EndReason::Removed);
-    let metrics = request(at, "GET", "/metrics", "").1;
+    let metrics = request(at, "GET", "/metrics", Some(TOKEN)).1;
     assert!(metrics.contains("dplay_players "), "{metrics}");
 }
