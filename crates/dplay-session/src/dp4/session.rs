@@ -479,7 +479,10 @@ impl Dp4Session {
             }
             body @ (Dp4Body::Packet(_) | Dp4Body::Packet2Data(_) | Dp4Body::Packet2Ack(_)) => {
                 if let Some(m) = DpspMessage::from_body(&body) {
-                    self.dpsp.handle_message(now, from, &m);
+                    // Over TCP the peer is its listener, where its PACKET2_ACK goes back
+                    // (`pump_dpsp`), not the connection's ephemeral port (MC-DPL4CS 2.2.41).
+                    let peer = if via == Via::Tcp { reply_to } else { from };
+                    self.dpsp.handle_message(now, peer, &m);
                     self.pump_dpsp(now);
                 }
             }
@@ -490,8 +493,12 @@ impl Dp4Session {
     /// Sends what dplay-dpsp queued and feeds back what it reassembled (MC-DPL4CS 2.2.41).
     pub(crate) fn pump_dpsp(&mut self, now: Instant) {
         while let Some(t) = self.dpsp.poll_transmit() {
+            // To an instance's TCP listener (a PACKET2_DATA came over TCP): back over TCP.
+            let to_stream =
+                self.players.values().any(|p| p.is_system() && p.addrs.is_some_and(|(s, _)| s == t.to));
+            let via = if to_stream { Via::Tcp } else { Via::Udp };
             match t.to_vec() {
-                Ok(bytes) => self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: t.to, bytes }),
+                Ok(bytes) => self.transmits.push_back(Dp4Transmit { via, to: t.to, bytes }),
                 Err(e) => tracing::warn!(error = %e, "fragment not encodable"),
             }
         }

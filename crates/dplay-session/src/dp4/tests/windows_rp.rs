@@ -1,0 +1,127 @@
+//! A Windows-shaped DirectPlay 4 peer in a DPSESSION_DIRECTPLAYPROTOCOL session, as MC-DPL4R 6
+//! describes it: frames numbered from 0 (4.1), addressed between application players
+//! (3.1.5.1), carrying system messages with their full header (1.3); and PACKET2_ACK for a
+//! PACKET2_DATA that came over TCP (MC-DPL4CS 2.2.41). Issue 27 items 4, 5, 7.
+
+use std::net::SocketAddr;
+
+use dplay_dpsp::reliable::player_index;
+use dplay_wire::dp4::fragment::{Fragment, PACKET_DATA_OFFSET};
+use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+use dplay_wire::dp4::nametable::PlayerGroupIds;
+use dplay_wire::dp4::player_message::{DatagramPlayerMessage, PlayerIds};
+use dplay_wire::dp4::reliable::{DataFrame, FrameBody, ReliableFlags, ReliableFrame};
+use dplay_wire::dp4::session::SessionFlags;
+use dplay_wire::{Blob, Wire};
+
+use super::net::{DGRAM_PORT, Net, ip, pair};
+use crate::dp4::{Dp4Event, Via};
+
+/// Node `from`'s game socket.
+fn game(from: usize) -> SocketAddr {
+    SocketAddr::new(ip(from).into(), DGRAM_PORT)
+}
+
+/// A single-frame reliable message as a Windows peer sends it: messageid and sequence `n`
+/// (from 0, MC-DPL4R 4.1), between player indexes `id_from` and `id_to`.
+fn windows_frame(id_from: u16, id_to: u16, n: u8, data: Vec<u8>) -> Vec<u8> {
+    let flags = ReliableFlags::CMD | ReliableFlags::STA | ReliableFlags::EOM | ReliableFlags::RLY;
+    let body = FrameBody::Data(DataFrame {
+        flags,
+        message_id: n,
+        sequence: n,
+        serial: 0,
+        nack: None,
+        data: Blob::new(&data),
+    });
+    ReliableFrame { id_from, id_to, body }.to_vec().unwrap()
+}
+
+/// The MC-DPL4R frames node `i` sends now; then the network runs (so its events are taken).
+fn sent_frames(net: &mut Net, i: usize) -> Vec<ReliableFrame> {
+    let frames = std::iter::from_fn(|| net.nodes[i].poll_transmit())
+        .filter(|t| t.via == Via::Udp)
+        .filter_map(|t| ReliableFrame::parse(&t.bytes).ok())
+        .collect();
+    net.run();
+    frames
+}
+
+fn index(net: &Net, id: u32) -> u16 {
+    player_index(id, net.nodes[0].session_desc().unwrap().reserved1)
+}
+
+/// MC-DPL4R 3.1.5.1, 4.1: a frame numbered 0 from the member's application player to the
+/// host's is accepted (only the session's players are asked for), and answered with an ACK.
+#[test]
+fn frame_between_application_players_is_accepted() {
+    let (mut net, a, b) = pair(SessionFlags::DIRECTPLAY_PROTOCOL);
+    let pm = DatagramPlayerMessage::new(Some(PlayerIds { id_from: b, id_to: a }), Blob::new(b"hi"));
+    let frame = windows_frame(index(&net, b), index(&net, a), 0, pm.to_wrapped_vec().unwrap());
+    let now = net.now;
+    net.nodes[0].handle_udp(now, game(1), &frame);
+    let acks = sent_frames(&mut net, 0);
+    let got: Vec<_> = net
+        .take(0)
+        .into_iter()
+        .filter_map(|e| match e {
+            Dp4Event::Message { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, [b"hi".to_vec()]);
+    let ack = acks.into_iter().find(|f| matches!(f.body, FrameBody::Ack(_))).expect("an ACK");
+    assert_eq!(
+        (ack.id_from, ack.id_to),
+        (
+            index(&net, net.nodes[0].system_player().unwrap()),
+            index(&net, net.nodes[1].system_player().unwrap())
+        )
+    );
+    let FrameBody::Ack(ack) = ack.body else { unreachable!() };
+    assert_eq!((ack.message_id, ack.sequence), (0, 0), "numbered from 0, as the peer does");
+}
+
+/// MC-DPL4R 1.3, MC-DPL4CS 2.2.6: a DELETEPLAYER with its full header inside a frame from the
+/// host is applied, not read as a player message and dropped.
+#[test]
+fn system_message_inside_a_frame_is_applied() {
+    let (mut net, a, b) = pair(SessionFlags::DIRECTPLAY_PROTOCOL);
+    let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id: a, ..Default::default() });
+    let msg = Dp4Message::new(Token::FROM_REMOTE, SockAddrIn::unspecified(), 14, body).to_vec().unwrap();
+    let host_sys = net.nodes[0].system_player().unwrap();
+    let frame = windows_frame(index(&net, host_sys), index(&net, b), 0, msg);
+    let now = net.now;
+    net.nodes[1].handle_udp(now, game(0), &frame);
+    let _ = sent_frames(&mut net, 1);
+    let events = net.take(1);
+    assert!(events.iter().any(|e| matches!(e, Dp4Event::PlayerLeft { id, .. } if *id == a)), "{events:?}");
+}
+
+/// MC-DPL4CS 2.2.41: a PACKET2_DATA that came over TCP is acknowledged over TCP to the sender's
+/// listener, not by UDP to the connection's ephemeral port.
+#[test]
+fn packet2_ack_for_tcp_data_goes_back_over_tcp() {
+    let (mut net, _, _) = pair(SessionFlags::empty());
+    let guid = uuid::Uuid::from_u128(7);
+    let body = Dp4Body::Packet2Data(Fragment {
+        guid_message: guid,
+        packet_index: 0,
+        offset: 0,
+        total_packets: 1,
+        message_size: 4,
+        packet_offset: PACKET_DATA_OFFSET,
+        data: Blob::new(b"abcd"),
+    });
+    let header_addr = SockAddrIn::new(std::net::SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 2300));
+    let bytes = Dp4Message::new(Token::FROM_REMOTE, header_addr, 14, body).to_vec().unwrap();
+    let now = net.now;
+    let ephemeral: SocketAddr = SocketAddr::new(ip(1).into(), 40123);
+    net.nodes[0].handle_tcp(now, 99, ephemeral, &bytes).unwrap();
+    let acks: Vec<_> = std::iter::from_fn(|| net.nodes[0].poll_transmit())
+        .filter(|t| matches!(Dp4Message::parse(&t.bytes).map(|m| m.body), Ok(Dp4Body::Packet2Ack(_))))
+        .map(|t| (t.via, t.to))
+        .collect();
+    assert_eq!(acks, [(Via::Tcp, super::net::stream(1))]);
+}
