@@ -272,10 +272,24 @@ impl Dp4Session {
     }
 
     /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11); its echoed TickCount gives the
-    /// round trip of our PING (2.2.43).
-    pub(crate) fn on_ping_reply(&mut self, now: Instant, reply_to: SocketAddr, m: Ping) {
+    /// round trip of our PING (2.2.43). IDFrom is read both ways (issue 27 item 13): 2.2.43
+    /// says it is "the player who sent the ping", one of ours, and the replier is then found by
+    /// the address it came from; Wine writes the replier's own system player. Neither reading is
+    /// answered with YOUAREDEAD; only an ID that is neither ours nor known is (3.2.5.11).
+    pub(crate) fn on_ping_reply(&mut self, now: Instant, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
         let elapsed = self.tick(now).wrapping_sub(m.tick_count);
-        match self.players.get_mut(&m.id_from).filter(|p| !p.local) {
+        let ours = self.players.get(&m.id_from).is_some_and(|p| p.local);
+        let replier = if ours {
+            self.players
+                .values()
+                .find(|p| {
+                    p.is_system() && !p.local && p.addrs.is_some_and(|(s, d)| d == from || s == reply_to)
+                })
+                .map(|p| p.id)
+        } else {
+            Some(m.id_from)
+        };
+        match replier.and_then(|id| self.players.get_mut(&id)).filter(|p| !p.local) {
             Some(p) => {
                 p.chatter += 1;
                 p.missed_pings = 0;
@@ -284,7 +298,7 @@ impl Dp4Session {
                     p.round_trip = Some(Duration::from_millis(u64::from(elapsed)));
                 }
             }
-            None if self.role == Role::Host => self.send_you_are_dead(now, reply_to),
+            None if self.role == Role::Host && !ours => self.send_you_are_dead(now, reply_to),
             None => self.drop_msg(DropReason::UnknownPlayer, "PINGREPLY from an unknown player"),
         }
     }

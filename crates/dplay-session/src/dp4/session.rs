@@ -452,7 +452,7 @@ impl Dp4Session {
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, reply_to, m.player_id),
             Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
-            Dp4Body::PingReply(m) => self.on_ping_reply(now, reply_to, m),
+            Dp4Body::PingReply(m) => self.on_ping_reply(now, from, reply_to, m),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::RequestGroupId(_) => self.on_request_group_id(reply_to),
             Dp4Body::CreateGroup(m) => self.on_create_group(reply_to, &m),

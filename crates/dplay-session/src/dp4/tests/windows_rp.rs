@@ -125,3 +125,28 @@ fn packet2_ack_for_tcp_data_goes_back_over_tcp() {
         .collect();
     assert_eq!(acks, [(Via::Tcp, super::net::stream(1))]);
 }
+
+/// MC-DPL4CS 2.2.43, 3.1.5.31, 3.2.5.11 (issue 27 item 13): a PINGREPLY whose IDFrom is the
+/// pinger (the host's own system player, as 2.2.43 reads literally) and one whose IDFrom is the
+/// replier (Wine) both credit the member, and neither brings YOUAREDEAD; an ID nobody knows
+/// still does.
+#[test]
+fn ping_reply_id_from_read_both_ways() {
+    use super::wine_facts::{drain, dwords, windows_message};
+    let mut net = super::net::session_of(2, |_| {});
+    let host = net.nodes[0].system_player().unwrap();
+    let member = net.nodes[1].system_player().unwrap();
+    let now = net.now;
+    let dead = |t: &crate::dp4::Dp4Transmit| {
+        matches!(Dp4Message::parse(&t.bytes).map(|m| m.body), Ok(Dp4Body::YouAreDead(_)))
+    };
+    for id_from in [host, member] {
+        let reply = windows_message(2300, 23, &dwords(&[id_from, 0]));
+        net.nodes[0].handle_udp(now, game(1), &reply);
+        assert!(!drain(&mut net, 0).iter().any(dead), "IDFrom {id_from:#x}");
+    }
+    assert!(net.nodes[0].players()[&member].round_trip.is_some());
+    let reply = windows_message(2300, 23, &dwords(&[0xDEAD_BEEF, 0]));
+    net.nodes[0].handle_udp(now, game(1), &reply);
+    assert!(drain(&mut net, 0).iter().any(dead), "an unknown ID still does");
+}
