@@ -96,6 +96,10 @@ pub struct Dp4Session {
     pub(crate) ids: Option<IdAllocator>,
     pub(crate) me: Option<u32>,
     pub(crate) host_id: Option<u32>,
+    /// Instances the host forwarded while our own join was pending (MC-DPL4CS 3.1.5.10),
+    /// acknowledged at once and added with the name table; at most
+    /// [`crate::dp4::client::MAX_EARLY_FORWARDS`].
+    pub(crate) early_forwards: Vec<Player>,
     /// Host: system player IDs handed out by REQUESTPLAYERID, awaiting ADDFORWARDREQUEST.
     pub(crate) reserved: BTreeSet<u32>,
     pub(crate) joins: BTreeMap<u32, PendingJoin>,
@@ -152,6 +156,7 @@ impl Dp4Session {
             ids: None,
             me: None,
             host_id: None,
+            early_forwards: Vec::new(),
             reserved: BTreeSet::new(),
             joins: BTreeMap::new(),
             groups: GroupList::new(),

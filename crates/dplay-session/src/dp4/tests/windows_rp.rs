@@ -150,3 +150,37 @@ fn ping_reply_id_from_read_both_ways() {
     net.nodes[0].handle_udp(now, game(1), &reply);
     assert!(drain(&mut net, 0).iter().any(dead), "an unknown ID still does");
 }
+
+/// MC-DPL4CS 3.1.5.10, 3.2.2.1 (issue 27 item 8): an ADDFORWARD that reaches a joiner while its
+/// own join is pending is acknowledged at once (the host waits for it, and a second Windows
+/// joiner's 5 s timer with it), and the instance it names is in the joiner's table afterwards.
+#[test]
+fn add_forward_is_acknowledged_while_joining() {
+    use super::wine_facts::drain;
+    let mut net = Net::new(4);
+    net.host(super::net::session("S"));
+    net.join(1, None);
+    // Node 2 gets as far as its ADDFORWARDREQUEST, which waits.
+    let now = net.now;
+    net.nodes[2].join(now, super::net::stream(0), None).unwrap();
+    let request_id = net.nodes[2].poll_transmit().unwrap();
+    net.nodes[0].handle_tcp(now, 20, "10.0.0.3:40002".parse().unwrap(), &request_id.bytes).unwrap();
+    let reply = net.nodes[0].poll_transmit().unwrap();
+    net.nodes[2].handle_tcp(now, 21, "10.0.0.1:40000".parse().unwrap(), &reply.bytes).unwrap();
+    let add_forward_request = net.nodes[2].poll_transmit().unwrap();
+    // Node 3 joins meanwhile; the host forwards it to its members, node 2 included here.
+    net.join(3, None);
+    let forward = net.log.iter().rev().find(|s| s.name == "DPSP_MSG_ADDFORWARD" && s.to == 1).unwrap();
+    let bytes = forward.bytes.clone();
+    net.nodes[2].handle_tcp(now, 21, "10.0.0.1:40000".parse().unwrap(), &bytes).unwrap();
+    let acks: Vec<_> = drain(&mut net, 2)
+        .into_iter()
+        .filter(|t| matches!(Dp4Message::parse(&t.bytes).map(|m| m.body), Ok(Dp4Body::AddForwardAck(_))))
+        .map(|t| (t.via, t.to))
+        .collect();
+    assert_eq!(acks, [(Via::Tcp, super::net::stream(0))]);
+    net.nodes[0].handle_tcp(now, 20, "10.0.0.3:40002".parse().unwrap(), &add_forward_request.bytes).unwrap();
+    net.run();
+    let third = net.nodes[3].system_player().unwrap();
+    assert!(net.nodes[2].players().contains_key(&third));
+}
