@@ -249,6 +249,9 @@ impl Dp4Session {
         }
         self.desc = Some(m.session_desc);
         self.session_name = m.session_name;
+        // Kept, so that if this instance becomes host by migration it checks joins against the
+        // password the session has now (2.2.51 Password; issue 27 item 15).
+        self.password = m.password.filter(|p| !p.units().is_empty());
         self.events.push_back(Dp4Event::SessionDescChanged(m.session_desc));
     }
 

@@ -99,7 +99,8 @@ fn a_player_created_with_a_banned_name_has_its_instance_removed() {
 }
 
 /// MC-DPL4CS 2.2.51, 3.1.5.22: a new password goes to every instance with SESSIONDESCCHANGED
-/// and is required from the next join on.
+/// and is required from the next join on; members keep it, so a host by migration checks
+/// joins against it (issue 27 item 15).
 #[test]
 fn a_live_password_is_announced_and_required() {
     let mut net = session_in(3, 2, |_| {});
@@ -111,6 +112,7 @@ fn a_live_password_is_announced_and_required() {
     let desc = *net.nodes[1].session_desc().unwrap();
     assert!(desc.flags.contains(SessionFlags::PASSWORD_REQUIRED));
     assert_eq!(net.nodes[0].password().as_deref(), Some("secret"));
+    assert_eq!(net.nodes[1].password().as_deref(), Some("secret"), "kept by the member");
     net.join(2, Some("wrong"));
     let refused = JoinError::Refused(crate::dp4::DPERR_INVALIDPASSWORD);
     assert_eq!(net.take(2), [Dp4Event::JoinFailed(refused)]);
