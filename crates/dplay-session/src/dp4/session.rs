@@ -21,8 +21,8 @@ use dplay_dpsp::reliable::{Reliable, Stats as ReliableStats};
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
 use dplay_wire::budget::Charge;
 use dplay_wire::codec::Reader;
-use dplay_wire::dp4::header::{SockAddrIn, Token};
-use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
+use dplay_wire::dp4::header::{SIGNATURE, SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram, ShortMessage};
 use dplay_wire::dp4::player_message::DatagramPlayerMessage;
 use dplay_wire::dp4::player_message::has_signature;
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
@@ -419,6 +419,14 @@ impl Dp4Session {
                     Dp4UdpDatagram::Player(DatagramPlayerMessage::new(pm.ids, pm.payload))
                 }
             }),
+            // A short-form CHAT ('play' first, no size/token/SockAddr) sent non-guaranteed
+            // (2.2.19): a system message, not a player message.
+            Via::Udp if bytes.get(..4) == Some(&SIGNATURE[..]) && !has_signature(bytes) => {
+                match ShortMessage::parse(bytes) {
+                    Ok(ShortMessage { body: Dp4Body::Chat(m), .. }) => return self.on_chat(m),
+                    _ => Dp4UdpDatagram::parse(bytes, ids),
+                }
+            }
             Via::Udp => Dp4UdpDatagram::parse(bytes, ids),
         };
         match parsed {

@@ -184,3 +184,38 @@ fn add_forward_is_acknowledged_while_joining() {
     let third = net.nodes[3].system_player().unwrap();
     assert!(net.nodes[2].players().contains_key(&third));
 }
+
+/// MC-DPL4CS 2.2.19 (issue 27 item 14): a non-guaranteed CHAT in the short form ('play' first,
+/// no size, token or SockAddr) over UDP is a chat line, not a player message.
+#[test]
+fn short_form_chat_over_udp_is_read() {
+    use dplay_wire::dp4::message::ShortMessage;
+    use dplay_wire::dp4::routing::{Chat, ChatFlags};
+    let (mut net, a, b) = pair(SessionFlags::empty());
+    let chat = Chat { id_from: b, id_to: a, flags: ChatFlags::empty(), chat_message: Some("hi".into()) };
+    let bytes = ShortMessage::new(14, Dp4Body::Chat(chat)).to_vec().unwrap();
+    let now = net.now;
+    net.nodes[0].handle_udp(now, game(1), &bytes);
+    net.run();
+    assert_eq!(net.take(0), [Dp4Event::Chat { from: b, to: a, text: Some("hi".into()) }]);
+}
+
+/// MC-DPL4CS 3.1.4.17, 3.1.5.26 (issue 27 item 14): chat to a group goes once to each instance
+/// with a member in it, naming the group, and is reported there.
+#[test]
+fn chat_to_a_group_is_sent_and_received() {
+    let mut net = super::net::session_of(3, |_| {});
+    let a = super::net::created(&mut net, 0, "a");
+    let b = super::net::created(&mut net, 1, "b");
+    let g = super::groups::group(&mut net, 0, "wing");
+    net.nodes[0].add_player_to_group(g, b).unwrap();
+    net.run();
+    for i in 0..3 {
+        net.take(i);
+    }
+    net.log.clear();
+    net.nodes[0].send_chat(a, g, "form up").unwrap();
+    net.run();
+    assert_eq!(net.trace(), ["0->1 Tcp DPSP_MSG_CHAT"]);
+    assert_eq!(net.take(1), [Dp4Event::Chat { from: a, to: g, text: Some("form up".into()) }]);
+}
