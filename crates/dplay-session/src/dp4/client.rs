@@ -13,7 +13,7 @@ use dplay_wire::dp4::join::{
     AddForwardRequest, Dword, PlayerInfoMessage, RequestPlayerFlags, RequestPlayerId, RequestPlayerReply,
 };
 use dplay_wire::dp4::message::Dp4Body;
-use dplay_wire::dp4::session::{PlayerFlags, SessionDesc2, SessionFlags};
+use dplay_wire::dp4::session::{PlayerFlags, SecurityDesc, SessionDesc2, SessionFlags};
 
 use crate::dp4::config::{ENUM_PORT, EnumRequest};
 use crate::dp4::event::{
@@ -132,6 +132,14 @@ impl Dp4Session {
                 if m.result != 0 {
                     self.role = Role::Idle;
                     return self.events.push_back(Dp4Event::JoinFailed(JoinError::Refused(m.result)));
+                }
+                // A secure server names its SSPI provider and security description here
+                // (2.2.50) and waits for a logon we do not do: stop now, saying why, rather
+                // than time out (issue 27 item 9).
+                if m.sspi_provider.is_some() || m.sec_desc != SecurityDesc::default() {
+                    self.role = Role::Idle;
+                    let refused = JoinError::Unsupported(SessionFlags::SECURE_SERVER);
+                    return self.events.push_back(Dp4Event::JoinFailed(refused));
                 }
                 self.me = Some(m.id);
                 // SP only: the host adds PG (MC-DPL4CS 2.2.2); with PL this is the 0x9 Windows

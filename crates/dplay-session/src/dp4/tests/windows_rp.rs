@@ -219,3 +219,35 @@ fn chat_to_a_group_is_sent_and_received() {
     assert_eq!(net.trace(), ["0->1 Tcp DPSP_MSG_CHAT"]);
     assert_eq!(net.take(1), [Dp4Event::Chat { from: a, to: g, text: Some("form up".into()) }]);
 }
+
+/// MC-DPL4CS 2.2.50 (issue 27 item 9): a secure server's REQUESTPLAYERREPLY names its SSPI
+/// provider; the joiner stops at once with SECURE_SERVER named instead of timing out.
+#[test]
+fn secure_server_is_recognised_at_once() {
+    use dplay_wire::dp4::join::RequestPlayerReply;
+    let mut net = Net::new(2);
+    net.host(super::net::session("S"));
+    let now = net.now;
+    net.nodes[1].join(now, super::net::stream(0), None).unwrap();
+    let _request = net.nodes[1].poll_transmit().unwrap();
+    let reply = RequestPlayerReply {
+        id: 0x10,
+        sec_desc: Default::default(),
+        result: 0,
+        sspi_provider: Some("NTLM".into()),
+        capi_provider: None,
+    };
+    let bytes = Dp4Message::new(
+        Token::FROM_REMOTE,
+        SockAddrIn::unspecified(),
+        14,
+        Dp4Body::RequestPlayerReply(reply),
+    )
+    .to_vec()
+    .unwrap();
+    net.nodes[1].handle_tcp(now, 1, "10.0.0.1:40000".parse().unwrap(), &bytes).unwrap();
+    let failed = crate::dp4::JoinError::Unsupported(SessionFlags::SECURE_SERVER);
+    assert!(net.nodes[1].poll_transmit().is_none(), "no ADDFORWARDREQUEST");
+    let events: Vec<_> = std::iter::from_fn(|| net.nodes[1].poll_event()).collect();
+    assert_eq!(events, [Dp4Event::JoinFailed(failed)]);
+}
