@@ -41,13 +41,7 @@ impl Dp4Session {
         if self.players.get(&system).is_none_or(|p| p.local) {
             return Err(CommandError::UnknownPlayer(id));
         }
-        let mut ids: Vec<u32> = self
-            .players
-            .values()
-            .filter(|p| p.system_player_id == system && p.id != system)
-            .map(|p| p.id)
-            .collect();
-        ids.push(system);
+        let ids = self.instance_players(system);
         let stream = self.players.get(&system).and_then(|p| p.addrs).map(|(s, _)| s);
         for player_id in ids {
             let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id, ..PlayerGroupIds::default() });

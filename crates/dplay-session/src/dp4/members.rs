@@ -363,10 +363,7 @@ impl Dp4Session {
         for id in dead {
             tracing::info!(id, "DP4 peer dropped after unanswered PINGs");
             if self.role == Role::Host {
-                let body =
-                    Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
-                self.remove_player(now, id);
-                self.send_to_instances(&body, None);
+                self.drop_instance_and_tell(now, id);
             } else {
                 self.remove_player(now, id);
                 if self.role == Role::Member && self.host_id.is_none() {
@@ -386,9 +383,34 @@ impl Dp4Session {
             return;
         }
         tracing::info!(%stream, id, "DP4 instance unreachable");
-        self.remove_player(now, id);
         if self.role == Role::Host {
-            let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
+            self.drop_instance_and_tell(now, id);
+        } else {
+            self.remove_player(now, id);
+        }
+    }
+
+    /// The players of the instance whose system player is `system`: its application players,
+    /// then the system player itself (the order 3.1.5.14 deletes them in).
+    pub(crate) fn instance_players(&self, system: u32) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .players
+            .values()
+            .filter(|p| p.system_player_id == system && p.id != system)
+            .map(|p| p.id)
+            .collect();
+        ids.push(system);
+        ids
+    }
+
+    /// Host: drops a vanished instance and tells every other instance about each of its
+    /// players with DELETEPLAYER, not only its system player, so every name table loses them
+    /// all (MC-DPL4CS 3.1.5.14; issue 27 item 10).
+    fn drop_instance_and_tell(&mut self, now: Instant, id: u32) {
+        let ids = self.instance_players(id);
+        self.remove_player(now, id);
+        for player_id in ids {
+            let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id, ..PlayerGroupIds::default() });
             self.send_to_instances(&body, None);
         }
     }

@@ -187,6 +187,25 @@ fn unreachable_peers_are_removed() {
     );
 }
 
+/// MC-DPL4CS 3.1.5.14 (issue 27 item 10): a vanished instance's application players go with
+/// it, and the host tells every other member about each of them, not only the system player.
+#[test]
+fn a_vanished_instance_is_removed_with_all_its_players() {
+    let mut net = session_of(3, |_| {});
+    let p = super::net::created(&mut net, 2, "pilot");
+    let c = net.nodes[2].system_player().unwrap();
+    (0..3).for_each(|i| drop(net.take(i)));
+    net.log.clear();
+    let now = net.now;
+    net.nodes[0].handle_unreachable(now, super::net::stream(2));
+    net.run();
+    assert_eq!(net.trace(), ["0->1 Tcp DPSP_MSG_DELETEPLAYER", "0->1 Tcp DPSP_MSG_DELETEPLAYER"]);
+    let left = [Dp4Event::PlayerLeft { id: p }, Dp4Event::PlayerLeft { id: c }];
+    assert_eq!(net.take(0), left);
+    assert_eq!(net.take(1), left);
+    assert!(!net.nodes[1].players().contains_key(&p) && !net.nodes[1].players().contains_key(&c));
+}
+
 /// MC-DPL4CS 2.2.42, 2.2.43, 3.1.5.30: a probe PINGs every other instance, silent or not; the
 /// PINGREPLY echoes our TickCount, which gives the round trip. Another probe within
 /// `ROUND_TRIP_PROBE` sends nothing.
