@@ -406,7 +406,7 @@ impl Dp4Session {
     /// Host: drops a vanished instance and tells every other instance about each of its
     /// players with DELETEPLAYER, not only its system player, so every name table loses them
     /// all (MC-DPL4CS 3.1.5.14; issue 27 item 10).
-    fn drop_instance_and_tell(&mut self, now: Instant, id: u32) {
+    pub(crate) fn drop_instance_and_tell(&mut self, now: Instant, id: u32) {
         let ids = self.instance_players(id);
         self.remove_player(now, id);
         for player_id in ids {

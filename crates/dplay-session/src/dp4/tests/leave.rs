@@ -150,6 +150,24 @@ fn session_desc_changes_are_broadcast() {
     assert_eq!(net.nodes[1].set_session(1, SessionFlags::empty()), Err(crate::dp4::CommandError::WrongState));
 }
 
+/// Issue 27 item 10: an instance killed without a word (a new process at the same addresses)
+/// joins again at once; the host drops the ghost that held its listener, with its players,
+/// and tells the others.
+#[test]
+fn rejoin_from_the_same_address_after_a_crash() {
+    let mut net = session_of(3, |_| {});
+    let pilot = super::net::created(&mut net, 1, "pilot");
+    let ghost = net.nodes[1].system_player().unwrap();
+    (0..3).for_each(|i| drop(net.take(i)));
+    net.nodes[1] = crate::dp4::Dp4Session::new(super::net::config(1)).unwrap();
+    net.join(1, None);
+    assert_eq!(net.nodes[1].role(), Role::Member);
+    let new = net.nodes[1].system_player().unwrap();
+    assert!(!net.nodes[0].players().contains_key(&ghost) && net.nodes[0].players().contains_key(&new));
+    let left: Vec<_> = net.take(2).into_iter().filter(|e| matches!(e, Dp4Event::PlayerLeft { .. })).collect();
+    assert_eq!(left, [Dp4Event::PlayerLeft { id: pilot }, Dp4Event::PlayerLeft { id: ghost }]);
+}
+
 /// MC-DPL4CS 3.1.4.2: after leaving, the same endpoint can join again as a new instance.
 #[test]
 fn rejoin_after_leaving() {
