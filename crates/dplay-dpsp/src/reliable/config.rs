@@ -41,9 +41,6 @@ pub struct Config {
     /// How long an ACK may wait for more frames when no SAK and no end of message asks for it
     /// now (MC-DPL4R 3.1.3 "ACKs MAY wait for a timer"). 50 ms.
     pub ack_delay: Duration,
-    /// Least time between two NACKs on one link, so a burst of out-of-order frames sends one.
-    /// 10 ms.
-    pub nack_interval: Duration,
     /// SAK is set when this long has passed since the last SAK (and a quarter round trip):
     /// 50 ms (MC-DPL4R 6 <8>).
     pub sak_interval: Duration,
@@ -67,7 +64,6 @@ impl Default for Config {
             min_rto: Duration::from_millis(20),
             max_rto: Duration::from_secs(5),
             ack_delay: Duration::from_millis(50),
-            nack_interval: Duration::from_millis(10),
             sak_interval: Duration::from_millis(50),
             give_up_sends: 16,
             give_up_after: Duration::from_secs(60),

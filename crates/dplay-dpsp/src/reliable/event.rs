@@ -38,7 +38,8 @@ pub enum DropReason {
     Malformed,
     /// No link is open to the sender's address.
     UnknownPeer,
-    /// `IdFrom` or `IdTo` is not the link's pair of players (MC-DPL4R 3.1.5.1).
+    /// `IdFrom` is not a player of the link's instance, or `IdTo` not one of ours
+    /// (MC-DPL4R 3.1.5.1).
     WrongPlayer,
     /// A data frame already received (counted; answered with an ACK, 3.1.5.2).
     Duplicate,
@@ -54,6 +55,9 @@ pub enum DropReason {
     BadAck,
     /// An ACK or NACK older than what was already acknowledged.
     StaleAck,
+    /// An incomplete unreliable message discarded because a frame 24 or more messageids newer
+    /// arrived (MC-DPL4R 3.1.5.2 "+24"): its missing frames will never come.
+    Abandoned,
     /// A data frame the host's memory budget cannot hold
     /// ([`crate::reliable::Reliable::set_memory_budget`]): not acknowledged, so it is sent again.
     OverBudget,
@@ -61,7 +65,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Malformed,
         Self::UnknownPeer,
         Self::WrongPlayer,
@@ -71,6 +75,7 @@ impl DropReason {
         Self::TooLarge,
         Self::BadAck,
         Self::StaleAck,
+        Self::Abandoned,
         Self::OverBudget,
     ];
 }
@@ -87,7 +92,8 @@ pub struct Stats {
     pub frames_resent: u64,
     /// ACK frames transmitted.
     pub acks_sent: u64,
-    /// NACK frames transmitted.
+    /// NACK frames transmitted: always 0, since Windows has no NACK (MC-DPL4R 6 <2>); kept so
+    /// reports keep their shape.
     pub nacks_sent: u64,
     /// Frames handled (accepted or dropped).
     pub frames_received: u64,

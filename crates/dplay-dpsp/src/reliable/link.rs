@@ -17,6 +17,8 @@ pub(crate) struct Link {
     peer: SocketAddr,
     pub(crate) local: u16,
     pub(crate) remote: u16,
+    /// The indexes of the peer instance's other players (MC-DPL4R 3.1.5.1).
+    pub(crate) remote_players: std::collections::BTreeSet<u16>,
     pub(crate) sender: Sender,
     receiver: Receiver,
     /// Gave up; the endpoint removes it.
@@ -31,7 +33,8 @@ impl Link {
     pub(crate) fn new(peer: SocketAddr, local: u16, remote: u16, charge: Charge) -> Self {
         let send_charge = charge.budget().account();
         let (sender, receiver) = (Sender::new(), Receiver::new());
-        Self { peer, local, remote, sender, receiver, failed: false, charge, send_charge }
+        let remote_players = std::collections::BTreeSet::new();
+        Self { peer, local, remote, remote_players, sender, receiver, failed: false, charge, send_charge }
     }
 
     /// Charges what the sender holds now: counted, never refused here (`Reliable::send`
@@ -60,18 +63,11 @@ impl Link {
         self.emit_data(io, out);
     }
 
-    /// Sends the receiver's ACK or NACK now.
-    fn answer(&mut self, io: &mut Io, now: Instant, tick: u32) {
-        match self.receiver.answer(now, tick) {
-            Some(body @ FrameBody::Nack(_)) => {
-                io.stats.nacks_sent += 1;
-                self.emit(io, body);
-            }
-            Some(body) => {
-                io.stats.acks_sent += 1;
-                self.emit(io, body);
-            }
-            None => {}
+    /// Sends the receiver's ACK now.
+    fn answer(&mut self, io: &mut Io, tick: u32) {
+        if let Some(body) = self.receiver.answer(tick) {
+            io.stats.acks_sent += 1;
+            self.emit(io, body);
         }
     }
 
@@ -109,12 +105,23 @@ impl Link {
                     });
                 }
                 if r.answer_now {
-                    self.answer(io, now, tick);
+                    self.answer(io, tick);
+                }
+                if let Some(FrameBody::Ack(mut again)) = r.again {
+                    again.local_tick_count = tick;
+                    io.stats.acks_sent += 1;
+                    self.emit(io, FrameBody::Ack(again));
                 }
             }
             FrameBody::Ack(a) => {
-                let outcome =
-                    self.sender.on_ack(now, a.sequence, a.serial, a.bytes_received, a.local_tick_count);
+                let outcome = self.sender.on_ack(
+                    now,
+                    a.message_id,
+                    a.sequence,
+                    a.serial,
+                    a.bytes_received,
+                    a.local_tick_count,
+                );
                 Self::ack_outcome(io, outcome);
                 self.pump(config, io, now);
             }
@@ -141,7 +148,7 @@ impl Link {
     /// (3.1.2).
     pub(crate) fn handle_timeout(&mut self, config: &Config, io: &mut Io, now: Instant, tick: u32) {
         if self.receiver.ack_deadline.is_some_and(|t| t <= now) {
-            self.answer(io, now, tick);
+            self.answer(io, tick);
         }
         if self.sender.retry_deadline(config).is_some_and(|t| t <= now) {
             if let Some((sends, elapsed)) = self.sender.give_up(config, now) {

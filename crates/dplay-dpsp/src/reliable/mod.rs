@@ -9,19 +9,20 @@
 //! per message and a sequence per frame, both from 1 (MC-DPL4R 2.2.2, 3.1.3). At most 24
 //! messageids and `Config::window` frames are outstanding. Frames carry STA, EOM, RLY, CMD
 //! and SAK as MC-DPL4R 6 <8> describes, and a serial that counts sends. ACKs acknowledge a
-//! sequence and everything before it; NACKs name the missing frames; both carry the bytes
-//! received and a tick count, from which the round trip and the peer's receive rate are
-//! measured (MC-DPL4R 2.2.3, 2.2.4, 3.1.2, 3.1.5.3). Unacknowledged frames are resent on a
-//! NACK and on the retry timer (average round trip + 3 deviations, 1 s at first); a link whose
-//! oldest frame stays unacknowledged too long gives up ([`Event::LinkFailed`]).
+//! sequence and everything before it and carry the bytes received and a tick count, from which
+//! the round trip and the peer's receive rate are measured (MC-DPL4R 2.2.4, 3.1.2, 3.1.5.3).
+//! Unacknowledged frames are resent on the retry timer (average round trip + 3 deviations, 1 s
+//! at first) and on a NACK from a peer that sends them (2.2.3); a link whose oldest frame stays
+//! unacknowledged too long gives up ([`Event::LinkFailed`]).
 //!
-//! Receiving, frames are held in a window after the last in-order sequence, messages are put
-//! together from STA to EOM and handed up ([`Event::Delivered`]): reliable ones in messageid
-//! order unless the link is unordered, others as soon as they are whole. Duplicates are
-//! answered with an ACK; anything hostile is dropped and counted in [`Stats`].
-//!
-//! Unreliable messages are resent like reliable ones: MC-DPL4R gives a receiver no way to
-//! learn that a missing frame will never come (docs/decisions.md).
+//! Receiving, the first frame sets the numbering (3.1.5.2), frames are held in a window after
+//! the last in-order sequence, messages are put together from STA to EOM and handed up
+//! ([`Event::Delivered`]): reliable ones in messageid order unless the link is unordered,
+//! others as soon as they are whole. The answer is always an ACK of the in-order point, never
+//! a NACK (Windows has none, MC-DPL4R 6 <2>). A Windows sender never resends unreliable
+//! frames, so a hole that can only belong to messages 24 or more messageids older than the
+//! newest one seen is passed over (3.1.5.2 "+24"). Duplicates are answered with an ACK;
+//! anything hostile is dropped and counted in [`Stats`].
 //!
 //! # Driving an endpoint
 //!
@@ -65,7 +66,7 @@ mod receive;
 mod rtt;
 mod send;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -142,6 +143,8 @@ pub struct Reliable {
     epoch: Option<Instant>,
     io: Io,
     budget: MemoryBudget,
+    /// Our players' indexes besides each link's own (MC-DPL4R 3.1.5.1).
+    local_players: BTreeSet<u16>,
 }
 
 impl Reliable {
@@ -154,6 +157,7 @@ impl Reliable {
             epoch: None,
             io: Io::default(),
             budget: MemoryBudget::unlimited(),
+            local_players: BTreeSet::new(),
         })
     }
 
@@ -182,6 +186,21 @@ impl Reliable {
         }
         self.links.insert(peer, Link::new(peer, local, remote, self.budget.account()));
         Ok(())
+    }
+
+    /// The indexes of every player of ours (MC-DPL4R 3.1.5.1: a frame's IdTo must be a valid
+    /// player of the session): a frame may be addressed to any of them, not only to the
+    /// link's own index.
+    pub fn set_local_players(&mut self, indexes: impl IntoIterator<Item = u16>) {
+        self.local_players = indexes.into_iter().collect();
+    }
+
+    /// The indexes of every player of the instance at `peer` (3.1.5.1): a frame may come
+    /// from any of them, not only from the link's own remote index.
+    pub fn set_link_players(&mut self, peer: SocketAddr, indexes: impl IntoIterator<Item = u16>) {
+        if let Some(link) = self.links.get_mut(&peer) {
+            link.remote_players = indexes.into_iter().collect();
+        }
     }
 
     /// Closes the link to `peer`, forgetting what it had queued, in flight and half received.
@@ -259,8 +278,10 @@ impl Reliable {
         let Some(link) = self.links.get_mut(&from) else {
             return self.io.stats.drop(DropReason::UnknownPeer);
         };
-        // 3.1.5.1: the indexes must be this link's players.
-        if frame.id_from != link.remote || frame.id_to != link.local {
+        // 3.1.5.1: IdFrom must be a player of the link's instance, IdTo one of ours.
+        let from_ok = frame.id_from == link.remote || link.remote_players.contains(&frame.id_from);
+        let to_ok = frame.id_to == link.local || self.local_players.contains(&frame.id_to);
+        if !(from_ok && to_ok) {
             return self.io.stats.drop(DropReason::WrongPlayer);
         }
         let len = frame

@@ -221,8 +221,8 @@ impl Sender {
         self.since_sak = 0;
     }
 
-    /// Acknowledges every frame up to `seq` (MC-DPL4R 2.2.4: "also acknowledges receipt of all
-    /// prior unacknowledged sequence numbers"); returns the last frame acknowledged, if any.
+    /// Acknowledges every frame up to `seq`, as a NACK does for the frames before its own
+    /// (MC-DPL4R 3.1.5.3); returns the last frame acknowledged, if any.
     fn ack_through(&mut self, seq: u8) -> Result<Option<SentFrame>, AckOutcome> {
         let Some(front) = self.in_flight.front() else {
             return if seq == self.next_seq.wrapping_sub(1) { Ok(None) } else { Err(self.classify(seq)) };
@@ -252,10 +252,51 @@ impl Sender {
         }
     }
 
+    /// Frees the frames of message `msg_id` up to `seq`: an ACK acknowledges the message it
+    /// names (3.1.5.3; the earlier ones "MAY" be discarded, which Windows does not, 6, and a
+    /// receiver that passes a hole names messages beyond it); returns the frame at `seq`.
+    fn ack_named(&mut self, msg_id: u8, seq: u8) -> Result<Option<SentFrame>, AckOutcome> {
+        let Some(front) = self.in_flight.front() else {
+            return if seq == self.next_seq.wrapping_sub(1) { Ok(None) } else { Err(self.classify(seq)) };
+        };
+        let front_seq = front.seq;
+        if seq.wrapping_sub(front_seq) >= 128 {
+            return if seq == front_seq.wrapping_sub(1) { Ok(None) } else { Err(AckOutcome::Stale) };
+        }
+        let Some(at) = self.in_flight.iter().position(|f| f.seq == seq) else {
+            return Err(if seq.wrapping_sub(self.next_seq) < 128 {
+                AckOutcome::Bad
+            } else {
+                AckOutcome::Stale
+            });
+        };
+        let named = |f: &SentFrame| {
+            f.msg_id == msg_id && f.seq.wrapping_sub(front_seq) <= seq.wrapping_sub(front_seq)
+        };
+        let last = self.in_flight.get(at).filter(|f| f.msg_id == msg_id).cloned();
+        let before = self.in_flight.len();
+        self.in_flight.retain(|f| !named(f));
+        if self.in_flight.len() < before {
+            let live: Vec<u8> = self.in_flight.iter().map(|f| f.msg_id).collect();
+            let current = self.framing.as_ref().map(|f| f.msg_id);
+            self.serials.retain(|id, _| live.contains(id) || Some(*id) == current);
+            self.rtt.acked();
+        }
+        Ok(last)
+    }
+
     /// An ACK frame (MC-DPL4R 2.2.4, 3.1.5.3). A round-trip sample is taken when its serial
     /// echoes the send it answers.
-    pub(crate) fn on_ack(&mut self, now: Instant, seq: u8, serial: u8, bytes: u32, tick: u32) -> AckOutcome {
-        match self.ack_through(seq) {
+    pub(crate) fn on_ack(
+        &mut self,
+        now: Instant,
+        msg_id: u8,
+        seq: u8,
+        serial: u8,
+        bytes: u32,
+        tick: u32,
+    ) -> AckOutcome {
+        match self.ack_named(msg_id, seq) {
             Err(outcome) => outcome,
             Ok(last) => {
                 self.peer.update(bytes, tick);

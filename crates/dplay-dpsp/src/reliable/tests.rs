@@ -12,6 +12,8 @@ use super::*;
 
 mod exchange;
 mod hostile;
+mod spec_examples;
+mod stale;
 mod windows;
 
 /// The one clock reading of a test; every other instant is this plus a duration.
@@ -107,14 +109,6 @@ fn ack(f: &ReliableFrame) -> &AckFrame {
     match &f.body {
         FrameBody::Ack(a) => a,
         other => panic!("expected an ACK, got {other:?}"),
-    }
-}
-
-#[track_caller]
-fn nack(f: &ReliableFrame) -> &NackFrame {
-    match &f.body {
-        FrameBody::Nack(n) => n,
-        other => panic!("expected a NACK, got {other:?}"),
     }
 }
 

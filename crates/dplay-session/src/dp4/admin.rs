@@ -7,12 +7,12 @@ use std::net::IpAddr;
 use std::time::Instant;
 
 use dplay_wire::WideString;
-use dplay_wire::dp4::message::Dp4Body;
+use dplay_wire::dp4::message::{Dp4Body, Empty};
 use dplay_wire::dp4::nametable::{PlayerGroupIds, SessionDescChanged};
 use dplay_wire::dp4::session::SessionFlags;
 
 use crate::bans::Bans;
-use crate::dp4::event::{CommandError, DropReason};
+use crate::dp4::event::{CommandError, DropReason, Via};
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
 
@@ -41,16 +41,16 @@ impl Dp4Session {
         if self.players.get(&system).is_none_or(|p| p.local) {
             return Err(CommandError::UnknownPlayer(id));
         }
-        let mut ids: Vec<u32> = self
-            .players
-            .values()
-            .filter(|p| p.system_player_id == system && p.id != system)
-            .map(|p| p.id)
-            .collect();
-        ids.push(system);
+        let ids = self.instance_players(system);
+        let stream = self.players.get(&system).and_then(|p| p.addrs).map(|(s, _)| s);
         for player_id in ids {
             let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id, ..PlayerGroupIds::default() });
             self.send_to_instances(&body, None);
+        }
+        // 3.1.5.32: after the DELETEPLAYERs, YOUAREDEAD tells the removed instance to go; a
+        // Windows client without keep-alive would not learn it otherwise (issue 27 item 11).
+        if let Some(stream) = stream {
+            self.send_body(Via::Tcp, stream, Dp4Body::YouAreDead(Empty));
         }
         tracing::info!(id = system, "DP4 instance removed by the host");
         self.remove_player(now, system);

@@ -2,6 +2,8 @@
 //! 3.1.5.19, 3.1.5.26). Multicast-server routing (MS) is not supported: these go to every
 //! instance directly.
 
+use std::net::SocketAddr;
+
 use dplay_wire::dp4::message::Dp4Body;
 use dplay_wire::dp4::nametable::{DataChanged, NameChanged};
 use dplay_wire::dp4::routing::{Chat, ChatFlags};
@@ -60,9 +62,23 @@ impl Dp4Session {
     }
 
     /// Sends a DPSP_MSG_CHAT from our player `from` to player `to`, over TCP
-    /// (MC-DPL4CS 3.1.4.17, 2.2.19).
+    /// (MC-DPL4CS 3.1.4.17, 2.2.19). To a group: one CHAT naming the group to each other
+    /// instance with a member in it (3.1.4.17, 3.1.5.26; issue 27 item 14).
     pub fn send_chat(&mut self, from: u32, to: u32, text: &str) -> Result<(), CommandError> {
         self.local_player(from)?;
+        if let Some(group) = self.groups.get(&to) {
+            let members = group.members.clone();
+            let instances: std::collections::BTreeSet<SocketAddr> = members
+                .iter()
+                .filter_map(|m| self.players.get(m).filter(|p| !p.local))
+                .filter_map(|p| self.players.get(&p.system_player_id).and_then(|s| s.addrs))
+                .map(|(s, _)| s)
+                .collect();
+            for stream in instances {
+                self.send_body(Via::Tcp, stream, chat_body(from, to, text));
+            }
+            return Ok(());
+        }
         let stream = self
             .players
             .get(&to)
@@ -71,13 +87,7 @@ impl Dp4Session {
             .and_then(|s| s.addrs)
             .map(|(s, _)| s)
             .ok_or(CommandError::UnknownPlayer(to))?;
-        let body = Dp4Body::Chat(Chat {
-            id_from: from,
-            id_to: to,
-            flags: ChatFlags::GUARANTEED,
-            chat_message: Some(WideString::new(text)),
-        });
-        self.send_body(Via::Tcp, stream, body);
+        self.send_body(Via::Tcp, stream, chat_body(from, to, text));
         Ok(())
     }
 
@@ -141,9 +151,12 @@ impl Dp4Session {
         });
     }
 
-    /// DPSP_MSG_CHAT: from a known remote player to one of ours (MC-DPL4CS 3.1.5.26).
+    /// DPSP_MSG_CHAT: from a known remote player to one of ours, or to a group one of ours
+    /// is in (MC-DPL4CS 3.1.5.26).
     pub(crate) fn on_chat(&mut self, m: Chat) {
-        let to_ours = self.players.get(&m.id_to).is_some_and(|p| p.local);
+        let local = |id: &u32| self.players.get(id).is_some_and(|p| p.local);
+        let to_ours =
+            local(&m.id_to) || self.groups.get(&m.id_to).is_some_and(|g| g.members.iter().any(local));
         if !self.remote_player(m.id_from, "CHAT from an unknown player") {
             return;
         }
@@ -156,4 +169,10 @@ impl Dp4Session {
             text: m.chat_message.as_ref().map(WideString::to_string_lossy),
         });
     }
+}
+
+/// A DPSP_MSG_CHAT (2.2.19), sent guaranteed over TCP.
+fn chat_body(id_from: u32, id_to: u32, text: &str) -> Dp4Body {
+    let chat_message = Some(WideString::new(text));
+    Dp4Body::Chat(Chat { id_from, id_to, flags: ChatFlags::GUARANTEED, chat_message })
 }

@@ -13,7 +13,7 @@ use dplay_wire::dp4::join::{
     AddForwardRequest, Dword, PlayerInfoMessage, RequestPlayerFlags, RequestPlayerId, RequestPlayerReply,
 };
 use dplay_wire::dp4::message::Dp4Body;
-use dplay_wire::dp4::session::{PlayerFlags, SessionDesc2, SessionFlags};
+use dplay_wire::dp4::session::{PlayerFlags, SecurityDesc, SessionDesc2, SessionFlags};
 
 use crate::dp4::config::{ENUM_PORT, EnumRequest};
 use crate::dp4::event::{
@@ -22,6 +22,10 @@ use crate::dp4::event::{
 use crate::dp4::group_table::Group;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
+
+/// Instances forwarded during our own join that we keep for the name table: a host adds
+/// joiners one at a time, so a handful is plenty; beyond it they are still acknowledged.
+pub(crate) const MAX_EARLY_FORWARDS: usize = 16;
 
 impl Dp4Session {
     /// Sends DPSP_MSG_ENUMSESSIONS to port 47624 of `to`, or broadcast to 255.255.255.255,
@@ -129,6 +133,14 @@ impl Dp4Session {
                     self.role = Role::Idle;
                     return self.events.push_back(Dp4Event::JoinFailed(JoinError::Refused(m.result)));
                 }
+                // A secure server names its SSPI provider and security description here
+                // (2.2.50) and waits for a logon we do not do: stop now, saying why, rather
+                // than time out (issue 27 item 9).
+                if m.sspi_provider.is_some() || m.sec_desc != SecurityDesc::default() {
+                    self.role = Role::Idle;
+                    let refused = JoinError::Unsupported(SessionFlags::SECURE_SERVER);
+                    return self.events.push_back(Dp4Event::JoinFailed(refused));
+                }
                 self.me = Some(m.id);
                 // SP only: the host adds PG (MC-DPL4CS 2.2.2); with PL this is the 0x9 Windows
                 // sends (Wine's dplayx tests).
@@ -174,6 +186,7 @@ impl Dp4Session {
     }
 
     fn reset_join(&mut self) {
+        self.early_forwards.clear();
         self.timers.cancel(Timer::ReliableApi);
         self.role = Role::Idle;
         self.players.clear();
@@ -252,6 +265,11 @@ impl Dp4Session {
             }
             self.add_player(player);
         }
+        for p in std::mem::take(&mut self.early_forwards) {
+            if !self.players.contains_key(&p.id) {
+                self.add_player(p);
+            }
+        }
         self.load_groups(m.groups);
         if self.host_id.is_none() {
             self.host_id = self.instance_at(host);
@@ -262,12 +280,21 @@ impl Dp4Session {
     }
 
     /// DPSP_MSG_ADDFORWARD: a new instance; acknowledge to the host (MC-DPL4CS 3.1.5.10).
+    /// While our own join is pending (another joiner came in between, 3.2.2.1) it is
+    /// acknowledged at once too, since the host waits for every member's ACK and a Windows
+    /// joiner's timer is short, and kept to be added with the name table.
     pub(crate) fn on_add_forward(&mut self, seen: IpAddr, m: &PlayerInfoMessage) {
+        let mut p = Player::from_packed(&m.player_info, seen);
+        p.id = m.player_id;
+        if let Role::AddingForward { host } = self.role {
+            if self.early_forwards.len() < MAX_EARLY_FORWARDS && self.check_player(&p).is_ok() {
+                self.early_forwards.push(p);
+            }
+            return self.send_body(Via::Tcp, host, Dp4Body::AddForwardAck(Dword(m.player_id)));
+        }
         let Some(host) = self.host_stream().filter(|_| self.role == Role::Member) else {
             return self.drop_msg(DropReason::Unexpected, "ADDFORWARD while not a member");
         };
-        let mut p = Player::from_packed(&m.player_info, seen);
-        p.id = m.player_id;
         // Over our limits: not in our Player List, but acknowledged, so the host's join goes on.
         match self.check_player(&p) {
             Ok(()) => self.add_player(p),

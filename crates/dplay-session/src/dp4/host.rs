@@ -265,6 +265,15 @@ impl Dp4Session {
             let body = Dp4Body::AddForwardReply(Dword(dplay_wire::dp4::join::DPERR_NONEWPLAYERS));
             return self.send_body(Via::Tcp, reply_to, body);
         }
+        // A listener address still held by a known instance belongs to a new process now:
+        // that instance vanished without a word (killed), so it goes first, with all its
+        // players, and the rejoin works at once (issue 27 item 10).
+        if let Some(ghost) =
+            self.instance_at(reply_to).filter(|g| self.players.get(g).is_some_and(|p| !p.local))
+        {
+            tracing::info!(%reply_to, ghost, "DP4 instance replaced by a new join from its address");
+            self.drop_instance_and_tell(now, ghost);
+        }
         p.id = m.player_id;
         p.system_player_id = m.player_id;
         p.flags = PlayerFlags::SYSTEM_PLAYER | PlayerFlags::IN_GROUP;

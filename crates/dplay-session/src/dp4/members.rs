@@ -249,6 +249,9 @@ impl Dp4Session {
         }
         self.desc = Some(m.session_desc);
         self.session_name = m.session_name;
+        // Kept, so that if this instance becomes host by migration it checks joins against the
+        // password the session has now (2.2.51 Password; issue 27 item 15).
+        self.password = m.password.filter(|p| !p.units().is_empty());
         self.events.push_back(Dp4Event::SessionDescChanged(m.session_desc));
     }
 
@@ -272,10 +275,24 @@ impl Dp4Session {
     }
 
     /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11); its echoed TickCount gives the
-    /// round trip of our PING (2.2.43).
-    pub(crate) fn on_ping_reply(&mut self, now: Instant, reply_to: SocketAddr, m: Ping) {
+    /// round trip of our PING (2.2.43). IDFrom is read both ways (issue 27 item 13): 2.2.43
+    /// says it is "the player who sent the ping", one of ours, and the replier is then found by
+    /// the address it came from; Wine writes the replier's own system player. Neither reading is
+    /// answered with YOUAREDEAD; only an ID that is neither ours nor known is (3.2.5.11).
+    pub(crate) fn on_ping_reply(&mut self, now: Instant, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
         let elapsed = self.tick(now).wrapping_sub(m.tick_count);
-        match self.players.get_mut(&m.id_from).filter(|p| !p.local) {
+        let ours = self.players.get(&m.id_from).is_some_and(|p| p.local);
+        let replier = if ours {
+            self.players
+                .values()
+                .find(|p| {
+                    p.is_system() && !p.local && p.addrs.is_some_and(|(s, d)| d == from || s == reply_to)
+                })
+                .map(|p| p.id)
+        } else {
+            Some(m.id_from)
+        };
+        match replier.and_then(|id| self.players.get_mut(&id)).filter(|p| !p.local) {
             Some(p) => {
                 p.chatter += 1;
                 p.missed_pings = 0;
@@ -284,7 +301,7 @@ impl Dp4Session {
                     p.round_trip = Some(Duration::from_millis(u64::from(elapsed)));
                 }
             }
-            None if self.role == Role::Host => self.send_you_are_dead(now, reply_to),
+            None if self.role == Role::Host && !ours => self.send_you_are_dead(now, reply_to),
             None => self.drop_msg(DropReason::UnknownPlayer, "PINGREPLY from an unknown player"),
         }
     }
@@ -346,10 +363,7 @@ impl Dp4Session {
         for id in dead {
             tracing::info!(id, "DP4 peer dropped after unanswered PINGs");
             if self.role == Role::Host {
-                let body =
-                    Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
-                self.remove_player(now, id);
-                self.send_to_instances(&body, None);
+                self.drop_instance_and_tell(now, id);
             } else {
                 self.remove_player(now, id);
                 if self.role == Role::Member && self.host_id.is_none() {
@@ -369,9 +383,34 @@ impl Dp4Session {
             return;
         }
         tracing::info!(%stream, id, "DP4 instance unreachable");
-        self.remove_player(now, id);
         if self.role == Role::Host {
-            let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id: id, ..PlayerGroupIds::default() });
+            self.drop_instance_and_tell(now, id);
+        } else {
+            self.remove_player(now, id);
+        }
+    }
+
+    /// The players of the instance whose system player is `system`: its application players,
+    /// then the system player itself (the order 3.1.5.14 deletes them in).
+    pub(crate) fn instance_players(&self, system: u32) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .players
+            .values()
+            .filter(|p| p.system_player_id == system && p.id != system)
+            .map(|p| p.id)
+            .collect();
+        ids.push(system);
+        ids
+    }
+
+    /// Host: drops a vanished instance and tells every other instance about each of its
+    /// players with DELETEPLAYER, not only its system player, so every name table loses them
+    /// all (MC-DPL4CS 3.1.5.14; issue 27 item 10).
+    pub(crate) fn drop_instance_and_tell(&mut self, now: Instant, id: u32) {
+        let ids = self.instance_players(id);
+        self.remove_player(now, id);
+        for player_id in ids {
+            let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id, ..PlayerGroupIds::default() });
             self.send_to_instances(&body, None);
         }
     }

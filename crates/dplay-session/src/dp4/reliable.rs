@@ -54,6 +54,24 @@ impl Dp4Session {
                 tracing::warn!(%peer, "MC-DPL4R link limit reached");
             }
         }
+        self.sync_link_players();
+    }
+
+    /// MC-DPL4R 3.1.5.1: a frame may come from any player of the link's instance and go to
+    /// any of ours, not only between the two system players (a Windows peer addresses frames
+    /// between application players).
+    fn sync_link_players(&mut self) {
+        let Some(desc) = self.desc.filter(|_| self.uses_reliable_protocol()) else { return };
+        let index = |id: u32| player_index(id, desc.reserved1);
+        let ours: Vec<u16> = self.players.values().filter(|p| p.local).map(|p| index(p.id)).collect();
+        self.reliable.set_local_players(ours);
+        let peers: Vec<SocketAddr> = self.reliable.peers().collect();
+        for peer in peers {
+            let Some((system, _)) = self.instance_by_datagram(peer) else { continue };
+            let theirs: Vec<u16> =
+                self.players.values().filter(|p| p.system_player_id == system).map(|p| index(p.id)).collect();
+            self.reliable.set_link_players(peer, theirs);
+        }
     }
 
     /// A datagram on the game socket from an instance we have a link to: a system message
@@ -101,10 +119,19 @@ impl Dp4Session {
             .map(|p| (p.id, p.addrs.map(|(s, _)| s)))
     }
 
-    /// One message out of MC-DPL4R: a short-form system message, or a player message in the
-    /// datagram form, whose 'play'-at-20 test does not apply inside a frame.
+    /// One message out of MC-DPL4R: a short-form system message ('play' first), a system
+    /// message with its full header ('play' at offset 20: MC-DPL4R 1.3, the protocol "wraps
+    /// both operating system messages and user messages", and a Windows peer sends CREATEPLAYER,
+    /// DELETEPLAYER, SESSIONDESCCHANGED and the group messages so), or a player message in the
+    /// datagram form (also what has 'play' at offset 20 but does not parse as a system
+    /// message: an older sender's unwrapped player message).
     fn on_reliable_message(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.stats.received += 1;
+        if has_signature(data)
+            && let Ok(msg) = Dp4Message::parse(data)
+        {
+            return self.dispatch(now, from, msg, Via::Udp);
+        }
         if data.get(..4) == Some(&SIGNATURE[..]) {
             let short = match ShortMessage::parse(data) {
                 Ok(m) => m,
@@ -136,7 +163,8 @@ impl Dp4Session {
     }
 
     /// A player message to the instance at `datagram` over MC-DPL4R, with RLY when
-    /// `guaranteed`; in a short-form PLAYERWRAPPER when it would start with 'play'.
+    /// `guaranteed`; in a short-form PLAYERWRAPPER when it would start with 'play' or have it
+    /// at offset 20 (either would read as a system message).
     pub(crate) fn send_reliable_player(
         &mut self,
         now: Instant,
@@ -145,7 +173,7 @@ impl Dp4Session {
         guaranteed: bool,
     ) -> Result<(), CommandError> {
         let mut bytes = pm.to_wrapped_vec().map_err(|_| CommandError::Unencodable)?;
-        if bytes.get(..4) == Some(&SIGNATURE[..]) {
+        if bytes.get(..4) == Some(&SIGNATURE[..]) || has_signature(&bytes) {
             let w = PlayerWrapper::wrap_datagram(pm).map_err(|_| CommandError::Unencodable)?;
             let short = ShortMessage::new(self.config.version, Dp4Body::PlayerWrapper(w));
             bytes = short.to_vec().map_err(|_| CommandError::Unencodable)?;

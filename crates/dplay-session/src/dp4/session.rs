@@ -21,8 +21,8 @@ use dplay_dpsp::reliable::{Reliable, Stats as ReliableStats};
 use dplay_dpsp::{Dpsp, DpspMessage, Event as DpspEvent};
 use dplay_wire::budget::Charge;
 use dplay_wire::codec::Reader;
-use dplay_wire::dp4::header::{SockAddrIn, Token};
-use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram};
+use dplay_wire::dp4::header::{SIGNATURE, SockAddrIn, Token};
+use dplay_wire::dp4::message::{Dp4Body, Dp4Datagram, Dp4Message, Dp4UdpDatagram, ShortMessage};
 use dplay_wire::dp4::player_message::DatagramPlayerMessage;
 use dplay_wire::dp4::player_message::has_signature;
 use dplay_wire::dp4::session::{SessionDesc2, SessionFlags};
@@ -96,6 +96,10 @@ pub struct Dp4Session {
     pub(crate) ids: Option<IdAllocator>,
     pub(crate) me: Option<u32>,
     pub(crate) host_id: Option<u32>,
+    /// Instances the host forwarded while our own join was pending (MC-DPL4CS 3.1.5.10),
+    /// acknowledged at once and added with the name table; at most
+    /// [`crate::dp4::client::MAX_EARLY_FORWARDS`].
+    pub(crate) early_forwards: Vec<Player>,
     /// Host: system player IDs handed out by REQUESTPLAYERID, awaiting ADDFORWARDREQUEST.
     pub(crate) reserved: BTreeSet<u32>,
     pub(crate) joins: BTreeMap<u32, PendingJoin>,
@@ -152,6 +156,7 @@ impl Dp4Session {
             ids: None,
             me: None,
             host_id: None,
+            early_forwards: Vec::new(),
             reserved: BTreeSet::new(),
             joins: BTreeMap::new(),
             groups: GroupList::new(),
@@ -414,6 +419,14 @@ impl Dp4Session {
                     Dp4UdpDatagram::Player(DatagramPlayerMessage::new(pm.ids, pm.payload))
                 }
             }),
+            // A short-form CHAT ('play' first, no size/token/SockAddr) sent non-guaranteed
+            // (2.2.19): a system message, not a player message.
+            Via::Udp if bytes.get(..4) == Some(&SIGNATURE[..]) && !has_signature(bytes) => {
+                match ShortMessage::parse(bytes) {
+                    Ok(ShortMessage { body: Dp4Body::Chat(m), .. }) => return self.on_chat(m),
+                    _ => Dp4UdpDatagram::parse(bytes, ids),
+                }
+            }
             Via::Udp => Dp4UdpDatagram::parse(bytes, ids),
         };
         match parsed {
@@ -452,7 +465,7 @@ impl Dp4Session {
             Dp4Body::CreatePlayerVerify(m) => self.on_create_player(now, from.ip(), reply_to, 0, &m),
             Dp4Body::DeletePlayer(m) => self.on_delete_player(now, reply_to, m.player_id),
             Dp4Body::Ping(m) => self.on_ping(now, from, reply_to, m),
-            Dp4Body::PingReply(m) => self.on_ping_reply(now, reply_to, m),
+            Dp4Body::PingReply(m) => self.on_ping_reply(now, from, reply_to, m),
             Dp4Body::YouAreDead(_) => self.on_you_are_dead(),
             Dp4Body::RequestGroupId(_) => self.on_request_group_id(reply_to),
             Dp4Body::CreateGroup(m) => self.on_create_group(reply_to, &m),
@@ -479,7 +492,10 @@ impl Dp4Session {
             }
             body @ (Dp4Body::Packet(_) | Dp4Body::Packet2Data(_) | Dp4Body::Packet2Ack(_)) => {
                 if let Some(m) = DpspMessage::from_body(&body) {
-                    self.dpsp.handle_message(now, from, &m);
+                    // Over TCP the peer is its listener, where its PACKET2_ACK goes back
+                    // (`pump_dpsp`), not the connection's ephemeral port (MC-DPL4CS 2.2.41).
+                    let peer = if via == Via::Tcp { reply_to } else { from };
+                    self.dpsp.handle_message(now, peer, &m);
                     self.pump_dpsp(now);
                 }
             }
@@ -490,8 +506,12 @@ impl Dp4Session {
     /// Sends what dplay-dpsp queued and feeds back what it reassembled (MC-DPL4CS 2.2.41).
     pub(crate) fn pump_dpsp(&mut self, now: Instant) {
         while let Some(t) = self.dpsp.poll_transmit() {
+            // To an instance's TCP listener (a PACKET2_DATA came over TCP): back over TCP.
+            let to_stream =
+                self.players.values().any(|p| p.is_system() && p.addrs.is_some_and(|(s, _)| s == t.to));
+            let via = if to_stream { Via::Tcp } else { Via::Udp };
             match t.to_vec() {
-                Ok(bytes) => self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: t.to, bytes }),
+                Ok(bytes) => self.transmits.push_back(Dp4Transmit { via, to: t.to, bytes }),
                 Err(e) => tracing::warn!(error = %e, "fragment not encodable"),
             }
         }

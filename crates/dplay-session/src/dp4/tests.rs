@@ -13,4 +13,5 @@ pub(crate) mod net;
 mod reliable;
 mod scenario;
 mod windows;
+mod windows_rp;
 mod wine_facts;

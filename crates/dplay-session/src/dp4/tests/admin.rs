@@ -9,8 +9,9 @@ use crate::Bans;
 use crate::bans::DPERR_ACCESSDENIED;
 use crate::dp4::{Dp4Event, DropReason, EndReason, JoinError};
 
-/// MC-DPL4CS 3.1.5.14: the host deletes an instance's players, its system player last, at every
-/// instance, the removed one included; that one ends with `Removed`, the others drop them.
+/// MC-DPL4CS 3.1.5.14, 3.1.5.32: the host deletes an instance's players, its system player
+/// last, at every instance, the removed one included, and then sends it YOUAREDEAD; that one
+/// ends with `Removed`, the others drop them.
 #[test]
 fn the_host_removes_an_instance_with_deleteplayer() {
     let mut net = session_of(3, |_| {});
@@ -23,17 +24,14 @@ fn the_host_removes_an_instance_with_deleteplayer() {
     let now = net.now;
     net.nodes[0].remove_instance(now, bob).unwrap();
     net.run();
-    let mut trace = net.trace();
-    trace.sort();
+    let trace = net.trace();
+    let to_1: Vec<&str> = trace.iter().filter(|t| t.starts_with("0->1")).map(String::as_str).collect();
     assert_eq!(
-        trace,
-        [
-            "0->1 Tcp DPSP_MSG_DELETEPLAYER",
-            "0->1 Tcp DPSP_MSG_DELETEPLAYER",
-            "0->2 Tcp DPSP_MSG_DELETEPLAYER",
-            "0->2 Tcp DPSP_MSG_DELETEPLAYER"
-        ]
+        to_1,
+        ["0->1 Tcp DPSP_MSG_DELETEPLAYER", "0->1 Tcp DPSP_MSG_DELETEPLAYER", "0->1 Tcp DPSP_MSG_YOUAREDEAD"]
     );
+    let to_2 = trace.iter().filter(|t| t.starts_with("0->2")).count();
+    assert_eq!((to_2, trace.len()), (2, 5), "{trace:?}");
     assert_eq!(net.take(0), [Dp4Event::PlayerLeft { id: bob }, Dp4Event::PlayerLeft { id: b_sys }]);
     assert_eq!(net.take(2), [Dp4Event::PlayerLeft { id: bob }, Dp4Event::PlayerLeft { id: b_sys }]);
     // Its own players' DELETEPLAYERs are dropped; its system player's ends the session for it.
@@ -101,7 +99,8 @@ fn a_player_created_with_a_banned_name_has_its_instance_removed() {
 }
 
 /// MC-DPL4CS 2.2.51, 3.1.5.22: a new password goes to every instance with SESSIONDESCCHANGED
-/// and is required from the next join on.
+/// and is required from the next join on; members keep it, so a host by migration checks
+/// joins against it (issue 27 item 15).
 #[test]
 fn a_live_password_is_announced_and_required() {
     let mut net = session_in(3, 2, |_| {});
@@ -113,6 +112,7 @@ fn a_live_password_is_announced_and_required() {
     let desc = *net.nodes[1].session_desc().unwrap();
     assert!(desc.flags.contains(SessionFlags::PASSWORD_REQUIRED));
     assert_eq!(net.nodes[0].password().as_deref(), Some("secret"));
+    assert_eq!(net.nodes[1].password().as_deref(), Some("secret"), "kept by the member");
     net.join(2, Some("wrong"));
     let refused = JoinError::Refused(crate::dp4::DPERR_INVALIDPASSWORD);
     assert_eq!(net.take(2), [Dp4Event::JoinFailed(refused)]);

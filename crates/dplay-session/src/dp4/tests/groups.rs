@@ -17,7 +17,7 @@ use crate::dp4::{CommandError, DPID_ALLPLAYERS, Dp4Event, DropReason, GroupEvent
 
 /// Node `i` creates group `name` and the exchange runs; its ID.
 #[track_caller]
-fn group(net: &mut Net, i: usize, name: &str) -> u32 {
+pub(super) fn group(net: &mut Net, i: usize, name: &str) -> u32 {
     let now = net.now;
     net.nodes[i].create_group(now, name).unwrap();
     net.run();

@@ -150,6 +150,24 @@ fn session_desc_changes_are_broadcast() {
     assert_eq!(net.nodes[1].set_session(1, SessionFlags::empty()), Err(crate::dp4::CommandError::WrongState));
 }
 
+/// Issue 27 item 10: an instance killed without a word (a new process at the same addresses)
+/// joins again at once; the host drops the ghost that held its listener, with its players,
+/// and tells the others.
+#[test]
+fn rejoin_from_the_same_address_after_a_crash() {
+    let mut net = session_of(3, |_| {});
+    let pilot = super::net::created(&mut net, 1, "pilot");
+    let ghost = net.nodes[1].system_player().unwrap();
+    (0..3).for_each(|i| drop(net.take(i)));
+    net.nodes[1] = crate::dp4::Dp4Session::new(super::net::config(1)).unwrap();
+    net.join(1, None);
+    assert_eq!(net.nodes[1].role(), Role::Member);
+    let new = net.nodes[1].system_player().unwrap();
+    assert!(!net.nodes[0].players().contains_key(&ghost) && net.nodes[0].players().contains_key(&new));
+    let left: Vec<_> = net.take(2).into_iter().filter(|e| matches!(e, Dp4Event::PlayerLeft { .. })).collect();
+    assert_eq!(left, [Dp4Event::PlayerLeft { id: pilot }, Dp4Event::PlayerLeft { id: ghost }]);
+}
+
 /// MC-DPL4CS 3.1.4.2: after leaving, the same endpoint can join again as a new instance.
 #[test]
 fn rejoin_after_leaving() {
@@ -185,6 +203,25 @@ fn unreachable_peers_are_removed() {
         net.take(1),
         [Dp4Event::PlayerLeft { id: host }, Dp4Event::HostMigrated { host: me, local: true }]
     );
+}
+
+/// MC-DPL4CS 3.1.5.14 (issue 27 item 10): a vanished instance's application players go with
+/// it, and the host tells every other member about each of them, not only the system player.
+#[test]
+fn a_vanished_instance_is_removed_with_all_its_players() {
+    let mut net = session_of(3, |_| {});
+    let p = super::net::created(&mut net, 2, "pilot");
+    let c = net.nodes[2].system_player().unwrap();
+    (0..3).for_each(|i| drop(net.take(i)));
+    net.log.clear();
+    let now = net.now;
+    net.nodes[0].handle_unreachable(now, super::net::stream(2));
+    net.run();
+    assert_eq!(net.trace(), ["0->1 Tcp DPSP_MSG_DELETEPLAYER", "0->1 Tcp DPSP_MSG_DELETEPLAYER"]);
+    let left = [Dp4Event::PlayerLeft { id: p }, Dp4Event::PlayerLeft { id: c }];
+    assert_eq!(net.take(0), left);
+    assert_eq!(net.take(1), left);
+    assert!(!net.nodes[1].players().contains_key(&p) && !net.nodes[1].players().contains_key(&c));
 }
 
 /// MC-DPL4CS 2.2.42, 2.2.43, 3.1.5.30: a probe PINGs every other instance, silent or not; the
