@@ -53,4 +53,3 @@ fuzz_target!(|data: &[u8]| {
         while host.poll_event().is_some() {}
     }
 });
-

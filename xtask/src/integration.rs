@@ -25,6 +25,7 @@ mod fs2004;
 mod fs_capture;
 mod fs_dp4;
 mod signing;
+mod upnp;
 mod web;
 mod web_fs;
 mod web_fs98;
@@ -46,7 +47,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 27] = [
+    let cases: [(&str, Case); 28] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -88,6 +89,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "the FS98 host's dashboard over HTTP: players, traffic, kick, name and address bans",
             web_fs98::dashboard,
+        ),
+        (
+            "--upnp through miniupnpd in a router namespace: the public address printed, joined from outside, unmapped at exit",
+            upnp::mapped_host,
         ),
     ];
     // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
@@ -143,6 +148,14 @@ impl Suite {
     ) -> anyhow::Result<Proc> {
         let file = std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
         self.start_with(name, args, Command::new(&self.bin).env("RUST_LOG", "info").stderr(file))
+    }
+
+    /// As [`Suite::start`], inside the network namespace `netns` (`ip netns exec`, which
+    /// runs `dplay` itself: the process is `dplay`).
+    pub(crate) fn start_in(&self, netns: &str, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", netns]).arg(&self.bin).stderr(Stdio::inherit());
+        self.start_with(name, args, &mut command)
     }
 
     fn start_with(&self, name: &str, args: &[&str], command: &mut Command) -> anyhow::Result<Proc> {
