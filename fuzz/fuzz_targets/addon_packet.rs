@@ -6,9 +6,7 @@
 use std::time::{Duration, Instant};
 
 use dplay_addon::packet::PlayerInfo;
-use dplay_addon::{
-    Client, ClientConfig, Dialect, Endpoint, Host, HostConfig, HostPolicy, Packet, PlayerId, Role,
-};
+use dplay_addon::{Client, ClientConfig, Dialect, Endpoint, Host, HostConfig, HostPolicy, Packet, PlayerId, Role};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     for dialect in [Dialect::Fs98, Dialect::Fs2004] {

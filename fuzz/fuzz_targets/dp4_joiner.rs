@@ -65,14 +65,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let units = |n: &Option<dplay_wire::WideString>| n.as_ref().map_or(0, |n| n.units().len());
     for p in joiner.players().values() {
-        assert!(
-            units(&p.short_name) <= limits.max_player_name && units(&p.long_name) <= limits.max_player_name
-        );
+        assert!(units(&p.short_name) <= limits.max_player_name && units(&p.long_name) <= limits.max_player_name);
         assert!(p.player_data.len() <= limits.max_player_data);
     }
     for g in joiner.groups().values() {
-        assert!(
-            units(&g.short_name) <= limits.max_player_name && g.group_data.len() <= limits.max_player_data
-        );
+        assert!(units(&g.short_name) <= limits.max_player_name && g.group_data.len() <= limits.max_player_data);
     }
 });

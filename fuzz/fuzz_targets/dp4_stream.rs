@@ -53,3 +53,4 @@ fuzz_target!(|data: &[u8]| {
         while host.poll_event().is_some() {}
     }
 });
+
