@@ -24,6 +24,7 @@ mod dp4_reliable;
 mod fs2004;
 mod fs_capture;
 mod fs_dp4;
+mod nat_resolver;
 mod signing;
 mod upnp;
 mod web;
@@ -47,7 +48,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 28] = [
+    let cases: [(&str, Case); 29] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -89,6 +90,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "the FS98 host's dashboard over HTTP: players, traffic, kick, name and address bans",
             web_fs98::dashboard,
+        ),
+        (
+            "dplay nat-resolver: a host learns its address; without the user string, one line and hosting goes on",
+            nat_resolver::resolver_on_loopback,
         ),
         (
             "--upnp through miniupnpd in a router namespace: the public address printed, joined from outside, unmapped at exit",

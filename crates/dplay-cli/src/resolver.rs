@@ -93,7 +93,10 @@ pub(crate) fn run(args: ResolverArgs) -> anyhow::Result<bool> {
             false
         });
     }
-    live::finish(runtime);
+    // It has no goodbyes to wait for.
+    if let Err(e) = runtime.shutdown() {
+        tracing::warn!("{e}");
+    }
     out.stopped(stop);
     Ok(true)
 }
