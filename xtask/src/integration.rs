@@ -96,7 +96,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             nat_resolver::resolver_on_loopback,
         ),
         (
-            "--upnp through miniupnpd in a router namespace: the public address printed, joined from outside, unmapped at exit",
+            "--upnp through miniupnpd in a router namespace (UPnP, then PCP): the public address printed, joined from outside, unmapped at exit",
             upnp::mapped_host,
         ),
     ];

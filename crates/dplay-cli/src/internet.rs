@@ -26,7 +26,7 @@ pub(crate) const RESOLVER_PORT: u16 = 2506;
 /// `--upnp` and `--nat-resolver`, for `dplay host` and `dplay fs host`.
 #[derive(Args, Clone, Default)]
 pub(crate) struct InternetArgs {
-    /// Map the host's ports on the home router (UPnP IGD), renew them while hosting and remove
+    /// Map the host's ports on the home router (UPnP IGD, else PCP or NAT-PMP), renew them while hosting and remove
     /// them at exit; prints the public IP:PORT players join at. DirectPlay 8: the session's UDP
     /// port; DirectPlay 4: the TCP and UDP game ports and UDP enumeration.
     #[arg(long)]
@@ -153,6 +153,9 @@ enum ReachEvent {
     PublicAddress {
         addr: String,
         via: &'static str,
+        /// `upnp`: how the router was asked (`UPnP`, `PCP` or `NAT-PMP`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        method: Option<&'static str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         router: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,12 +198,12 @@ impl Printer {
 
     fn mapping(&self, event: PortmapEvent) {
         match event {
-            PortmapEvent::Mapped { router, mappings } => {
+            PortmapEvent::Mapped { method, router, mappings } => {
                 let Some(first) = mappings.first() else { return };
                 let addr = first.public.to_string();
                 let list: Vec<String> = mappings.iter().map(mapping_text).collect();
                 let text = format!(
-                    "UPnP: players can join at {addr} (the router at {} maps {}; renewed while hosting, removed at exit)",
+                    "{method}: players can join at {addr} (the router at {} maps {}; renewed while hosting, removed at exit)",
                     router.ip(),
                     list.join(", ")
                 );
@@ -208,15 +211,16 @@ impl Printer {
                 let event = ReachEvent::PublicAddress {
                     addr,
                     via: "upnp",
+                    method: Some(method),
                     router: Some(router.to_string()),
                     resolver: None,
                     mappings: list,
                 };
                 self.out.event(&event, text);
             }
-            PortmapEvent::Failed(error) => self.failed("upnp", "UPnP", error),
-            PortmapEvent::Renewed => tracing::debug!("UPnP: mappings renewed"),
-            PortmapEvent::Removed { failed: 0 } => tracing::info!("UPnP: mappings removed"),
+            PortmapEvent::Failed(error) => self.failed("upnp", "--upnp", error),
+            PortmapEvent::Renewed => tracing::debug!("--upnp: mappings renewed"),
+            PortmapEvent::Removed { failed: 0 } => tracing::info!("--upnp: mappings removed"),
             PortmapEvent::Removed { failed } => {
                 tracing::warn!(
                     "UPnP: {failed} mappings could not be removed; the router drops them when their lease ends"
@@ -235,6 +239,7 @@ impl Printer {
                 let event = ReachEvent::PublicAddress {
                     addr,
                     via: "nat-resolver",
+                    method: None,
                     router: None,
                     resolver: Some(resolver.to_string()),
                     mappings: Vec::new(),

@@ -1,11 +1,12 @@
-//! A host's own router: maps the host's ports with UPnP IGD (through `igd-next`), renews the
-//! mappings at half their lease, removes them when stopped, and reports the public address
-//! players should join at.
+//! A host's own router: maps the host's ports with UPnP IGD (through `igd-next`), else with PCP
+//! or NAT-PMP (through `crab_nat`), renews the mappings at half their lease, removes them when
+//! stopped, and reports the public address players should join at.
 //!
-//! [`PortMapper::start`] does all of it on a thread of its own (the router's HTTP and SSDP
-//! exchanges block), beside the host's protocol loop; [`PortMapper::stop`] (or dropping it)
-//! removes the mappings, bounded in time. What happens is reported as [`PortmapEvent`]s. Failure
-//! is an event, never a panic or an exit: the host goes on without the mappings.
+//! [`PortMapper::start`] does all of it on a thread of its own (the router's HTTP, SSDP and
+//! PCP exchanges block or wait), beside the host's protocol loop; [`PortMapper::stop`] (or
+//! dropping it) removes the mappings, bounded in time. What happens is reported as
+//! [`PortmapEvent`]s. Failure is an event, never a panic or an exit: the host goes on without
+//! the mappings.
 #![deny(missing_docs)]
 
 use std::fmt;
@@ -14,12 +15,15 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
-use igd_next::{AddPortError, Gateway, PortMappingProtocol, SearchOptions};
+use igd_next::PortMappingProtocol;
+
+mod pmp;
+mod upnp;
 
 /// The lease asked for each mapping; renewed at half of it.
 pub const LEASE: Duration = Duration::from_secs(3600);
 
-/// How long the search for a router lasts at most.
+/// How long the search for a UPnP router lasts at most.
 pub const SEARCH_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The description the mappings carry on the router.
@@ -77,14 +81,16 @@ pub enum PortmapEvent {
     /// Every port is mapped, in the order asked; the first one's public address is where
     /// players join.
     Mapped {
-        /// The router that mapped them (its SSDP address).
+        /// How: `UPnP`, `PCP` or `NAT-PMP`.
+        method: &'static str,
+        /// The router that mapped them.
         router: SocketAddr,
         /// The mappings.
         mappings: Vec<Mapping>,
     },
     /// The mappings were renewed.
     Renewed,
-    /// Mapping failed: why, in one line. The host goes on unmapped.
+    /// Mapping (or renewing) failed: why, in one line. The host goes on unmapped.
     Failed(String),
     /// The mappings were removed (`failed` of them could not be).
     Removed {
@@ -100,6 +106,48 @@ pub struct PortMapper {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The router that mapped our ports, by the protocol it speaks.
+enum Router {
+    Igd(upnp::Igd),
+    Pmp(pmp::Pmp),
+}
+
+impl Router {
+    /// UPnP IGD first (what most home routers speak), then PCP and NAT-PMP at the default
+    /// gateway.
+    fn map(ports: &[Port]) -> Result<Self, String> {
+        match upnp::start(ports) {
+            Ok(igd) => Ok(Self::Igd(igd)),
+            Err(upnp) => match pmp::start(ports) {
+                Ok(pmp) => Ok(Self::Pmp(pmp)),
+                Err(pmp) => Err(format!("{upnp}; {pmp}")),
+            },
+        }
+    }
+
+    fn mapped(&self) -> PortmapEvent {
+        let (method, router, mappings) = match self {
+            Self::Igd(igd) => ("UPnP", igd.router(), igd.mappings.clone()),
+            Self::Pmp(pmp) => (pmp.method(), pmp.router(), pmp.mappings()),
+        };
+        PortmapEvent::Mapped { method, router, mappings }
+    }
+
+    fn renew(&mut self) -> Result<(), String> {
+        match self {
+            Self::Igd(igd) => igd.renew(),
+            Self::Pmp(pmp) => pmp.renew(),
+        }
+    }
+
+    fn remove(self) -> usize {
+        match self {
+            Self::Igd(igd) => igd.remove(),
+            Self::Pmp(pmp) => pmp.remove(),
+        }
+    }
+}
+
 impl PortMapper {
     /// Finds the router and maps `ports` on a thread of its own, reporting to `events`.
     pub fn start(ports: Vec<Port>, events: Sender<PortmapEvent>) -> Self {
@@ -108,25 +156,21 @@ impl PortMapper {
             let report = |e| {
                 let _ = events.send(e);
             };
-            let (gateway, mappings) = match map(&ports) {
-                Ok(done) => done,
+            let mut router = match Router::map(&ports) {
+                Ok(router) => router,
                 Err(why) => return report(PortmapEvent::Failed(why)),
             };
-            report(PortmapEvent::Mapped { router: gateway.addr, mappings: mappings.clone() });
+            report(router.mapped());
             loop {
                 match stopped.recv_timeout(LEASE / 2) {
-                    Err(RecvTimeoutError::Timeout) => match renew(&gateway, &mappings) {
+                    Err(RecvTimeoutError::Timeout) => match router.renew() {
                         Ok(()) => report(PortmapEvent::Renewed),
                         Err(why) => report(PortmapEvent::Failed(why)),
                     },
                     Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
                 }
             }
-            let failed = mappings
-                .iter()
-                .filter(|m| gateway.remove_port(m.local.transport.into(), m.public.port()).is_err())
-                .count();
-            report(PortmapEvent::Removed { failed });
+            report(PortmapEvent::Removed { failed: router.remove() });
         });
         match thread {
             Ok(thread) => Self { stop: Some(stop), thread: Some(thread) },
@@ -158,78 +202,11 @@ impl Drop for PortMapper {
     }
 }
 
-/// Finds the router and maps every port; on a failure, removes those already mapped.
-fn map(ports: &[Port]) -> Result<(Gateway, Vec<Mapping>), String> {
-    let mut options = SearchOptions::default();
-    options.timeout = Some(SEARCH_TIMEOUT);
-    let gateway = igd_next::search_gateway(options)
-        .map_err(|e| format!("no UPnP router answered within {} s ({e})", SEARCH_TIMEOUT.as_secs()))?;
-    let local = local_ip(gateway.addr).map_err(|e| format!("no local address toward the router: {e}"))?;
-    let public = match gateway.get_external_ip() {
-        Ok(IpAddr::V4(ip)) if !ip.is_unspecified() => ip,
-        Ok(ip) => {
-            return Err(format!("the router at {} reports no usable public address ({ip})", gateway.addr));
-        }
-        Err(e) => return Err(format!("the router at {} gave no public address ({e})", gateway.addr)),
-    };
-    let mut mappings = Vec::new();
-    for port in ports {
-        match add(&gateway, local, *port) {
-            Ok(external) => {
-                mappings.push(Mapping { local: *port, public: SocketAddrV4::new(public, external) })
-            }
-            Err(e) => {
-                for m in &mappings {
-                    let _ = gateway.remove_port(m.local.transport.into(), m.public.port());
-                }
-                return Err(format!(
-                    "the router at {} refused {} {} ({e})",
-                    gateway.addr, port.transport, port.port
-                ));
-            }
-        }
-    }
-    Ok((gateway, mappings))
-}
-
-/// Maps `port` at the same external port, else at any the router picks; returns the external
-/// port.
-fn add(gateway: &Gateway, local: Ipv4Addr, port: Port) -> Result<u16, String> {
-    let to = SocketAddr::from((local, port.port));
-    let lease = u32::try_from(LEASE.as_secs()).unwrap_or(u32::MAX);
-    let same = match gateway.add_port(port.transport.into(), port.port, to, lease, DESCRIPTION) {
-        // Some routers take no lease but forever: the mapping is removed at exit all the same.
-        Err(AddPortError::OnlyPermanentLeasesSupported) => {
-            gateway.add_port(port.transport.into(), port.port, to, 0, DESCRIPTION)
-        }
-        other => other,
-    };
-    match same {
-        Ok(()) => Ok(port.port),
-        Err(AddPortError::PortInUse) => {
-            gateway.add_any_port(port.transport.into(), to, lease, DESCRIPTION).map_err(|e| e.to_string())
-        }
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Maps every port again for another lease.
-fn renew(gateway: &Gateway, mappings: &[Mapping]) -> Result<(), String> {
-    let lease = u32::try_from(LEASE.as_secs()).unwrap_or(u32::MAX);
-    for m in mappings {
-        let to = SocketAddr::from((local_ip(gateway.addr).map_err(|e| e.to_string())?, m.local.port));
-        gateway
-            .add_port(m.local.transport.into(), m.public.port(), to, lease, DESCRIPTION)
-            .map_err(|e| format!("renewing {} {} failed ({e})", m.local.transport, m.public.port()))?;
-    }
-    Ok(())
-}
-
 /// The local address the system routes toward `router` from (a connected UDP socket sends
 /// nothing).
-fn local_ip(router: SocketAddr) -> std::io::Result<Ipv4Addr> {
+fn local_ip(router: IpAddr) -> std::io::Result<Ipv4Addr> {
     let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))?;
-    socket.connect(router)?;
+    socket.connect((router, 9))?;
     match socket.local_addr()?.ip() {
         IpAddr::V4(ip) => Ok(ip),
         IpAddr::V6(ip) => Err(std::io::Error::other(format!("{ip} is not IPv4"))),

@@ -48,8 +48,9 @@ table inet filter {
 }
 ";
 
-/// The case: the host maps its port through miniupnpd and prints the public address, a player
-/// on the public side joins there, and after Ctrl-C the mapping is gone.
+/// The case: the host maps its port through miniupnpd (UPnP IGD, then PCP) and prints the
+/// public address, a player on the public side joins there, and after Ctrl-C the mapping is
+/// gone.
 pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
     if !is_root() {
         println!("    skipped: needs root for network namespaces and miniupnpd");
@@ -61,13 +62,25 @@ pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
         &net.public,
         Command::new(std::env::current_exe()?).args(["stun-responder", "198.51.100.2:3478", "60"]),
     )?;
-    let conf = net.dir.join("miniupnpd.conf");
-    std::fs::write(&conf, MINIUPNPD_CONF)?;
-    let _igd = net.spawn_daemon(
-        &net.router,
-        Command::new("miniupnpd").arg("-d").arg("-f").arg(&conf).arg("-P").arg(net.dir.join("miniupnpd.pid")),
-    )?;
-    net.wait_for_igd(s)?;
+    // UPnP IGD first; then, with UPnP off, the same through PCP (or NAT-PMP).
+    for (upnp, method) in [("yes", "UPnP"), ("no", "PCP")] {
+        let conf = net.dir.join("miniupnpd.conf");
+        std::fs::write(&conf, MINIUPNPD_CONF.replace("enable_upnp=yes", &format!("enable_upnp={upnp}")))?;
+        let pid = net.dir.join("miniupnpd.pid");
+        let igd = net.spawn_daemon(
+            &net.router,
+            Command::new("miniupnpd").arg("-d").arg("-f").arg(&conf).arg("-P").arg(&pid),
+        )?;
+        net.wait_for_igd(s)?;
+        mapped_and_joined(s, &net, method).with_context(|| format!("through {method}"))?;
+        drop(igd);
+    }
+    Ok(())
+}
+
+/// `dplay host --upnp` at home prints the public address (mapped by `method`), a player on the
+/// public side joins there, and the mapping is gone once the host left on Ctrl-C.
+fn mapped_and_joined(s: &Suite, net: &Namespaces, method: &str) -> anyhow::Result<()> {
     let host = s.start_in(
         &net.home,
         "host",
@@ -75,8 +88,11 @@ pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
     )?;
     let public = format!("{PUBLIC}:{PORT}");
     let mapped = s.expect(&host, "public_address", WAIT, is("public_address"))?;
-    ensure!(mapped["addr"] == public.as_str(), "the host printed {mapped} (wanted {public})");
-    ensure!(mapped_ports(&net)?.contains(PORT), "miniupnpd shows no mapping of port {PORT}");
+    ensure!(
+        mapped["addr"] == public.as_str() && mapped["method"] == method,
+        "the host printed {mapped} (wanted {public} by {method})"
+    );
+    ensure!(mapped_ports(net)?.contains(PORT), "miniupnpd shows no mapping of port {PORT}");
     let player = s.start_in(
         &net.public,
         "player",
@@ -89,7 +105,7 @@ pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
     let mut host = host;
     s.exit_code(&mut host, WAIT)?;
     ensure!(
-        !mapped_ports(&net)?.contains(PORT),
+        !mapped_ports(net)?.contains(PORT),
         "the mapping of port {PORT} is still there after the host left"
     );
     Ok(())

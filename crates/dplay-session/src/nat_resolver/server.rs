@@ -48,7 +48,7 @@ impl UserString {
         let units = wide
             .chunks_exact(2)
             .map(|c| u16::from_le_bytes([c.first().copied().unwrap_or(0), c.last().copied().unwrap_or(0)]));
-        wide.len() % 2 == 0 && units.eq(self.0.encode_utf16())
+        wide.len().is_multiple_of(2) && units.eq(self.0.encode_utf16())
     }
 }
 
