@@ -161,13 +161,11 @@ impl PortMapper {
                 Err(why) => return report(PortmapEvent::Failed(why)),
             };
             report(router.mapped());
-            loop {
-                match stopped.recv_timeout(LEASE / 2) {
-                    Err(RecvTimeoutError::Timeout) => match router.renew() {
-                        Ok(()) => report(PortmapEvent::Renewed),
-                        Err(why) => report(PortmapEvent::Failed(why)),
-                    },
-                    Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            // Renew at half the lease until told to stop (or the mapper is dropped).
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(LEASE / 2) {
+                match router.renew() {
+                    Ok(()) => report(PortmapEvent::Renewed),
+                    Err(why) => report(PortmapEvent::Failed(why)),
                 }
             }
             report(PortmapEvent::Removed { failed: router.remove() });

@@ -111,3 +111,69 @@ impl<P: Protocol> Protocol for NatQuery<P> {
         self.inner.memory_budget()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::{Ipv4Addr, SocketAddrV4};
+    use std::time::Duration;
+
+    use dplay_wire::Wire;
+    use dplay_wire::dp8::path_test::NatResolverResponse;
+
+    use super::*;
+
+    /// A host stand-in that keeps what it is handed.
+    #[derive(Default)]
+    struct Inner {
+        got: Vec<Vec<u8>>,
+    }
+
+    impl Protocol for Inner {
+        type Command = ();
+        type Event = ();
+        fn handle_datagram(&mut self, _now: Instant, _from: SocketAddr, data: &[u8]) {
+            self.got.push(data.to_vec());
+        }
+        fn handle_command(&mut self, _now: Instant, _command: ()) {}
+        fn handle_timeout(&mut self, _now: Instant) {}
+        fn poll_event(&mut self) -> Option<()> {
+            None
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+    }
+
+    /// The query leaves from the host's socket; the resolver's answer is taken and reported
+    /// once; everything else, from the resolver's address too, reaches the host.
+    #[test]
+    fn the_query_beside_a_host() {
+        let now = Instant::now();
+        let resolver = SocketAddr::from((Ipv4Addr::new(198, 51, 100, 1), 2506));
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let mut p =
+            NatQuery::new(Inner::default(), Some((ResolverClient::new(resolver, Vec::new(), 7, 9, now), tx)));
+        assert_eq!(p.poll_timeout(), Some(now));
+        p.handle_timeout(now);
+        let mut buf = Vec::new();
+        assert_eq!(
+            p.poll_send(now, &mut buf),
+            Some(Transmit { to: resolver, path: Path::Udp(SocketId::MAIN) })
+        );
+        assert_eq!(p.poll_timeout(), Some(now + Duration::from_secs(1)));
+        p.handle_datagram(now, resolver, &[0x88, 0x01, 0, 0]);
+        let answer = NatResolverResponse {
+            message_id_echo: 7,
+            source_id_echo: 9,
+            address: Ipv4Addr::new(203, 0, 113, 7),
+            port: 6073,
+        };
+        p.handle_datagram(now, resolver, &answer.to_vec().unwrap());
+        assert_eq!(p.inner().got, vec![vec![0x88, 0x01, 0, 0]]);
+        let public = SocketAddrV4::new(Ipv4Addr::new(203, 0, 113, 7), 6073);
+        assert_eq!(rx.try_recv(), Ok(ResolverOutcome::Resolved(public)));
+        assert_eq!(p.poll_timeout(), None, "the query is over");
+        p.handle_datagram(now, resolver, &answer.to_vec().unwrap());
+        assert_eq!(p.inner().got.len(), 2, "once it is over, the host gets everything");
+    }
+}

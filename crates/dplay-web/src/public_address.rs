@@ -33,3 +33,24 @@ impl<'a> SessionReply<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `/api/session` is the session's fields with the public address beside them (`null`
+    /// until the command learnt it).
+    #[test]
+    fn the_session_with_its_public_address() {
+        let session = SessionView::default();
+        let unknown = serde_json::to_value(SessionReply::new(&session, None)).unwrap();
+        assert!(unknown["public_address"].is_null() && unknown["public_address_via"].is_null());
+        assert_eq!(unknown["uptime_s"], 0);
+        let public = PublicAddress { addr: "203.0.113.7:6073".into(), via: "upnp" };
+        let known = serde_json::to_value(SessionReply::new(&session, Some(&public))).unwrap();
+        assert_eq!(
+            (known["public_address"].as_str(), known["public_address_via"].as_str()),
+            (Some("203.0.113.7:6073"), Some("upnp"))
+        );
+    }
+}

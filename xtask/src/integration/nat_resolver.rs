@@ -1,12 +1,18 @@
 //! `dplay nat-resolver` and `dplay host --nat-resolver` on loopback (MC-DPLNAT 3.2, 3.3): the
-//! host learns the address its session socket is seen at, the session goes on, and a host
-//! without the resolver's user string gets no answer and says so in one line.
+//! host learns the address its session socket is seen at and shows it on its dashboard (the
+//! API and the page in a real browser), the session goes on, and a host without the resolver's
+//! user string gets no answer and says so in one line.
 
 use std::process::Command;
 
-use anyhow::ensure;
+use anyhow::{Context, ensure};
+use serde_json::Value;
 
+use super::cdp::Page;
+use super::web::http;
 use super::{Suite, WAIT, free_addr, is};
+
+const TOKEN: &str = "resolver-token";
 
 pub(crate) fn resolver_on_loopback(s: &Suite) -> anyhow::Result<()> {
     let at = free_addr()?;
@@ -18,12 +24,28 @@ pub(crate) fn resolver_on_loopback(s: &Suite) -> anyhow::Result<()> {
     let host_at = free_addr()?;
     let host_args =
         ["host", "--json", "--bind", &host_at, "--nat-resolver", &at, "--nat-resolver-string", "FS2004"];
-    let host = s.start("host", &[&host_args[..], &["--duration", "30"]].concat())?;
+    let web = ["--web", "127.0.0.1:0", "--web-token", TOKEN, "--duration", "30"];
+    let host = s.start("host", &[&host_args[..], &web[..]].concat())?;
     let public = s.expect(&host, "public_address", WAIT, is("public_address"))?;
     ensure!(
         public["addr"] == host_at.as_str() && public["via"] == "nat-resolver",
         "the host printed {public} (wanted {host_at} via nat-resolver)"
     );
+    let url = s.expect(&host, "the dashboard's address", WAIT, is("web"))?["url"]
+        .as_str()
+        .context("no url")?
+        .to_owned();
+    let dashboard = url.trim_start_matches("http://").trim_end_matches('/');
+    let session: Value = serde_json::from_str(&http(dashboard, "GET", "/api/session", Some(TOKEN))?.1)?;
+    ensure!(
+        session["public_address"] == host_at.as_str() && session["public_address_via"] == "nat-resolver",
+        "/api/session: {session}"
+    );
+    let mut page = Page::open(&format!("{url}#token={TOKEN}"), (1000, 600))?;
+    let shown = format!("document.getElementById('s-public').textContent === '{host_at} (nat-resolver)'");
+    page.wait_for("the public address on the page", &shown, WAIT)?;
+    page.screenshot("web-public-address.png")?;
+    drop(page);
     let player = s.start("player", &["join", &host_at, "--json", "--duration", "2"])?;
     s.expect(&player, "joined", WAIT, is("joined"))?;
     let other_at = free_addr()?;
