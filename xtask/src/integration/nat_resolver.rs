@@ -42,7 +42,7 @@ pub(crate) fn resolver_on_loopback(s: &Suite) -> anyhow::Result<()> {
         "/api/session: {session}"
     );
     let mut page = Page::open(&format!("{url}#token={TOKEN}"), (1000, 600))?;
-    let shown = format!("document.getElementById('s-public').textContent === '{host_at} (nat-resolver)'");
+    let shown = format!("document.getElementById('s-public')?.textContent === '{host_at} (nat-resolver)'");
     page.wait_for("the public address on the page", &shown, WAIT)?;
     page.screenshot("web-public-address.png")?;
     drop(page);
