@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use clap::Args;
-use crossbeam_channel::{Receiver, Sender, select};
+use crossbeam_channel::{Receiver, select};
 use dplay_portmap::{Mapping, PortMapper, PortmapEvent};
 use dplay_runtime::{Dp4Binding, NatQuery, Protocol, Runtime};
 use dplay_session::nat_resolver::{ResolverClient, ResolverOutcome};
@@ -66,7 +66,6 @@ pub(crate) fn dp4_ports<P: Protocol>(runtime: &Runtime<P>) -> Vec<Port> {
 /// What the options ask for, before the host runs.
 pub(crate) struct Internet {
     args: InternetArgs,
-    query: Option<(ResolverClient, Sender<ResolverOutcome>)>,
     outcome: Option<(SocketAddr, Receiver<ResolverOutcome>)>,
     json: bool,
 }
@@ -74,27 +73,24 @@ pub(crate) struct Internet {
 impl Internet {
     /// From the options; events print as JSON lines when `json`.
     pub(crate) fn new(args: &InternetArgs, json: bool) -> Self {
-        Self { args: args.clone(), query: None, outcome: None, json }
+        Self { args: args.clone(), outcome: None, json }
     }
 
     /// The host's protocol, with the NAT resolver query beside it when asked (DirectPlay 8),
     /// starting at `start`.
     pub(crate) fn wrap<P>(&mut self, inner: P, start: Instant) -> NatQuery<P> {
-        if let Some(resolver) = self.args.nat_resolver {
-            let (tx, rx) = crossbeam_channel::bounded(1);
-            let user_data = self.args.nat_resolver_string.clone().unwrap_or_default().into_bytes();
-            let ids = getrandom::u64().unwrap_or(0);
-            #[allow(clippy::cast_possible_truncation)] // two random IDs from one number
-            let client = ResolverClient::new(resolver, user_data, ids as u16, (ids >> 32) as u32, start);
-            self.query = Some((client, tx));
-            self.outcome = Some((resolver, rx));
-        }
-        NatQuery::new(inner, self.query.take())
+        let Some(resolver) = self.args.nat_resolver else { return NatQuery::new(inner, None) };
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let user_data = self.args.nat_resolver_string.clone().unwrap_or_default().into_bytes();
+        let ids = getrandom::u64().unwrap_or(0);
+        #[allow(clippy::cast_possible_truncation)] // two random IDs from one number
+        let client = ResolverClient::new(resolver, user_data, ids as u16, (ids >> 32) as u32, start);
+        self.outcome = Some((resolver, rx));
+        NatQuery::new(inner, Some((client, tx)))
     }
 
     /// Runs `serve` (the host) with the UPnP mappings of `ports` (the one players join at
-    /// first) when asked, and removes them when it returns.
-    /// Events are timed from `start`.
+    /// first) when asked, and removes them when it returns; events are timed from `start`.
     pub(crate) fn around<R>(
         self,
         start: Instant,

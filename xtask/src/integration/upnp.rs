@@ -73,8 +73,41 @@ pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
         )?;
         net.wait_for_igd(s)?;
         mapped_and_joined(s, &net, method).with_context(|| format!("through {method}"))?;
+        dp4_mapped(s, &net, method).with_context(|| format!("DirectPlay 4 through {method}"))?;
         drop(igd);
     }
+    Ok(())
+}
+
+/// `dplay host --dp4 --upnp` maps its TCP listener first (where players join), then its UDP game
+/// and enumeration ports, and removes all three at exit.
+fn dp4_mapped(s: &Suite, net: &Namespaces, method: &str) -> anyhow::Result<()> {
+    let host =
+        s.start_in(&net.home, "dp4 host", &["host", "--dp4", "--json", "--upnp", "--duration", "60"])?;
+    let mapped = s.expect(&host, "public_address", WAIT, is("public_address"))?;
+    let hosting = s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    let port = |key: &str| hosting[key].as_str().and_then(|a| a.rsplit_once(':')).map(|(_, p)| p.to_owned());
+    let (tcp, udp) = (port("tcp").context("no TCP port")?, port("udp").context("no UDP port")?);
+    let want = [
+        format!("TCP {tcp} -> {PUBLIC}:{tcp}"),
+        format!("UDP {udp} -> {PUBLIC}:{udp}"),
+        format!("UDP 47624 -> {PUBLIC}:47624"),
+    ];
+    ensure!(
+        mapped["mappings"] == serde_json::json!(want)
+            && mapped["addr"] == format!("{PUBLIC}:{tcp}")
+            && mapped["method"] == method,
+        "the DirectPlay 4 host printed {mapped} (wanted {want:?})"
+    );
+    ensure!(mapped_ports(net)?.contains("47624"), "miniupnpd shows no mapping of port 47624");
+    let status = Command::new("kill").args(["-INT", &host.pid().to_string()]).status()?;
+    ensure!(status.success(), "kill -INT dp4 host failed");
+    let mut host = host;
+    s.exit_code(&mut host, WAIT)?;
+    ensure!(
+        !mapped_ports(net)?.contains("47624"),
+        "the DirectPlay 4 mappings are still there after the host left"
+    );
     Ok(())
 }
 
