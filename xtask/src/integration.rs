@@ -37,6 +37,12 @@ const SUITE_LIMIT: Duration = Duration::from_secs(180);
 /// Builds `dplay` once and runs every case.
 #[allow(clippy::disallowed_methods)] // the suite's own clock: deadlines for real processes
 pub(crate) fn run() -> anyhow::Result<()> {
+    // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
+    let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();
+    // What the UPnP case installs (apt-get) is installed before the suite's clock starts.
+    if upnp::CASE.contains(only.as_str()) {
+        upnp::prepare()?;
+    }
     let suite = Suite::build(SUITE_LIMIT)?;
     // Every wait below ends at the deadline; this catches a wait that does not (a deadlock).
     // Children started with --duration end by themselves within a minute. The watchdog stands
@@ -95,13 +101,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "dplay nat-resolver: a host learns its address; without the user string, one line and hosting goes on",
             nat_resolver::resolver_on_loopback,
         ),
-        (
-            "--upnp through miniupnpd in a router namespace (UPnP, then PCP): the public address printed, joined from outside, unmapped at exit",
-            upnp::mapped_host,
-        ),
+        (upnp::CASE, upnp::mapped_host),
     ];
-    // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
-    let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");
         let started = Instant::now();

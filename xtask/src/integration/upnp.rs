@@ -18,6 +18,14 @@ use anyhow::{Context, bail, ensure};
 use super::{Suite, WAIT, is};
 use crate::util::have;
 
+/// The case's name.
+pub(crate) const CASE: &str = "--upnp through miniupnpd in a router namespace (UPnP, then PCP): the public address printed, joined from outside, unmapped at exit";
+
+/// As root, installs what the case needs when missing; without root the case is skipped.
+pub(crate) fn prepare() -> anyhow::Result<()> {
+    if is_root() { install() } else { Ok(()) }
+}
+
 /// The router's public address and the host's port.
 const PUBLIC: &str = "198.51.100.1";
 const PORT: &str = "6073";
@@ -56,7 +64,7 @@ pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
         println!("    skipped: needs root for network namespaces and miniupnpd");
         return Ok(());
     }
-    install()?;
+    install()?; // done by `prepare` before the suite's clock started; a no-op here
     let net = Namespaces::build()?;
     let _stun = net.spawn_daemon(
         &net.public,
