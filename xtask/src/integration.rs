@@ -24,7 +24,9 @@ mod dp4_reliable;
 mod fs2004;
 mod fs_capture;
 mod fs_dp4;
+mod nat_resolver;
 mod signing;
+mod upnp;
 mod web;
 mod web_fs;
 mod web_fs98;
@@ -35,6 +37,12 @@ const SUITE_LIMIT: Duration = Duration::from_secs(180);
 /// Builds `dplay` once and runs every case.
 #[allow(clippy::disallowed_methods)] // the suite's own clock: deadlines for real processes
 pub(crate) fn run() -> anyhow::Result<()> {
+    // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
+    let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();
+    // What the UPnP case installs (apt-get) is installed before the suite's clock starts.
+    if upnp::CASE.contains(only.as_str()) {
+        upnp::prepare()?;
+    }
     let suite = Suite::build(SUITE_LIMIT)?;
     // Every wait below ends at the deadline; this catches a wait that does not (a deadlock).
     // Children started with --duration end by themselves within a minute. The watchdog stands
@@ -46,7 +54,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 27] = [
+    let cases: [(&str, Case); 29] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -89,9 +97,12 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "the FS98 host's dashboard over HTTP: players, traffic, kick, name and address bans",
             web_fs98::dashboard,
         ),
+        (
+            "dplay nat-resolver: a host learns its address; without the user string, one line and hosting goes on",
+            nat_resolver::resolver_on_loopback,
+        ),
+        (upnp::CASE, upnp::mapped_host),
     ];
-    // `DPLAY_INTEGRATION_ONLY=TEXT` runs only the cases whose name contains TEXT.
-    let only = std::env::var("DPLAY_INTEGRATION_ONLY").unwrap_or_default();
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");
         let started = Instant::now();
@@ -143,6 +154,14 @@ impl Suite {
     ) -> anyhow::Result<Proc> {
         let file = std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
         self.start_with(name, args, Command::new(&self.bin).env("RUST_LOG", "info").stderr(file))
+    }
+
+    /// As [`Suite::start`], inside the network namespace `netns` (`ip netns exec`, which
+    /// runs `dplay` itself: the process is `dplay`).
+    pub(crate) fn start_in(&self, netns: &str, name: &str, args: &[&str]) -> anyhow::Result<Proc> {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", netns]).arg(&self.bin).stderr(Stdio::inherit());
+        self.start_with(name, args, &mut command)
     }
 
     fn start_with(&self, name: &str, args: &[&str], command: &mut Command) -> anyhow::Result<Proc> {

@@ -12,6 +12,7 @@ mod integration;
 mod interop;
 mod proxy;
 mod sim;
+mod stun;
 mod tidy;
 mod util;
 
@@ -53,6 +54,14 @@ enum Command {
     /// Decode every corpus item and capture of ../shared/interop (or $DPLAY_INTEROP_DIR):
     /// real Microsoft bytes, as its README expects.
     Interop,
+    /// A STUN responder for the UPnP integration case, run inside its namespaces.
+    #[command(hide = true)]
+    StunResponder {
+        /// The address to answer on.
+        bind: String,
+        /// How long to run, in seconds.
+        secs: u64,
+    },
     /// Run every transport scenario over N seeds and every link profile (release build).
     Sim {
         /// How many seeds per profile.
@@ -71,5 +80,6 @@ fn main() -> anyhow::Result<()> {
         Command::Hostile => hostile::run(),
         Command::Integration => integration::run(),
         Command::Interop => interop::run(),
+        Command::StunResponder { bind, secs } => stun::run(&bind, secs),
     }
 }

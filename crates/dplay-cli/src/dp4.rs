@@ -216,15 +216,21 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
     args.limits.apply_dp4(&mut dp4_config);
     let bans = crate::web::bans(&args.web)?;
+    let internet = crate::internet::Internet::new(&args.internet, args.net.json);
     let Some(at) = args.web.web else {
         let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
-        return serve(args, runtime, session, bans, start, &interrupt, None);
+        let ports = crate::internet::dp4_ports(&runtime);
+        return internet
+            .around(start, ports, None, || serve(args, runtime, session, bans, start, &interrupt, None));
     };
     let (loop_side, server_side) = dplay_web::link();
     let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), |p| {
         dplay_web::Observed::new(p, loop_side, start)
     })?;
-    serve(args, runtime, session, bans, start, &interrupt, Some((at, server_side)))
+    let ports = crate::internet::dp4_ports(&runtime);
+    internet.around(start, ports, Some(server_side.clone()), || {
+        serve(args, runtime, session, bans, start, &interrupt, Some((at, server_side)))
+    })
 }
 
 /// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.

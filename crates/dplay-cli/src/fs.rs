@@ -130,6 +130,8 @@ pub(crate) struct FsHostArgs {
     net: NetArgs,
     #[command(flatten)]
     web: crate::web::WebArgs,
+    #[command(flatten)]
+    internet: crate::internet::InternetArgs,
 }
 
 impl FsHostArgs {
@@ -239,13 +241,19 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
         a.limits.apply(c);
     };
+    let mut internet = crate::internet::Internet::new(&a.internet, a.net.json);
     let Some(web) = a.web.web else {
-        let (runtime, out, start) = setup.spawn(role, tune, |p, _| p)?;
-        return serve(a, guid, runtime, out, start, None);
+        let (runtime, out, start) = setup.spawn(role, tune, |p, start| internet.wrap(p, start))?;
+        let ports = crate::internet::dp8_ports(runtime.local_addr());
+        return internet.around(start, ports, None, || serve(a, guid, runtime, out, start, None));
     };
     let (loop_side, server_side) = dplay_web::link();
-    let (runtime, out, start) = setup.spawn(role, tune, |p, start| Observed::new(p, loop_side, start))?;
-    serve(a, guid, runtime, out, start, Some((web, server_side)))
+    let (runtime, out, start) =
+        setup.spawn(role, tune, |p, start| internet.wrap(Observed::new(p, loop_side, start), start))?;
+    let ports = crate::internet::dp8_ports(runtime.local_addr());
+    internet.around(start, ports, Some(server_side.clone()), || {
+        serve(a, guid, runtime, out, start, Some((web, server_side)))
+    })
 }
 
 /// Hosts the add-on session on `runtime` until the duration passes or Ctrl-C, with the

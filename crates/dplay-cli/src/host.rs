@@ -63,6 +63,8 @@ pub(crate) struct HostArgs {
     pub(crate) net: NetArgs,
     #[command(flatten)]
     pub(crate) web: crate::web::WebArgs,
+    #[command(flatten)]
+    pub(crate) internet: crate::internet::InternetArgs,
 }
 
 /// Runs `dplay host` until the duration passes or Ctrl-C.
@@ -92,14 +94,21 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         Dp8Protocol::new(c, start)
     };
     let bans = crate::web::bans(&args.web)?;
+    let mut internet = crate::internet::Internet::new(&args.internet, args.net.json);
     let Some(web) = args.web.web else {
-        let runtime = live::spawn(bind, args.net.pcap.as_ref(), make)?;
-        return serve(&args, runtime, flags, bans, start, &interrupt, None);
+        let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| internet.wrap(make(local), start))?;
+        let ports = crate::internet::dp8_ports(runtime.local_addr());
+        return internet
+            .around(start, ports, None, || serve(&args, runtime, flags, bans, start, &interrupt, None));
     };
     let (loop_side, server_side) = dplay_web::link();
-    let runtime =
-        live::spawn(bind, args.net.pcap.as_ref(), |local| Observed::new(make(local), loop_side, start))?;
-    serve(&args, runtime, flags, bans, start, &interrupt, Some((web, server_side)))
+    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
+        internet.wrap(Observed::new(make(local), loop_side, start), start)
+    })?;
+    let ports = crate::internet::dp8_ports(runtime.local_addr());
+    internet.around(start, ports, Some(server_side.clone()), || {
+        serve(&args, runtime, flags, bans, start, &interrupt, Some((web, server_side)))
+    })
 }
 
 /// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.

@@ -21,6 +21,7 @@ mod events;
 mod flows;
 mod fs;
 mod host;
+mod internet;
 mod join;
 mod join_opts;
 mod limits;
@@ -31,6 +32,7 @@ mod pcap_tap;
 mod pcap_tcp;
 mod reassembly;
 mod render;
+mod resolver;
 mod stats_signal;
 mod stream;
 mod web;
@@ -67,6 +69,9 @@ enum Command {
     /// over DirectPlay 4).
     #[command(subcommand)]
     Fs(fs::FsCommand),
+    /// Answer NAT resolver queries (MC-DPLNAT): tell hosts the public address their queries
+    /// come from, so they can show players where to join.
+    NatResolver(resolver::ResolverArgs),
     /// Administer a running `dplay host --web` through its JSON API: kick, ban, unban, chat,
     /// max players, password (the token from --token or DPLAY_WEB_TOKEN).
     Admin(admin::AdminArgs),
@@ -105,6 +110,7 @@ fn main() -> ExitCode {
         Command::Fs(command) => fs::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Admin(args) => admin::run(args),
+        Command::NatResolver(args) => resolver::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Manpage { command } => manpage(command),
     };

@@ -53,6 +53,8 @@ mod dp8;
 mod error;
 mod event_loop;
 mod interfaces;
+mod nat_query;
+mod nat_resolver;
 mod peer_bytes;
 mod protocol;
 mod socket;
@@ -67,6 +69,8 @@ pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, Player};
 pub use error::RuntimeError;
 pub use event_loop::{Runtime, RuntimeConfig, StreamLimits};
 pub use interfaces::interface_addrs;
+pub use nat_query::NatQuery;
+pub use nat_resolver::{NatResolverCommand, NatResolverEvent, NatResolverProtocol};
 pub use peer_bytes::{ByteCounts, MAX_PEER_ADDRS, PeerBytes};
 pub use protocol::{
     CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,

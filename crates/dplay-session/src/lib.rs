@@ -128,6 +128,7 @@ mod leave;
 mod memory;
 mod migration;
 mod name_table;
+pub mod nat_resolver;
 mod path_test;
 mod session;
 mod stats;

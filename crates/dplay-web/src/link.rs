@@ -10,6 +10,7 @@ use tokio::sync::broadcast;
 use dplay_session::Bans;
 
 use crate::ban_file::BanFile;
+use crate::public_address::PublicAddress;
 use crate::snapshot::{Snapshot, WebEvent};
 
 /// Admin commands queued at most (the server answers 503 beyond).
@@ -51,6 +52,8 @@ pub struct ServerSide {
     admin: Sender<AdminCommand>,
     /// The ban list the operator edits, and its file.
     bans: Arc<Mutex<BanFile>>,
+    /// Where players outside the host's network join, once the command learnt it.
+    public: Arc<Mutex<Option<PublicAddress>>>,
 }
 
 /// A new link: one end for the protocol loop, one for the server.
@@ -60,7 +63,7 @@ pub fn link() -> (LoopSide, ServerSide) {
     let (admin_tx, admin_rx) = crossbeam_channel::bounded(ADMIN_QUEUE);
     (
         LoopSide { cell: cell.clone(), events: events.clone(), admin: admin_rx },
-        ServerSide { cell, events, admin: admin_tx, bans: Arc::default() },
+        ServerSide { cell, events, admin: admin_tx, bans: Arc::default(), public: Arc::default() },
     )
 }
 
@@ -110,6 +113,16 @@ impl ServerSide {
     /// Uses `file` as the ban list the operator edits (`dplay host --bans FILE`).
     pub fn set_ban_file(&self, file: BanFile) {
         *self.ban_file() = file;
+    }
+
+    /// Shows `public` as the address players outside the host's network join at.
+    pub fn set_public_address(&self, public: Option<PublicAddress>) {
+        *self.public.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = public;
+    }
+
+    /// The address players outside the host's network join at, when known.
+    pub fn public_address(&self) -> Option<PublicAddress> {
+        self.public.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// The ban list and its file (a poisoned lock is taken over: the list is always whole).

@@ -335,7 +335,9 @@ pub(crate) fn json(value: &impl serde::Serialize) -> Response {
 }
 
 async fn session(State(s): State<AppState>) -> Response {
-    json(&s.link.snapshot().session)
+    let snapshot = s.link.snapshot();
+    let public = s.link.public_address();
+    json(&crate::public_address::SessionReply::new(&snapshot.session, public.as_ref()))
 }
 
 async fn players(State(s): State<AppState>) -> Response {

@@ -142,15 +142,20 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     a.limits.apply_dp4(&mut config);
     let bans = crate::web::bans(&a.web)?;
     let pcap = a.net.pcap.as_ref();
+    let internet = crate::internet::Internet::new(&a.internet, a.net.json);
     let Some(at) = a.web.web else {
         let runtime = spawn(&binding, role, &a.name, keepalive, pcap, config)?;
-        return serve(a, guid, runtime, start, bans, None);
+        let ports = crate::internet::dp4_ports(&runtime);
+        return internet.around(start, ports, None, || serve(a, guid, runtime, start, bans, None));
     };
     let (loop_side, server_side) = dplay_web::link();
     let runtime = spawn_wrapped(&binding, role, &a.name, keepalive, pcap, config, |p| {
         dplay_web::Observed::new(p, loop_side, start)
     })?;
-    serve(a, guid, runtime, start, bans, Some((at, server_side)))
+    let ports = crate::internet::dp4_ports(&runtime);
+    internet.around(start, ports, Some(server_side.clone()), || {
+        serve(a, guid, runtime, start, bans, Some((at, server_side)))
+    })
 }
 
 /// Hosts the FS98 session on `runtime` until the duration passes or Ctrl-C, with the
