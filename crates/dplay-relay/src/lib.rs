@@ -124,6 +124,15 @@ impl Relay {
         }
     }
 
+    /// Charges the datagrams waiting from now on to `budget` (the host's, once its session
+    /// exists); those already waiting stay charged where they were.
+    pub fn set_budget(&mut self, budget: &MemoryBudget) {
+        let mut charge = budget.account();
+        if charge.grow(self.charge.bytes()) {
+            self.charge = charge;
+        }
+    }
+
     /// The endpoints' public addresses, by index.
     pub fn endpoints(&self) -> &[SocketAddr] {
         &self.cfg.endpoints

@@ -55,6 +55,7 @@ mod event_loop;
 mod interfaces;
 mod peer_bytes;
 mod protocol;
+mod relayed;
 mod socket;
 mod streams;
 mod udp;
@@ -72,4 +73,5 @@ pub use protocol::{
     CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,
     StreamStatus, Tap, Transmit,
 };
+pub use relayed::{Relayed, SharedRelay, relay_sockets};
 pub use streams::WRITE_BACKLOG;
