@@ -30,6 +30,7 @@ mod net;
 mod pcap_tap;
 mod pcap_tcp;
 mod reassembly;
+mod relay;
 mod render;
 mod stats_signal;
 mod stream;

@@ -58,17 +58,19 @@ impl SharedRelay {
     }
 }
 
-/// A host protocol `P` (DirectPlay 8, or the add-on over it) with its relay: datagrams on the
-/// main socket are `P`'s, those on the endpoints the relay's.
+/// A host protocol `P` (DirectPlay 8, or the add-on over it) with its relay when it has one:
+/// datagrams on the main socket are `P`'s, those on the endpoints the relay's. Without a relay
+/// it is `P` (so a command builds one protocol type, relaying or not).
 #[derive(Debug)]
 pub struct Relayed<P> {
     inner: P,
-    relay: SharedRelay,
+    relay: Option<SharedRelay>,
 }
 
 impl<P> Relayed<P> {
-    /// `inner`, whose session was configured with `relay`'s [`SharedRelay::address_map`].
-    pub fn new(inner: P, relay: SharedRelay) -> Self {
+    /// `inner`, whose session was configured with `relay`'s [`SharedRelay::address_map`]
+    /// (`None`: no relay).
+    pub fn new(inner: P, relay: Option<SharedRelay>) -> Self {
         Self { inner, relay }
     }
 
@@ -77,9 +79,14 @@ impl<P> Relayed<P> {
         &self.inner
     }
 
-    /// The relay.
-    pub fn relay(&self) -> &SharedRelay {
-        &self.relay
+    /// The protocol underneath, to change.
+    pub fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
+    }
+
+    /// The relay, if any.
+    pub fn relay(&self) -> Option<&SharedRelay> {
+        self.relay.as_ref()
     }
 }
 
@@ -88,9 +95,10 @@ impl<P: Protocol> Protocol for Relayed<P> {
     type Event = P::Event;
 
     fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
-        match socket.0.checked_sub(1) {
-            Some(endpoint) => self.relay.lock().handle_datagram(now, endpoint, from, data),
-            None => self.inner.handle_udp(now, socket, from, data),
+        match (socket.0.checked_sub(1), &self.relay) {
+            (None, _) => self.inner.handle_udp(now, socket, from, data),
+            (Some(endpoint), Some(relay)) => relay.lock().handle_datagram(now, endpoint, from, data),
+            (Some(_), None) => {}
         }
     }
 
@@ -120,7 +128,7 @@ impl<P: Protocol> Protocol for Relayed<P> {
         if let Some(t) = self.inner.poll_send(now, buf) {
             return Some(t);
         }
-        let f = self.relay.lock().poll_forward(buf)?;
+        let f = self.relay.as_ref()?.lock().poll_forward(buf)?;
         Some(Transmit { to: f.to, path: Path::Udp(SocketId(f.endpoint + 1)) })
     }
 

@@ -42,7 +42,7 @@ fn members_reach_each_other_through_the_relay() {
         let p = Dp8Protocol::new(c, Instant::now());
         shared.charge_to(p.session().memory_budget());
         relay = Some(shared.clone());
-        Ok(Relayed::new(p, shared))
+        Ok(Relayed::new(p, Some(shared)))
     })
     .unwrap();
     let relay = relay.unwrap();
