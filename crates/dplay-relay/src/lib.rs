@@ -85,6 +85,11 @@ struct Member {
 #[derive(Debug, Default)]
 struct Endpoint {
     owner: Option<Dpnid>,
+    /// When it was last freed, in frees so far (0: never held): the endpoint freed longest
+    /// ago is taken first, so members that still hold a connection to the address of one that
+    /// left (a DirectPlay transport lingers after a disconnect) do not meet a new member there
+    /// soon after.
+    freed: u64,
     by_source: HashMap<SocketAddr, Dpnid>,
     by_member: HashMap<Dpnid, SocketAddr>,
 }
@@ -96,6 +101,7 @@ pub struct Relay {
     endpoints: Vec<Endpoint>,
     members: HashMap<Dpnid, Member>,
     next_order: u64,
+    frees: u64,
     /// The session's application and instance GUIDs (PATH_TEST keys).
     application: Uuid,
     instance: Uuid,
@@ -115,6 +121,7 @@ impl Relay {
             endpoints,
             members: HashMap::new(),
             next_order: 0,
+            frees: 0,
             application: Uuid::nil(),
             instance: Uuid::nil(),
             queue: VecDeque::new(),
@@ -138,7 +145,8 @@ impl Relay {
         &self.cfg.endpoints
     }
 
-    /// `player`, seen at `from`, joins: it takes a free endpoint, whose address is returned;
+    /// `player`, seen at `from`, joins: it takes the free endpoint freed longest ago (or never
+    /// held), whose address is returned;
     /// `None` when every endpoint is taken (the others then get `from` itself).
     pub fn admit(
         &mut self,
@@ -148,7 +156,12 @@ impl Relay {
         instance: Uuid,
     ) -> Option<SocketAddr> {
         self.remove(player);
-        let index = self.endpoints.iter().position(|e| e.owner.is_none())?;
+        let (index, _) = self
+            .endpoints
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.owner.is_none())
+            .min_by_key(|(_, e)| e.freed)?;
         let endpoint = *self.cfg.endpoints.get(index)?;
         self.endpoints.get_mut(index)?.owner = Some(player);
         (self.application, self.instance) = (application, instance);
@@ -173,8 +186,9 @@ impl Relay {
     /// `player` left: its endpoint is free again and its latches everywhere are forgotten.
     pub fn remove(&mut self, player: Dpnid) {
         let Some(member) = self.members.remove(&player) else { return };
+        self.frees += 1;
         if let Some(e) = self.endpoints.get_mut(member.endpoint) {
-            *e = Endpoint::default();
+            *e = Endpoint { freed: self.frees, ..Endpoint::default() };
         }
         for e in &mut self.endpoints {
             if let Some(addr) = e.by_member.remove(&player) {

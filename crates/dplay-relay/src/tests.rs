@@ -155,6 +155,21 @@ fn a_leave_frees_the_endpoint() {
     assert!(r.endpoints[0].by_member.is_empty());
 }
 
+/// A freed endpoint is taken again last: members may still hold a connection to its address.
+#[test]
+fn the_endpoint_freed_longest_ago_first() {
+    let mut r = relay(4);
+    for (i, d) in [A, B, Dpnid(0x33)].into_iter().enumerate() {
+        r.admit(d, addr([198, 51, 100, 1], 40000 + i as u16), APP, INSTANCE);
+    }
+    r.remove(B);
+    r.remove(A);
+    let next = |r: &mut Relay, d| r.admit(Dpnid(d), addr([198, 51, 100, 9], 1), APP, INSTANCE);
+    assert_eq!(next(&mut r, 0x44), Some(endpoint(3)), "never held");
+    assert_eq!(next(&mut r, 0x55), Some(endpoint(1)), "freed before endpoint 0");
+    assert_eq!(next(&mut r, 0x66), Some(endpoint(0)));
+}
+
 /// A member over its rate cap is dropped and counted; the queue is charged to the budget.
 #[test]
 fn rate_and_memory_caps() {
