@@ -14,6 +14,11 @@ use super::*;
 const APP: Uuid = Uuid::from_u128(0xa);
 const INSTANCE: Uuid = Uuid::from_u128(0x1);
 
+#[allow(clippy::disallowed_methods)] // tests need one real starting instant; time then advances by hand
+fn t0() -> Instant {
+    Instant::now()
+}
+
 fn addr(ip: [u8; 4], port: u16) -> SocketAddr {
     SocketAddr::from((Ipv4Addr::from(ip), port))
 }
@@ -57,7 +62,7 @@ fn a_joiner_and_an_older_member_latch_and_talk() {
     let b_pub = addr([198, 51, 100, 2], 50000);
     assert_eq!(r.admit(A, a_pub, APP, INSTANCE), Some(endpoint(0)));
     assert_eq!(r.admit(B, b_pub, APP, INSTANCE), Some(endpoint(1)));
-    let now = Instant::now();
+    let now = t0();
     // B's symmetric NAT gives each endpoint its own port.
     let b_at_ra = addr([198, 51, 100, 2], 50111);
     r.handle_datagram(now, 0, b_at_ra, &path_test(B, A));
@@ -83,7 +88,7 @@ fn strangers_get_nothing() {
     let a_pub = addr([198, 51, 100, 1], 40000);
     r.admit(A, a_pub, APP, INSTANCE);
     r.admit(B, addr([198, 51, 100, 2], 50000), APP, INSTANCE);
-    let now = Instant::now();
+    let now = t0();
     let stranger = addr([192, 0, 2, 7], 1234);
     r.handle_datagram(now, 0, stranger, &connect());
     r.handle_datagram(now, 2, a_pub, &connect());
@@ -105,7 +110,7 @@ fn members_behind_one_nat() {
     r.admit(A, a_pub, APP, INSTANCE);
     r.admit(c, c_pub, APP, INSTANCE);
     r.admit(B, addr([198, 51, 100, 2], 50000), APP, INSTANCE);
-    let now = Instant::now();
+    let now = t0();
     r.handle_datagram(now, 2, c_pub, &connect());
     r.handle_datagram(now, 2, a_pub, &connect());
     let at = |r: &Relay, d: Dpnid| r.endpoints[2].by_member.get(&d).copied();
@@ -123,7 +128,7 @@ fn ambiguous_connects_wait_for_the_field_to_narrow() {
     r.admit(A, a_pub, APP, INSTANCE);
     r.admit(c, c_pub, APP, INSTANCE);
     r.admit(B, addr([198, 51, 100, 2], 50000), APP, INSTANCE);
-    let now = Instant::now();
+    let now = t0();
     let random = addr([198, 51, 100, 1], 61000);
     r.handle_datagram(now, 2, random, &connect());
     assert_eq!(r.stats().strangers, 1);
@@ -142,7 +147,7 @@ fn a_leave_frees_the_endpoint() {
     r.admit(A, a_pub, APP, INSTANCE);
     r.admit(B, b_pub, APP, INSTANCE);
     assert_eq!(r.admit(Dpnid(0x44), b_pub, APP, INSTANCE), None, "every endpoint is taken");
-    let now = Instant::now();
+    let now = t0();
     r.handle_datagram(now, 0, b_pub, &path_test(B, A));
     r.handle_datagram(now, 1, a_pub, &connect());
     assert_eq!(drain(&mut r).len(), 1);
@@ -159,8 +164,8 @@ fn a_leave_frees_the_endpoint() {
 #[test]
 fn the_endpoint_freed_longest_ago_first() {
     let mut r = relay(4);
-    for (i, d) in [A, B, Dpnid(0x33)].into_iter().enumerate() {
-        r.admit(d, addr([198, 51, 100, 1], 40000 + i as u16), APP, INSTANCE);
+    for (port, d) in (40000..).zip([A, B, Dpnid(0x33)]) {
+        r.admit(d, addr([198, 51, 100, 1], port), APP, INSTANCE);
     }
     r.remove(B);
     r.remove(A);
@@ -182,7 +187,7 @@ fn rate_and_memory_caps() {
     let b_pub = addr([198, 51, 100, 2], 50000);
     r.admit(A, a_pub, APP, INSTANCE);
     r.admit(B, b_pub, APP, INSTANCE);
-    let now = Instant::now();
+    let now = t0();
     r.handle_datagram(now, 0, b_pub, &path_test(B, A));
     for _ in 0..20 {
         r.handle_datagram(now, 1, a_pub, &connect());
@@ -206,7 +211,7 @@ proptest! {
         let mut r = relay(3);
         r.admit(A, addr([198, 51, 100, 1], 40000), APP, INSTANCE);
         r.admit(B, addr([198, 51, 100, 2], 50000), APP, INSTANCE);
-        let now = Instant::now();
+        let now = t0();
         for (ep, host, port, mut data) in datagrams {
             if data.first() == Some(&1) {
                 data = path_test(B, A);

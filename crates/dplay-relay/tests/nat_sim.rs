@@ -132,7 +132,7 @@ impl World {
         for _ in 0..3 {
             self.tries += 1;
             let n = self.tries;
-            let addr = SocketAddr::from((Ipv4Addr::new(192, 168, 1, 10 + n as u8), 2302));
+            let addr = SocketAddr::from((Ipv4Addr::new(192, 168, 1, u8::try_from(10 + n).unwrap()), 2302));
             let c = config(&self.sim, addr, &format!("m{n}"), n as u64);
             let now = self.sim.now();
             let mut session = Session::new(c, now);

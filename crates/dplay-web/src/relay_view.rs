@@ -164,19 +164,21 @@ mod tests {
 
     #[test]
     fn relay_metrics_per_member_and_reason() {
-        let mut s = Snapshot::default();
-        s.relay = Some(RelayView {
-            endpoints: 4,
-            endpoints_held: 1,
-            strangers: 3,
-            members: vec![RelayMemberView {
-                dpnid: "0x00000011".into(),
-                datagrams_from: 5,
-                bytes_to: 70,
-                ..RelayMemberView::default()
-            }],
-            ..RelayView::default()
-        });
+        let s = Snapshot {
+            relay: Some(RelayView {
+                endpoints: 4,
+                endpoints_held: 1,
+                strangers: 3,
+                members: vec![RelayMemberView {
+                    dpnid: "0x00000011".into(),
+                    datagrams_from: 5,
+                    bytes_to: 70,
+                    ..RelayMemberView::default()
+                }],
+                ..RelayView::default()
+            }),
+            ..Snapshot::default()
+        };
         let text = crate::metrics::render(&s).unwrap();
         for line in [
             "dplay_relay_endpoints 4",
