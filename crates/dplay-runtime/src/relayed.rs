@@ -53,7 +53,9 @@ impl SharedRelay {
         self.lock().stats()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Relay> {
+    /// The relay itself, locked (the protocol thread locks it once per datagram): for tests
+    /// and benchmarks that admit members without a session.
+    pub fn lock(&self) -> MutexGuard<'_, Relay> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
