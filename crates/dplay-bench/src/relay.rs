@@ -108,6 +108,45 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
     })
 }
 
+/// A relay with `PILOTS` members latched at every other's endpoint (addresses on loopback,
+/// nothing sent), for the in-process cost of forwarding (the `micro` bench).
+pub fn latched_relay() -> dplay_relay::Relay {
+    let endpoint = |i: usize| SocketAddr::from(([127, 0, 0, 1], 10_000 + u16::try_from(i).unwrap_or(0)));
+    let member = member_addr;
+    let mut cfg = dplay_relay::RelayConfig::new((0..PILOTS).map(endpoint).collect());
+    cfg.rate.datagrams = u32::MAX;
+    cfg.rate.bytes = u32::MAX;
+    let mut r = dplay_relay::Relay::new(cfg);
+    for i in 0..PILOTS {
+        r.admit(dpnid(i), member(i), APP, INSTANCE);
+    }
+    let t = Instant::now();
+    for i in 0..PILOTS {
+        for j in (0..PILOTS).filter(|j| *j != i) {
+            let first = if i > j {
+                let key = path_test_key(dpnid(i).0, dpnid(j).0, &APP, &INSTANCE);
+                PathTest { msg_id: 1, key }.to_vec().unwrap_or_default()
+            } else {
+                vec![0x88, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            };
+            r.handle_datagram(t, j, member(i), &first);
+        }
+    }
+    let mut buf = Vec::new();
+    while r.poll_forward(&mut buf).is_some() {
+        buf.clear();
+    }
+    r
+}
+
+/// The address member `i` of [`latched_relay`] sends from.
+pub fn member_addr(i: usize) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 2], 20_000 + u16::try_from(i).unwrap_or(0)))
+}
+
+/// A position datagram's size, for the benches.
+pub const POSITION_DATAGRAM: usize = DATAGRAM;
+
 fn dpnid(i: usize) -> Dpnid {
     Dpnid(0x100 + u32::try_from(i).unwrap_or(0))
 }

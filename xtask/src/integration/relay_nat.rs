@@ -77,7 +77,7 @@ impl Net {
         net.exec("pub", &["ip", "link", "add", "br0", "type", "bridge"])?;
         net.exec("pub", &["ip", "addr", "add", &format!("{HOST_IP}/24"), "dev", "br0"])?;
         net.exec("pub", &["ip", "link", "set", "br0", "up"])?;
-        let mut attach = |ns: &str, addr: &str, port: &str| -> anyhow::Result<()> {
+        let attach = |ns: &str, addr: &str, port: &str| -> anyhow::Result<()> {
             net.link("pub", port, None, ns, "wan", Some(addr))?;
             net.exec("pub", &["ip", "link", "set", port, "master", "br0"])
         };
