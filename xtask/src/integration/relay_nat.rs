@@ -91,11 +91,10 @@ impl Net {
             net.link(&router, "lan", Some("192.168.1.1/24"), &pilot, "eth0", Some("192.168.1.2/24"))?;
             net.exec(&pilot, &["ip", "route", "add", "default", "via", "192.168.1.1"])?;
             net.exec(&router, &["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])?;
+            net.exec(&router, &["nft", "add table ip nat"])?;
+            net.exec(&router, &["nft", "add chain ip nat post { type nat hook postrouting priority 100 ; }"])?;
             let masquerade = if random { "masquerade fully-random" } else { "masquerade" };
-            let rules = format!(
-                "table ip nat {{ chain post {{ type nat hook postrouting priority 100; oifname \"wan\" {masquerade}; }} }}"
-            );
-            net.exec(&router, &["nft", &rules])?;
+            net.exec(&router, &["nft", &format!("add rule ip nat post oifname \"wan\" {masquerade}")])?;
         }
         Ok(net)
     }
