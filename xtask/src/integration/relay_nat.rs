@@ -92,7 +92,10 @@ impl Net {
             net.exec(&pilot, &["ip", "route", "add", "default", "via", "192.168.1.1"])?;
             net.exec(&router, &["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])?;
             net.exec(&router, &["nft", "add table ip nat"])?;
-            net.exec(&router, &["nft", "add chain ip nat post { type nat hook postrouting priority 100 ; }"])?;
+            net.exec(
+                &router,
+                &["nft", "add chain ip nat post { type nat hook postrouting priority 100 ; }"],
+            )?;
             let masquerade = if random { "masquerade fully-random" } else { "masquerade" };
             net.exec(&router, &["nft", &format!("add rule ip nat post oifname \"wan\" {masquerade}")])?;
         }
@@ -118,13 +121,24 @@ impl Suite {
     }
 }
 
-fn ready() -> bool {
+/// Root and `ip` are needed; `nft` is installed (Debian's nftables) when missing, so CI, root
+/// on a fresh machine, never skips these cases.
+fn ready() -> anyhow::Result<bool> {
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
-    if !(root && have("ip") && have("nft")) {
-        println!("    skipped: needs root, ip and nft (nftables)");
-        return false;
+    if !(root && have("ip")) {
+        println!("    skipped: needs root and ip");
+        return Ok(false);
     }
-    true
+    if !have("nft") {
+        println!(
+            "==> nft is missing: installing Debian's nftables package (needed by the relay's NAT cases)"
+        );
+        let script = "export DEBIAN_FRONTEND=noninteractive; \
+            apt-get update -qq && apt-get install -y -qq --no-install-recommends nftables";
+        crate::util::step("install nftables", Command::new("sh").args(["-c", script]))?;
+        ensure!(have("nft"), "nft is still missing after apt-get; install Debian's nftables and run again");
+    }
+    Ok(true)
 }
 
 /// `dplay fs host --relay` on the public side; three FS2004 pilots behind three NATs (one
@@ -132,7 +146,7 @@ fn ready() -> bool {
 /// positions, through the relay; a stranger's datagrams at the relay endpoints are dropped
 /// and counted.
 pub(super) fn fs2004_behind_nat(s: &Suite) -> anyhow::Result<()> {
-    if !ready() {
+    if !ready()? {
         return Ok(());
     }
     let net = Net::build()?;
@@ -197,7 +211,7 @@ pub(super) fn fs2004_behind_nat(s: &Suite) -> anyhow::Result<()> {
 /// join one after another, each sending a message at once: every member already there gets
 /// it, through the relay, from the moment the sender is joined.
 pub(super) fn dp8_behind_nat(s: &Suite) -> anyhow::Result<()> {
-    if !ready() {
+    if !ready()? {
         return Ok(());
     }
     let net = Net::build()?;
