@@ -209,7 +209,8 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
         .collect();
     let cpu0 = thread_cpu(RELAY_THREAD);
     let t0 = Instant::now();
-    let interval = Duration::from_secs(1) / RATE;
+    // Each member's 31 datagrams in turn, spread over the interval as pilots' clocks are.
+    let slot = Duration::from_secs(1) / RATE / u32::try_from(members.len()).unwrap_or(1);
     let mut sent = 0u64;
     let mut buf = [0u8; DATAGRAM];
     let mut tick = t0;
@@ -223,10 +224,10 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
                     }
                 }
             }
-        }
-        tick += interval;
-        if let Some(wait) = tick.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
+            tick += slot;
+            if let Some(wait) = tick.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
         }
     }
     let elapsed = t0.elapsed();
