@@ -25,6 +25,7 @@ mod fs2004;
 mod fs_capture;
 mod fs_dp4;
 mod nat_resolver;
+mod relay_nat;
 mod signing;
 mod upnp;
 mod web;
@@ -54,7 +55,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 29] = [
+    let cases: [(&str, Case); 31] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -83,6 +84,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ),
         ("fs join against nothing and a plain host: exit 1 within the timeout", cli_ux::fs_join_fails),
         ("host names: localhost for enum and join", cli_ux::host_names),
+        (
+            "--relay: three FS2004 pilots behind three NATs (one symmetric) see each other; a stranger is dropped",
+            relay_nat::fs2004_behind_nat,
+        ),
+        (
+            "--relay: three DirectPlay 8 members behind three NATs (one symmetric) get each other's first messages",
+            relay_nat::dp8_behind_nat,
+        ),
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),
         (

@@ -119,6 +119,29 @@ fn reassembly_rows(c: &mut Criterion, rows: &mut Rows) {
     rows.insert("reassembly_dpsp_vs_copy".into(), Row::rate(mib_per_s(dpsp), mib_per_s(copy), "MiB/s"));
 }
 
+/// The relay's own cost per forwarded datagram (issue 23): identify the sender by its latch,
+/// take a token, queue, and hand the bytes out, with 32 members latched everywhere. The
+/// baseline is the 25%-of-a-core budget at 40,000 datagrams/s: 6,250 ns per datagram.
+fn relay_rows(c: &mut Criterion, rows: &mut Rows) {
+    use dplay_bench::relay::{PILOTS, POSITION_DATAGRAM, latched_relay, member_addr};
+    let mut relay = latched_relay();
+    let data = vec![0x3fu8; POSITION_DATAGRAM];
+    let mut buf = Vec::with_capacity(2048);
+    let t = Instant::now();
+    let mut k = 0usize;
+    let ns = measure(c, "relay: forward one position datagram (32 members)", |n| {
+        timed(n, || {
+            let from = k % PILOTS;
+            let to = (from + 1 + (k / PILOTS) % (PILOTS - 1)) % PILOTS;
+            k += 1;
+            relay.handle_datagram(t, to, member_addr(from), black_box(&data));
+            buf.clear();
+            black_box(relay.poll_forward(&mut buf));
+        })
+    });
+    rows.insert("relay_forward_vs_budget".into(), Row::time(ns, 6250.0, "ns/datagram"));
+}
+
 fn main() {
     let quick = report::quick();
     let mut c = Criterion::default()
@@ -130,6 +153,7 @@ fn main() {
     let mut rows = Rows::new();
     wire_rows(&mut c, &mut rows);
     reassembly_rows(&mut c, &mut rows);
+    relay_rows(&mut c, &mut rows);
     c.final_summary();
     report::write("micro", &rows).expect("write target/bench/micro.json");
 }

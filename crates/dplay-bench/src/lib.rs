@@ -19,6 +19,7 @@ pub mod pair;
 pub mod peer;
 pub mod pin;
 pub mod proxy;
+pub mod relay;
 pub mod report;
 pub mod roster;
 pub mod scale;

@@ -151,7 +151,7 @@ pub fn run(n: usize, duration: Duration) -> io::Result<ScaleResult> {
 }
 
 /// User plus system CPU time of this process's thread named `name` (Linux /proc).
-fn thread_cpu(name: &str) -> Option<Duration> {
+pub(crate) fn thread_cpu(name: &str) -> Option<Duration> {
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         if comm.trim_end() != name {

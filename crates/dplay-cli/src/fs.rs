@@ -21,7 +21,8 @@ use dplay_addon::{
     PlayerId, Position, Role, Velocity,
 };
 use dplay_runtime::{
-    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Runtime,
+    AddonCommand, AddonEvent, AddonProtocol, AddonRole, Dp8Command, Dp8Event, Protocol, Relayed, Runtime,
+    SharedRelay,
 };
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::{EndReason, Event as SessionEvent};
@@ -121,6 +122,8 @@ pub(crate) struct FsHostArgs {
     #[arg(long)]
     max_players: Option<usize>,
     #[command(flatten)]
+    relay: crate::relay::RelayArgs,
+    #[command(flatten)]
     limits: crate::limits::LimitArgs,
     #[command(flatten)]
     dp4_limits: crate::dp4::Dp4LimitArgs,
@@ -208,6 +211,9 @@ impl FsJoinArgs {
 pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
     match command {
         FsCommand::Host(a) => match sim(a.sim, a.dp4)? {
+            s if a.relay.relay && (a.dp4 || s == Sim::Fs98) => {
+                anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)")
+            }
             Sim::Fs98 => dp4::host(&a, GUID_FS6),
             Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
             s => host(&a, s),
@@ -241,18 +247,23 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
         a.limits.apply(c);
     };
+    let endpoints = a
+        .relay
+        .endpoints(a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX)));
     let mut internet = crate::internet::Internet::new(&a.internet, a.net.json);
     let Some(web) = a.web.web else {
-        let (runtime, out, start) = setup.spawn(role, tune, |p, start| internet.wrap(p, start))?;
-        let ports = crate::internet::dp8_ports(runtime.local_addr());
-        return internet.around(start, ports, None, || serve(a, guid, runtime, out, start, None));
+        let (runtime, relay, out, start) =
+            setup.spawn_host(role, tune, endpoints, |p, start| internet.wrap(p, start))?;
+        let ports = crate::internet::dp8_ports(runtime.local_addrs());
+        return internet.around(start, ports, None, || serve(a, guid, runtime, out, start, None, relay));
     };
     let (loop_side, server_side) = dplay_web::link();
-    let (runtime, out, start) =
-        setup.spawn(role, tune, |p, start| internet.wrap(Observed::new(p, loop_side, start), start))?;
-    let ports = crate::internet::dp8_ports(runtime.local_addr());
+    let (runtime, relay, out, start) = setup.spawn_host(role, tune, endpoints, |p, start| {
+        internet.wrap(Observed::new(p, loop_side, start), start)
+    })?;
+    let ports = crate::internet::dp8_ports(runtime.local_addrs());
     internet.around(start, ports, Some(server_side.clone()), || {
-        serve(a, guid, runtime, out, start, Some((web, server_side)))
+        serve(a, guid, runtime, out, start, Some((web, server_side)), relay)
     })
 }
 
@@ -265,6 +276,7 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
     mut out: Output,
     start: Instant,
     web: Option<(SocketAddr, ServerSide)>,
+    relay: Option<SharedRelay>,
 ) -> anyhow::Result<bool> {
     let addr = runtime.local_addr();
     let addrs = address::joinable(addr);
@@ -296,10 +308,17 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
         None => None,
     };
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
-    let commands = Commands { stats_every: a.limits.stats_period(), ..dp8_commands() };
+    let mut commands = Commands { stats_every: a.limits.stats_period(), ..dp8_commands() };
+    if relay.is_some() {
+        // A relayed session ends with its host (docs/decisions.md, "Relay").
+        commands.leave = || AddonCommand::Session(Dp8Command::Terminate);
+    }
     let (stop, _) =
         drive(runtime, start, &a.net, None, None, commands, |e| print(&mut out, view.as_mut(), e))?;
     drop(view);
+    if let Some(r) = &relay {
+        crate::relay::report(&out, r);
+    }
     stopped(&out, stop)
 }
 
@@ -368,6 +387,35 @@ impl Setup<'_> {
             wrap(AddonProtocol::new(c, role, start), start)
         })?;
         Ok((runtime, Output::new(self.net.json, start), start))
+    }
+}
+
+impl Setup<'_> {
+    /// The add-on host in a runtime, relaying when `endpoints` says how many relay endpoints
+    /// to open (docs/relay.md): its session configured by `tune`, the protocol the runtime
+    /// drives made by `wrap` (given the command's start).
+    fn spawn_host<P: Protocol>(
+        self,
+        role: AddonRole,
+        tune: impl FnOnce(&mut dplay_session::SessionConfig),
+        endpoints: Option<usize>,
+        wrap: impl FnOnce(Relayed<AddonProtocol>, Instant) -> P,
+    ) -> anyhow::Result<(Runtime<P>, Option<SharedRelay>, Output, Instant)> {
+        #[allow(clippy::disallowed_methods)] // the command's start
+        let start = Instant::now();
+        let (runtime, relay) =
+            crate::relay::spawn(self.bind, self.net.pcap.as_ref(), endpoints, |local, relay| {
+                let mut c = live::session_config(local, self.name, self.session_args);
+                tune(&mut c);
+                c.migrate_host &= relay.is_none();
+                c.address_map = relay.as_ref().map(SharedRelay::address_map);
+                let p = AddonProtocol::new(c, role, start);
+                if let Some(r) = &relay {
+                    r.charge_to(p.bridge().session().memory_budget());
+                }
+                wrap(Relayed::new(p, relay), start)
+            })?;
+        Ok((runtime, relay, Output::new(self.net.json, start), start))
     }
 }
 

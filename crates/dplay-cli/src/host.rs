@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use crossbeam_channel::Receiver;
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol, Runtime};
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Protocol, Relayed, Runtime, SharedRelay};
 use dplay_session::{Event, Mode, SendFlags};
 use dplay_web::{Observed, ServerSide};
 use dplay_wire::dp8::session::ApplicationDescFlags;
@@ -15,6 +15,7 @@ use crate::address;
 use crate::dp4::Echo;
 use crate::events::{JsonEvent, Proto, flag_names, flags_text};
 use crate::live::{self, DPLAY8_PORT, NetArgs, Output, SessionArgs, Stop};
+use crate::relay;
 
 /// `dplay host` options.
 #[derive(Args)]
@@ -54,6 +55,8 @@ pub(crate) struct HostArgs {
     #[arg(long, value_enum, default_value_t, conflicts_with = "dp4")]
     signing: live::SigningArg,
     #[command(flatten)]
+    relay: crate::relay::RelayArgs,
+    #[command(flatten)]
     pub(crate) limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
@@ -69,17 +72,23 @@ pub(crate) struct HostArgs {
 
 /// Runs `dplay host` until the duration passes or Ctrl-C.
 pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
+    if args.dp4 && args.relay.relay {
+        anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)");
+    }
     if args.dp4 {
         return crate::dp4::host(&args);
     }
     args.limits.check_names(&[("session name", &args.session), ("player name", &args.name)])?;
+    if args.relay.relay && args.client_server {
+        anyhow::bail!("--relay relays a peer-to-peer session: a client/server session has no mesh");
+    }
     let bind = live::or_port(args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))), DPLAY8_PORT);
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
     let signing = args.signing.signing()?;
     let mut flags = ApplicationDescFlags::empty();
-    let mut make = |local| {
+    let mut make = |local, relay: Option<SharedRelay>| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         c.transport.signing = signing;
         flags.set(ApplicationDescFlags::FAST_SIGNED, signing == dplay_dframe::Signing::Fast);
@@ -87,31 +96,41 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         c.max_players = args.max_players;
         c.mode = if args.client_server { Mode::ClientServer } else { Mode::PeerToPeer };
         args.limits.apply(&mut c);
-        c.migrate_host &= !args.no_migration && !args.client_server;
+        // A relayed session cannot outlive its relay (docs/decisions.md, "Relay").
+        c.migrate_host &= !args.no_migration && !args.client_server && relay.is_none();
+        c.address_map = relay.as_ref().map(SharedRelay::address_map);
         flags.set(ApplicationDescFlags::CLIENT_SERVER, args.client_server);
         flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
-        Dp8Protocol::new(c, start)
+        let p = Dp8Protocol::new(c, start);
+        if let Some(r) = &relay {
+            r.charge_to(p.session().memory_budget());
+        }
+        Relayed::new(p, relay)
     };
     let bans = crate::web::bans(&args.web)?;
     let mut internet = crate::internet::Internet::new(&args.internet, args.net.json);
+    let (pcap, endpoints) = (args.net.pcap.as_ref(), args.relay.endpoints(args.max_players));
     let Some(web) = args.web.web else {
-        let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| internet.wrap(make(local), start))?;
-        let ports = crate::internet::dp8_ports(runtime.local_addr());
-        return internet
-            .around(start, ports, None, || serve(&args, runtime, flags, bans, start, &interrupt, None));
+        let (runtime, relay) =
+            relay::spawn(bind, pcap, endpoints, |local, r| internet.wrap(make(local, r), start))?;
+        let ports = crate::internet::dp8_ports(runtime.local_addrs());
+        return internet.around(start, ports, None, || {
+            serve(&args, runtime, flags, bans, start, &interrupt, None, relay)
+        });
     };
     let (loop_side, server_side) = dplay_web::link();
-    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
-        internet.wrap(Observed::new(make(local), loop_side, start), start)
+    let (runtime, relay) = relay::spawn(bind, pcap, endpoints, |local, r| {
+        internet.wrap(Observed::new(make(local, r), loop_side, start), start)
     })?;
-    let ports = crate::internet::dp8_ports(runtime.local_addr());
+    let ports = crate::internet::dp8_ports(runtime.local_addrs());
     internet.around(start, ports, Some(server_side.clone()), || {
-        serve(&args, runtime, flags, bans, start, &interrupt, Some((web, server_side)))
+        serve(&args, runtime, flags, bans, start, &interrupt, Some((web, server_side)), relay)
     })
 }
 
 /// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.
+#[allow(clippy::too_many_arguments)] // each is one of the command's parts
 fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     args: &HostArgs,
     runtime: Runtime<P>,
@@ -120,6 +139,7 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
     start: Instant,
     interrupt: &Receiver<()>,
     web: Option<(SocketAddr, ServerSide)>,
+    relay: Option<SharedRelay>,
 ) -> anyhow::Result<bool> {
     let mut out = Output::new(args.net.json, start);
     let addr = runtime.local_addr();
@@ -183,6 +203,9 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
         let _ = runtime.command(end);
     }
     live::finish(runtime);
+    if let Some(r) = &relay {
+        relay::report(&out, r);
+    }
     out.stopped(stop);
     Ok(true)
 }

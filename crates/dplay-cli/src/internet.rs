@@ -45,9 +45,10 @@ pub(crate) fn parse_resolver(text: &str) -> Result<SocketAddr, String> {
     crate::address::parse_host(text).map(|a| crate::live::or_port(a, RESOLVER_PORT))
 }
 
-/// What `--upnp` maps for a DirectPlay 8 host bound to `local`: its one UDP port.
-pub(crate) fn dp8_ports(local: SocketAddr) -> Vec<Port> {
-    vec![Port { transport: Transport::Udp, port: local.port() }]
+/// What `--upnp` maps for a DirectPlay 8 host bound to `local`: its UDP ports, the session's
+/// first, then the relay's endpoints under `--relay`.
+pub(crate) fn dp8_ports(local: &[SocketAddr]) -> Vec<Port> {
+    local.iter().map(|a| Port { transport: Transport::Udp, port: a.port() }).collect()
 }
 
 /// What `--upnp` maps for a DirectPlay 4 host: the TCP listener players join at first, then

@@ -179,11 +179,19 @@ fn spawn_on<P: Protocol>(
     pcap: Option<&PathBuf>,
     make: impl FnOnce(SocketAddr) -> P,
 ) -> anyhow::Result<Runtime<P>> {
-    let mut config = RuntimeConfig::with_sockets(vec![socket]);
+    Ok(Runtime::spawn_with(runtime_config(vec![socket], pcap)?, make)?)
+}
+
+/// A runtime on `sockets`, with a pcap tap when asked.
+pub(crate) fn runtime_config(
+    sockets: Vec<SocketSpec>,
+    pcap: Option<&PathBuf>,
+) -> anyhow::Result<RuntimeConfig> {
+    let mut config = RuntimeConfig::with_sockets(sockets);
     if let Some(path) = pcap {
         config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
     }
-    Ok(Runtime::spawn_with(config, make)?)
+    Ok(config)
 }
 
 /// Logs to stderr through `tracing`, filtered by RUST_LOG (default: warnings).

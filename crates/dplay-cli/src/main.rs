@@ -31,6 +31,7 @@ mod net;
 mod pcap_tap;
 mod pcap_tcp;
 mod reassembly;
+mod relay;
 mod render;
 mod resolver;
 mod stats_signal;

@@ -57,6 +57,7 @@ mod nat_query;
 mod nat_resolver;
 mod peer_bytes;
 mod protocol;
+mod relayed;
 mod socket;
 mod streams;
 mod udp;
@@ -76,4 +77,5 @@ pub use protocol::{
     CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,
     StreamStatus, Tap, Transmit,
 };
+pub use relayed::{Relayed, SharedRelay, relay_sockets};
 pub use streams::WRITE_BACKLOG;

@@ -91,6 +91,9 @@ pub struct SessionConfig {
     /// The transport's configuration; its `rng_seed` (derived from ours) and `accept_incoming`
     /// are set by [`crate::Session::new`].
     pub transport: dplay_dframe::Config,
+    /// Host: where the other members are told a joiner is (a relay's endpoints); `None`:
+    /// where its datagrams come from ([`crate::AddressMap`]).
+    pub address_map: Option<crate::AddressMapHandle>,
 }
 
 /// What a host holds for others and for how long (issue 14; docs/limits.md has each value's
@@ -214,6 +217,7 @@ impl SessionConfig {
             rng_seed: os_seed(),
             limits: Limits::default(),
             transport: dplay_dframe::Config::default(),
+            address_map: None,
         }
     }
 

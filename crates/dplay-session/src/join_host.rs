@@ -246,8 +246,9 @@ impl Session {
             dnet_version: info.dnet_version,
             name: info.name.clone(),
             data: info.data.clone(),
-            // Where the joiner's datagrams come from, which a NAT may have changed.
-            url: url_of(peer),
+            // Where the joiner's datagrams come from, which a NAT may have changed; or where
+            // a relay takes them (AddressMap).
+            url: url_of(self.advertised(peer)),
         };
         let add = self.table.allocate(entry);
         let joiner = add.entry.dpnid;
@@ -263,6 +264,15 @@ impl Session {
             }
         }
         self.events.push_back(Event::PlayerAdded { dpnid: joiner, name });
+    }
+
+    /// The address the other members are given for the joiner at `peer`, who takes the next
+    /// DPNID: `peer`, or what the [`crate::AddressMap`] says.
+    fn advertised(&self, peer: SocketAddr) -> SocketAddr {
+        let Some(map) = &self.cfg.address_map else { return peer };
+        let (app, instance) = (self.cfg.application_guid, self.table.instance());
+        let dpnid = self.table.next_dpnid();
+        map.with(|m| m.admitted(dpnid, peer, app, instance)).unwrap_or(peer)
     }
 
     /// DN_SEND_CONNECT_INFO for `joiner`: the whole table in peer-to-peer, host first, with its
@@ -354,6 +364,9 @@ impl Session {
             return;
         }
         self.forget_member(dpnid);
+        if let Some(map) = &self.cfg.address_map {
+            map.with(|m| m.removed(dpnid));
+        }
         self.reported.remove(&dpnid);
         self.integrity.remove(&dpnid);
         if let Some(m) = self.migration.as_mut() {

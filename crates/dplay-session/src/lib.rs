@@ -113,6 +113,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::indexing_slicing)]
 
+mod address_map;
 mod admission;
 mod app_data;
 mod bans;
@@ -137,6 +138,7 @@ mod table_ops;
 #[doc(hidden)]
 pub mod test_hooks;
 
+pub use address_map::{AddressMap, AddressMapHandle};
 pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
 pub use bans::{BanError, Bans, DPERR_ACCESSDENIED, DPNERR_HOSTREJECTEDCONNECTION, MAX_BAN_NAME, MAX_BANS};

@@ -60,6 +60,7 @@
 #![deny(missing_docs)]
 
 mod link;
+mod nat;
 mod seed;
 mod sim;
 mod trace;
@@ -68,6 +69,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 pub use link::{LinkConfig, LinkStats};
+pub use nat::{Filtering, Mapping, NatConfig, NatId};
 pub use seed::{SEED_VAR, SEEDS_VAR, run_seeds, seed_from_env, seeds_from_env, sweep_args};
 pub use sim::{NodeId, Sim};
 

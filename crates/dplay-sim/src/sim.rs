@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::link::{LinkConfig, LinkStats};
+use crate::nat::{Nat, NatConfig, NatId};
 use crate::seed::{SEED_VAR, seed_from_env};
 use crate::trace::{Flags, Outcome, Trace};
 use crate::{Node, Transmit};
@@ -103,6 +104,8 @@ pub struct Sim {
     unroutable: u64,
     trace: Option<Trace>,
     steps_at_now: u64,
+    nats: Vec<Nat>,
+    behind: BTreeMap<NodeId, NatId>,
 }
 
 impl Sim {
@@ -130,6 +133,8 @@ impl Sim {
             unroutable: 0,
             trace: None,
             steps_at_now: 0,
+            nats: Vec::new(),
+            behind: BTreeMap::new(),
         }
     }
 
@@ -174,6 +179,37 @@ impl Sim {
         assert!(self.by_addr.insert(addr, id).is_none(), "two nodes at {addr}");
         self.slots.push(Slot { addr, node: Box::new(node), deadline: None });
         id
+    }
+
+    /// Adds a NAT (a link model: it owns no node). Nodes put behind it with
+    /// [`Sim::put_behind_nat`] send from its public IP and receive only what it lets in.
+    pub fn add_nat(&mut self, config: NatConfig) -> NatId {
+        self.nats.push(Nat::new(config));
+        NatId(self.nats.len() - 1)
+    }
+
+    /// Puts node `node` behind NAT `nat`: its datagrams leave from the NAT's public address,
+    /// datagrams reach it only through the NAT's mappings, and nodes outside the NAT cannot
+    /// reach its own (inside) address.
+    pub fn put_behind_nat(&mut self, node: NodeId, nat: NatId) {
+        self.behind.insert(node, nat);
+    }
+
+    /// Datagrams NAT `nat` refused from outside (no mapping, or filtered).
+    pub fn nat_filtered(&self, nat: NatId) -> u64 {
+        self.nats.get(nat.0).map_or(0, |n| n.filtered)
+    }
+
+    /// The node a datagram from node `from` (seen as `src` outside) to `destination` reaches,
+    /// through the NATs: `None` when there is none or a NAT refuses it.
+    fn route(&mut self, from: NodeId, src: SocketAddr, destination: SocketAddr) -> Option<NodeId> {
+        if let Some(to) = self.node_at(destination) {
+            let inside = self.behind.get(&to);
+            return (inside.is_none() || inside == self.behind.get(&from)).then_some(to);
+        }
+        let nat = self.nats.iter_mut().find(|n| n.config.public_ip == destination.ip())?;
+        let inside = nat.inbound(src, destination.port())?;
+        self.node_at(inside)
     }
 
     /// The node `id` as its concrete type, to inspect its state.
@@ -405,9 +441,13 @@ impl Sim {
 
     /// Puts one datagram on the link `from` -> its destination.
     fn send(&mut self, from: NodeId, transmit: Transmit) {
-        let src = self.addr(from);
         let Transmit { destination, contents: mut data } = transmit;
-        let Some(to) = self.node_at(destination) else {
+        let inside = self.addr(from);
+        let src = match self.behind.get(&from).and_then(|n| self.nats.get_mut(n.0)) {
+            Some(nat) => nat.outbound(inside, destination),
+            None => inside,
+        };
+        let Some(to) = self.route(from, src, destination) else {
             self.unroutable += 1;
             self.trace_datagram(src, destination, &data, Outcome::DroppedNoRoute);
             return;

@@ -85,7 +85,13 @@ pub(crate) fn dp4_snapshot(s: &Dp4Session, bytes: &PeerBytes) -> Snapshot {
         hosting: s.role() == dplay_session::dp4::Role::Host,
         addon: false,
     };
-    Snapshot { session, players: players.into(), traffic: None, counters: crate::Counters::default() }
+    Snapshot {
+        session,
+        players: players.into(),
+        traffic: None,
+        relay: None,
+        counters: crate::Counters::default(),
+    }
 }
 
 /// What a DirectPlay 4 session event means to the dashboard.

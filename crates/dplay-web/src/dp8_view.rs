@@ -54,6 +54,7 @@ pub fn dp8_snapshot(session: &Session) -> Snapshot {
         session: session_view(session, players.len()),
         players,
         traffic: None,
+        relay: None,
         counters: crate::counters::session_counters(session),
     }
 }
@@ -73,6 +74,7 @@ pub fn dp8_refresh(session: &Session, last: &Snapshot) -> Option<Snapshot> {
         session: session_view(session, players.len()),
         players,
         traffic: None,
+        relay: None,
         counters: crate::counters::session_counters(session),
     })
 }

@@ -83,6 +83,7 @@ mod metrics;
 mod players;
 mod public_address;
 mod rate;
+mod relay_view;
 mod server;
 mod snapshot;
 mod token;
@@ -97,6 +98,7 @@ pub use link::{ADMIN_QUEUE, AdminCommand, EVENT_BUFFER, LoopSide, ServerSide, li
 pub use players::Players;
 pub use public_address::PublicAddress;
 pub use rate::{BURST, MAX_CLIENTS, RATE};
+pub use relay_view::{RelayMemberView, RelayView};
 pub use server::{HEADER_TIMEOUT, MAX_BODY, MAX_HEADER_BYTES, MAX_STREAMS, WebConfig, WebServer};
 pub use snapshot::{CHAT_CHARS, NAME_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;

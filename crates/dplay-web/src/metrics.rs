@@ -17,7 +17,7 @@ pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0
 /// One label, `reason`.
 type Reason = Vec<(&'static str, &'static str)>;
 
-fn gauge(r: &mut Registry, name: &str, help: &str, value: u64) {
+pub(crate) fn gauge(r: &mut Registry, name: &str, help: &str, value: u64) {
     let g = Gauge::<i64>::default();
     g.set(i64::try_from(value).unwrap_or(i64::MAX));
     r.register(name, help, g);
@@ -27,13 +27,13 @@ fn gauge(r: &mut Registry, name: &str, help: &str, value: u64) {
 type Code = Vec<(&'static str, String)>;
 
 /// `name` gets the `_total` suffix from the encoder.
-fn counter(r: &mut Registry, name: &str, help: &str, value: u64) {
+pub(crate) fn counter(r: &mut Registry, name: &str, help: &str, value: u64) {
     let c = Counter::<u64>::default();
     c.inc_by(value);
     r.register(name, help, c);
 }
 
-fn by_reason(r: &mut Registry, name: &str, help: &str, counts: &[(&'static str, u64)]) {
+pub(crate) fn by_reason(r: &mut Registry, name: &str, help: &str, counts: &[(&'static str, u64)]) {
     let family = Family::<Reason, Counter>::default();
     for (reason, n) in counts {
         family.get_or_create(&vec![("reason", *reason)]).inc_by(*n);
@@ -73,6 +73,9 @@ pub(crate) fn render(s: &Snapshot) -> Result<String, fmt::Error> {
     gauge(&mut r, "connections", "Transport connections held", c.connections);
     gauge(&mut r, "half_open_connections", "Inbound connections not confirmed yet", c.half_open);
     gauge(&mut r, "joining", "Joiners connected but not members yet", c.joining);
+    if let Some(relay) = &s.relay {
+        crate::relay_view::metrics(&mut r, relay);
+    }
     let mut out = String::new();
     encode(&mut out, &r)?;
     Ok(out)

@@ -212,6 +212,7 @@ fn router(state: AppState) -> Router {
         .route("/api/session", get(session))
         .route("/api/players", get(players))
         .route("/api/traffic", get(traffic))
+        .route("/api/relay", get(relay))
         .route("/api/events", get(events))
         .route("/metrics", get(metrics))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), readable));
@@ -342,6 +343,13 @@ async fn session(State(s): State<AppState>) -> Response {
 
 async fn players(State(s): State<AppState>) -> Response {
     json(&s.link.snapshot().players)
+}
+
+async fn relay(State(s): State<AppState>) -> Response {
+    match &s.link.snapshot().relay {
+        Some(relay) => json(relay),
+        None => (StatusCode::NOT_FOUND, "this host does not relay\n").into_response(),
+    }
 }
 
 async fn traffic(State(s): State<AppState>) -> Response {

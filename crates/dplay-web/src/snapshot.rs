@@ -18,6 +18,8 @@ pub struct Snapshot {
     pub players: Players,
     /// The add-on's aircraft; `None` for a session without the add-on.
     pub traffic: Option<Traffic>,
+    /// A relaying host's relay (`/api/relay`); `None` for a host that does not relay.
+    pub relay: Option<crate::relay_view::RelayView>,
     /// Totals and what is held, for `/metrics`.
     #[serde(skip)]
     pub counters: Counters,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use dplay_bench::proxy::Impairment;
 use dplay_bench::report::{self, Row, Rows};
 use dplay_bench::stats::{Percentiles, percentiles};
-use dplay_bench::{dashboard, ours, scale, udp};
+use dplay_bench::{dashboard, ours, relay, scale, udp};
 
 const MESSAGE: usize = 1024;
 /// Our datagram for a 1 KiB message: the 4-byte DFRAME header and the payload.
@@ -81,6 +81,28 @@ fn lossy_rows(plan: &Plan, rows: &mut Rows) {
     if let (Some(o), Some(e)) = (ours, enet) {
         rows.insert("lossy_vs_enet".into(), Row::rate(o / MB, e / MB, "MB/s"));
     }
+}
+
+/// The relay under 32 FS2004 pilots (issue 23): its thread's CPU against the 25% goal, and
+/// the p99 it adds against 100 us (the baseline run sends the same datagrams directly).
+fn relay_rows(plan: &Plan, rows: &mut Rows) {
+    let Some(r) = check("relay", relay::run(plan.goodput)) else { return };
+    println!(
+        "relay: {:.0} datagrams/s offered, {:.4} delivered, relay thread {:.1}% of a core, one-way p50/p99 {:.1}/{:.1} us relayed, {:.1}/{:.1} us direct",
+        r.offered,
+        r.delivered,
+        r.cpu_percent,
+        r.relayed.p50 / 1e3,
+        r.relayed.p99 / 1e3,
+        r.direct.p50 / 1e3,
+        r.direct.p99 / 1e3
+    );
+    rows.insert(
+        "relay_32_pilots_cpu".into(),
+        Row::time(r.cpu_percent, relay::CPU_BUDGET_PERCENT, "% of a core"),
+    );
+    let added = (r.relayed.p99 - r.direct.p99) / 1e3;
+    rows.insert("relay_hop_p99_added".into(), Row::time(added, relay::HOP_P99_BUDGET_US, "us"));
 }
 
 fn scale_rows(plan: &Plan, rows: &mut Rows) {
@@ -237,6 +259,9 @@ fn main() {
     }
     if wants("lossy") {
         lossy_rows(&plan, &mut rows);
+    }
+    if wants("relay") {
+        relay_rows(&plan, &mut rows);
     }
     if wants("scale") {
         scale_rows(&plan, &mut rows);

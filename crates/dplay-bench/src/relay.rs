@@ -1,0 +1,248 @@
+//! The relay under an FS2004 load (issue 23; docs/PERFORMANCE.md): a runtime with
+//! [`dplay_runtime::Relayed`] endpoints on loopback relays `PILOTS` members' position
+//! datagrams, each member sending one to each of the others `RATE` times a second (32 pilots
+//! at 40 per second: 39,680 datagrams/s). Measures the relay thread's CPU and the one-way
+//! latency through the relay, next to the same datagrams sent directly (the baseline): the
+//! difference is what the relay hop adds.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use dplay_runtime::{Protocol, Relayed, Runtime, RuntimeConfig, SharedRelay, relay_sockets};
+use dplay_wire::Wire;
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::path_test::{PathTest, path_test_key};
+use uuid::Uuid;
+
+use crate::scale::thread_cpu;
+use crate::stats::{Percentiles, percentiles};
+
+/// Members of the session.
+pub const PILOTS: usize = 32;
+/// Position datagrams per second each member sends to each other member.
+pub const RATE: u32 = 40;
+/// The goal: at most this share of a core (issue 23).
+pub const CPU_BUDGET_PERCENT: f64 = 25.0;
+/// The goal: at most this added to a datagram's p99 by the hop, in microseconds.
+pub const HOP_P99_BUDGET_US: f64 = 100.0;
+/// A position datagram's size: a DFRAME around FS2004's POSITION_VELOCITY.
+const DATAGRAM: usize = 76;
+const RELAY_THREAD: &str = "bench-relay";
+const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+const APP: Uuid = Uuid::from_u128(0xbe4c);
+const INSTANCE: Uuid = Uuid::from_u128(0x1);
+
+/// What one run measured.
+#[derive(Debug, Clone, Copy)]
+pub struct RelayRun {
+    /// The relay thread's CPU, in percent of a core.
+    pub cpu_percent: f64,
+    /// One-way latencies through the relay, in nanoseconds.
+    pub relayed: Percentiles,
+    /// One-way latencies of the same load sent directly.
+    pub direct: Percentiles,
+    /// Datagrams per second offered.
+    pub offered: f64,
+    /// Share of them delivered through the relay.
+    pub delivered: f64,
+}
+
+/// A protocol with nothing to do: the relay alone.
+struct Idle;
+
+impl Protocol for Idle {
+    type Command = ();
+    type Event = ();
+
+    fn handle_command(&mut self, _now: Instant, _command: ()) {}
+    fn handle_timeout(&mut self, _now: Instant) {}
+    fn poll_event(&mut self) -> Option<()> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+}
+
+/// Runs the load for `duration` through the relay and then directly.
+pub fn run(duration: Duration) -> io::Result<RelayRun> {
+    let members: Vec<UdpSocket> =
+        (0..PILOTS).map(|_| UdpSocket::bind(LOOPBACK)).collect::<io::Result<_>>()?;
+    for m in &members {
+        m.set_read_timeout(Some(Duration::from_millis(20)))?;
+    }
+    let addrs: Vec<SocketAddr> = members.iter().map(UdpSocket::local_addr).collect::<io::Result<_>>()?;
+    let mut config = RuntimeConfig::with_sockets(relay_sockets(LOOPBACK, PILOTS));
+    config.thread_name = RELAY_THREAD.into();
+    let mut shared = None;
+    let runtime = Runtime::try_spawn_with(config, |bound| {
+        let relay = SharedRelay::new(bound, LOOPBACK.ip(), |c| {
+            c.rate.datagrams = 100_000;
+            c.rate.bytes = 100 << 20;
+        });
+        shared = Some(relay.clone());
+        Ok(Relayed::new(Idle, Some(relay)))
+    })
+    .map_err(io::Error::other)?;
+    let relay = shared.ok_or_else(|| io::Error::other("no relay"))?;
+    let endpoints: Vec<SocketAddr> = {
+        let mut r = relay.lock();
+        for (i, a) in addrs.iter().enumerate() {
+            r.admit(dpnid(i), *a, APP, INSTANCE);
+        }
+        r.endpoints().to_vec()
+    };
+    latch(&members, &endpoints)?;
+    let relayed = load(&members, &endpoints, duration)?;
+    let direct = load(&members, &addrs, duration)?;
+    drop(runtime);
+    Ok(RelayRun {
+        cpu_percent: relayed.cpu_percent,
+        relayed: relayed.latency,
+        direct: direct.latency,
+        offered: relayed.offered,
+        delivered: relayed.delivered,
+    })
+}
+
+/// A relay with `PILOTS` members latched at every other's endpoint (addresses on loopback,
+/// nothing sent), for the in-process cost of forwarding (the `micro` bench).
+pub fn latched_relay() -> dplay_relay::Relay {
+    let endpoint = |i: usize| SocketAddr::from(([127, 0, 0, 1], 10_000 + u16::try_from(i).unwrap_or(0)));
+    let member = member_addr;
+    let mut cfg = dplay_relay::RelayConfig::new((0..PILOTS).map(endpoint).collect());
+    cfg.rate.datagrams = u32::MAX;
+    cfg.rate.bytes = u32::MAX;
+    let mut r = dplay_relay::Relay::new(cfg);
+    for i in 0..PILOTS {
+        r.admit(dpnid(i), member(i), APP, INSTANCE);
+    }
+    let t = Instant::now();
+    for i in 0..PILOTS {
+        for j in (0..PILOTS).filter(|j| *j != i) {
+            let first = if i > j {
+                let key = path_test_key(dpnid(i).0, dpnid(j).0, &APP, &INSTANCE);
+                PathTest { msg_id: 1, key }.to_vec().unwrap_or_default()
+            } else {
+                vec![0x88, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            };
+            r.handle_datagram(t, j, member(i), &first);
+        }
+    }
+    let mut buf = Vec::new();
+    while r.poll_forward(&mut buf).is_some() {
+        buf.clear();
+    }
+    r
+}
+
+/// The address member `i` of [`latched_relay`] sends from.
+pub fn member_addr(i: usize) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 2], 20_000 + u16::try_from(i).unwrap_or(0)))
+}
+
+/// A position datagram's size, for the benches.
+pub const POSITION_DATAGRAM: usize = DATAGRAM;
+
+fn dpnid(i: usize) -> Dpnid {
+    Dpnid(0x100 + u32::try_from(i).unwrap_or(0))
+}
+
+/// Every member latches at every other's endpoint, as in a session: the newer one of each pair
+/// with its PATH_TEST, the older one with a CONNECT.
+fn latch(members: &[UdpSocket], endpoints: &[SocketAddr]) -> io::Result<()> {
+    for (i, m) in members.iter().enumerate() {
+        for (j, e) in endpoints.iter().enumerate().take(members.len()) {
+            let first = if i > j {
+                let key = path_test_key(dpnid(i).0, dpnid(j).0, &APP, &INSTANCE);
+                PathTest { msg_id: 1, key }.to_vec().map_err(io::Error::other)?
+            } else {
+                vec![0x88, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            };
+            if i != j {
+                m.send_to(&first, e)?;
+            }
+        }
+    }
+    // What the latches forwarded: drained before measuring.
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = [0u8; 2048];
+    for m in members {
+        m.set_nonblocking(true)?;
+        while m.recv_from(&mut buf).is_ok() {}
+        m.set_nonblocking(false)?;
+    }
+    Ok(())
+}
+
+struct Load {
+    cpu_percent: f64,
+    latency: Percentiles,
+    offered: f64,
+    delivered: f64,
+}
+
+/// Each member sends a stamped datagram to each other member's `targets` entry `RATE` times a
+/// second for `duration`; one receiver thread per member collects the latencies.
+fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io::Result<Load> {
+    let epoch = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let receivers: Vec<_> = members
+        .iter()
+        .map(|m| {
+            let (socket, stop) = (m.try_clone(), Arc::clone(&stop));
+            std::thread::spawn(move || -> io::Result<Vec<u64>> {
+                let socket = socket?;
+                let mut buf = [0u8; 2048];
+                let mut ages = Vec::new();
+                while !stop.load(Ordering::Acquire) {
+                    if let Ok((n, _)) = socket.recv_from(&mut buf) {
+                        ages.extend(buf.get(..n).and_then(|d| crate::age_ns(d, epoch)));
+                    }
+                }
+                Ok(ages)
+            })
+        })
+        .collect();
+    let cpu0 = thread_cpu(RELAY_THREAD);
+    let t0 = Instant::now();
+    // Each member's 31 datagrams in turn, spread over the interval as pilots' clocks are.
+    let slot = Duration::from_secs(1) / RATE / u32::try_from(members.len()).unwrap_or(1);
+    let mut sent = 0u64;
+    let mut buf = [0u8; DATAGRAM];
+    let mut tick = t0;
+    while tick < t0 + duration {
+        for (i, m) in members.iter().enumerate() {
+            for (j, to) in targets.iter().enumerate().take(members.len()) {
+                if i != j {
+                    crate::stamp(&mut buf, epoch);
+                    if m.send_to(&buf, to).is_ok() {
+                        sent += 1;
+                    }
+                }
+            }
+            tick += slot;
+            if let Some(wait) = tick.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+    }
+    let elapsed = t0.elapsed();
+    std::thread::sleep(Duration::from_millis(100));
+    let cpu1 = thread_cpu(RELAY_THREAD);
+    stop.store(true, Ordering::Release);
+    let mut ages = Vec::new();
+    for r in receivers {
+        ages.extend(r.join().map_err(|_| io::Error::other("receiver panicked"))??);
+    }
+    let cpu_percent = match (cpu0, cpu1) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64() / elapsed.as_secs_f64() * 100.0,
+        _ => 0.0,
+    };
+    #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+    let (offered, delivered) = (sent as f64 / elapsed.as_secs_f64(), ages.len() as f64 / sent.max(1) as f64);
+    Ok(Load { cpu_percent, latency: percentiles(&mut ages), offered, delivered })
+}

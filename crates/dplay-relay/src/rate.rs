@@ -1,0 +1,85 @@
+//! The per-member rate cap: a token bucket of datagrams and one of bytes (docs/limits.md,
+//! "Relay").
+
+use std::time::{Duration, Instant};
+
+/// What one member may have relayed: `datagrams` and `bytes` per second, with bursts of a
+/// quarter second's worth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Datagrams per second.
+    pub datagrams: u32,
+    /// Bytes per second.
+    pub bytes: u32,
+}
+
+impl Default for RateLimit {
+    /// 4,000 datagrams and 2 MiB per second: an FS2004 pilot in a full 32-pilot session sends
+    /// about 1,240 position datagrams per second plus acknowledgements (docs/limits.md).
+    fn default() -> Self {
+        Self { datagrams: 4_000, bytes: 2 << 20 }
+    }
+}
+
+/// The bursts allowed: this fraction of a second's worth.
+const BURST: Duration = Duration::from_millis(250);
+
+/// Two token buckets, refilled from the time passed in.
+#[derive(Debug, Clone)]
+pub(crate) struct Bucket {
+    datagrams: f64,
+    bytes: f64,
+    at: Option<Instant>,
+}
+
+impl Bucket {
+    pub(crate) fn new() -> Self {
+        Self { datagrams: 0.0, bytes: 0.0, at: None }
+    }
+
+    /// Takes one datagram of `len` bytes if both buckets hold enough.
+    pub(crate) fn take(&mut self, now: Instant, len: usize, limit: RateLimit) -> bool {
+        let burst = BURST.as_secs_f64();
+        let (max_d, max_b) = (f64::from(limit.datagrams) * burst, f64::from(limit.bytes) * burst);
+        let passed = self.at.map_or(burst, |at| now.saturating_duration_since(at).as_secs_f64());
+        self.at = Some(now);
+        self.datagrams = (self.datagrams + passed * f64::from(limit.datagrams)).min(max_d);
+        self.bytes = (self.bytes + passed * f64::from(limit.bytes)).min(max_b);
+        let len = len as f64;
+        if self.datagrams < 1.0 || self.bytes < len {
+            return false;
+        }
+        self.datagrams -= 1.0;
+        self.bytes -= len;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[allow(clippy::disallowed_methods)] // tests need one real starting instant; time then advances by hand
+    fn t0() -> Instant {
+        Instant::now()
+    }
+
+    #[test]
+    fn a_burst_then_the_rate() {
+        let limit = RateLimit { datagrams: 400, bytes: 1 << 20 };
+        let t0 = t0();
+        let mut b = Bucket::new();
+        let burst = (0..200).filter(|_| b.take(t0, 10, limit)).count();
+        assert_eq!(burst, 100, "a quarter second's worth");
+        let later = (0..200).filter(|_| b.take(t0 + Duration::from_millis(100), 10, limit)).count();
+        assert_eq!(later, 40, "400 per second for 100 ms");
+    }
+
+    #[test]
+    fn bytes_cap_too() {
+        let limit = RateLimit { datagrams: 10_000, bytes: 4_000 };
+        let mut b = Bucket::new();
+        let t0 = t0();
+        assert_eq!((0..10).filter(|_| b.take(t0, 500, limit)).count(), 2);
+    }
+}

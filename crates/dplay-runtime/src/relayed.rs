@@ -1,0 +1,152 @@
+//! [`Relayed`]: a DirectPlay 8 host's protocol with a [`Relay`] on the sockets after its own
+//! (issue 23; docs/relay.md). The session's socket is [`SocketId::MAIN`]; relay endpoint `i`
+//! is socket `i + 1`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use dplay_relay::{Relay, RelayConfig, RelayStats};
+use dplay_session::AddressMapHandle;
+
+use crate::{Path, Protocol, SocketId, SocketSpec, StreamClosed, StreamId, StreamStatus, Transmit};
+
+/// The sockets of a relaying host: the session's on `bind`, then `endpoints` relay endpoints
+/// on the first free ports after it (any free ports when `bind`'s port is 0).
+pub fn relay_sockets(bind: SocketAddr, endpoints: usize) -> Vec<SocketSpec> {
+    let first = bind.port().saturating_add(1);
+    let span = u16::try_from(endpoints.saturating_mul(2).max(16)).unwrap_or(u16::MAX);
+    let ports = if bind.port() == 0 { 0..=0 } else { first..=first.saturating_add(span) };
+    let endpoint = SocketSpec::udp(SocketAddr::new(bind.ip(), 0)).first_free(ports);
+    std::iter::once(SocketSpec::udp(bind)).chain(std::iter::repeat_n(endpoint, endpoints)).collect()
+}
+
+/// A relay shared by the session (through its [`dplay_session::AddressMap`]), the protocol
+/// loop and whoever reads its stats (the command, the dashboard).
+#[derive(Debug, Clone)]
+pub struct SharedRelay(Arc<Mutex<Relay>>);
+
+impl SharedRelay {
+    /// A relay whose endpoints are the sockets after the first of `bound` (as the runtime
+    /// bound [`relay_sockets`]), advertised at `public` with their ports; `configure` may
+    /// change its caps.
+    pub fn new(bound: &[SocketAddr], public: IpAddr, configure: impl FnOnce(&mut RelayConfig)) -> Self {
+        let endpoints = bound.iter().skip(1).map(|a| SocketAddr::new(public, a.port())).collect();
+        let mut cfg = RelayConfig::new(endpoints);
+        configure(&mut cfg);
+        Self(Arc::new(Mutex::new(Relay::new(cfg))))
+    }
+
+    /// The handle a host's [`dplay_session::SessionConfig::address_map`] takes.
+    pub fn address_map(&self) -> AddressMapHandle {
+        AddressMapHandle::new(self.0.clone())
+    }
+
+    /// Charges the datagrams waiting to be relayed to `budget`: the host session's
+    /// ([`dplay_session::Session::memory_budget`]; docs/limits.md).
+    pub fn charge_to(&self, budget: &dplay_wire::budget::MemoryBudget) {
+        self.lock().set_budget(budget);
+    }
+
+    /// What the relay did so far.
+    pub fn stats(&self) -> RelayStats {
+        self.lock().stats()
+    }
+
+    /// The relay itself, locked (the protocol thread locks it once per datagram): for tests
+    /// and benchmarks that admit members without a session.
+    pub fn lock(&self) -> MutexGuard<'_, Relay> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A host protocol `P` (DirectPlay 8, or the add-on over it) with its relay when it has one:
+/// datagrams on the main socket are `P`'s, those on the endpoints the relay's. Without a relay
+/// it is `P` (so a command builds one protocol type, relaying or not).
+#[derive(Debug)]
+pub struct Relayed<P> {
+    inner: P,
+    relay: Option<SharedRelay>,
+}
+
+impl<P> Relayed<P> {
+    /// `inner`, whose session was configured with `relay`'s [`SharedRelay::address_map`]
+    /// (`None`: no relay).
+    pub fn new(inner: P, relay: Option<SharedRelay>) -> Self {
+        Self { inner, relay }
+    }
+
+    /// The protocol underneath.
+    pub fn inner(&self) -> &P {
+        &self.inner
+    }
+
+    /// The protocol underneath, to change.
+    pub fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
+    }
+
+    /// The relay, if any.
+    pub fn relay(&self) -> Option<&SharedRelay> {
+        self.relay.as_ref()
+    }
+}
+
+impl<P: Protocol> Protocol for Relayed<P> {
+    type Command = P::Command;
+    type Event = P::Event;
+
+    fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
+        match (socket.0.checked_sub(1), &self.relay) {
+            (None, _) => self.inner.handle_udp(now, socket, from, data),
+            (Some(endpoint), Some(relay)) => relay.lock().handle_datagram(now, endpoint, from, data),
+            (Some(_), None) => {}
+        }
+    }
+
+    fn handle_stream(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<StreamStatus, String> {
+        self.inner.handle_stream(now, stream, peer, data)
+    }
+
+    fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
+        self.inner.handle_stream_closed(now, stream, closed);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: Self::Command) {
+        self.inner.handle_command(now, command);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner.handle_timeout(now);
+    }
+
+    fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        if let Some(t) = self.inner.poll_send(now, buf) {
+            return Some(t);
+        }
+        let f = self.relay.as_ref()?.lock().poll_forward(buf)?;
+        Some(Transmit { to: f.to, path: Path::Udp(SocketId(f.endpoint + 1)) })
+    }
+
+    fn poll_event(&mut self) -> Option<Self::Event> {
+        self.inner.poll_event()
+    }
+
+    fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
+        self.inner.memory_budget()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.inner.poll_timeout()
+    }
+
+    fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+}

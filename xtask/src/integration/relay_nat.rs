@@ -1,0 +1,232 @@
+//! `--relay` behind real Linux NAT (issue 23; docs/relay.md): private network namespaces this
+//! case makes and removes itself. A "public" namespace holds the relaying host on a bridge;
+//! three NAT routers (nftables masquerade: two port-restricted cone, one `fully-random`, a
+//! symmetric NAT) each front a pilot on the same private subnet, 192.168.1.0/24; a stranger
+//! sits on the public side. No traffic leaves the namespaces: every link is a veth pair
+//! between them. Needs root, `ip` and `nft` (skipped, with a line, without them).
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail, ensure};
+
+use super::{Suite, WAIT, event_with, is};
+use crate::util::have;
+
+/// The host's public address.
+const HOST_IP: &str = "203.0.113.1";
+
+/// The namespaces of one run, removed when dropped.
+struct Net {
+    prefix: String,
+    names: Vec<String>,
+}
+
+fn ip(args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("ip").args(args).stdout(Stdio::null()).status().context("running ip")?;
+    ensure!(status.success(), "ip {} failed", args.join(" "));
+    Ok(())
+}
+
+impl Net {
+    fn ns(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    fn exec(&self, ns: &str, args: &[&str]) -> anyhow::Result<()> {
+        let ns = self.ns(ns);
+        let mut all = vec!["netns", "exec", ns.as_str()];
+        all.extend_from_slice(args);
+        ip(&all)
+    }
+
+    fn add(&mut self, name: &str) -> anyhow::Result<()> {
+        let ns = self.ns(name);
+        ip(&["netns", "add", &ns])?;
+        self.names.push(ns);
+        self.exec(name, &["ip", "link", "set", "lo", "up"])
+    }
+
+    /// A veth pair between `a` (named `a_if`, address `a_addr`) and `b`.
+    fn link(
+        &self,
+        a: &str,
+        a_if: &str,
+        a_addr: Option<&str>,
+        b: &str,
+        b_if: &str,
+        b_addr: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let (na, nb) = (self.ns(a), self.ns(b));
+        ip(&["link", "add", a_if, "netns", &na, "type", "veth", "peer", "name", b_if, "netns", &nb])?;
+        for (ns, ifname, addr) in [(a, a_if, a_addr), (b, b_if, b_addr)] {
+            if let Some(addr) = addr {
+                self.exec(ns, &["ip", "addr", "add", addr, "dev", ifname])?;
+            }
+            self.exec(ns, &["ip", "link", "set", ifname, "up"])?;
+        }
+        Ok(())
+    }
+
+    /// The public side, three NAT routers with a pilot each, and a stranger.
+    fn build() -> anyhow::Result<Self> {
+        let mut net = Net { prefix: format!("dprelay{}-", std::process::id()), names: Vec::new() };
+        for name in ["pub", "r1", "r2", "r3", "p1", "p2", "p3", "x"] {
+            net.add(name)?;
+        }
+        net.exec("pub", &["ip", "link", "add", "br0", "type", "bridge"])?;
+        net.exec("pub", &["ip", "addr", "add", &format!("{HOST_IP}/24"), "dev", "br0"])?;
+        net.exec("pub", &["ip", "link", "set", "br0", "up"])?;
+        let attach = |ns: &str, addr: &str, port: &str| -> anyhow::Result<()> {
+            net.link("pub", port, None, ns, "wan", Some(addr))?;
+            net.exec("pub", &["ip", "link", "set", port, "master", "br0"])
+        };
+        attach("r1", "203.0.113.11/24", "b1")?;
+        attach("r2", "203.0.113.12/24", "b2")?;
+        attach("r3", "203.0.113.13/24", "b3")?;
+        attach("x", "203.0.113.99/24", "bx")?;
+        for (k, random) in [("1", false), ("2", false), ("3", true)] {
+            let (router, pilot) = (format!("r{k}"), format!("p{k}"));
+            // The same private subnet behind every router.
+            net.link(&router, "lan", Some("192.168.1.1/24"), &pilot, "eth0", Some("192.168.1.2/24"))?;
+            net.exec(&pilot, &["ip", "route", "add", "default", "via", "192.168.1.1"])?;
+            net.exec(&router, &["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])?;
+            net.exec(&router, &["nft", "add table ip nat"])?;
+            net.exec(
+                &router,
+                &["nft", "add chain ip nat post { type nat hook postrouting priority 100 ; }"],
+            )?;
+            let masquerade = if random { "masquerade fully-random" } else { "masquerade" };
+            net.exec(&router, &["nft", &format!("add rule ip nat post oifname \"wan\" {masquerade}")])?;
+        }
+        Ok(net)
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for ns in self.names.iter().rev() {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// Root and `ip` are needed; `nft` is installed (Debian's nftables) when missing, so CI, root
+/// on a fresh machine, never skips these cases.
+fn ready() -> anyhow::Result<bool> {
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if !(root && have("ip")) {
+        println!("    skipped: needs root and ip");
+        return Ok(false);
+    }
+    if !have("nft") {
+        println!(
+            "==> nft is missing: installing Debian's nftables package (needed by the relay's NAT cases)"
+        );
+        let script = "export DEBIAN_FRONTEND=noninteractive; \
+            apt-get update -qq && apt-get install -y -qq --no-install-recommends nftables";
+        crate::util::step("install nftables", Command::new("sh").args(["-c", script]))?;
+        ensure!(have("nft"), "nft is still missing after apt-get; install Debian's nftables and run again");
+    }
+    Ok(true)
+}
+
+/// `dplay fs host --relay` on the public side; three FS2004 pilots behind three NATs (one
+/// symmetric), each given only the host's address: every pilot sees every other pilot's
+/// positions, through the relay; a stranger's datagrams at the relay endpoints are dropped
+/// and counted.
+pub(super) fn fs2004_behind_nat(s: &Suite) -> anyhow::Result<()> {
+    if !ready()? {
+        return Ok(());
+    }
+    let net = Net::build()?;
+    let host_addr = format!("{HOST_IP}:23456");
+    let host = s.start_in(
+        &net.ns("pub"),
+        "relay host",
+        &["fs", "host", "--sim", "fs2004", "--relay", "--json", "--bind", &host_addr, "--duration", "40"],
+    )?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    let names = ["alpha", "bravo", "charlie"];
+    let mut pilots = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let ns = format!("p{}", k + 1);
+        let p = s.start_in(
+            &net.ns(&ns),
+            name,
+            &[
+                "fs",
+                "join",
+                "--sim",
+                "fs2004",
+                &host_addr,
+                "--player",
+                "--name",
+                name,
+                "--json",
+                "--duration",
+                "30",
+            ],
+        )?;
+        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
+        pilots.push(p);
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    for (p, me) in pilots.iter().zip(names) {
+        for other in names.iter().filter(|n| **n != me) {
+            s.expect(p, &format!("{other}'s position"), WAIT, |v| {
+                v["event"] == "position" && v["name"] == *other
+            })?;
+        }
+    }
+    // A stranger on the public side sends a CONNECT to each of the first relay ports.
+    let stranger = (23457..23461)
+        .map(|port| format!("printf '\\x88\\x01\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0' > /dev/udp/{HOST_IP}/{port}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    net.exec("x", &["bash", "-c", &stranger])?;
+    drop(pilots);
+    let relay = s.expect(&host, "the relay's line", Duration::from_secs(45), is("relay"))?;
+    ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 100), "too little relayed: {relay}");
+    ensure!(relay["strangers"].as_u64().is_some_and(|n| n >= 4), "the stranger was not counted: {relay}");
+    if relay["over_budget"].as_u64() != Some(0) {
+        bail!("relay over budget: {relay}");
+    }
+    Ok(())
+}
+
+/// `dplay host --relay` on the public side; three members behind three NATs (one symmetric)
+/// join one after another, each sending a message at once: every member already there gets
+/// it, through the relay, from the moment the sender is joined.
+pub(super) fn dp8_behind_nat(s: &Suite) -> anyhow::Result<()> {
+    if !ready()? {
+        return Ok(());
+    }
+    let net = Net::build()?;
+    let host_addr = format!("{HOST_IP}:6073");
+    let host = s.start_in(
+        &net.ns("pub"),
+        "relay host",
+        &["host", "--relay", "--json", "--bind", &host_addr, "--duration", "30"],
+    )?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    let names = ["m1", "m2", "m3"];
+    let mut members = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let text = format!("hello from {name}");
+        let args = ["join", &host_addr, "--json", "--name", name, "--send", &text, "--duration", "20"];
+        let p = s.start_in(&net.ns(&format!("p{}", k + 1)), name, &args)?;
+        s.expect(&p, "the name table", WAIT, is("name_table"))?;
+        members.push(p);
+    }
+    for (k, p) in members.iter().enumerate() {
+        for later in names.iter().skip(k + 1) {
+            let text = format!("hello from {later}");
+            s.expect(p, &format!("{later}'s message"), WAIT, event_with("message", "text", &text))?;
+        }
+    }
+    drop(members);
+    let relay = s.expect(&host, "the relay's line", Duration::from_secs(35), is("relay"))?;
+    ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 0), "nothing relayed: {relay}");
+    Ok(())
+}
