@@ -58,6 +58,7 @@ mod protocol;
 mod socket;
 mod streams;
 mod udp;
+mod voice;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
 pub use addon_dp4::{AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role};
@@ -73,3 +74,4 @@ pub use protocol::{
     StreamStatus, Tap, Transmit,
 };
 pub use streams::WRITE_BACKLOG;
+pub use voice::{VoiceEvent, VoiceRole};

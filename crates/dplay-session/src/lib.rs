@@ -135,6 +135,7 @@ mod table_ops;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod test_hooks;
+mod voice;
 
 pub use admission::DPNERR_INVALIDPARAM;
 pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
