@@ -54,6 +54,8 @@ pub(crate) struct HostArgs {
     #[arg(long, value_enum, default_value_t, conflicts_with = "dp4")]
     signing: live::SigningArg,
     #[command(flatten)]
+    pub(crate) voice: crate::voice::VoiceArgs,
+    #[command(flatten)]
     pub(crate) limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
@@ -68,6 +70,9 @@ pub(crate) struct HostArgs {
 /// Runs `dplay host` until the duration passes or Ctrl-C.
 pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     if args.dp4 {
+        if args.voice.voice.is_some() {
+            anyhow::bail!("--voice runs over DirectPlay 8 sessions only so far (not --dp4)");
+        }
         return crate::dp4::host(&args);
     }
     args.limits.check_names(&[("session name", &args.session), ("player name", &args.name)])?;
@@ -89,7 +94,13 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         flags.set(ApplicationDescFlags::CLIENT_SERVER, args.client_server);
         flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
-        Dp8Protocol::new(c, start)
+        match args.voice.role() {
+            // The server types `--voice` offers are all supported.
+            Some(role) => {
+                Dp8Protocol::with_voice(c.clone(), start, role).unwrap_or_else(|| Dp8Protocol::new(c, start))
+            }
+            None => Dp8Protocol::new(c, start),
+        }
     };
     let bans = crate::web::bans(&args.web)?;
     let Some(web) = args.web.web else {
@@ -137,6 +148,7 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
             address::list(&addrs)
         ),
     );
+    crate::voice::announce(&out, &args.voice);
     runtime.command(Dp8Command::Host)?;
     runtime.command(Dp8Command::SetBans(bans.bans().clone()))?;
     let _server = match web {

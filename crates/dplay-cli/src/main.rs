@@ -33,6 +33,7 @@ mod reassembly;
 mod render;
 mod stats_signal;
 mod stream;
+mod voice;
 mod web;
 
 use std::io::Write;

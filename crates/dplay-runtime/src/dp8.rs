@@ -270,7 +270,13 @@ impl Protocol for Dp8Protocol {
             }
             Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
             Dp8Command::Refusals => {
-                self.events.push_back(Dp8Event::Refusals(s.refusals()));
+                let mut refusals = s.refusals();
+                if let Some(v) = self.voice.as_ref().and_then(VoiceLayer::server) {
+                    refusals.counts.extend(v.stats().drops());
+                    let talkers = v.talkers().iter().map(|t| (t.dvid, t.speech)).collect();
+                    self.events.push_back(Dp8Event::Voice(VoiceEvent::Speech(talkers)));
+                }
+                self.events.push_back(Dp8Event::Refusals(refusals));
                 Ok(())
             }
             Dp8Command::RemovePlayer(dpnid) => s.remove_player(now, dpnid).map_err(|e| ("remove player", e)),

@@ -42,6 +42,9 @@ pub enum VoiceEvent {
     TestFailed(String),
     /// The test ended: the round trips measured.
     TestDone(RoundTrips),
+    /// Per-talker speech counts (with the refusals summary): each voice client's DVID and the
+    /// speech messages accepted from it.
+    Speech(Vec<(Dvid, u64)>),
 }
 
 #[derive(Debug)]
