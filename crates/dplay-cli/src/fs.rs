@@ -121,6 +121,8 @@ pub(crate) struct FsHostArgs {
     #[arg(long)]
     max_players: Option<usize>,
     #[command(flatten)]
+    voice: crate::voice::VoiceArgs,
+    #[command(flatten)]
     limits: crate::limits::LimitArgs,
     #[command(flatten)]
     dp4_limits: crate::dp4::Dp4LimitArgs,
@@ -239,12 +241,20 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
         a.limits.apply(c);
     };
+    // `--voice`: the session's voice server too (`--voice` offers only types that are served).
+    let voiced = |mut p: AddonProtocol| {
+        if let Some(role) = a.voice.role() {
+            p.set_voice(role);
+        }
+        p
+    };
     let Some(web) = a.web.web else {
-        let (runtime, out, start) = setup.spawn(role, tune, |p, _| p)?;
+        let (runtime, out, start) = setup.spawn(role, tune, |p, _| voiced(p))?;
         return serve(a, guid, runtime, out, start, None);
     };
     let (loop_side, server_side) = dplay_web::link();
-    let (runtime, out, start) = setup.spawn(role, tune, |p, start| Observed::new(p, loop_side, start))?;
+    let (runtime, out, start) =
+        setup.spawn(role, tune, |p, start| Observed::new(voiced(p), loop_side, start))?;
     serve(a, guid, runtime, out, start, Some((web, server_side)))
 }
 
@@ -277,6 +287,7 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
         address::list(&addrs)
     );
     out.event(&hosting, text);
+    crate::voice::announce(&out, &a.voice);
     runtime.command(AddonCommand::Session(Dp8Command::Host))?;
     let bans = crate::web::bans(&a.web)?;
     runtime.command(AddonCommand::Session(Dp8Command::SetBans(bans.bans().clone())))?;

@@ -94,13 +94,12 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         flags.set(ApplicationDescFlags::CLIENT_SERVER, args.client_server);
         flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
-        match args.voice.role() {
-            // The server types `--voice` offers are all supported.
-            Some(role) => {
-                Dp8Protocol::with_voice(c.clone(), start, role).unwrap_or_else(|| Dp8Protocol::new(c, start))
-            }
-            None => Dp8Protocol::new(c, start),
+        let mut p = Dp8Protocol::new(c, start);
+        // `--voice` offers only the types that are served.
+        if let Some(role) = args.voice.role() {
+            p.set_voice(role);
         }
+        p
     };
     let bans = crate::web::bans(&args.web)?;
     let Some(web) = args.web.web else {

@@ -122,11 +122,11 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         args.budget.apply_dp8(&mut c.limits);
         // MC-DPL8CS 2.2.1.2: PLAYER_CONNECT_INFO's player data.
         c.player_data = player_data;
-        match args.voice_test {
-            Some(frames) => Dp8Protocol::with_voice(c.clone(), start, VoiceRole::Test { frames })
-                .unwrap_or_else(|| Dp8Protocol::new(c, start)),
-            None => Dp8Protocol::new(c, start),
+        let mut p = Dp8Protocol::new(c, start);
+        if let Some(frames) = args.voice_test {
+            p.set_voice(VoiceRole::Test { frames });
         }
+        p
     })?;
     let mut out = Output::new(args.net.json, start);
     out.event(

@@ -185,9 +185,11 @@ impl Dp8Protocol {
         Self { session: Session::new(config, now), events: VecDeque::new(), ended: false, voice: None }
     }
 
-    /// With DirectPlay Voice in `role`; `None` for a voice session type we do not run.
-    pub fn with_voice(config: SessionConfig, now: Instant, role: VoiceRole) -> Option<Self> {
-        Some(Self { voice: Some(VoiceLayer::new(role)?), ..Self::new(config, now) })
+    /// Runs DirectPlay Voice in `role` above the session; false (and no voice) for a voice
+    /// session type we do not run.
+    pub fn set_voice(&mut self, role: VoiceRole) -> bool {
+        self.voice = VoiceLayer::new(role);
+        self.voice.is_some()
     }
 
     /// The voice server, when `dplay host --voice` runs one.

@@ -31,8 +31,8 @@ fn dvid(s: &Session) -> Dvid {
 }
 
 impl Voice {
-    fn new(seed: u64, loss: f64, cfg: VoiceServerConfig) -> Self {
-        let mut mesh = Mesh::new(seed, 4, LinkConfig::lossy(loss), |_, _| {});
+    fn new(seed: u64, loss: u32, cfg: VoiceServerConfig) -> Self {
+        let mut mesh = Mesh::new(seed, 4, LinkConfig::lossy(f64::from(loss) / 100.0), |_, _| {});
         mesh.host(0);
         for i in 1..4 {
             mesh.join(i, 0);
@@ -60,7 +60,7 @@ impl Voice {
     }
 
     fn events(&mut self, i: usize) -> Vec<Event> {
-        let id = self.mesh.ids[i];
+        let id = *self.mesh.ids.get(i).unwrap();
         std::mem::take(&mut self.mesh.sim.node_mut::<SimNode>(id).events)
     }
 
@@ -83,27 +83,31 @@ impl Voice {
                 let _ = self.mesh.with(0, |s, now| s.send_voice(now, Dpnid(o.to.0), &o.bytes, o.reliable));
             }
             self.server_events.extend(std::iter::from_fn(|| self.server.poll_event()));
-            for k in 0..self.clients.len() {
-                let i = self.clients[k].0;
-                for e in self.events(i) {
+            let mut clients = std::mem::take(&mut self.clients);
+            for (i, client) in &mut clients {
+                for e in self.events(*i) {
                     if let Event::Voice { from, data } = e {
                         let now = self.mesh.sim.now();
-                        self.heard.push((i, VoiceMessage::parse(&data).unwrap()));
-                        self.clients[k].1.handle_message(now, Dvid(from.0), &data);
+                        self.heard.push((*i, VoiceMessage::parse(&data).unwrap()));
+                        client.handle_message(now, Dvid(from.0), &data);
                     }
                 }
-                while let Some(o) = self.clients[k].1.poll_outgoing() {
+                while let Some(o) = client.poll_outgoing() {
                     let _ =
-                        self.mesh.with(i, |s, now| s.send_voice(now, Dpnid(o.to.0), &o.bytes, o.reliable));
+                        self.mesh.with(*i, |s, now| s.send_voice(now, Dpnid(o.to.0), &o.bytes, o.reliable));
                 }
             }
+            self.clients = clients;
         }
+    }
+
+    fn client(&mut self, node: usize) -> &mut VoiceClient {
+        &mut self.clients.iter_mut().find(|(i, _)| *i == node).unwrap().1
     }
 
     fn talk(&mut self, node: usize, targets: &[Dvid], frames: usize) {
         for _ in 0..frames {
-            let k = self.clients.iter().position(|(i, _)| *i == node).unwrap();
-            assert!(self.clients[k].1.send_speech_to(targets, &[0x33; 40]));
+            assert!(self.client(node).send_speech_to(targets, &[0x33; 40]));
             self.run(Duration::from_millis(100));
         }
         self.run(Duration::from_secs(1));
@@ -130,10 +134,10 @@ impl Voice {
 
 #[test]
 fn forwarding_over_dp8_sessions_under_loss() {
-    for (seed, loss) in [(1, 0.0), (2, 0.05), (3, 0.20)] {
+    for (seed, loss) in [(1, 0), (2, 5), (3, 20)] {
         let mut v = Voice::new(seed, loss, VoiceServerConfig::forwarding());
         let frames = 50;
-        let budget = |n: usize| n + 2 * frames * (loss * 100.0) as usize / 100 + 3 >= frames;
+        let budget = |n: usize| n + 2 * frames * usize::try_from(loss).unwrap() / 100 + 3 >= frames;
         let two = v.mesh.with(2, |s, _| dvid(s));
         v.talk(1, &[two], frames);
         let one = v.heard_from(1);
@@ -159,20 +163,20 @@ fn forwarding_over_dp8_sessions_under_loss() {
 
 #[test]
 fn echo_over_dp8_sessions_under_loss() {
-    for (seed, loss) in [(4, 0.0), (5, 0.05), (6, 0.20)] {
+    for (seed, loss) in [(4, 0), (5, 5), (6, 20)] {
         let mut v = Voice::new(seed, loss, VoiceServerConfig::echo());
         let frames = 50u64;
         for _ in 0..frames {
             let now = v.mesh.sim.now();
-            assert!(v.clients[0].1.send_frame(now, &[0x80; 394]));
+            assert!(v.client(1).send_frame(now, &[0x80; 394]));
             v.run(Duration::from_millis(50));
         }
         v.run(Duration::from_secs(1));
-        let rt = v.clients[0].1.round_trips();
+        let rt = v.client(1).round_trips();
         assert_eq!(rt.sent, frames);
-        let floor = frames - 2 * frames * (loss * 100.0) as u64 / 100 - 3;
+        let floor = frames - 2 * frames * u64::from(loss) / 100 - 3;
         assert!(rt.received >= floor, "loss {loss}: {rt:?}");
         assert!(rt.min.is_some_and(|d| d > Duration::ZERO), "the simulated link has latency");
-        assert!(matches!(v.clients[0].1.poll_event(), Some(ClientEvent::Connected { .. })));
+        assert!(matches!(v.client(1).poll_event(), Some(ClientEvent::Connected { .. })));
     }
 }
