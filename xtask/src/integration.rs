@@ -28,6 +28,7 @@ mod nat_resolver;
 mod relay_nat;
 mod signing;
 mod upnp;
+mod voice;
 mod web;
 mod web_fs;
 mod web_fs98;
@@ -55,7 +56,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 31] = [
+    let cases: [(&str, Case); 32] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -68,6 +69,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             signing::fast_signed_session,
         ),
         ("a refused join names its DPNERR code", signing::refusal_is_named),
+        ("DirectPlay Voice: forwarding and echo hosts with --voice-test clients", voice::forwarding_and_echo),
         ("a client/server join says so", signing::client_server_join_says_so),
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),

@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the wire codec and of reassembly, each next to its baseline in the
 //! same run: parsing and emitting the three wire messages against a 1 KiB copy, and a 1 MiB
-//! message through dplay-dframe and dplay-dpsp against copying 1 MiB. Writes
+//! message through dplay-dframe and dplay-dpsp against copying 1 MiB; forwarded voice speech
+//! against parsing it. Writes
 //! `target/bench/micro.json`.
 #![allow(missing_docs, clippy::print_stdout, clippy::disallowed_methods)]
 
@@ -142,6 +143,47 @@ fn relay_rows(c: &mut Criterion, rows: &mut Rows) {
     rows.insert("relay_forward_vs_budget".into(), Row::time(ns, 6250.0, "ns/datagram"));
 }
 
+/// Forwarded speech (MC-DPLVP 3.2.5.5.2): one SPEECHWITHTARGET with an SC03 frame (40 bytes)
+/// from one of eight voice clients to another, parsed, checked and re-emitted as
+/// SPEECHWITHFROM, against parsing the same message alone. The clock moves 25 ms a message,
+/// inside the per-client rate cap.
+fn voice_rows(c: &mut Criterion, rows: &mut Rows) {
+    use dplay_voice::{VoiceServer, VoiceServerConfig};
+    use dplay_wire::voice::{Dvid, SpeechWithTarget, VoiceMessage};
+    let t0 = Instant::now();
+    let mut server = VoiceServer::new(VoiceServerConfig::forwarding()).expect("forwarding is served");
+    let none = |_: Dvid| None;
+    for id in 1..=8 {
+        let confirm = VoiceMessage::SettingsConfirm {
+            player_flags: Default::default(),
+            host_order_id: dplay_wire::voice::NO_HOST_ORDER_ID,
+        };
+        server.handle_message(t0, Dvid(id), &confirm.to_vec().expect("encodes"), &none);
+    }
+    while server.poll_outgoing().is_some() || server.poll_event().is_some() {}
+    let speech = VoiceMessage::SpeechWithTarget(SpeechWithTarget {
+        message_number: 1,
+        sequence_number: 0,
+        targets: vec![Dvid(2)],
+        data: dplay_wire::Blob(vec![0x5a; 40]),
+    })
+    .to_vec()
+    .expect("encodes");
+    let parse = measure(c, "parse SPEECHWITHTARGET (SC03 frame)", |n| {
+        timed(n, || drop(black_box(VoiceMessage::parse(black_box(&speech)).ok())))
+    });
+    let mut now = t0;
+    let forward = measure(c, "forward SPEECHWITHTARGET -> SPEECHWITHFROM", |n| {
+        timed(n, || {
+            now += Duration::from_millis(25);
+            server.handle_message(now, Dvid(1), black_box(&speech), &none);
+            black_box(server.poll_outgoing());
+        })
+    });
+    let per_s = |ns: f64| if ns > 0.0 { 1e9 / ns } else { 0.0 };
+    rows.insert("voice_forward_vs_parse".into(), Row::rate(per_s(forward), per_s(parse), "frames/s"));
+}
+
 fn main() {
     let quick = report::quick();
     let mut c = Criterion::default()
@@ -154,6 +196,7 @@ fn main() {
     wire_rows(&mut c, &mut rows);
     reassembly_rows(&mut c, &mut rows);
     relay_rows(&mut c, &mut rows);
+    voice_rows(&mut c, &mut rows);
     c.final_summary();
     report::write("micro", &rows).expect("write target/bench/micro.json");
 }

@@ -124,6 +124,8 @@ pub(crate) struct FsHostArgs {
     #[command(flatten)]
     relay: crate::relay::RelayArgs,
     #[command(flatten)]
+    voice: crate::voice::VoiceArgs,
+    #[command(flatten)]
     limits: crate::limits::LimitArgs,
     #[command(flatten)]
     dp4_limits: crate::dp4::Dp4LimitArgs,
@@ -214,6 +216,9 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
             s if a.relay.relay && (a.dp4 || s == Sim::Fs98) => {
                 anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)")
             }
+            Sim::Fs98 | Sim::Other if a.voice.voice.is_some() && (a.dp4 || a.sim == Some(Sim::Fs98)) => {
+                anyhow::bail!("--voice runs over DirectPlay 8 sessions only so far (not FS98 or --dp4)")
+            }
             Sim::Fs98 => dp4::host(&a, GUID_FS6),
             Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
             s => host(&a, s),
@@ -247,19 +252,26 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
         a.limits.apply(c);
     };
+    // `--voice`: the session's voice server too (`--voice` offers only types that are served).
+    let voiced = |mut p: Relayed<AddonProtocol>| {
+        if let Some(role) = a.voice.role() {
+            p.inner_mut().set_voice(role);
+        }
+        p
+    };
     let endpoints = a
         .relay
         .endpoints(a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX)));
     let mut internet = crate::internet::Internet::new(&a.internet, a.net.json);
     let Some(web) = a.web.web else {
         let (runtime, relay, out, start) =
-            setup.spawn_host(role, tune, endpoints, |p, start| internet.wrap(p, start))?;
+            setup.spawn_host(role, tune, endpoints, |p, start| internet.wrap(voiced(p), start))?;
         let ports = crate::internet::dp8_ports(runtime.local_addrs());
         return internet.around(start, ports, None, || serve(a, guid, runtime, out, start, None, relay));
     };
     let (loop_side, server_side) = dplay_web::link();
     let (runtime, relay, out, start) = setup.spawn_host(role, tune, endpoints, |p, start| {
-        internet.wrap(Observed::new(p, loop_side, start), start)
+        internet.wrap(Observed::new(voiced(p), loop_side, start), start)
     })?;
     let ports = crate::internet::dp8_ports(runtime.local_addrs());
     internet.around(start, ports, Some(server_side.clone()), || {
@@ -297,6 +309,7 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
         address::list(&addrs)
     );
     out.event(&hosting, text);
+    crate::voice::announce(&out, &a.voice);
     runtime.command(AddonCommand::Session(Dp8Command::Host))?;
     let bans = crate::web::bans(&a.web)?;
     runtime.command(AddonCommand::Session(Dp8Command::SetBans(bans.bans().clone())))?;

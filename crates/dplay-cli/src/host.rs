@@ -57,6 +57,8 @@ pub(crate) struct HostArgs {
     #[command(flatten)]
     relay: crate::relay::RelayArgs,
     #[command(flatten)]
+    pub(crate) voice: crate::voice::VoiceArgs,
+    #[command(flatten)]
     pub(crate) limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub(crate) dp4_args: crate::dp4::Dp4HostArgs,
@@ -76,6 +78,9 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)");
     }
     if args.dp4 {
+        if args.voice.voice.is_some() {
+            anyhow::bail!("--voice runs over DirectPlay 8 sessions only so far (not --dp4)");
+        }
         return crate::dp4::host(&args);
     }
     args.limits.check_names(&[("session name", &args.session), ("player name", &args.name)])?;
@@ -102,7 +107,11 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         flags.set(ApplicationDescFlags::CLIENT_SERVER, args.client_server);
         flags.set(ApplicationDescFlags::MIGRATE_HOST, c.migrate_host);
         flags.set(ApplicationDescFlags::REQUIREPASSWORD, c.password.is_some());
-        let p = Dp8Protocol::new(c, start);
+        let mut p = Dp8Protocol::new(c, start);
+        // `--voice` offers only the types that are served.
+        if let Some(role) = args.voice.role() {
+            p.set_voice(role);
+        }
         if let Some(r) = &relay {
             r.charge_to(p.session().memory_budget());
         }
@@ -166,6 +175,7 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
             address::list(&addrs)
         ),
     );
+    crate::voice::announce(&out, &args.voice);
     runtime.command(Dp8Command::Host)?;
     runtime.command(Dp8Command::SetBans(bans.bans().clone()))?;
     let _server = match web {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use dplay_dframe::{Signing, SigningMode};
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand};
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, VoiceEvent, VoiceRole};
 use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
@@ -58,6 +58,11 @@ pub(crate) struct JoinArgs {
     /// PLAYER_CONNECT_INFO; DirectPlay 4: in CREATEPLAYER), at most --max-player-data bytes.
     #[arg(long, value_name = "HEX|@FILE", value_parser = crate::join_opts::parse_player_data)]
     pub(crate) player_data: Option<PlayerData>,
+    /// Check the host's DirectPlay Voice server: connect as a voice client, send this many
+    /// frames (DPVCTGUID_NONE PCM when the server announces it, else frames of its codec's
+    /// size) to ourselves, measure their round trip, disconnect and leave.
+    #[arg(long, value_name = "FRAMES", num_args = 0..=1, default_missing_value = "40")]
+    pub(crate) voice_test: Option<u32>,
     #[command(flatten)]
     pub(crate) budget: JoinBudgetArgs,
     #[command(flatten)]
@@ -73,6 +78,9 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     if args.dp4 {
         if args.create_group.is_some() || args.join_group.is_some() {
             anyhow::bail!("--create-group and --join-group are for DirectPlay 8 sessions (not --dp4)");
+        }
+        if args.voice_test.is_some() {
+            anyhow::bail!("--voice-test runs over DirectPlay 8 sessions only so far (not --dp4)");
         }
         return crate::dp4::join(&args);
     }
@@ -114,7 +122,11 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         args.budget.apply_dp8(&mut c.limits);
         // MC-DPL8CS 2.2.1.2: PLAYER_CONNECT_INFO's player data.
         c.player_data = player_data;
-        Dp8Protocol::new(c, start)
+        let mut p = Dp8Protocol::new(c, start);
+        if let Some(frames) = args.voice_test {
+            p.set_voice(VoiceRole::Test { frames });
+        }
+        p
     })?;
     let mut out = Output::new(args.net.json, start);
     out.event(
@@ -177,6 +189,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         };
         out.event(&sent, format!("sent: {text}"));
     }
+    let mut voice_result = None;
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
         // The group we asked for exists: join it (the host answers the creation first).
         if let Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { group, name, requested_by })) =
@@ -186,13 +199,21 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         {
             let _ = runtime.command(Dp8Command::Group(GroupCommand::Add { group: *group, player: me }));
         }
-        !out.dp8(&e)
+        match &e {
+            Dp8Event::Voice(VoiceEvent::TestDone(r)) => voice_result = Some(r.received > 0),
+            Dp8Event::Voice(VoiceEvent::TestFailed(_)) => voice_result = Some(false),
+            _ => {}
+        }
+        !out.dp8(&e) && voice_result.is_none()
     });
-    if stop != Stop::Closed && stop != Stop::Done {
+    if stop != Stop::Closed && stop != Stop::Done || voice_result.is_some() {
         let _ = runtime.command(Dp8Command::Leave);
     }
     live::finish(runtime);
     out.stopped(stop);
+    if voice_result == Some(false) {
+        anyhow::bail!("the voice test failed: no frame came back");
+    }
     Ok(true)
 }
 

@@ -390,6 +390,7 @@ impl Output {
             Dp8Event::Session(e) => return self.session(e),
             Dp8Event::NameTable(players) => self.name_table(players),
             Dp8Event::Refusals(r) => self.refusals(r),
+            Dp8Event::Voice(v) => crate::voice::print(self, v),
             Dp8Event::CommandFailed { command, error } => self.event(
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),

@@ -36,6 +36,7 @@ mod render;
 mod resolver;
 mod stats_signal;
 mod stream;
+mod voice;
 mod web;
 
 use std::io::Write;

@@ -147,6 +147,7 @@ impl Message {
             },
             Self::Dp8Whole(_, DframePayload::Session(m)) => m.name(),
             Self::Dp8Whole(_, DframePayload::Chat(_)) => "TRANS_USERDATA_SEND_MESSAGE",
+            Self::Dp8Whole(_, DframePayload::Voice(m)) => m.name(),
             Self::Dp8Whole(..) => "DFRAME",
             Self::Dp4Short(m) => m.name(),
         }
@@ -249,7 +250,7 @@ impl Message {
                 .filter(|p| !p.user_1 && !p.user_2)
                 .filter_map(|p| match &p.body {
                     PartBody::Data(b) => Some(&b[..]),
-                    PartBody::Session(_) => None,
+                    PartBody::Session(_) | PartBody::Voice(_) => None,
                 })
                 .collect(),
             _ => Vec::new(),

@@ -17,6 +17,7 @@ use dplay_session::{CommandError, Event, Session, SessionConfig};
 
 use crate::Protocol;
 use crate::dp8::{Dp8Command, Dp8Event, Player, players};
+use crate::voice::{VoiceLayer, VoiceRole};
 
 /// Which side of the add-on protocol we run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +71,8 @@ pub struct AddonProtocol {
     events: VecDeque<AddonEvent>,
     /// Set once the session reported its end.
     ended: bool,
+    /// DirectPlay Voice above the session, if asked for (`dplay fs host --voice`).
+    voice: Option<VoiceLayer>,
 }
 
 impl AddonProtocol {
@@ -80,7 +83,14 @@ impl AddonProtocol {
             AddonRole::Host(config) => AddonOverDp8::host(session, config),
             AddonRole::Client(config) => AddonOverDp8::client(session, Client::new(config)),
         };
-        Self { bridge, events: VecDeque::new(), ended: false }
+        Self { bridge, events: VecDeque::new(), ended: false, voice: None }
+    }
+
+    /// Runs DirectPlay Voice in `role` above the session; false (and no voice) for a voice
+    /// session type we do not run.
+    pub fn set_voice(&mut self, role: VoiceRole) -> bool {
+        self.voice = VoiceLayer::new(role);
+        self.voice.is_some()
     }
 
     /// The bridge underneath.
@@ -104,10 +114,23 @@ impl AddonProtocol {
         self.bridge.tracker().map(|t| TrafficSnapshot::new(t, now, name)).unwrap_or_default()
     }
 
-    /// Moves the bridge's events into ours.
-    fn drain(&mut self) {
+    /// Moves the bridge's events into ours, then lets the voice layer send.
+    fn drain(&mut self, now: Instant) {
+        self.drain_bridge(now);
+        if let Some(v) = &mut self.voice {
+            let mut voice = VecDeque::new();
+            self.bridge.with_session(now, |s, now| v.pump(now, s, &mut voice));
+            self.events.extend(voice.into_iter().map(|e| AddonEvent::Session(Dp8Event::Voice(e))));
+            self.drain_bridge(now);
+        }
+    }
+
+    /// Moves the bridge's events into ours (voice messages to the voice layer).
+    fn drain_bridge(&mut self, now: Instant) {
         while let Some(event) = self.bridge.poll_event() {
             match event {
+                OverDp8Event::Session(e)
+                    if self.voice.as_mut().is_some_and(|v| v.on_event(now, self.bridge.session(), &e)) => {}
                 OverDp8Event::Session(e) => {
                     let snapshot = matches!(e, Event::Joined { .. } | Event::HostMigrated { .. });
                     self.ended |= matches!(e, Event::SessionEnded { .. });
@@ -170,7 +193,13 @@ impl AddonProtocol {
                 b.with_session(now, |s, now| s.terminate_session(now, &[])).map_err(|e| ("terminate", e))
             }
             Dp8Command::Refusals => {
-                let refusals = b.with_session(now, |s, _| s.refusals());
+                let mut refusals = b.with_session(now, |s, _| s.refusals());
+                if let Some(v) = self.voice.as_ref().and_then(VoiceLayer::server) {
+                    refusals.counts.extend(v.stats().drops());
+                    let talkers = v.talkers().iter().map(|t| (t.dvid, t.speech)).collect();
+                    self.events
+                        .push_back(AddonEvent::Session(Dp8Event::Voice(crate::VoiceEvent::Speech(talkers))));
+                }
                 self.events.push_back(AddonEvent::Session(Dp8Event::Refusals(refusals)));
                 Ok(())
             }
@@ -211,7 +240,7 @@ impl Protocol for AddonProtocol {
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.bridge.handle_datagram(now, from, data);
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_command(&mut self, now: Instant, command: AddonCommand) {
@@ -234,12 +263,12 @@ impl Protocol for AddonProtocol {
                 self.events.push_back(AddonEvent::Traffic(snapshot));
             }
         }
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_timeout(&mut self, now: Instant) {
         self.bridge.handle_timeout(now);
-        self.drain();
+        self.drain(now);
     }
 
     fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
@@ -253,7 +282,8 @@ impl Protocol for AddonProtocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.bridge.poll_timeout()
+        let voice = self.voice.as_ref().and_then(VoiceLayer::poll_timeout);
+        self.bridge.poll_timeout().into_iter().chain(voice).min()
     }
 
     /// Out of the session with every connection closed (a closed connection's linger, which

@@ -11,6 +11,7 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use uuid::Uuid;
 
 use crate::Protocol;
+use crate::voice::{VoiceEvent, VoiceLayer, VoiceRole};
 
 /// What an application asks of a DirectPlay 8 session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +157,8 @@ pub enum Dp8Event {
     /// The drops and refusals so far, and what is held for others, as asked by
     /// [`Dp8Command::Refusals`].
     Refusals(dplay_session::Refusals),
+    /// An event of the voice layer (`dplay host --voice`, `dplay join --voice-test`).
+    Voice(VoiceEvent),
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -172,12 +175,26 @@ pub struct Dp8Protocol {
     events: VecDeque<Dp8Event>,
     /// Set once [`Event::SessionEnded`] was reported.
     ended: bool,
+    /// DirectPlay Voice above the session, if asked for.
+    voice: Option<VoiceLayer>,
 }
 
 impl Dp8Protocol {
     /// A participant in no session; `now` is the transport's time origin.
     pub fn new(config: SessionConfig, now: Instant) -> Self {
-        Self { session: Session::new(config, now), events: VecDeque::new(), ended: false }
+        Self { session: Session::new(config, now), events: VecDeque::new(), ended: false, voice: None }
+    }
+
+    /// Runs DirectPlay Voice in `role` above the session; false (and no voice) for a voice
+    /// session type we do not run.
+    pub fn set_voice(&mut self, role: VoiceRole) -> bool {
+        self.voice = VoiceLayer::new(role);
+        self.voice.is_some()
+    }
+
+    /// The voice server, when `dplay host --voice` runs one.
+    pub fn voice_server(&self) -> Option<&dplay_voice::VoiceServer> {
+        self.voice.as_ref()?.server()
     }
 
     /// The session (read-only: commands go through [`Dp8Command`]).
@@ -190,9 +207,15 @@ impl Dp8Protocol {
         players(&self.session)
     }
 
-    /// Moves the session's events into our queue, adding a name-table snapshot where useful.
-    fn drain(&mut self) {
+    /// Moves the session's events into our queue, adding a name-table snapshot where useful;
+    /// voice messages go to the voice layer.
+    fn drain(&mut self, now: Instant) {
         while let Some(event) = self.session.poll_event() {
+            if let Some(v) = &mut self.voice
+                && v.on_event(now, &self.session, &event)
+            {
+                continue;
+            }
             let snapshot = matches!(event, Event::Joined { .. } | Event::HostMigrated { .. });
             if matches!(event, Event::SessionEnded { .. }) {
                 self.ended = true;
@@ -201,6 +224,11 @@ impl Dp8Protocol {
             if snapshot {
                 self.events.push_back(Dp8Event::NameTable(self.players()));
             }
+        }
+        if let Some(v) = &mut self.voice {
+            let mut voice = VecDeque::new();
+            v.pump(now, &mut self.session, &mut voice);
+            self.events.extend(voice.into_iter().map(Dp8Event::Voice));
         }
     }
 
@@ -215,7 +243,7 @@ impl Protocol for Dp8Protocol {
 
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.session.handle_datagram(now, from, data);
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_command(&mut self, now: Instant, command: Dp8Command) {
@@ -244,7 +272,13 @@ impl Protocol for Dp8Protocol {
             }
             Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
             Dp8Command::Refusals => {
-                self.events.push_back(Dp8Event::Refusals(s.refusals()));
+                let mut refusals = s.refusals();
+                if let Some(v) = self.voice.as_ref().and_then(VoiceLayer::server) {
+                    refusals.counts.extend(v.stats().drops());
+                    let talkers = v.talkers().iter().map(|t| (t.dvid, t.speech)).collect();
+                    self.events.push_back(Dp8Event::Voice(VoiceEvent::Speech(talkers)));
+                }
+                self.events.push_back(Dp8Event::Refusals(refusals));
                 Ok(())
             }
             Dp8Command::RemovePlayer(dpnid) => s.remove_player(now, dpnid).map_err(|e| ("remove player", e)),
@@ -258,12 +292,12 @@ impl Protocol for Dp8Protocol {
         if let Err((command, error)) = result {
             self.fail(command, error);
         }
-        self.drain();
+        self.drain(now);
     }
 
     fn handle_timeout(&mut self, now: Instant) {
         self.session.handle_timeout(now);
-        self.drain();
+        self.drain(now);
     }
 
     fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
@@ -275,7 +309,8 @@ impl Protocol for Dp8Protocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.session.poll_timeout()
+        let voice = self.voice.as_ref().and_then(VoiceLayer::poll_timeout);
+        self.session.poll_timeout().into_iter().chain(voice).min()
     }
 
     /// Out of the session with every connection closed (a closed connection's linger, which

@@ -61,6 +61,7 @@ mod relayed;
 mod socket;
 mod streams;
 mod udp;
+mod voice;
 
 pub use addon::{AddonCommand, AddonEvent, AddonProtocol, AddonRole};
 pub use addon_dp4::{AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role};
@@ -79,3 +80,4 @@ pub use protocol::{
 };
 pub use relayed::{Relayed, SharedRelay, relay_sockets};
 pub use streams::WRITE_BACKLOG;
+pub use voice::{VoiceEvent, VoiceRole};

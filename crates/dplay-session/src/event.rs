@@ -88,6 +88,14 @@ pub enum Event {
         /// Sent sequentially.
         sequential: bool,
     },
+    /// A DirectPlay Voice message: a DFRAME with `PACKET_COMMAND_USER_2` (MC-DPLVP 2.1), for
+    /// the voice layer above (`dplay-voice`).
+    Voice {
+        /// The sender: its DVID (MC-DPLVP 3.1.5.1.3 <1>).
+        from: Dpnid,
+        /// The voice message's bytes.
+        data: Vec<u8>,
+    },
     /// A DXDiag chat message, TRANS_USERDATA_SEND_MESSAGE (MS-DPDX 3.1.5.7).
     Chat {
         /// The sender.

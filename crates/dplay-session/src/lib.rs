@@ -137,6 +137,7 @@ mod table_ops;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod test_hooks;
+mod voice;
 
 pub use address_map::{AddressMap, AddressMapHandle};
 pub use admission::DPNERR_INVALIDPARAM;

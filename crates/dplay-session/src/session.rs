@@ -252,9 +252,11 @@ impl Session {
         while let Some(ev) = self.ep.poll_event() {
             match ev {
                 dplay_dframe::Event::Connected { peer, outbound } => self.on_connected(now, peer, outbound),
-                dplay_dframe::Event::Message { peer, data, reliable, sequential, user_1, .. } => {
+                dplay_dframe::Event::Message { peer, data, reliable, sequential, user_1, user_2 } => {
                     if user_1 {
                         self.on_session_bytes(now, peer, &data);
+                    } else if user_2 {
+                        self.on_voice(peer, data);
                     } else {
                         self.on_app_data(peer, data, reliable, sequential);
                     }

@@ -186,13 +186,22 @@ pub fn dp8_seen(event: &Event, local: Dpnid) -> Option<Seen> {
     })
 }
 
+/// The voice server's drops (`speech_*`, `voice_*`) beside the session's, for the dashboard's
+/// refusals and `/metrics` (docs/json-events.md, "DirectPlay Voice").
+fn with_voice(p: &Dp8Protocol, mut s: Snapshot) -> Snapshot {
+    if let Some(v) = p.voice_server() {
+        s.counters.refusals.extend(v.stats().drops());
+    }
+    s
+}
+
 impl Hosted for Dp8Protocol {
     fn snapshot(&self) -> Snapshot {
-        dp8_snapshot(self.session())
+        with_voice(self, dp8_snapshot(self.session()))
     }
 
     fn refresh(&self, last: &Snapshot) -> Option<Snapshot> {
-        dp8_refresh(self.session(), last)
+        dp8_refresh(self.session(), last).map(|s| with_voice(self, s))
     }
 
     fn seen(&self, event: &Dp8Event) -> Option<Seen> {

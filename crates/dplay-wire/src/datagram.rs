@@ -157,7 +157,10 @@ impl Datagram {
             Self::Nat(m) => m.name(),
             Self::Cframe(c) => c.name(),
             Self::Dframe(d) => d.message_name(),
-            Self::Dp4(m) => m.name(),
+            Self::Dp4(m) => match &m.body {
+                crate::dp4::message::Dp4Body::Voice(v) => v.message.name(),
+                _ => m.name(),
+            },
         }
     }
 
@@ -167,6 +170,11 @@ impl Datagram {
             && let Some(alias) = d.session_alias()
         {
             return Some(alias);
+        }
+        if let Self::Dp4(m) = self
+            && let crate::dp4::message::Dp4Body::Voice(_) = m.body
+        {
+            return Some("DPSP_MSG_VOICE");
         }
         match self.message_name() {
             "CONNECT" => Some("TRANS_COMMAND_CONNECT"),

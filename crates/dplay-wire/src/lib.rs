@@ -5,6 +5,7 @@
 //!   (MC-DPL8CS 2.2; MS-DPDX 2.2.10-2.2.37).
 //! * [`dp4`]: DirectPlay 4. DPSP_MSG_HEADER and every DPSP_MSG_* (MC-DPL4CS 2.2), and the
 //!   reliable protocol's frames (MC-DPL4R 2.2).
+//! * [`voice`]: DirectPlay Voice, the 17 MC-DPLVP messages (2.2), over either.
 //!
 //! Each value type has `parse`, `encoded_len` and `emit` (the [`Wire`] trait). Any byte
 //! sequence yields a value or a [`WireError`] naming the field and offset; nothing here panics
@@ -53,6 +54,7 @@ pub mod hexdump;
 pub mod log_limit;
 mod macros;
 pub mod text;
+pub mod voice;
 
 #[cfg(test)]
 mod testutil;

@@ -4,9 +4,11 @@
 //! * `PACKET_CONTROL_COALESCE`: the coalesced format; each sub-payload with USER_1 is a session
 //!   message (MS-DPDX 2.2.17.1).
 //! * USER_1 with NEW_MSG and END_MSG: one complete session message (MC-DPL8CS 2.1.1).
+//! * USER_2 with NEW_MSG and END_MSG: one DirectPlay Voice message (MC-DPLVP 2.1; MC-DPL8R
+//!   2.2.3), also as a coalesced sub-payload with USER_2.
 //! * USER_1 and USER_2 clear, NEW_MSG and END_MSG, 402 bytes led by `GAME_MSGID_CHAT`: DXDiag's
 //!   chat message (MS-DPDX 2.2.31).
-//! * Anything else is kept as bytes: application data, voice, or a piece of a larger message.
+//! * Anything else is kept as bytes: application data or a piece of a larger message.
 
 use crate::WireError;
 use crate::codec::{Reader, Wire, Writer};
@@ -14,6 +16,7 @@ use crate::dp8::coalesce::{SubPayloadRef, coalesced_len, emit_coalesced, parse_c
 use crate::dp8::dframe::{DframeCommand, DframeContext, DframeControl, DframeHeader};
 use crate::dp8::session::{CHAT_MESSAGE_LEN, ChatMessage, GAME_MSGID_CHAT, SessionMessage};
 use crate::text::Blob;
+use crate::voice::VoiceMessage;
 
 /// What follows a DFRAME header.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -24,10 +27,12 @@ pub enum DframePayload {
     Session(SessionMessage),
     /// DXDiag's chat message, TRANS_USERDATA_SEND_MESSAGE (MS-DPDX 2.2.31).
     Chat(ChatMessage),
+    /// A complete DirectPlay Voice message (USER_2 with NEW_MSG and END_MSG; MC-DPLVP 2.1).
+    Voice(VoiceMessage),
     /// The coalesced format: 1 to 32 sub-payloads (MC-DPL8R 2.2.3; MS-DPDX 2.2.17.1).
     Coalesced(Vec<CoalescedPart>),
-    /// Bytes this layer does not interpret: application data, voice (USER_2), or a piece of a
-    /// multi-frame message.
+    /// Bytes this layer does not interpret: application data or a piece of a multi-frame
+    /// message.
     Data(Blob),
 }
 
@@ -51,6 +56,8 @@ pub struct CoalescedPart {
 pub enum PartBody {
     /// A session message (USER_1 set).
     Session(SessionMessage),
+    /// A voice message (USER_2 set, USER_1 clear; MC-DPLVP 2.1).
+    Voice(VoiceMessage),
     /// Bytes this layer does not interpret.
     Data(Blob),
 }
@@ -59,6 +66,7 @@ impl PartBody {
     fn to_bytes(&self) -> Result<Vec<u8>, WireError> {
         match self {
             Self::Session(m) => m.to_vec(),
+            Self::Voice(m) => m.to_vec(),
             Self::Data(b) => Ok(b.0.clone()),
         }
     }
@@ -66,6 +74,7 @@ impl PartBody {
     fn len(&self) -> usize {
         match self {
             Self::Session(m) => m.encoded_len(),
+            Self::Voice(m) => m.encoded_len(),
             Self::Data(b) => b.len(),
         }
     }
@@ -88,6 +97,8 @@ impl DframePayload {
                 .map(|p| {
                     let body = if p.user_1 {
                         PartBody::Session(SessionMessage::parse(p.data)?)
+                    } else if p.user_2 {
+                        PartBody::Voice(VoiceMessage::parse(p.data)?)
                     } else {
                         PartBody::Data(Blob::new(p.data))
                     };
@@ -108,6 +119,9 @@ impl DframePayload {
         if header.command.contains(DframeCommand::USER_1 | whole) {
             return SessionMessage::parse(bytes).map(Self::Session);
         }
+        if header.command.contains(DframeCommand::USER_2 | whole) {
+            return VoiceMessage::parse(bytes).map(Self::Voice);
+        }
         if is_chat(header.command, bytes) {
             return ChatMessage::parse(bytes).map(Self::Chat);
         }
@@ -120,6 +134,7 @@ impl DframePayload {
             Self::Empty => 0,
             Self::Session(m) => m.encoded_len(),
             Self::Chat(m) => m.encoded_len(),
+            Self::Voice(m) => m.encoded_len(),
             Self::Coalesced(parts) => coalesced_len(parts.iter().map(|p| p.body.len())),
             Self::Data(b) => b.len(),
         }
@@ -131,6 +146,7 @@ impl DframePayload {
             Self::Empty => Ok(0),
             Self::Session(m) => m.emit(buf),
             Self::Chat(m) => m.emit(buf),
+            Self::Voice(m) => m.emit(buf),
             Self::Coalesced(parts) => {
                 let bodies = parts.iter().map(|p| p.body.to_bytes()).collect::<Result<Vec<_>, _>>()?;
                 let refs: Vec<_> = parts
@@ -173,13 +189,15 @@ impl DframeDatagram {
         Ok(Self { header, payload })
     }
 
-    /// The session message's name (`DN_SEND_CONNECT_INFO`, ...), `TRANS_USERDATA_SEND_MESSAGE`,
+    /// The session message's name (`DN_SEND_CONNECT_INFO`, ...), the voice message's
+    /// (`DVMSGID_SPEECH`, ...), `TRANS_USERDATA_SEND_MESSAGE`,
     /// `COALESCED` (MC-DPL8R 2.2.3), `KEEPALIVE`, `END_OF_STREAM` (MS-DPDX 2.2.22, 2.2.16), or
     /// `DFRAME`.
     pub fn message_name(&self) -> &'static str {
         match &self.payload {
             DframePayload::Session(m) => m.name(),
             DframePayload::Chat(_) => "TRANS_USERDATA_SEND_MESSAGE",
+            DframePayload::Voice(m) => m.name(),
             DframePayload::Coalesced(_) => "COALESCED",
             _ if self.header.is_keepalive() => "KEEPALIVE",
             _ if self.header.control.contains(DframeControl::END_STREAM) => "END_OF_STREAM",

@@ -81,30 +81,31 @@ impl Body for Chat {
     }
 }
 
-/// DPSP_MSG_VOICE (0x36): voice data for the voice layer (MC-DPL4CS 2.2.54; MC-DPLVP).
+/// DPSP_MSG_VOICE (0x36): one DirectPlay Voice message between players (MC-DPL4CS 2.2.54;
+/// MC-DPLVP 2.1). `dwIDFrom` is the sender's DVID (MC-DPLVP 3.1.5.1.3 <1>).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Voice {
     /// `dwIDFrom`.
     pub id_from: u32,
     /// `dwIDTo`.
     pub id_to: u32,
-    /// `voiceData`: the rest of the message.
-    pub voice_data: Blob,
+    /// `voiceData`: the rest of the message, one voice message.
+    pub message: crate::voice::VoiceMessage,
 }
 
 impl Body for Voice {
     fn read(_: &[u8], r: &mut Reader<'_>) -> Result<Self, WireError> {
         let id_from = r.u32("dwIDFrom")?;
         let id_to = r.u32("dwIDTo")?;
-        Ok(Self { id_from, id_to, voice_data: Blob::new(r.rest()) })
+        Ok(Self { id_from, id_to, message: crate::Wire::parse(r.rest())? })
     }
     fn len(&self) -> usize {
-        8 + self.voice_data.len()
+        8 + crate::Wire::encoded_len(&self.message)
     }
     fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
         w.u32(self.id_from);
         w.u32(self.id_to);
-        w.bytes(&self.voice_data);
+        w.bytes(&crate::Wire::to_vec(&self.message)?);
         Ok(())
     }
 }

@@ -342,10 +342,10 @@ fn routing_body() -> impl Strategy<Value = Dp4Body> {
         (any::<[u32; 3]>(), opt_wide()).prop_map(|([id_from, id_to, flags], chat_message)| Dp4Body::Chat(
             Chat { id_from, id_to, flags: ChatFlags::from_bits_retain(flags), chat_message }
         )),
-        (any::<u32>(), any::<u32>(), blob()).prop_map(|(id_from, id_to, voice_data)| Dp4Body::Voice(Voice {
+        (any::<u32>(), any::<u32>(), any::<u8>()).prop_map(|(id_from, id_to, n)| Dp4Body::Voice(Voice {
             id_from,
             id_to,
-            voice_data
+            message: crate::voice::VoiceMessage::DeleteVoicePlayer { dvid: crate::voice::Dvid(n.into()) }
         })),
         crate::dp4::fragment::tests::fragment().prop_map(Dp4Body::Packet),
         crate::dp4::fragment::tests::fragment().prop_map(Dp4Body::Packet2Data),

@@ -333,7 +333,11 @@ fn samples() -> Vec<Dp4Message> {
             flags: PlayerFlags::SYSTEM_PLAYER | PlayerFlags::NAME_SERVER | PlayerFlags::IN_GROUP,
             sp_data: winsock_sp_data(),
         }),
-        Dp4Body::Voice(Voice { id_from: 0x1E53_A0A2, id_to: 0, voice_data: Blob(vec![0x11, 0x22]) }),
+        Dp4Body::Voice(Voice {
+            id_from: 0x1E53_A0A2,
+            id_to: 0,
+            message: crate::voice::VoiceMessage::Disconnect,
+        }),
         Dp4Body::MulticastDelivery(multicast),
         Dp4Body::CreatePlayerVerify(info(0x1E53_A0A2, pilot(), Some(CreateReserved::default()))),
         Dp4Body::Other { command: Command(0x14), data: Blob(vec![0xEE]) },
