@@ -101,11 +101,11 @@ pub(crate) fn run(args: AdminArgs) -> anyhow::Result<bool> {
         Ok(v) if v.get("names").is_some() => {
             for (kind, key) in [("name", "names"), ("address", "addresses")] {
                 for entry in v.get(key).and_then(Value::as_array).into_iter().flatten() {
-                    writeln!(out, "{kind} {}", entry.as_str().unwrap_or_default())?;
+                    writeln!(out, "{kind} {}", crate::escape::escaped(entry.as_str().unwrap_or_default()))?;
                 }
             }
         }
-        _ => writeln!(out, "{}", answer.trim())?,
+        _ => writeln!(out, "{}", crate::escape::escaped(answer.trim()))?,
     }
     Ok(true)
 }

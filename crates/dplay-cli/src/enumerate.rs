@@ -78,7 +78,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
             let name = r.session_name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
             let flags = flag_names(&r.application_desc_flags);
             let data = r.application_data.as_ref().map(|d| dplay_wire::hexdump::hex(d));
-            out.event(
+            out.event_rows(
                 &JsonEvent::Session {
                     host: from.to_string(),
                     name: name.clone(),
@@ -90,13 +90,12 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
                     application_data: data,
                 },
                 format!(
-                    "{from}: \"{name}\"  players {}/{}  flags {}\n    instance {}  application {}",
+                    "{from}: \"{name}\"  players {}/{}  flags {}",
                     r.current_players,
                     if r.max_players == 0 { "unlimited".to_owned() } else { r.max_players.to_string() },
                     flags_text(&flags),
-                    r.application_instance_guid,
-                    r.application_guid,
                 ),
+                &[format!("instance {}  application {}", r.application_instance_guid, r.application_guid)],
             );
         }
         true

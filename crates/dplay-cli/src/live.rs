@@ -18,6 +18,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::escape::escaped;
 use crate::events::{GroupChange, JsonEvent, Row, flag_names};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
@@ -192,6 +193,7 @@ pub(crate) fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
+        .fmt_fields(crate::escape::log_fields())
         .with_env_filter(filter)
         .with_ansi(ansi)
         .with_writer(std::io::stderr)
@@ -337,8 +339,9 @@ impl Output {
         Self { json, start, names: BTreeMap::new() }
     }
 
-    /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`.
-    fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display) {
+    /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`
+    /// and its indented continuation `rows`, each escaped (crate::escape).
+    fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display, rows: &[String]) {
         #[allow(clippy::disallowed_methods)] // the event's time, for the reader
         let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
         let mut out = std::io::stdout().lock();
@@ -351,7 +354,12 @@ impl Output {
             }
             writeln!(out, "{}", Value::Object(object))
         } else {
-            writeln!(out, "[{t:8.3}s] {text}")
+            let mut text = format!("[{t:8.3}s] {}", escaped(&text.to_string()));
+            for row in rows {
+                text.push_str("\n    ");
+                text.push_str(&escaped(row));
+            }
+            writeln!(out, "{text}")
         };
         let _ = out.flush();
     }
@@ -363,12 +371,22 @@ impl Output {
 
     /// Prints one typed event (docs/json-events.md) as a JSON line, or `text`.
     pub(crate) fn event(&self, event: &impl serde::Serialize, text: impl std::fmt::Display) {
+        self.event_rows(event, text, &[]);
+    }
+
+    /// [`Output::event`] whose text goes on over indented `rows` (a table's players, ...).
+    pub(crate) fn event_rows(
+        &self,
+        event: &impl serde::Serialize,
+        text: impl std::fmt::Display,
+        rows: &[String],
+    ) {
         let Ok(Value::Object(mut fields)) = serde_json::to_value(event) else { return };
         let name = match fields.shift_remove("event") {
             Some(Value::String(name)) => name,
             _ => return,
         };
-        self.emit(&name, Value::Object(fields), text);
+        self.emit(&name, Value::Object(fields), text, rows);
     }
 
     /// Prints the last line of a run: why it stopped.
@@ -417,10 +435,10 @@ impl Output {
                     tags.push("me");
                 }
                 let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
-                format!("\n    {} {}{tags}", p.dpnid, p.name)
+                format!("{} {}{tags}", p.dpnid, p.name)
             })
             .collect();
-        self.event(&JsonEvent::NameTable { players: rows }, format!("name table:{}", text.concat()));
+        self.event_rows(&JsonEvent::NameTable { players: rows }, "name table:", &text);
     }
 
     fn session(&mut self, event: &Event) -> bool {

@@ -17,6 +17,7 @@ mod dp4;
 mod dp4_print;
 mod duration;
 mod enumerate;
+mod escape;
 mod events;
 mod flows;
 mod fs;
@@ -112,7 +113,8 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "dplay: {e:#}");
+            // An error may quote the network (a refusal's name): escaped as every line is.
+            let _ = writeln!(std::io::stderr(), "dplay: {}", escape::escaped(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

@@ -70,10 +70,13 @@ fn lines(snapshot: &TrafficSnapshot) -> Vec<String> {
 /// One aircraft's row; what is not known yet is `-`.
 fn row(a: &Aircraft) -> String {
     let num = |v: Option<f64>, digits: usize| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"));
-    let name = a.name.clone().unwrap_or_else(|| format!("{:#010x}", a.id.0));
+    let name = a
+        .name
+        .as_deref()
+        .map_or_else(|| format!("{:#010x}", a.id.0), |n| crate::escape::escaped(n).into_owned());
     let aircraft = match (a.role, &a.aircraft) {
         (Some(Role::Observer), _) => "(observer)".to_owned(),
-        (_, Some(t)) => t.clone(),
+        (_, Some(t)) => crate::escape::escaped(t).into_owned(),
         (_, None) => "-".to_owned(),
     };
     let ground = a.on_ground.map_or("-", |g| if g { "yes" } else { "no" });
