@@ -301,7 +301,7 @@ impl Session {
                 };
                 self.end(now, why);
             }
-            Phase::Host => self.host_link_lost(now, link),
+            Phase::Host => self.host_link_lost(now, link, reason),
             Phase::Member => self.member_link_lost(now, peer, link, reason),
             _ => {}
         }
