@@ -154,7 +154,7 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     host_enum_port: u16,
     /// The host's address (DirectPlay 8: port 23456 for FS2004, else 6073, when none is given).
-    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    #[arg(value_name = "ADDR[:PORT]", value_parser = crate::address::parse_target)]
     host: SocketAddr,
     /// Join as a player flying a scripted circuit.
     #[arg(long)]
@@ -173,8 +173,8 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
     bind: Option<SocketAddr>,
     /// Give up (exit 1) when the add-on has not taken us in within this long (seconds, or a
-    /// unit such as 30s).
-    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    /// unit such as 30s). The default outlasts a host's removal of a crashed player.
+    #[arg(long, value_name = "TIME", default_value = crate::live::JOIN_TIMEOUT, value_parser = crate::duration::parse)]
     timeout: Duration,
     #[command(flatten)]
     budget: crate::join_opts::JoinBudgetArgs,

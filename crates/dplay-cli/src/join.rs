@@ -24,7 +24,7 @@ pub(crate) struct JoinArgs {
     #[arg(long)]
     pub(crate) dp4: bool,
     /// The host's address (DirectPlay 8: port 6073 when none is given).
-    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    #[arg(value_name = "ADDR[:PORT]", value_parser = crate::address::parse_target)]
     pub(crate) host: SocketAddr,
     /// The local address (default: loopback for a loopback host, else any; DirectPlay 8 port 0,
     /// DirectPlay 4 the first free ports of 2300-2400).
@@ -47,8 +47,10 @@ pub(crate) struct JoinArgs {
     /// DN_REQ_ADD_PLAYER_TO_GROUP).
     #[arg(long, value_name = "NAME")]
     pub(crate) join_group: Option<String>,
-    /// Give up joining after this long (seconds, or a unit such as 30s).
-    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    /// Give up joining after this long (seconds, or a unit such as 30s). The default outlasts
+    /// the time a host takes to remove a player that crashed (docs/limits.md), whom a joiner
+    /// may be waiting for.
+    #[arg(long, value_name = "TIME", default_value = crate::live::JOIN_TIMEOUT, value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
     /// Packet signing (DirectPlay 8). By default that of the session's EnumResponse
     /// (DPNSESSION_FAST_SIGNED), else none.
@@ -177,7 +179,14 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         };
         out.event(&sent, format!("sent: {text}"));
     }
+    // A command of ours that failed (--join-group of an unknown group: DPNERR_INVALIDGROUP, a
+    // refused --set-name) makes the exit status 1 (issue 25 item 13).
+    let mut failed = false;
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+        failed |= matches!(
+            e,
+            Dp8Event::CommandFailed { .. } | Dp8Event::Session(Event::Completed { result: Err(_), .. })
+        );
         // The group we asked for exists: join it (the host answers the creation first).
         if let Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { group, name, requested_by })) =
             &e
@@ -193,7 +202,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     }
     live::finish(runtime);
     out.stopped(stop);
-    Ok(true)
+    Ok(!failed)
 }
 
 /// Asks `host` for its session first (from another port), for the instance GUID and whether it
@@ -275,7 +284,16 @@ impl JoinFailure {
                     waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
                 }
                 if !peers.is_empty() {
-                    waits.push(format!("{} to connect to us", peers.join(", ")));
+                    // After `peer_connect_timeout` we asked the host to check them (MC-DPL8CS
+                    // 3.2.5.3): a crashed player is removed, and the join goes on.
+                    waits.push(format!(
+                        "{} to connect to us, which the host is checking (a player that crashed is removed within seconds: try again, or give a longer --timeout)",
+                        peers.join(", ")
+                    ));
+                    return anyhow::anyhow!(
+                        "{host} answered (we are {local}), but after {timeout} we still wait for {}",
+                        waits.join(" and ")
+                    );
                 }
                 anyhow::anyhow!(
                     "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",

@@ -114,15 +114,23 @@ fn parse_guid(text: &str) -> Result<Uuid, String> {
         .map_err(|_| format!("`{text}` is not a GUID: give one such as {DXDIAG_APPLICATION_GUID}"))
 }
 
-/// The address to bind when joining `target`: loopback for a loopback target, else any.
+/// The address to bind when joining `target`: loopback for a loopback target, else any, of
+/// the target's family (issue 25 item 8: an IPv6 target needs an IPv6 socket).
 pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
-    let ip = if target.ip().is_loopback() {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    let ip = match (target.ip().is_loopback(), target.is_ipv6()) {
+        (true, false) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (false, false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (true, true) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        (false, true) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
     };
     SocketAddr::new(ip, 0)
 }
+
+/// The default join `--timeout` of `join` and `fs join`: 20 s. A joiner instructed to
+/// connect to a peer that crashed waits for it `peer_connect_timeout` (6 s), asks the host to
+/// check it (MC-DPL8CS 3.2.5.3) and the host removes it `integrity_timeout` (5 s) later, or
+/// sooner when its own link gives up: about 11 s (issue 25 item 4), well within.
+pub(crate) const JOIN_TIMEOUT: &str = "20";
 
 /// The shortest join or enumeration `--timeout` taken (shorter ones are raised to it).
 pub(crate) const MIN_TIMEOUT: Duration = Duration::from_millis(100);
@@ -628,7 +636,10 @@ impl Output {
                     } else {
                         (JsonEvent::PlayerData { id, len }, "player data")
                     };
-                    self.event(&event, format!("{what} of {old} ({dpnid}): {len} bytes"));
+                    self.event(
+                        &event,
+                        format!("{what} of {old} ({dpnid}): {len} byte{}", if len == 1 { "" } else { "s" }),
+                    );
                 }
             }
             // A change this build does not know is not printed (TableChange is non_exhaustive).

@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::free_port;
+use common::{Proc, free_port};
 
 fn dplay() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dplay"))
@@ -86,4 +86,96 @@ fn weak_dashboard_settings() {
     let text = String::from_utf8_lossy(&out.stdout);
     let web = text.lines().find(|l| l.contains("\"web\"")).unwrap_or_else(|| panic!("no web event: {text}"));
     assert!(web.contains("http://127.0.0.1:") && web.contains("\"exposed\":false"), "{web}");
+}
+
+/// JSON lines of a finished run.
+fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// A `dplay host --json` at `bind` for `secs`, its output read when it ends.
+fn host_for(bind: &str, secs: &str, extra: &[&str]) -> std::process::Child {
+    let mut args = vec!["host", "--json", "--bind", bind, "--duration", secs];
+    args.extend_from_slice(extra);
+    let child =
+        dplay().args(&args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the host");
+    std::thread::sleep(Duration::from_millis(700));
+    child
+}
+
+/// Items 4 and 6: after a peer crashes, the next joiner with the default --timeout gets in
+/// (the host removes the dead peer first), and the host reports the crash as `connection lost`.
+#[test]
+fn a_joiner_outlasts_a_crashed_peer() {
+    let target = format!("127.0.0.1:{}", free_port());
+    let host = host_for(&target, "40", &[]);
+    let mut alice = dplay()
+        .args(["join", &target, "--name", "alice", "--duration", "60"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start alice");
+    std::thread::sleep(Duration::from_secs(2));
+    alice.kill().expect("SIGKILL alice");
+    let _ = alice.wait();
+    let bob = dplay().args(["join", &target, "--name", "bob", "--duration", "1"]).output().expect("run bob");
+    assert!(bob.status.success(), "bob: {}", String::from_utf8_lossy(&bob.stderr));
+    let mut host = host;
+    let _ = host.kill();
+    let host = host.wait_with_output().expect("the host's output");
+    let left = events(&host).into_iter().find(|e| e["event"] == "player_left" && e["name"] == "alice");
+    assert_eq!(left.map(|e| e["reason"].clone()), Some("connection lost".into()));
+}
+
+/// Items 8, 12, 16: IPv6 targets, port 0 is no target, and `enum` returns at the answer.
+#[test]
+fn targets() {
+    let out = dplay().args(["join", "127.0.0.1:0"]).output().expect("run dplay");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("port 0"));
+
+    let target = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &[]));
+    #[allow(clippy::disallowed_methods)] // the wait is the behaviour under test, far from its bound
+    let started = std::time::Instant::now();
+    let out = dplay().args(["enum", &target, "--timeout", "3"]).output().expect("run enum");
+    assert!(out.status.success());
+    assert!(started.elapsed() < Duration::from_millis(2500), "enum waited {:?}", started.elapsed());
+
+    let port = free_port();
+    let v6 = format!("[::1]:{port}");
+    if std::net::UdpSocket::bind(("::1", 0)).is_err() {
+        return; // no IPv6 loopback on this machine
+    }
+    let _host6 = Proc(host_for(&v6, "20", &[]));
+    let out = dplay().args(["enum", &v6, "--json", "--timeout", "3"]).output().expect("run enum");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = dplay().args(["join", &v6, "--duration", "1"]).output().expect("run join");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Address family"));
+}
+
+/// Item 13: a failed --join-group exits 1; so does unbanning a name that is not banned.
+#[test]
+fn honest_exit_codes() {
+    let target = format!("127.0.0.1:{}", free_port());
+    let web = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &["--web", &web, "--web-token", "tok"]));
+    let out =
+        dplay().args(["join", &target, "--join-group", "nosuch", "--duration", "2"]).output().expect("join");
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = dplay().args(["admin", &web, "--token", "tok", "unban", "nobody"]).output().expect("admin");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not banned"));
+    let out = dplay().args(["admin", &web, "--token", "tok", "ban", "mallory"]).output().expect("admin");
+    assert!(out.status.success());
+    let out = dplay().args(["admin", &web, "--token", "tok", "unban", "Mallory"]).output().expect("admin");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Item 18: `dplay manpage fs-host` (the page's own name) works.
+#[test]
+fn nested_manpage() {
+    let out = dplay().args(["manpage", "fs-host"]).output().expect("run dplay");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("dplay-fs-host"));
 }
