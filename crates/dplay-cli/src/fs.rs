@@ -331,7 +331,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     })?;
     drop(view);
     if !joined {
-        return Err(watch.error(a.host, stop, a.timeout));
+        return Err(out.join_failed(watch.error(a.host, stop, a.timeout)));
     }
     stopped(&out, stop)
 }

@@ -52,6 +52,13 @@ pub(crate) struct JoinArgs {
     /// may be waiting for.
     #[arg(long, value_name = "TIME", default_value = crate::live::JOIN_TIMEOUT, value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
+    /// Join as a client of a client/server session, whatever its EnumResponse says (a server
+    /// whose reply lacks DPNSESSION_CLIENT_SERVER).
+    #[arg(long, conflicts_with_all = ["peer", "dp4"])]
+    pub(crate) client_server: bool,
+    /// Join as a peer of a peer-to-peer session, whatever its EnumResponse says.
+    #[arg(long, conflicts_with = "dp4")]
+    pub(crate) peer: bool,
     /// Packet signing (DirectPlay 8). By default that of the session's EnumResponse
     /// (DPNSESSION_FAST_SIGNED), else none.
     #[arg(long, value_enum)]
@@ -108,7 +115,9 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         // A client must say so in PLAYER_CONNECT_INFO (MC-DPL8CS 2.2.1.2), as the
         // EnumResponse's DPNSESSION_CLIENT_SERVER tells.
-        if flags.is_some_and(|f| f.contains(ApplicationDescFlags::CLIENT_SERVER)) {
+        // --client-server and --peer force the kind (issue 25 item 7).
+        let server = flags.is_some_and(|f| f.contains(ApplicationDescFlags::CLIENT_SERVER));
+        if args.client_server || (server && !args.peer) {
             c.mode = Mode::ClientServer;
         }
         c.transport.signing = signing;
@@ -157,7 +166,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
             let _ = runtime.command(Dp8Command::Leave);
             live::finish(runtime);
         }
-        return Err(failure.error(args.timeout, |d| out.name(d)));
+        return Err(out.join_failed(failure.error(args.timeout, |d| out.name(d))));
     }
     if let Some(name) = &args.set_name {
         runtime.command(Dp8Command::SetInfo { name: Some(name.clone()), data: None })?;

@@ -397,6 +397,17 @@ impl Output {
         self.emit(&name, Value::Object(fields), text, rows);
     }
 
+    /// `--json`: a join that failed ends with `join_failed` and its `error`, so that a tool
+    /// reading only stdout learns the end (issue 25 item 14); the text is the error line
+    /// `main` prints.
+    pub(crate) fn join_failed(&self, error: anyhow::Error) -> anyhow::Error {
+        if self.json {
+            let error_text = format!("{error:#}");
+            self.event(&crate::events::Dp4JsonEvent::JoinFailed { error: error_text }, "");
+        }
+        error
+    }
+
     /// Prints the last line of a run: why it stopped.
     pub(crate) fn stopped(&self, stop: Stop) {
         self.event(&JsonEvent::Stopped { why: stop.name() }, "stopped");

@@ -179,3 +179,43 @@ fn nested_manpage() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("dplay-fs-host"));
 }
+
+/// Item 14: a join that fails ends its JSON with `join_failed`; `session_ended` reasons are
+/// those docs/json-events.md lists.
+#[test]
+fn json_for_tool_builders() {
+    let nothing = format!("127.0.0.1:{}", free_port());
+    let out = dplay().args(["join", &nothing, "--json", "--timeout", "1"]).output().expect("run join");
+    assert_eq!(out.status.code(), Some(1));
+    let last = events(&out).pop().expect("a JSON line");
+    assert_eq!(last["event"], "join_failed", "{last}");
+    assert!(last["error"].as_str().is_some_and(|e| e.contains("no answer")), "{last}");
+
+    let target = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &["--password", "right"]));
+    let out = dplay()
+        .args(["join", &target, "--json", "--password", "wrong", "--timeout", "3"])
+        .output()
+        .expect("run join");
+    let ended = events(&out).into_iter().find(|e| e["event"] == "session_ended").expect("session_ended");
+    let reason = ended["reason"].as_str().expect("a reason");
+    let docs = include_str!("../../../docs/json-events.md");
+    let documented = reason.split(" DPNERR_").next().expect("a prefix");
+    assert!(docs.contains(&format!("`{documented} DPNERR_...`")), "`{reason}` is not in docs/json-events.md");
+}
+
+/// Item 7: `--client-server` and `--peer` force the kind; not both.
+#[test]
+fn forced_session_kind() {
+    let out = dplay().args(["join", "127.0.0.1", "--client-server", "--peer"]).output().expect("run join");
+    assert_eq!(out.status.code(), Some(2));
+    let target = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &["--client-server"]));
+    let out = dplay()
+        .args(["join", &target, "--json", "--client-server", "--duration", "1"])
+        .output()
+        .expect("run join");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let joined = events(&out).into_iter().find(|e| e["event"] == "joined").expect("joined");
+    assert_eq!(joined["mode"], "client-server");
+}
