@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use dplay_dframe::{Signing, SigningMode};
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand};
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, SocketSpec};
 use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
@@ -94,7 +94,12 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
-    let session = probe(args.host, bind, args.session_args.app_guid, join_deadline);
+    // One capture for the probe and the session (issue 25 item 11).
+    let tap = args.net.pcap.as_deref().map(crate::pcap_tap::SharedTap::create).transpose()?;
+    let boxed = |t: &Option<crate::pcap_tap::SharedTap>| {
+        t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>)
+    };
+    let session = probe(args.host, bind, args.session_args.app_guid, join_deadline, boxed(&tap), &interrupt)?;
     let flags = session.map(|(_, flags)| flags);
     if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
@@ -111,7 +116,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         None if flags.is_some_and(|f| f.contains(ApplicationDescFlags::FAST_SIGNED)) => Signing::Fast,
         None => Signing::Off,
     };
-    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
+    let runtime = live::spawn_tapped(SocketSpec::udp(bind), boxed(&tap), |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         // A client must say so in PLAYER_CONNECT_INFO (MC-DPL8CS 2.2.1.2), as the
         // EnumResponse's DPNSESSION_CLIENT_SERVER tells.
@@ -223,27 +228,35 @@ fn probe(
     bind: SocketAddr,
     app: Option<Uuid>,
     deadline: Instant,
-) -> Option<(Uuid, ApplicationDescFlags)> {
+    tap: Option<Box<dyn dplay_runtime::Tap>>,
+    interrupt: &crossbeam_channel::Receiver<()>,
+) -> anyhow::Result<Option<(Uuid, ApplicationDescFlags)>> {
     #[allow(clippy::disallowed_methods)] // the probe's own clock
     let start = Instant::now();
-    let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
+    let runtime = live::spawn_tapped(SocketSpec::udp(SocketAddr::new(bind.ip(), 0)), tap, |local| {
         let mut c = SessionConfig::new(Uuid::nil(), local, "probe");
         c.set_enum_retry(Duration::from_millis(300));
         Dp8Protocol::new(c, start)
     })
-    .ok()?;
-    runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).ok()?;
-    let never = crossbeam_channel::never();
+    .ok();
+    let Some(runtime) = runtime else { return Ok(None) };
+    if runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).is_err() {
+        return Ok(None);
+    }
     let mut found = None;
     let until = (start + Duration::from_secs(2)).min(deadline);
-    live::wait(runtime.events(), &never, Some(until), |e| match e {
+    // Ctrl-C ends the probe too (issue 25 item 16).
+    let stop = live::wait(runtime.events(), interrupt, Some(until), |e| match e {
         Dp8Event::Session(Event::HostFound { response, .. }) => {
             found = Some((response.application_instance_guid, response.application_desc_flags));
             false
         }
         _ => true,
     });
-    found
+    if stop == Stop::Interrupted {
+        anyhow::bail!("interrupted before the join completed");
+    }
+    Ok(found)
 }
 
 /// What is known when a join fails.

@@ -188,10 +188,18 @@ fn spawn_on<P: Protocol>(
     pcap: Option<&PathBuf>,
     make: impl FnOnce(SocketAddr) -> P,
 ) -> anyhow::Result<Runtime<P>> {
+    let tap = pcap.map(|path| crate::pcap_tap::PcapTap::create(path)).transpose()?;
+    spawn_tapped(socket, tap.map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>), make)
+}
+
+/// Like [`spawn`], recording into `tap` (one capture shared by several runtimes).
+pub(crate) fn spawn_tapped<P: Protocol>(
+    socket: SocketSpec,
+    tap: Option<Box<dyn dplay_runtime::Tap>>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
     let mut config = RuntimeConfig::with_sockets(vec![socket]);
-    if let Some(path) = pcap {
-        config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
-    }
+    config.tap = tap;
     Ok(Runtime::spawn_with(config, make)?)
 }
 

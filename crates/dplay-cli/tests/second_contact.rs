@@ -219,3 +219,30 @@ fn forced_session_kind() {
     let joined = events(&out).into_iter().find(|e| e["event"] == "joined").expect("joined");
     assert_eq!(joined["mode"], "client-server");
 }
+
+/// Item 11: `join --pcap` records the enumeration probe too, with concrete addresses; an
+/// existing file is replaced aloud; `--pcap -` is refused.
+#[test]
+fn join_captures() {
+    let out = dplay().args(["join", "127.0.0.1", "--pcap", "-", "--timeout", "1"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give a file name"));
+
+    let target = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &[]));
+    let pcap = common::temp("second-contact-join.pcap");
+    std::fs::write(&pcap, b"old").expect("an old file");
+    let out = dplay()
+        .args(["join", &target, "--bind", "0.0.0.0", "--pcap", pcap.to_str().unwrap(), "--duration", "1"])
+        .output()
+        .expect("run join");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("replacing"));
+    let decoded = dplay().args(["decode", "--json", pcap.to_str().unwrap()]).output().expect("decode");
+    let text = String::from_utf8_lossy(&decoded.stdout);
+    assert!(
+        text.contains("EnumQuery") || text.contains("ENUM_QUERY"),
+        "no probe in the capture: {text:.2000}"
+    );
+    assert!(!text.contains("0.0.0.0"), "the bind address in the capture: {text:.2000}");
+}
