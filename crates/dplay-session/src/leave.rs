@@ -88,6 +88,20 @@ impl Session {
         }
     }
 
+    /// Host: the member at `peer` closed its connection gracefully (its END_STREAM came,
+    /// MC-DPL8R 3.1.4.3; MS-DPDX 3.1.5.3): it is gone now, not when our own END_STREAM has
+    /// been acknowledged, which a departed Windows client never does (issue 25 item 5: 14.4 s
+    /// of retries with the player still counted).
+    pub(crate) fn member_leaving(&mut self, now: Instant, peer: SocketAddr) {
+        let Some(link) = self.links.get(&peer).copied() else { return };
+        if link.state != LinkState::Member {
+            return;
+        }
+        if let Some(dpnid) = link.dpnid {
+            self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
+        }
+    }
+
     /// Host: the player just destroyed as NORMAL on the wire (MS-DPDX 2.2.15) was lost, not
     /// gone by its own wish: our application's [`Event::PlayerRemoved`] says
     /// DPNDESTROYPLAYERREASON_CONNECTIONLOST, as DirectPlay's own host reports it locally

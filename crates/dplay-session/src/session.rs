@@ -210,6 +210,9 @@ impl Session {
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.ep.handle_datagram(now, from, data);
         self.pump(now);
+        if self.phase == Phase::Host && self.ep.peer_is_leaving(from) {
+            self.member_leaving(now, from);
+        }
     }
 
     /// Call at (or after) the deadline from [`Session::poll_timeout`].
