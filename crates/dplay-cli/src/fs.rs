@@ -647,7 +647,8 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
         }
         Event::PlayerType { id, role } => {
             let (who, role) = (name(*id), role_name(*role));
-            (J::PlayerType { name: who.clone(), role }, format!("{who} is a {role}"))
+            let article = if role.starts_with('o') { "an" } else { "a" };
+            (J::PlayerType { name: who.clone(), role }, format!("{who} is {article} {role}"))
         }
         Event::Accepted { id, role } => {
             let (who, role) = (name(*id), role_name(*role));

@@ -59,12 +59,12 @@ pub(crate) struct SessionArgs {
     /// that (MC-DPL8R 3.1.2.6 recommends 25 s; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
     /// finds a silent dead player sooner. DirectPlay 4: the PING period (spec 35), and a host
     /// sets KEEP_ALIVE.
-    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse_period)]
     pub(crate) keepalive: Option<Duration>,
     /// Retries of a reliable frame before its peer is declared lost (MC-DPL8R 3.1.2.5
     /// recommends 10; DPN_CAPS_EX dwNumSendRetries). Fewer finds a dead player sooner, and
     /// gives up sooner on a lossy link.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) send_retries: Option<u32>,
     /// The longest wait between two retries (MC-DPL8R 3.1.2.5 recommends 5 s; DPN_CAPS_EX
     /// dwMaxSendRetryInterval).

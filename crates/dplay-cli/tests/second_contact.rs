@@ -246,3 +246,16 @@ fn join_captures() {
     );
     assert!(!text.contains("0.0.0.0"), "the bind address in the capture: {text:.2000}");
 }
+
+/// Item 18: periods and retries that would be raised silently are refused.
+#[test]
+fn no_silent_clamps() {
+    for args in [
+        &["join", "127.0.0.1", "--keepalive", "0"][..],
+        &["join", "127.0.0.1", "--send-retries", "0"],
+        &["host", "--stats-every", "1ms"],
+    ] {
+        let out = dplay().args(args).output().expect("run dplay");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
