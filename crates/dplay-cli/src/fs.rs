@@ -287,7 +287,8 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
         }
         None => None,
     };
-    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let joinable = format!("players can join at {}", address::list(&addrs));
+    let mut view = traffic::wanted(a.net.json).then(|| LiveTable::with_header(joinable));
     let commands = Commands { stats_every: a.limits.stats_period(), ..dp8_commands() };
     let (stop, _) =
         drive(runtime, start, &a.net, None, None, commands, |e| print(&mut out, view.as_mut(), e))?;
