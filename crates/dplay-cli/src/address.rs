@@ -29,6 +29,18 @@ pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
     resolve(name, port).ok_or_else(|| format!("`{text}` is not an address or a known host name: {EXAMPLE}"))
 }
 
+/// Parses a target (`ip`, `ip:port`, `name`, `name:port`): port 0 means "any free port" for a
+/// bind and names no host, so `:0` is refused (issue 25 item 12).
+pub(crate) fn parse_target(text: &str) -> Result<SocketAddr, String> {
+    let addr = parse_host(text)?;
+    if addr.port() == 0 && text.ends_with(":0") {
+        return Err(format!(
+            "port 0 in `{text}` names no host's port (it means \"any free port\" only for --bind): give the host's port, or none for the default"
+        ));
+    }
+    Ok(addr)
+}
+
 /// Parses an address that must carry its port (`ip:port` or `name:port`).
 pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     match parse_host(text)? {
@@ -85,6 +97,10 @@ mod tests {
         assert_eq!(parse_host("[::1]:6073"), Ok("[::1]:6073".parse().unwrap()));
         assert_eq!(parse_addr("127.0.0.1:0"), Ok("127.0.0.1:0".parse().unwrap()));
         assert!(parse_addr("127.0.0.1").is_err());
+        // Issue 25 item 12: port 0 is no target.
+        assert!(parse_target("127.0.0.1:0").unwrap_err().contains("port 0"));
+        assert!(parse_target("[::1]:0").is_err());
+        assert_eq!(parse_target("127.0.0.1"), Ok("127.0.0.1:0".parse().unwrap()));
     }
 
     /// Issue #15 item 5: host names resolve (`localhost` needs no DNS server).

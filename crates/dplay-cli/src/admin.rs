@@ -95,19 +95,37 @@ pub(crate) fn run(args: AdminArgs) -> anyhow::Result<bool> {
             ("POST", "/api/settings".into(), Some(json!({ "password": password })))
         }
     };
+    // Lifting a ban that is not there is an error, not a silent success (issue 25 item 13).
+    if let Some((key, what)) = body.as_ref().filter(|_| method == "DELETE").and_then(unban_target) {
+        let list: Value = serde_json::from_str(&api.ok("GET", "/api/bans", None)?)
+            .context("the dashboard's ban list is not JSON")?;
+        let listed = list.get(key).and_then(Value::as_array).into_iter().flatten();
+        if !listed.filter_map(Value::as_str).any(|b| b.eq_ignore_ascii_case(what)) {
+            bail!("`{}` is not banned: `dplay admin ... bans` lists the bans", crate::escape::escaped(what));
+        }
+    }
     let answer = api.ok(method, &path, body.as_ref())?;
     let mut out = std::io::stdout().lock();
     match serde_json::from_str::<Value>(&answer) {
         Ok(v) if v.get("names").is_some() => {
             for (kind, key) in [("name", "names"), ("address", "addresses")] {
                 for entry in v.get(key).and_then(Value::as_array).into_iter().flatten() {
-                    writeln!(out, "{kind} {}", entry.as_str().unwrap_or_default())?;
+                    writeln!(out, "{kind} {}", crate::escape::escaped(entry.as_str().unwrap_or_default()))?;
                 }
             }
         }
-        _ => writeln!(out, "{}", answer.trim())?,
+        _ => writeln!(out, "{}", crate::escape::escaped(answer.trim()))?,
     }
     Ok(true)
+}
+
+/// The ban list's key and the entry an unban body names (`{"name": ...}` or `{"address": ...}`).
+fn unban_target(body: &Value) -> Option<(&'static str, &str)> {
+    match (body.get("name").and_then(Value::as_str), body.get("address").and_then(Value::as_str)) {
+        (Some(name), _) => Some(("names", name)),
+        (None, Some(ip)) => Some(("addresses", ip)),
+        (None, None) => None,
+    }
 }
 
 /// `host:port` from `http://host:port/` or `host:port`.

@@ -377,14 +377,13 @@ fn print_session(out: &Output, f: &FoundSession) {
     let max = if d.max_players == 0 { "unlimited".to_owned() } else { d.max_players.to_string() };
     let flags = flag_names(&d.flags);
     let text = format!(
-        "{}: \"{name}\"  players {}/{max}  flags {}\n    instance {}  application {}",
+        "{}: \"{name}\"  players {}/{max}  flags {}",
         f.host,
         d.current_player_count,
-        flags_text(&flags),
-        d.instance_guid,
-        d.application_guid
+        flags_text(&flags)
     );
-    out.event(
+    let guids = [format!("instance {}  application {}", d.instance_guid, d.application_guid)];
+    out.event_rows(
         &JsonEvent::Session {
             host: f.host.to_string(),
             name,
@@ -396,6 +395,7 @@ fn print_session(out: &Output, f: &FoundSession) {
             application_data: None,
         },
         text,
+        &guids,
     );
 }
 

@@ -127,10 +127,10 @@ impl Dp4Output {
                     }
                 }
                 let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
-                format!("\n    {} {}{tags}", id(p.id), p.name.as_deref().unwrap_or("-"))
+                format!("{} {}{tags}", id(p.id), p.name.as_deref().unwrap_or("-"))
             })
             .collect();
-        self.out.event(&JsonEvent::NameTable { players: rows }, format!("player list:{}", text.concat()));
+        self.out.event_rows(&JsonEvent::NameTable { players: rows }, "player list:", &text);
     }
 
     fn session(&mut self, event: &SessionEvent) -> bool {

@@ -9,6 +9,19 @@ use std::time::Duration;
 /// The longest duration any option takes: 30 days (the error message says so).
 pub(crate) const MAX: Duration = Duration::from_secs(30 * 24 * 3600);
 
+/// The shortest period a repeating timer takes (`--keepalive`, `--stats-every`).
+pub(crate) const MIN_PERIOD: Duration = Duration::from_millis(100);
+
+/// [`parse`], at least [`MIN_PERIOD`]: a shorter one is refused rather than raised silently
+/// (issue 25 item 18).
+pub(crate) fn parse_period(text: &str) -> Result<Duration, String> {
+    let d = parse(text)?;
+    if d < MIN_PERIOD {
+        return Err(format!("`{}` is shorter than the shortest period taken, 100ms", text.trim()));
+    }
+    Ok(d)
+}
+
 /// Parses `30s`, `2m`, `1h 30m`, `250ms` or plain seconds such as `1.5`; at most [`MAX`].
 pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     let text = text.trim();

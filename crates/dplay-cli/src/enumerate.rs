@@ -23,7 +23,7 @@ pub(crate) struct EnumArgs {
     #[arg(long)]
     pub(crate) dp4: bool,
     /// The host (or broadcast) address to ask (default port: 6073; DirectPlay 4: 47624).
-    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host, required_unless_present = "dp4")]
+    #[arg(value_name = "ADDR[:PORT]", value_parser = crate::address::parse_target, required_unless_present = "dp4")]
     pub(crate) target: Option<SocketAddr>,
     /// The local address (default: loopback for a loopback target, else any; DirectPlay 8 port
     /// 0, DirectPlay 4 the first free ports of 2300-2400).
@@ -71,6 +71,9 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
     let out = Output::new(args.json, start);
     let mut seen = BTreeSet::new();
     let deadline = start + args.timeout.max(live::MIN_TIMEOUT);
+    // One host answers at a unicast address: done at its answer (issue 25 item 16); a
+    // broadcast is listened to for the whole --timeout.
+    let unicast = !is_broadcast(target.ip());
     live::wait(runtime.events(), &interrupt, Some(deadline), |e| {
         if let Dp8Event::Session(Event::HostFound { from, response: r }) = e
             && seen.insert((from, r.application_instance_guid))
@@ -78,7 +81,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
             let name = r.session_name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
             let flags = flag_names(&r.application_desc_flags);
             let data = r.application_data.as_ref().map(|d| dplay_wire::hexdump::hex(d));
-            out.event(
+            out.event_rows(
                 &JsonEvent::Session {
                     host: from.to_string(),
                     name: name.clone(),
@@ -90,14 +93,14 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
                     application_data: data,
                 },
                 format!(
-                    "{from}: \"{name}\"  players {}/{}  flags {}\n    instance {}  application {}",
+                    "{from}: \"{name}\"  players {}/{}  flags {}",
                     r.current_players,
                     if r.max_players == 0 { "unlimited".to_owned() } else { r.max_players.to_string() },
                     flags_text(&flags),
-                    r.application_instance_guid,
-                    r.application_guid,
                 ),
+                &[format!("instance {}  application {}", r.application_instance_guid, r.application_guid)],
             );
+            return !(unicast && from == target);
         }
         true
     });
@@ -110,4 +113,16 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
         );
     }
     Ok(true)
+}
+
+/// Whether `ip` reaches several hosts: the limited broadcast, a multicast group, or the
+/// broadcast address of one of our interfaces (a directed broadcast such as 192.168.1.255).
+fn is_broadcast(ip: std::net::IpAddr) -> bool {
+    let std::net::IpAddr::V4(v4) = ip else { return ip.is_multicast() };
+    v4.is_broadcast()
+        || v4.is_multicast()
+        || if_addrs::get_if_addrs().unwrap_or_default().iter().any(|i| match &i.addr {
+            if_addrs::IfAddr::V4(a) => a.broadcast == Some(v4),
+            if_addrs::IfAddr::V6(_) => false,
+        })
 }

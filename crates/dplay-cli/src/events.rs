@@ -172,6 +172,8 @@ pub(crate) enum JsonEvent {
     Web {
         url: String,
         token: String,
+        /// Listening on an address other machines reach (not loopback).
+        exposed: bool,
     },
     /// DirectPlay 8, from `join`'s probe: a session answered.
     HostFound {

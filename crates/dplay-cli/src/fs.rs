@@ -161,7 +161,7 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     host_enum_port: u16,
     /// The host's address (DirectPlay 8: port 23456 for FS2004, else 6073, when none is given).
-    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    #[arg(value_name = "ADDR[:PORT]", value_parser = crate::address::parse_target)]
     host: SocketAddr,
     /// Join as a player flying a scripted circuit.
     #[arg(long)]
@@ -180,8 +180,8 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
     bind: Option<SocketAddr>,
     /// Give up (exit 1) when the add-on has not taken us in within this long (seconds, or a
-    /// unit such as 30s).
-    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    /// unit such as 30s). The default outlasts a host's removal of a crashed player.
+    #[arg(long, value_name = "TIME", default_value = crate::live::JOIN_TIMEOUT, value_parser = crate::duration::parse)]
     timeout: Duration,
     #[command(flatten)]
     budget: crate::join_opts::JoinBudgetArgs,
@@ -320,7 +320,8 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
         }
         None => None,
     };
-    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let joinable = format!("players can join at {}", address::list(&addrs));
+    let mut view = traffic::wanted(a.net.json).then(|| LiveTable::with_header(joinable));
     let mut commands = Commands { stats_every: a.limits.stats_period(), ..dp8_commands() };
     if relay.is_some() {
         // A relayed session ends with its host (docs/decisions.md, "Relay").
@@ -371,7 +372,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     })?;
     drop(view);
     if !joined {
-        return Err(watch.error(a.host, stop, a.timeout));
+        return Err(out.join_failed(watch.error(a.host, stop, a.timeout)));
     }
     stopped(&out, stop)
 }
@@ -716,7 +717,8 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
         }
         Event::PlayerType { id, role } => {
             let (who, role) = (name(*id), role_name(*role));
-            (J::PlayerType { name: who.clone(), role }, format!("{who} is a {role}"))
+            let article = if role.starts_with('o') { "an" } else { "a" };
+            (J::PlayerType { name: who.clone(), role }, format!("{who} is {article} {role}"))
         }
         Event::Accepted { id, role } => {
             let (who, role) = (name(*id), role_name(*role));

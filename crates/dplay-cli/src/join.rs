@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use dplay_dframe::{Signing, SigningMode};
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, VoiceEvent, VoiceRole};
+use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, SocketSpec, VoiceEvent, VoiceRole};
 use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{ApplicationDescFlags, ResultCode};
@@ -24,7 +24,7 @@ pub(crate) struct JoinArgs {
     #[arg(long)]
     pub(crate) dp4: bool,
     /// The host's address (DirectPlay 8: port 6073 when none is given).
-    #[arg(value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
+    #[arg(value_name = "ADDR[:PORT]", value_parser = crate::address::parse_target)]
     pub(crate) host: SocketAddr,
     /// The local address (default: loopback for a loopback host, else any; DirectPlay 8 port 0,
     /// DirectPlay 4 the first free ports of 2300-2400).
@@ -47,9 +47,18 @@ pub(crate) struct JoinArgs {
     /// DN_REQ_ADD_PLAYER_TO_GROUP).
     #[arg(long, value_name = "NAME")]
     pub(crate) join_group: Option<String>,
-    /// Give up joining after this long (seconds, or a unit such as 30s).
-    #[arg(long, value_name = "TIME", default_value = "10", value_parser = crate::duration::parse)]
+    /// Give up joining after this long (seconds, or a unit such as 30s). The default outlasts
+    /// the time a host takes to remove a player that crashed (docs/limits.md), whom a joiner
+    /// may be waiting for.
+    #[arg(long, value_name = "TIME", default_value = crate::live::JOIN_TIMEOUT, value_parser = crate::duration::parse)]
     pub(crate) timeout: Duration,
+    /// Join as a client of a client/server session, whatever its EnumResponse says (a server
+    /// whose reply lacks DPNSESSION_CLIENT_SERVER).
+    #[arg(long, conflicts_with_all = ["peer", "dp4"])]
+    pub(crate) client_server: bool,
+    /// Join as a peer of a peer-to-peer session, whatever its EnumResponse says.
+    #[arg(long, conflicts_with = "dp4")]
+    pub(crate) peer: bool,
     /// Packet signing (DirectPlay 8). By default that of the session's EnumResponse
     /// (DPNSESSION_FAST_SIGNED), else none.
     #[arg(long, value_enum)]
@@ -93,7 +102,12 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let interrupt = live::ctrl_c()?;
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
-    let session = probe(args.host, bind, args.session_args.app_guid, join_deadline);
+    // One capture for the probe and the session (issue 25 item 11).
+    let tap = args.net.pcap.as_deref().map(crate::pcap_tap::SharedTap::create).transpose()?;
+    let boxed = |t: &Option<crate::pcap_tap::SharedTap>| {
+        t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>)
+    };
+    let session = probe(args.host, bind, args.session_args.app_guid, join_deadline, boxed(&tap), &interrupt)?;
     let flags = session.map(|(_, flags)| flags);
     if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
@@ -110,11 +124,13 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         None if flags.is_some_and(|f| f.contains(ApplicationDescFlags::FAST_SIGNED)) => Signing::Fast,
         None => Signing::Off,
     };
-    let runtime = live::spawn(bind, args.net.pcap.as_ref(), |local| {
+    let runtime = live::spawn_tapped(SocketSpec::udp(bind), boxed(&tap), |local| {
         let mut c = live::session_config(local, &args.name, &args.session_args);
         // A client must say so in PLAYER_CONNECT_INFO (MC-DPL8CS 2.2.1.2), as the
         // EnumResponse's DPNSESSION_CLIENT_SERVER tells.
-        if flags.is_some_and(|f| f.contains(ApplicationDescFlags::CLIENT_SERVER)) {
+        // --client-server and --peer force the kind (issue 25 item 7).
+        let server = flags.is_some_and(|f| f.contains(ApplicationDescFlags::CLIENT_SERVER));
+        if args.client_server || (server && !args.peer) {
             c.mode = Mode::ClientServer;
         }
         c.transport.signing = signing;
@@ -167,7 +183,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
             let _ = runtime.command(Dp8Command::Leave);
             live::finish(runtime);
         }
-        return Err(failure.error(args.timeout, |d| out.name(d)));
+        return Err(out.join_failed(failure.error(args.timeout, |d| out.name(d))));
     }
     if let Some(name) = &args.set_name {
         runtime.command(Dp8Command::SetInfo { name: Some(name.clone()), data: None })?;
@@ -190,7 +206,14 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         out.event(&sent, format!("sent: {text}"));
     }
     let mut voice_result = None;
+    // A command of ours that failed (--join-group of an unknown group: DPNERR_INVALIDGROUP, a
+    // refused --set-name) makes the exit status 1 (issue 25 item 13).
+    let mut failed = false;
     let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+        failed |= matches!(
+            e,
+            Dp8Event::CommandFailed { .. } | Dp8Event::Session(Event::Completed { result: Err(_), .. })
+        );
         // The group we asked for exists: join it (the host answers the creation first).
         if let Dp8Event::Session(Event::NameTable(TableChange::GroupCreated { group, name, requested_by })) =
             &e
@@ -214,7 +237,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     if voice_result == Some(false) {
         anyhow::bail!("the voice test failed: no frame came back");
     }
-    Ok(true)
+    Ok(!failed)
 }
 
 /// Asks `host` for its session first (from another port), for the instance GUID and whether it
@@ -226,27 +249,35 @@ fn probe(
     bind: SocketAddr,
     app: Option<Uuid>,
     deadline: Instant,
-) -> Option<(Uuid, ApplicationDescFlags)> {
+    tap: Option<Box<dyn dplay_runtime::Tap>>,
+    interrupt: &crossbeam_channel::Receiver<()>,
+) -> anyhow::Result<Option<(Uuid, ApplicationDescFlags)>> {
     #[allow(clippy::disallowed_methods)] // the probe's own clock
     let start = Instant::now();
-    let runtime = live::spawn(SocketAddr::new(bind.ip(), 0), None, |local| {
+    let runtime = live::spawn_tapped(SocketSpec::udp(SocketAddr::new(bind.ip(), 0)), tap, |local| {
         let mut c = SessionConfig::new(Uuid::nil(), local, "probe");
         c.set_enum_retry(Duration::from_millis(300));
         Dp8Protocol::new(c, start)
     })
-    .ok()?;
-    runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).ok()?;
-    let never = crossbeam_channel::never();
+    .ok();
+    let Some(runtime) = runtime else { return Ok(None) };
+    if runtime.command(Dp8Command::EnumHosts { target: host, application_guid: app }).is_err() {
+        return Ok(None);
+    }
     let mut found = None;
     let until = (start + Duration::from_secs(2)).min(deadline);
-    live::wait(runtime.events(), &never, Some(until), |e| match e {
+    // Ctrl-C ends the probe too (issue 25 item 16).
+    let stop = live::wait(runtime.events(), interrupt, Some(until), |e| match e {
         Dp8Event::Session(Event::HostFound { response, .. }) => {
             found = Some((response.application_instance_guid, response.application_desc_flags));
             false
         }
         _ => true,
     });
-    found
+    if stop == Stop::Interrupted {
+        anyhow::bail!("interrupted before the join completed");
+    }
+    Ok(found)
 }
 
 /// What is known when a join fails.
@@ -296,7 +327,16 @@ impl JoinFailure {
                     waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
                 }
                 if !peers.is_empty() {
-                    waits.push(format!("{} to connect to us", peers.join(", ")));
+                    // After `peer_connect_timeout` we asked the host to check them (MC-DPL8CS
+                    // 3.2.5.3): a crashed player is removed, and the join goes on.
+                    waits.push(format!(
+                        "{} to connect to us, which the host is checking (a player that crashed is removed within seconds: try again, or give a longer --timeout)",
+                        peers.join(", ")
+                    ));
+                    return anyhow::anyhow!(
+                        "{host} answered (we are {local}), but after {timeout} we still wait for {}",
+                        waits.join(" and ")
+                    );
                 }
                 anyhow::anyhow!(
                     "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",

@@ -77,7 +77,7 @@ pub(crate) struct LimitArgs {
     pub(crate) memory_budget: Option<usize>,
     /// Print the drops and refusals so far this often (they are always printed at exit, and
     /// when the host is sent SIGUSR1).
-    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse_period)]
     pub(crate) stats_every: Option<Duration>,
 }
 

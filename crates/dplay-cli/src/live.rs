@@ -18,6 +18,7 @@ use dplay_wire::dp8::session::{ApplicationDescFlags, DestroyReason};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::escape::escaped;
 use crate::events::{GroupChange, JsonEvent, Row, flag_names};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
@@ -58,12 +59,12 @@ pub(crate) struct SessionArgs {
     /// that (MC-DPL8R 3.1.2.6 recommends 25 s; DPN_CAPS dwTimeoutUntilKeepAlive). Lower
     /// finds a silent dead player sooner. DirectPlay 4: the PING period (spec 35), and a host
     /// sets KEEP_ALIVE.
-    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse_period)]
     pub(crate) keepalive: Option<Duration>,
     /// Retries of a reliable frame before its peer is declared lost (MC-DPL8R 3.1.2.5
     /// recommends 10; DPN_CAPS_EX dwNumSendRetries). Fewer finds a dead player sooner, and
     /// gives up sooner on a lossy link.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) send_retries: Option<u32>,
     /// The longest wait between two retries (MC-DPL8R 3.1.2.5 recommends 5 s; DPN_CAPS_EX
     /// dwMaxSendRetryInterval).
@@ -113,15 +114,23 @@ fn parse_guid(text: &str) -> Result<Uuid, String> {
         .map_err(|_| format!("`{text}` is not a GUID: give one such as {DXDIAG_APPLICATION_GUID}"))
 }
 
-/// The address to bind when joining `target`: loopback for a loopback target, else any.
+/// The address to bind when joining `target`: loopback for a loopback target, else any, of
+/// the target's family (issue 25 item 8: an IPv6 target needs an IPv6 socket).
 pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
-    let ip = if target.ip().is_loopback() {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    let ip = match (target.ip().is_loopback(), target.is_ipv6()) {
+        (true, false) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (false, false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (true, true) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        (false, true) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
     };
     SocketAddr::new(ip, 0)
 }
+
+/// The default join `--timeout` of `join` and `fs join`: 20 s. A joiner instructed to
+/// connect to a peer that crashed waits for it `peer_connect_timeout` (6 s), asks the host to
+/// check it (MC-DPL8CS 3.2.5.3) and the host removes it `integrity_timeout` (5 s) later, or
+/// sooner when its own link gives up: about 11 s (issue 25 item 4), well within.
+pub(crate) const JOIN_TIMEOUT: &str = "20";
 
 /// The shortest join or enumeration `--timeout` taken (shorter ones are raised to it).
 pub(crate) const MIN_TIMEOUT: Duration = Duration::from_millis(100);
@@ -179,7 +188,19 @@ fn spawn_on<P: Protocol>(
     pcap: Option<&PathBuf>,
     make: impl FnOnce(SocketAddr) -> P,
 ) -> anyhow::Result<Runtime<P>> {
-    Ok(Runtime::spawn_with(runtime_config(vec![socket], pcap)?, make)?)
+    let tap = pcap.map(|path| crate::pcap_tap::PcapTap::create(path)).transpose()?;
+    spawn_tapped(socket, tap.map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>), make)
+}
+
+/// Like [`spawn`], recording into `tap` (one capture shared by several runtimes).
+pub(crate) fn spawn_tapped<P: Protocol>(
+    socket: SocketSpec,
+    tap: Option<Box<dyn dplay_runtime::Tap>>,
+    make: impl FnOnce(SocketAddr) -> P,
+) -> anyhow::Result<Runtime<P>> {
+    let mut config = RuntimeConfig::with_sockets(vec![socket]);
+    config.tap = tap;
+    Ok(Runtime::spawn_with(config, make)?)
 }
 
 /// A runtime on `sockets`, with a pcap tap when asked.
@@ -200,6 +221,7 @@ pub(crate) fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
+        .fmt_fields(crate::escape::log_fields())
         .with_env_filter(filter)
         .with_ansi(ansi)
         .with_writer(std::io::stderr)
@@ -345,8 +367,9 @@ impl Output {
         Self { json, start, names: BTreeMap::new() }
     }
 
-    /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`.
-    fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display) {
+    /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`
+    /// and its indented continuation `rows`, each escaped (crate::escape).
+    fn emit(&self, event: &str, fields: Value, text: impl std::fmt::Display, rows: &[String]) {
         #[allow(clippy::disallowed_methods)] // the event's time, for the reader
         let t = Instant::now().saturating_duration_since(self.start).as_secs_f64();
         let mut out = std::io::stdout().lock();
@@ -359,7 +382,12 @@ impl Output {
             }
             writeln!(out, "{}", Value::Object(object))
         } else {
-            writeln!(out, "[{t:8.3}s] {text}")
+            let mut text = format!("[{t:8.3}s] {}", escaped(&text.to_string()));
+            for row in rows {
+                text.push_str("\n    ");
+                text.push_str(&escaped(row));
+            }
+            writeln!(out, "{text}")
         };
         let _ = out.flush();
     }
@@ -371,12 +399,33 @@ impl Output {
 
     /// Prints one typed event (docs/json-events.md) as a JSON line, or `text`.
     pub(crate) fn event(&self, event: &impl serde::Serialize, text: impl std::fmt::Display) {
+        self.event_rows(event, text, &[]);
+    }
+
+    /// [`Output::event`] whose text goes on over indented `rows` (a table's players, ...).
+    pub(crate) fn event_rows(
+        &self,
+        event: &impl serde::Serialize,
+        text: impl std::fmt::Display,
+        rows: &[String],
+    ) {
         let Ok(Value::Object(mut fields)) = serde_json::to_value(event) else { return };
         let name = match fields.shift_remove("event") {
             Some(Value::String(name)) => name,
             _ => return,
         };
-        self.emit(&name, Value::Object(fields), text);
+        self.emit(&name, Value::Object(fields), text, rows);
+    }
+
+    /// `--json`: a join that failed ends with `join_failed` and its `error`, so that a tool
+    /// reading only stdout learns the end (issue 25 item 14); the text is the error line
+    /// `main` prints.
+    pub(crate) fn join_failed(&self, error: anyhow::Error) -> anyhow::Error {
+        if self.json {
+            let error_text = format!("{error:#}");
+            self.event(&crate::events::Dp4JsonEvent::JoinFailed { error: error_text }, "");
+        }
+        error
     }
 
     /// Prints the last line of a run: why it stopped.
@@ -426,10 +475,10 @@ impl Output {
                     tags.push("me");
                 }
                 let tags = if tags.is_empty() { String::new() } else { format!(" ({})", tags.join(", ")) };
-                format!("\n    {} {}{tags}", p.dpnid, p.name)
+                format!("{} {}{tags}", p.dpnid, p.name)
             })
             .collect();
-        self.event(&JsonEvent::NameTable { players: rows }, format!("name table:{}", text.concat()));
+        self.event_rows(&JsonEvent::NameTable { players: rows }, "name table:", &text);
     }
 
     fn session(&mut self, event: &Event) -> bool {
@@ -619,7 +668,10 @@ impl Output {
                     } else {
                         (JsonEvent::PlayerData { id, len }, "player data")
                     };
-                    self.event(&event, format!("{what} of {old} ({dpnid}): {len} bytes"));
+                    self.event(
+                        &event,
+                        format!("{what} of {old} ({dpnid}): {len} byte{}", if len == 1 { "" } else { "s" }),
+                    );
                 }
             }
             // A change this build does not know is not printed (TableChange is non_exhaustive).

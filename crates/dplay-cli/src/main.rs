@@ -17,6 +17,7 @@ mod dp4;
 mod dp4_print;
 mod duration;
 mod enumerate;
+mod escape;
 mod events;
 mod flows;
 mod fs;
@@ -120,7 +121,8 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "dplay: {e:#}");
+            // An error may quote the network (a refusal's name): escaped as every line is.
+            let _ = writeln!(std::io::stderr(), "dplay: {}", escape::escaped(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
@@ -140,7 +142,11 @@ fn manpage(command: Option<String>) -> anyhow::Result<bool> {
     let page = match &command {
         None => clap_mangen::Man::new(top),
         Some(name) => {
-            let sub = top.find_subcommand(name).cloned().with_context(|| {
+            // `fs-host` (as the page is named) or `fs host`: a nested command's page.
+            let nested = name.split_once(['-', ' ']).and_then(|(parent, child)| {
+                top.find_subcommand(parent).and_then(|p| p.find_subcommand(child)).cloned()
+            });
+            let sub = nested.or_else(|| top.find_subcommand(name).cloned()).with_context(|| {
                 let names: Vec<&str> = top.get_subcommands().map(clap::Command::get_name).collect();
                 format!("no command `{name}`: give one of {}", names.join(", "))
             })?;

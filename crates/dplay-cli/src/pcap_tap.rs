@@ -3,8 +3,10 @@
 //! synthesized TCP segments ([`crate::pcap_tcp`]).
 
 use std::fs::File;
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
@@ -28,8 +30,15 @@ pub(crate) struct PcapTap {
 }
 
 impl PcapTap {
-    /// Creates (or truncates) `path`.
+    /// Creates `path`; an existing file is replaced, and said so on stderr (issue 25 item 11).
+    /// `-` (standard output, where the events go) is refused.
     pub(crate) fn create(path: &Path) -> anyhow::Result<Self> {
+        if path.as_os_str() == "-" {
+            anyhow::bail!("--pcap -: standard output carries the events; give a file name");
+        }
+        if path.exists() {
+            let _ = writeln!(std::io::stderr(), "dplay: --pcap: replacing {}", path.display());
+        }
         let file = File::create(path)
             .with_context(|| format!("cannot create {}: choose a writable --pcap path", path.display()))?;
         let header = PcapHeader { datalink: DataLink::ETHERNET, ..PcapHeader::default() };
@@ -65,9 +74,57 @@ fn ends(
     }
 }
 
+/// A [`PcapTap`] that several runtimes write (`join`'s enumeration probe, then its session).
+#[derive(Clone)]
+pub(crate) struct SharedTap(Arc<Mutex<PcapTap>>);
+
+impl SharedTap {
+    /// [`PcapTap::create`], to share.
+    pub(crate) fn create(path: &Path) -> anyhow::Result<Self> {
+        Ok(Self(Arc::new(Mutex::new(PcapTap::create(path)?))))
+    }
+}
+
+impl Tap for SharedTap {
+    fn datagram(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
+        if let Ok(mut tap) = self.0.lock() {
+            tap.datagram(direction, local, remote, data);
+        }
+    }
+
+    fn stream(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
+        if let Ok(mut tap) = self.0.lock() {
+            tap.stream(direction, local, remote, data);
+        }
+    }
+}
+
+/// Our end of a socket bound to the unspecified address (0.0.0.0, ::) as a capture shows it:
+/// loopback towards a loopback peer, else the first interface address of its family (the
+/// socket does not say which one a datagram used).
+fn concrete(local: SocketAddr, remote: SocketAddr) -> SocketAddr {
+    if !local.ip().is_unspecified() {
+        return local;
+    }
+    let ip = if remote.ip().is_loopback() {
+        Some(if local.is_ipv4() {
+            IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+        } else {
+            IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)
+        })
+    } else {
+        if_addrs::get_if_addrs()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|i| i.ip())
+            .find(|ip| !ip.is_loopback() && ip.is_ipv4() == local.is_ipv4())
+    };
+    ip.map_or(local, |ip| SocketAddr::new(ip, local.port()))
+}
+
 impl Tap for PcapTap {
     fn datagram(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
-        let (src, dst, src_mac, dst_mac) = ends(direction, local, remote);
+        let (src, dst, src_mac, dst_mac) = ends(direction, concrete(local, remote), remote);
         let frame = udp(src, dst, data).and_then(|seg| frame(src, dst, src_mac, dst_mac, seg));
         self.write(frame, data.len());
     }
@@ -75,7 +132,7 @@ impl Tap for PcapTap {
     /// One segment per DirectPlay 4 message (dissectors see whole messages), after a
     /// synthesized handshake the first time a connection is seen.
     fn stream(&mut self, direction: Direction, local: SocketAddr, remote: SocketAddr, data: &[u8]) {
-        let (src, dst, src_mac, dst_mac) = ends(direction, local, remote);
+        let (src, dst, src_mac, dst_mac) = ends(direction, concrete(local, remote), remote);
         for (from, header, payload) in self.flows.segments(src, dst, data) {
             let (smac, dmac) = if from == src { (src_mac, dst_mac) } else { (dst_mac, src_mac) };
             let to = if from == src { dst } else { src };

@@ -248,7 +248,7 @@ fn scalar(v: &Value) -> Option<String> {
             _ => n.to_string(),
         },
         Value::String(s) if s.is_empty() => "\"\"".into(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => crate::escape::escaped(s).into_owned(),
         Value::Array(a) if a.is_empty() => "[]".into(),
         Value::Object(o) if o.is_empty() => "{}".into(),
         Value::Array(_) | Value::Object(_) => return None,

@@ -226,6 +226,13 @@ impl Endpoint {
         self.connections.get(&peer).is_some_and(Connection::is_open)
     }
 
+    /// True when `peer` started a graceful close: its END_STREAM arrived in order (MC-DPL8R
+    /// 3.1.4.3) and ours has not been acknowledged yet. Nothing more comes from it; the
+    /// [`crate::Event::Disconnected`] follows once our END_STREAM is acknowledged or given up.
+    pub fn peer_is_leaving(&self, peer: SocketAddr) -> bool {
+        self.connections.get(&peer).is_some_and(|c| c.peer_end && c.closing == Some(false) && c.is_open())
+    }
+
     /// True when the connection with `peer` is fast-signed (MC-DPL8R 3.1.4.4), or, for an
     /// attempt under way, will be.
     pub fn is_signed(&self, peer: SocketAddr) -> bool {

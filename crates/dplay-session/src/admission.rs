@@ -296,6 +296,7 @@ impl Session {
                 }
                 // Gone, as a target we cannot reach (NORMAL, MS-DPDX 2.2.15; decision).
                 self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
+                self.report_lost(target);
             }
         }
         if self.admission.report_at.is_some_and(|at| at <= now) {

@@ -174,6 +174,7 @@ impl Session {
 
     /// Host: the operation that grants `ask` for `requesting`, at the next version, or why not.
     fn make_op(&self, requesting: Dpnid, context: u32, ask: Ask) -> Result<NameTableOp, CommandError> {
+        self.check_info_limits(&ask)?;
         let version = self.table.next_version();
         let group_known = |g: Dpnid| self.table.group(g).is_some();
         Ok(match ask {
@@ -277,8 +278,33 @@ impl Session {
         }
         match self.make_op(requesting, context, ask) {
             Ok(op) => self.host_op(now, op),
+            // A name or data over the join limits (issue 25 item 2): ignored as 3.4 says, and
+            // counted with what does not parse, as such a PLAYER_CONNECT_INFO would be refused.
+            Err(CommandError::InvalidParam) => self.stats.drop(DropReason::Malformed),
             Err(_) => self.stats.drop(DropReason::UnknownDpnid),
         }
+    }
+}
+
+impl Session {
+    /// A new name or data obeys the limits a joiner's PLAYER_CONNECT_INFO does
+    /// ([`crate::Limits`]: `max_name_units`, `max_player_data`), refused with the same
+    /// DPNERR_INVALIDPARAM; a player's new name may not be empty either (issue 25 item 2;
+    /// docs/decisions.md, "Renames obey the join limits").
+    fn check_info_limits(&self, ask: &Ask) -> Result<(), CommandError> {
+        let (name, data, player) = match ask {
+            Ask::Create { name, data, .. } => (name, data, false),
+            Ask::Update { dpnid, name, data } => (name, data, self.table.group(*dpnid).is_none()),
+            Ask::Destroy { .. } | Ask::Add { .. } | Ask::Remove { .. } => return Ok(()),
+        };
+        let units = name.as_ref().map(|n| n.units().len());
+        let l = &self.cfg.limits;
+        if units.is_some_and(|u| u > l.max_name_units || (player && u == 0))
+            || data.as_ref().is_some_and(|d| d.len() > l.max_player_data)
+        {
+            return Err(CommandError::InvalidParam);
+        }
+        Ok(())
     }
 }
 

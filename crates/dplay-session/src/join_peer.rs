@@ -355,7 +355,12 @@ impl Session {
             tracing::debug!(local = %self.local, host = %self.host, "joined");
             self.joined = true;
             self.path_tests.clear();
-            let flags = self.desc.as_ref().map(|d| d.flags).unwrap_or_else(ApplicationDescFlags::empty);
+            let mut flags = self.desc.as_ref().map(|d| d.flags).unwrap_or_else(ApplicationDescFlags::empty);
+            // A host whose name-table entry says SERVER (MC-DPL8CS 2.2.1.4) runs a client/server
+            // session, whatever its application description says (issue 25 item 7).
+            if self.table.get(self.host).is_some_and(|e| e.flags.contains(NameTableEntryFlags::SERVER)) {
+                flags |= ApplicationDescFlags::CLIENT_SERVER;
+            }
             self.events.push_back(Event::Joined { local: self.local, host: self.host, flags });
             self.release_early();
         } else {

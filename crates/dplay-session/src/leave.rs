@@ -13,7 +13,7 @@ use dplay_wire::dp8::session::{
 };
 
 use crate::config::Mode;
-use crate::event::{CommandError, EndReason};
+use crate::event::{CommandError, EndReason, Event};
 use crate::session::{Link, LinkState, Phase, Session};
 use crate::stats::DropReason;
 
@@ -74,8 +74,8 @@ impl Session {
     }
 
     /// Host: a connection ended. A member is destroyed, reason NORMAL (MS-DPDX 2.2.15, 3.1.5.3,
-    /// 3.1.5.6).
-    pub(crate) fn host_link_lost(&mut self, now: Instant, link: Option<Link>) {
+    /// 3.1.5.6); our own application hears CONNECTIONLOST when it did not end gracefully.
+    pub(crate) fn host_link_lost(&mut self, now: Instant, link: Option<Link>, reason: DisconnectReason) {
         let Some(Link { dpnid: Some(dpnid), state }) = link else { return };
         if state == LinkState::Refused || !self.table.contains(dpnid) {
             return;
@@ -83,6 +83,37 @@ impl Session {
         // MS-DPDX 2.2.15 allows only NORMAL and HOSTDESTROYEDPLAYER: a player whose connection
         // ended, gracefully or not, is leaving.
         self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
+        if !matches!(reason, DisconnectReason::Closed | DisconnectReason::ClosedByPeer) {
+            self.report_lost(dpnid);
+        }
+    }
+
+    /// Host: the member at `peer` closed its connection gracefully (its END_STREAM came,
+    /// MC-DPL8R 3.1.4.3; MS-DPDX 3.1.5.3): it is gone now, not when our own END_STREAM has
+    /// been acknowledged, which a departed Windows client never does (issue 25 item 5: 14.4 s
+    /// of retries with the player still counted).
+    pub(crate) fn member_leaving(&mut self, now: Instant, peer: SocketAddr) {
+        let Some(link) = self.links.get(&peer).copied() else { return };
+        if link.state != LinkState::Member {
+            return;
+        }
+        if let Some(dpnid) = link.dpnid {
+            self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
+        }
+    }
+
+    /// Host: the player just destroyed as NORMAL on the wire (MS-DPDX 2.2.15) was lost, not
+    /// gone by its own wish: our application's [`Event::PlayerRemoved`] says
+    /// DPNDESTROYPLAYERREASON_CONNECTIONLOST, as DirectPlay's own host reports it locally
+    /// (issue 25 item 6; docs/decisions.md).
+    pub(crate) fn report_lost(&mut self, dpnid: Dpnid) {
+        let removed = self.events.iter_mut().rev().find_map(|e| match e {
+            Event::PlayerRemoved { dpnid: d, reason } if *d == dpnid => Some(reason),
+            _ => None,
+        });
+        if let Some(reason) = removed {
+            *reason = DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST;
+        }
     }
 
     /// Member: a connection ended. The host's loss starts a migration or ends the session; a
@@ -131,6 +162,7 @@ impl Session {
             self.note_check(now, target);
         } else if self.migration.is_none() {
             self.destroy_player(now, target, DestroyReason::DPNDESTROYPLAYERREASON_NORMAL);
+            self.report_lost(target);
         }
     }
 

@@ -210,6 +210,9 @@ impl Session {
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.ep.handle_datagram(now, from, data);
         self.pump(now);
+        if self.phase == Phase::Host && self.ep.peer_is_leaving(from) {
+            self.member_leaving(now, from);
+        }
     }
 
     /// Call at (or after) the deadline from [`Session::poll_timeout`].
@@ -303,7 +306,7 @@ impl Session {
                 };
                 self.end(now, why);
             }
-            Phase::Host => self.host_link_lost(now, link),
+            Phase::Host => self.host_link_lost(now, link, reason),
             Phase::Member => self.member_link_lost(now, peer, link, reason),
             _ => {}
         }

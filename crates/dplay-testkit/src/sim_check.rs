@@ -280,16 +280,30 @@ pub fn property_run(seed: u64) -> (Mesh, Result<(), String>) {
             Some(reason) => check = Err(format!("node {i} ended: {reason:?}")),
         }
     }
-    // MS-DPDX 2.2.15: every DN_DESTROY_PLAYER says NORMAL or HOSTDESTROYEDPLAYER.
+    // MS-DPDX 2.2.15: every DN_DESTROY_PLAYER says NORMAL or HOSTDESTROYEDPLAYER. A host that
+    // destroyed a lost player tells its own application CONNECTIONLOST (issue 25 item 6), so
+    // only a node that has been host may report it; any other heard it from the wire.
+    use dplay_wire::dp8::session::DestroyReason;
     let allowed = [
-        dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_NORMAL,
-        dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER,
+        DestroyReason::DPNDESTROYPLAYERREASON_NORMAL,
+        DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER,
     ];
     for i in 0..n {
-        let odd = mesh.node(i).events.iter().find_map(|e| match e {
-            Event::PlayerRemoved { reason, .. } if !allowed.contains(reason) => Some(*reason),
-            _ => None,
+        let me = mesh.node(i).session.local_dpnid();
+        let events = &mesh.node(i).events;
+        let was_host = events.iter().any(|e| match e {
+            Event::Joined { local, host, .. } => local == host,
+            Event::HostMigrated { new_host } => *new_host == me,
+            _ => false,
         });
+        let odd =
+            events.iter().find_map(|e| match e {
+                Event::PlayerRemoved {
+                    reason: DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST, ..
+                } if was_host => None,
+                Event::PlayerRemoved { reason, .. } if !allowed.contains(reason) => Some(*reason),
+                _ => None,
+            });
         if let Some(reason) = odd {
             check = Err(format!("node {i} heard destroy reason {reason:?}"));
         }

@@ -117,10 +117,19 @@ pub fn parse_datagram(bytes: &[u8]) -> Result<Datagram, WireError> {
         Kind::Dp8SessionPacket { command } => {
             Err(WireError::Unknown { what: "DirectPlay 8 session packet CommandByte", value: command.into() })
         }
-        Kind::Unknown => Err(WireError::Unknown {
-            what: "datagram lead byte",
-            value: bytes.first().copied().unwrap_or(0).into(),
-        }),
+        // A CFRAME or DFRAME lead byte on too few bytes is a truncated frame, not an unknown
+        // one: its parser names the field that is cut (issue 25 item 18, `88 01`).
+        Kind::Unknown => match bytes.first().copied() {
+            Some(lead)
+                if lead == PACKET_COMMAND_CFRAME || lead == PACKET_COMMAND_CFRAME | PACKET_COMMAND_POLL =>
+            {
+                Cframe::parse(bytes).map(Datagram::Cframe)
+            }
+            Some(lead) if lead & DframeCommand::DATA.bits() != 0 => {
+                DframeDatagram::parse(bytes).map(Datagram::Dframe)
+            }
+            lead => Err(WireError::Unknown { what: "datagram lead byte", value: lead.unwrap_or(0).into() }),
+        },
     }
 }
 

@@ -210,7 +210,8 @@ fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
         None => None,
     };
     let mut failed = None;
-    let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
+    let joinable = format!("players can join at {}", address::list(&addrs));
+    let mut view = traffic::wanted(a.net.json).then(|| LiveTable::with_header(joinable));
     let commands = Commands { stats_every: a.limits.stats_period(), ..commands() };
     let (stop, _) = drive(runtime, start, &a.net, None, None, commands, |e| {
         print(&mut out, view.as_mut(), &mut failed, e)

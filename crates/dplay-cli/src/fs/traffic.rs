@@ -16,12 +16,25 @@ pub(super) fn wanted(json: bool) -> bool {
 pub(super) struct LiveTable {
     /// Lines the table takes now (the scroll region starts below them).
     reserved: usize,
+    /// The table's first line: what the screen clear would erase and the operator still
+    /// needs (where players join, issue 25 item 17).
+    header: Option<String>,
 }
 
 impl LiveTable {
+    /// A table headed by `header`.
+    pub(super) fn with_header(header: String) -> Self {
+        Self { reserved: 0, header: Some(header) }
+    }
+
+    /// The header (if any), then the table's lines for `snapshot`.
+    fn headed_lines(&self, snapshot: &TrafficSnapshot) -> Vec<String> {
+        self.header.iter().map(|h| crate::escape::escaped(h).into_owned()).chain(lines(snapshot)).collect()
+    }
+
     /// Redraws the table for `snapshot`.
     pub(super) fn draw(&mut self, snapshot: &TrafficSnapshot) {
-        let lines = lines(snapshot);
+        let lines = self.headed_lines(snapshot);
         let mut s = String::new();
         if lines.len() != self.reserved {
             if self.reserved == 0 {
@@ -70,10 +83,13 @@ fn lines(snapshot: &TrafficSnapshot) -> Vec<String> {
 /// One aircraft's row; what is not known yet is `-`.
 fn row(a: &Aircraft) -> String {
     let num = |v: Option<f64>, digits: usize| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"));
-    let name = a.name.clone().unwrap_or_else(|| format!("{:#010x}", a.id.0));
+    let name = a
+        .name
+        .as_deref()
+        .map_or_else(|| format!("{:#010x}", a.id.0), |n| crate::escape::escaped(n).into_owned());
     let aircraft = match (a.role, &a.aircraft) {
         (Some(Role::Observer), _) => "(observer)".to_owned(),
-        (_, Some(t)) => t.clone(),
+        (_, Some(t)) => crate::escape::escaped(t).into_owned(),
         (_, None) => "-".to_owned(),
     };
     let ground = a.on_ground.map_or("-", |g| if g { "yes" } else { "no" });
@@ -123,6 +139,9 @@ mod tests {
             updates: 3,
             packet_index: Some(2),
         };
+        let headed = LiveTable::with_header("players can join at 127.0.0.1:6073".into());
+        let h = headed.headed_lines(&TrafficSnapshot { aircraft: vec![a.clone()] });
+        assert_eq!((h[0].as_str(), h.len()), ("players can join at 127.0.0.1:6073", 5));
         let fresh = Aircraft { id: PlayerId(7), name: None, aircraft: None, lat_deg: None, ..a.clone() };
         let l = lines(&TrafficSnapshot { aircraft: vec![a, fresh] });
         assert_eq!(l.len(), 5);

@@ -157,6 +157,11 @@ fn silent_integrity_check_target_is_removed() {
         e,
         Event::PlayerRemoved { dpnid, reason: DestroyReason::DPNDESTROYPLAYERREASON_NORMAL } if *dpnid == target
     )));
+    // The host's own application hears what happened (issue 25 item 6).
+    assert!(events(&mesh, 0).iter().any(|e| matches!(
+        e,
+        Event::PlayerRemoved { dpnid, reason: DestroyReason::DPNDESTROYPLAYERREASON_CONNECTIONLOST } if *dpnid == target
+    )));
 }
 
 /// The joiners of the ghost cases come from other addresses: node addresses differ by IP.

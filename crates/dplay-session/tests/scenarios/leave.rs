@@ -147,3 +147,22 @@ fn client_server_leaves() {
     mesh.sim.run_for(Duration::from_secs(30));
     assert_eq!(events(&mesh, 2).last(), Some(&Event::SessionEnded { reason: EndReason::HostLost }));
 }
+
+/// MC-DPL8R 3.1.4.3, MS-DPDX 3.1.5.3 (issue 25 item 5): a client that closes gracefully and
+/// goes before acknowledging our END_STREAM, as a departing Windows client does, leaves our
+/// client/server host's table at its END_STREAM, not after our END_STREAM's retries.
+#[test]
+fn a_departed_client_leaves_at_its_end_stream() {
+    let mut mesh = Mesh::new(2505, 2, link(0.0), |_, c| c.mode = dplay_session::Mode::ClientServer);
+    mesh.host(0);
+    mesh.join(1, 0);
+    assert!(mesh.run_until_joined(&[1], Duration::from_secs(30)));
+    let client = session(&mesh, 1).local_dpnid();
+    mesh.with(1, |s, now| s.leave(now));
+    // Its END_STREAM reaches the host (15 ms); the host's answer never reaches it.
+    mesh.sim.run_for(Duration::from_millis(20));
+    mesh.kill(1);
+    mesh.sim.run_for(Duration::from_secs(1));
+    assert!(!session(&mesh, 0).name_table().contains(client), "the client lingers");
+    assert_eq!(removals(&mesh, 0, client), [DestroyReason::DPNDESTROYPLAYERREASON_NORMAL]);
+}

@@ -29,6 +29,7 @@ mod leave;
 mod member_budget;
 mod migration;
 mod property;
+mod renames;
 mod seed003;
 mod session_input;
 mod signing;

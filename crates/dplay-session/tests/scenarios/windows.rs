@@ -320,7 +320,10 @@ fn ms_dpdx_2_2_15_a_lost_member_is_normal() {
     let windows = net.ids[1];
     net.sim.isolate(windows);
     net.sim.run_for(Duration::from_secs(120));
-    for i in [0, 2] {
+    // Node 2 hears the wire's NORMAL; our host (node 0) tells its own application what
+    // happened, CONNECTIONLOST (issue 25 item 6).
+    use dplay_wire::dp8::session::DestroyReason as R;
+    for (i, heard) in [(0, R::DPNDESTROYPLAYERREASON_CONNECTIONLOST), (2, R::DPNDESTROYPLAYERREASON_NORMAL)] {
         let reasons: Vec<_> = net
             .ours(i)
             .events
@@ -330,11 +333,7 @@ fn ms_dpdx_2_2_15_a_lost_member_is_normal() {
                 _ => None,
             })
             .collect();
-        assert_eq!(
-            reasons,
-            [dplay_wire::dp8::session::DestroyReason::DPNDESTROYPLAYERREASON_NORMAL],
-            "node {i}"
-        );
+        assert_eq!(reasons, [heard], "node {i}");
     }
     assert_eq!(net.ours(0).session.phase(), Phase::Host);
 }

@@ -234,3 +234,14 @@ proptest! {
         prop_assert_eq!(d.to_vec().expect("emit"), msg);
     }
 }
+
+/// MC-DPL8R 2.2.1 (issue 25 item 18): `88 01` is a CFRAME cut short, not an unknown lead byte;
+/// a lone DFRAME lead byte likewise. Other unknown lead bytes stay unknown.
+#[test]
+fn short_frames_are_truncated_not_unknown() {
+    for short in [&[0x88u8, 0x01][..], &[0x80], &[0x3F]] {
+        let e = parse_datagram(short).expect_err("too short");
+        assert!(matches!(e, WireError::Truncated { .. }), "{short:02x?}: {e}");
+    }
+    assert!(matches!(parse_datagram(&[0x02, 0x00]), Err(WireError::Unknown { .. })));
+}
