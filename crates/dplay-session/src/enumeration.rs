@@ -50,6 +50,12 @@ impl Session {
         Ok(())
     }
 
+    /// True while an enumeration started by [`Session::enum_hosts`] still sends EnumQuery or
+    /// waits for answers to its last one (its `enum_count` sends, then one `enum_retry`).
+    pub fn is_enumerating(&self) -> bool {
+        self.seeker.is_some()
+    }
+
     /// Stops the enumeration.
     pub fn stop_enum(&mut self) {
         self.seeker = None;

@@ -11,6 +11,17 @@
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
 
-pub mod com;
+pub mod address;
+mod addressing;
 pub mod classes;
+#![allow(clippy::disallowed_methods)] // like the runtime, the DLL reads the clock (Close, SEND_COMPLETE)
+
+pub mod com;
+mod core;
+pub mod dpn;
 pub mod exports;
+mod methods;
+mod peer;
+mod protocol;
+#[cfg(test)]
+mod tests;
