@@ -308,6 +308,11 @@ impl Core {
         Some((st.desc.clone(), u32::try_from(st.players.len()).unwrap_or(u32::MAX)))
     }
 
+    /// The host's (the server's) DPNID; 0 outside a session.
+    pub(crate) fn host_id(&self) -> u32 {
+        self.lock().host
+    }
+
     pub(crate) fn is_host(&self) -> bool {
         let st = self.lock();
         st.local != 0 && st.local == st.host
@@ -713,6 +718,9 @@ impl Core {
     }
 
     fn destroy_player(&self, p: &Player, reason: u32) {
+        if self.role == Role::Client {
+            return;
+        }
         let mut msg = DPNMSG_DESTROY_PLAYER {
             dwSize: size_of::<DPNMSG_DESTROY_PLAYER>() as u32,
             dpnidPlayer: p.member.dpnid.0,
@@ -841,6 +849,9 @@ impl Core {
             return;
         }
         self.lock().players.insert(dpnid, Player { member: m, context });
+        if self.role == Role::Client {
+            return; // A client hears of no player (the server included).
+        }
         let mut msg = DPNMSG_CREATE_PLAYER {
             dwSize: size_of::<DPNMSG_CREATE_PLAYER>() as u32,
             dpnidPlayer: dpnid,

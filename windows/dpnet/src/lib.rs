@@ -10,12 +10,12 @@
 //! - [`exports`]: the functions the DLL exports by name.
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
+#![allow(clippy::disallowed_methods)] // like the runtime, the DLL reads the clock (Close, SEND_COMPLETE)
 
 pub mod address;
 mod addressing;
 pub mod classes;
-#![allow(clippy::disallowed_methods)] // like the runtime, the DLL reads the clock (Close, SEND_COMPLETE)
-
+mod client;
 pub mod com;
 mod core;
 pub mod dpn;
@@ -23,5 +23,6 @@ pub mod exports;
 mod methods;
 mod peer;
 mod protocol;
+mod server;
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use crate::dpn::*;
 use crate::exports::DirectPlay8Create;
 use crate::peer::PeerVtbl;
 
-const APP: GUID = GUID::from_u128(0x1BADB002_0000_4000_8000_0000000000AA);
+pub(crate) const APP: GUID = GUID::from_u128(0x1BADB002_0000_4000_8000_0000000000AA);
 
 /// A peer object as a game holds it.
 pub(crate) struct Peer(*mut c_void);
@@ -149,7 +149,7 @@ impl Drop for Peer {
     }
 }
 
-fn desc(flags: u32, name: &mut [u16]) -> DPN_APPLICATION_DESC {
+pub(crate) fn desc(flags: u32, name: &mut [u16]) -> DPN_APPLICATION_DESC {
     DPN_APPLICATION_DESC {
         dwSize: size_of::<DPN_APPLICATION_DESC>() as u32,
         dwFlags: flags,
