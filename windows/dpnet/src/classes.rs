@@ -53,6 +53,7 @@ pub static CLASSES: &[(GUID, Constructor)] = &[
     (CLSID_DIRECTPLAY8_PEER, crate::peer::create),
     (CLSID_DIRECTPLAY8_CLIENT, crate::client::create),
     (CLSID_DIRECTPLAY8_SERVER, crate::server::create),
+    (CLSID_DIRECTPLAY8_THREAD_POOL, crate::threadpool::create),
 ];
 
 /// The constructor of `clsid`, if the DLL serves it.

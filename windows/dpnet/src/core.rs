@@ -23,10 +23,10 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::url::DirectPlayUrl;
 use uuid::Uuid;
 
-use crate::addressing;
 use crate::com::{GUID, HRESULT};
 use crate::dpn::{self, *};
 use crate::protocol::{Command, DllProtocol, GroupRow, Member, Out, Target};
+use crate::{addressing, threadpool};
 
 /// Which interface the object serves: it sets the session's topology and some message ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,7 +239,7 @@ impl Core {
         Self::command(&st, Command::SetInfo { handle, name, data })?;
         drop(st);
         if sync {
-            Ok(rx.recv().map_or(DPNERR_CONNECTIONLOST, |r| r))
+            Ok(threadpool::wait(&rx, None).unwrap_or(DPNERR_CONNECTIONLOST))
                 .and_then(|r| if r < 0 { Err(r) } else { Ok(0) })
         } else {
             Ok(handle)
@@ -376,7 +376,18 @@ impl Core {
                     if me.lock().generation != generation {
                         break;
                     }
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| me.dispatch(out)));
+                    let job = Arc::clone(&me);
+                    let closed = Arc::clone(&me);
+                    threadpool::deliver(
+                        move || {
+                            if job.lock().generation == generation {
+                                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    job.dispatch(out)
+                                }));
+                            }
+                        },
+                        move || closed.lock().generation != generation,
+                    );
                 }
             })
             .map_err(|_| DPNERR_GENERIC)?;
@@ -419,7 +430,7 @@ impl Core {
             return e;
         }
         drop(st);
-        let result = rx.recv_timeout(HOST_WAIT).unwrap_or(DPNERR_GENERIC);
+        let result = threadpool::wait(&rx, Some(HOST_WAIT)).unwrap_or(DPNERR_GENERIC);
         if result < 0 {
             self.close(false);
         }
@@ -457,7 +468,7 @@ impl Core {
         if !sync {
             return Ok(handle);
         }
-        let result = rx.recv().unwrap_or(DPNERR_NOCONNECTION);
+        let result = threadpool::wait(&rx, None).unwrap_or(DPNERR_NOCONNECTION);
         if result < 0 { Err(result) } else { Ok(0) }
     }
 
@@ -499,9 +510,16 @@ impl Core {
             .spawn(move || {
                 for out in events.iter() {
                     let done = matches!(out, Out::EnumDone);
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        me.dispatch_enum(handle, device_addr, out);
-                    }));
+                    let job = Arc::clone(&me);
+                    let closed = Arc::clone(&me);
+                    threadpool::deliver(
+                        move || {
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                job.dispatch_enum(handle, device_addr, out);
+                            }));
+                        },
+                        move || !closed.lock().enums.contains_key(&handle),
+                    );
                     if done {
                         break;
                     }
@@ -509,7 +527,7 @@ impl Core {
             })
             .map_err(|_| DPNERR_GENERIC)?;
         if sync {
-            let r = rx.recv().unwrap_or(DPN_OK);
+            let r = threadpool::wait(&rx, None).unwrap_or(DPN_OK);
             return if r < 0 && r != DPNERR_USERCANCEL { Err(r) } else { Ok(0) };
         }
         Ok(handle)
@@ -555,7 +573,7 @@ impl Core {
         Self::command(&st, Command::Send { handle, to: target, data, flags: send_flags, on_process })?;
         drop(st);
         if sync {
-            let r = rx.recv().unwrap_or(DPNERR_CONNECTIONLOST);
+            let r = threadpool::wait(&rx, None).unwrap_or(DPNERR_CONNECTIONLOST);
             return if r < 0 { Err(r) } else { Ok(0) };
         }
         Ok(handle)
@@ -580,7 +598,7 @@ impl Core {
         Self::command(&st, make(handle))?;
         drop(st);
         if sync {
-            let r = rx.recv().unwrap_or(DPNERR_CONNECTIONLOST);
+            let r = threadpool::wait(&rx, None).unwrap_or(DPNERR_CONNECTIONLOST);
             return if r < 0 { Err(r) } else { Ok(0) };
         }
         Ok(handle)

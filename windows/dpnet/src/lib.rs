@@ -26,3 +26,4 @@ mod protocol;
 mod server;
 #[cfg(test)]
 mod tests;
+mod threadpool;

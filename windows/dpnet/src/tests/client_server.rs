@@ -24,6 +24,7 @@ fn release(p: *mut c_void) {
 
 #[test]
 fn a_client_joins_a_server_and_both_exchange_messages() {
+    let _pool = super::shared();
     let (server_game, client_game) = (Game::new(0x100), Game::new(0x200));
     let (server, sv) = create::<ServerVtbl>(&IID_IDIRECTPLAY8_SERVER);
     let (client, cv) = create::<ClientVtbl>(&IID_IDIRECTPLAY8_CLIENT);

@@ -168,6 +168,7 @@ pub(crate) fn desc(flags: u32, name: &mut [u16]) -> DPN_APPLICATION_DESC {
 
 #[test]
 fn methods_before_initialize_answer_uninitialized() {
+    let _pool = super::shared();
     let p = Peer::new();
     let mut n = 0;
     let hr = unsafe { (p.v().enum_players_and_groups)(p.0, std::ptr::null_mut(), &mut n, DPNENUM_PLAYERS) };
@@ -182,6 +183,7 @@ fn methods_before_initialize_answer_uninitialized() {
 
 #[test]
 fn sp_caps_are_windows_defaults() {
+    let _pool = super::shared();
     let p = Peer::new();
     let game = Game::new(0);
     p.init(&game);
@@ -228,6 +230,7 @@ fn sp_caps_are_windows_defaults() {
 
 #[test]
 fn enumerate_join_send_and_leave() {
+    let _pool = super::shared();
     let (host_game, join_game) = (Game::new(0x1000), Game::new(0x2000));
     let host = Peer::new();
     host.init(&host_game);
@@ -340,6 +343,7 @@ fn enumerate_join_send_and_leave() {
 
 #[test]
 fn synchronous_connect_to_nobody_fails() {
+    let _pool = super::shared();
     let game = Game::new(0);
     let p = Peer::new();
     p.init(&game);
