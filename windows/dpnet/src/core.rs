@@ -148,6 +148,8 @@ struct State {
     local: u32,
     host: u32,
     buffers: HashMap<u32, Vec<u8>>,
+    /// Joiners the application accepted in INDICATE_CONNECT, with the player context it gave.
+    accepted: HashMap<SocketAddr, usize>,
     caps: Caps,
     bound: Option<SocketAddr>,
 }
@@ -413,6 +415,7 @@ impl Core {
         cfg.max_players = desc.max_players;
         cfg.migrate_host = desc.flags & DPNSESSION_MIGRATE_HOST != 0;
         cfg.no_enums = desc.flags & DPNSESSION_NOENUMS != 0;
+        cfg.indicate_connect = true;
         cfg.password =
             if desc.flags & DPNSESSION_REQUIREPASSWORD != 0 { desc.password.clone() } else { None };
         if desc.flags & DPNSESSION_FAST_SIGNED != 0 {
@@ -449,7 +452,6 @@ impl Core {
         context: usize,
         sync: bool,
     ) -> Result<u32, HRESULT> {
-        let _ = connect_data; // Not carried yet (the session sends no connectData).
         let mut st = self.lock();
         if st.live.is_some() || st.connecting.is_some() {
             return Err(DPNERR_ALREADYCONNECTED);
@@ -457,6 +459,7 @@ impl Core {
         let bind = addressing::bind_for(device.as_ref());
         let mut cfg = Self::session_config(&st, self.role, desc.application, bind);
         cfg.password.clone_from(&desc.password);
+        cfg.connect_data = connect_data;
         self.start(&mut st, SpecOrAddr::Addr(bind), cfg)?;
         let handle = Self::next_handle(&mut st);
         let (tx, rx) = waiter();
@@ -646,18 +649,22 @@ impl Core {
 
     fn cancel_connect(&self) {
         let Some(c) = self.lock().connecting.take() else { return };
-        self.connect_failed(c, DPNERR_USERCANCEL);
+        self.connect_failed(c, DPNERR_USERCANCEL, Vec::new());
         self.close(false);
     }
 
-    fn connect_failed(&self, c: Connecting, result: HRESULT) {
+    fn connect_failed(&self, c: Connecting, result: HRESULT, mut reply: Vec<u8>) {
         let mut msg = DPNMSG_CONNECT_COMPLETE {
             dwSize: size_of::<DPNMSG_CONNECT_COMPLETE>() as u32,
             hAsyncOp: if c.sync.is_some() { 0 } else { c.handle },
             pvUserContext: c.context as *mut c_void,
             hResultCode: result,
-            pvApplicationReplyData: std::ptr::null_mut(),
-            dwApplicationReplyDataSize: 0,
+            pvApplicationReplyData: if reply.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                reply.as_mut_ptr().cast()
+            },
+            dwApplicationReplyDataSize: reply.len() as u32,
             dpnidLocal: 0,
         };
         self.call(DPN_MSGID_CONNECT_COMPLETE, &mut msg);
@@ -684,7 +691,7 @@ impl Core {
             self.enum_finished(handle, e.context, e.sync, DPNERR_USERCANCEL);
         }
         if let Some(c) = connecting {
-            self.connect_failed(c, DPNERR_USERCANCEL);
+            self.connect_failed(c, DPNERR_USERCANCEL, Vec::new());
         }
         if let Some((tx, _)) = hosting {
             let _ = tx.send(DPNERR_USERCANCEL);
@@ -958,10 +965,24 @@ impl Core {
     /// One event of the session, as the handler hears it.
     fn dispatch(&self, out: Out) {
         match out {
-            Out::Joined { local, host, members, groups, flags } => {
-                self.joined(local.0, host.0, members, groups, flags)
+            Out::Joined { local, host, members, groups, flags, reply } => {
+                self.joined(local.0, host.0, members, groups, flags, reply)
             }
-            Out::PlayerAdded(m) => self.create_player(m, 0),
+            Out::JoinRequest { from, connect_data } => self.indicate_connect(from, connect_data),
+            Out::JoinAborted(from) => {
+                let context = self.lock().accepted.remove(&from);
+                if let Some(context) = context {
+                    let mut msg = DPNMSG_INDICATED_CONNECT_ABORTED {
+                        dwSize: size_of::<DPNMSG_INDICATED_CONNECT_ABORTED>() as u32,
+                        pvPlayerContext: context as *mut c_void,
+                    };
+                    self.call(DPN_MSGID_INDICATED_CONNECT_ABORTED, &mut msg);
+                }
+            }
+            Out::PlayerAdded(m) => {
+                let context = m.addr.and_then(|a| self.lock().accepted.remove(&a)).unwrap_or(0);
+                self.create_player(m, context)
+            }
             Out::PlayerRemoved { dpnid, reason } => {
                 let p = self.lock().players.remove(&dpnid.0);
                 if let Some(p) = p {
@@ -1043,12 +1064,64 @@ impl Core {
                     self.complete(handle, op, result);
                 }
             }
-            Out::Ended(reason) => self.ended(reason),
+            Out::Ended { reason, reply } => self.ended(reason, reply),
             Out::Found { .. } | Out::EnumDone => {}
         }
     }
 
-    fn joined(&self, local: u32, host: u32, members: Vec<Member>, groups: Vec<GroupRow>, flags: u32) {
+    /// INDICATE_CONNECT: the handler's answer admits the joiner (its reply data and player
+    /// context kept) or refuses it (DPNERR_HOSTREJECTEDCONNECTION with the reply data); the
+    /// reply buffer goes back with RETURN_BUFFER once copied.
+    fn indicate_connect(&self, from: SocketAddr, mut connect_data: Vec<u8>) {
+        let player = addressing::new_address(&addressing::url_for(from));
+        let device = self
+            .lock()
+            .bound
+            .map_or(std::ptr::null_mut(), |b| addressing::new_address(&addressing::url_for(b)));
+        let mut msg = DPNMSG_INDICATE_CONNECT {
+            dwSize: size_of::<DPNMSG_INDICATE_CONNECT>() as u32,
+            pvUserConnectData: if connect_data.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                connect_data.as_mut_ptr().cast()
+            },
+            dwUserConnectDataSize: connect_data.len() as u32,
+            pvReplyData: std::ptr::null_mut(),
+            dwReplyDataSize: 0,
+            pvReplyContext: std::ptr::null_mut(),
+            pvPlayerContext: std::ptr::null_mut(),
+            pAddressPlayer: player,
+            pAddressDevice: device,
+        };
+        let accept = self.call(DPN_MSGID_INDICATE_CONNECT, &mut msg) >= 0;
+        release(player);
+        release(device);
+        // SAFETY: the handler's reply buffer, `dwReplyDataSize` bytes, valid until RETURN_BUFFER.
+        let reply = unsafe { dpn::read_bytes(msg.pvReplyData, msg.dwReplyDataSize) };
+        if accept {
+            self.lock().accepted.insert(from, msg.pvPlayerContext as usize);
+        }
+        let _ = self.plain_command(Command::AnswerJoin { from, accept, reply });
+        if !msg.pvReplyData.is_null() {
+            let mut back = DPNMSG_RETURN_BUFFER {
+                dwSize: size_of::<DPNMSG_RETURN_BUFFER>() as u32,
+                hResultCode: DPN_OK,
+                pvBuffer: msg.pvReplyData,
+                pvUserContext: msg.pvReplyContext,
+            };
+            self.call(DPN_MSGID_RETURN_BUFFER, &mut back);
+        }
+    }
+
+    fn joined(
+        &self,
+        local: u32,
+        host: u32,
+        members: Vec<Member>,
+        groups: Vec<GroupRow>,
+        flags: u32,
+        mut reply: Vec<u8>,
+    ) {
         let (connecting, hosting) = {
             let mut st = self.lock();
             st.local = local;
@@ -1064,8 +1137,12 @@ impl Core {
                 hAsyncOp: if c.sync.is_some() { 0 } else { c.handle },
                 pvUserContext: c.context as *mut c_void,
                 hResultCode: DPN_OK,
-                pvApplicationReplyData: std::ptr::null_mut(),
-                dwApplicationReplyDataSize: 0,
+                pvApplicationReplyData: if reply.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    reply.as_mut_ptr().cast()
+                },
+                dwApplicationReplyDataSize: reply.len() as u32,
                 dpnidLocal: local,
             };
             self.call(DPN_MSGID_CONNECT_COMPLETE, &mut msg);
@@ -1089,7 +1166,7 @@ impl Core {
         }
     }
 
-    fn ended(&self, reason: EndReason) {
+    fn ended(&self, reason: EndReason, reply: Vec<u8>) {
         let connecting = self.lock().connecting.take();
         if let Some(c) = connecting {
             let result = match reason {
@@ -1097,7 +1174,7 @@ impl Core {
                 EndReason::NoAnswer => DPNERR_NORESPONSE,
                 _ => DPNERR_NOCONNECTION,
             };
-            self.connect_failed(c, result);
+            self.connect_failed(c, result, reply);
             return;
         }
         let result = match reason {

@@ -15,8 +15,9 @@ pub type DPNHANDLE = u32;
 /// `PFNDPNMESSAGEHANDLER(pvUserContext, dwMessageType, pMessage)`.
 pub type MessageHandler = unsafe extern "system" fn(*mut c_void, u32, *mut c_void) -> HRESULT;
 
+/// `MAKE_DPNHRESULT`: severity 1, facility 0x15, the code plus 0x8000.
 const fn dpn_hresult(code: u32) -> HRESULT {
-    (0x8015_0000 | code) as i32
+    (0x8015_8000 | code) as i32
 }
 
 pub const DPN_OK: HRESULT = 0;
@@ -61,9 +62,11 @@ pub const DPN_MSGID_ENUM_HOSTS_RESPONSE: u32 = MSGID | 0x0B;
 pub const DPN_MSGID_GROUP_INFO: u32 = MSGID | 0x0C;
 pub const DPN_MSGID_HOST_MIGRATE: u32 = MSGID | 0x0D;
 pub const DPN_MSGID_INDICATE_CONNECT: u32 = MSGID | 0x0E;
+pub const DPN_MSGID_INDICATED_CONNECT_ABORTED: u32 = MSGID | 0x0F;
 pub const DPN_MSGID_PEER_INFO: u32 = MSGID | 0x10;
 pub const DPN_MSGID_RECEIVE: u32 = MSGID | 0x11;
 pub const DPN_MSGID_REMOVE_PLAYER_FROM_GROUP: u32 = MSGID | 0x12;
+pub const DPN_MSGID_RETURN_BUFFER: u32 = MSGID | 0x13;
 pub const DPN_MSGID_SEND_COMPLETE: u32 = MSGID | 0x14;
 pub const DPN_MSGID_SERVER_INFO: u32 = MSGID | 0x15;
 pub const DPN_MSGID_TERMINATE_SESSION: u32 = MSGID | 0x16;
@@ -280,6 +283,20 @@ pub struct DPNMSG_INDICATE_CONNECT {
 }
 
 #[repr(C)]
+pub struct DPNMSG_RETURN_BUFFER {
+    pub dwSize: u32,
+    pub hResultCode: HRESULT,
+    pub pvBuffer: *mut c_void,
+    pub pvUserContext: *mut c_void,
+}
+
+#[repr(C)]
+pub struct DPNMSG_INDICATED_CONNECT_ABORTED {
+    pub dwSize: u32,
+    pub pvPlayerContext: *mut c_void,
+}
+
+#[repr(C)]
 pub struct DPNMSG_RECEIVE {
     pub dwSize: u32,
     pub dpnidSender: DPNID,
@@ -313,6 +330,7 @@ pub struct DPNMSG_TERMINATE_SESSION {
 }
 
 /// Sizes on the 32-bit target the DLL ships for (`dwSize` checks and what games pass).
+const _: () = assert!(DPNERR_HOSTREJECTEDCONNECTION == 0x8015_8260_u32 as i32);
 #[cfg(target_pointer_width = "32")]
 const _: () = {
     assert!(size_of::<DPN_APPLICATION_DESC>() == 80);

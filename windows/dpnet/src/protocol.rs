@@ -32,18 +32,63 @@ pub(crate) enum Target {
 #[derive(Debug)]
 pub(crate) enum Command {
     Host,
-    Join { host: SocketAddr, instance: Option<Uuid> },
-    EnumHosts { target: SocketAddr, application: Option<Uuid> },
+    Join {
+        host: SocketAddr,
+        instance: Option<Uuid>,
+    },
+    EnumHosts {
+        target: SocketAddr,
+        application: Option<Uuid>,
+    },
     StopEnum,
-    Send { handle: u32, to: Target, data: Vec<u8>, flags: SendFlags, on_process: bool },
-    SetInfo { handle: u32, name: Option<String>, data: Option<Vec<u8>> },
-    SetGroupInfo { handle: u32, group: Dpnid, name: Option<String>, data: Option<Vec<u8>> },
-    CreateGroup { handle: u32, name: String, data: Vec<u8> },
-    DestroyGroup { handle: u32, group: Dpnid },
-    AddToGroup { handle: u32, group: Dpnid, player: Dpnid },
-    RemoveFromGroup { handle: u32, group: Dpnid, player: Dpnid },
+    Send {
+        handle: u32,
+        to: Target,
+        data: Vec<u8>,
+        flags: SendFlags,
+        on_process: bool,
+    },
+    SetInfo {
+        handle: u32,
+        name: Option<String>,
+        data: Option<Vec<u8>>,
+    },
+    SetGroupInfo {
+        handle: u32,
+        group: Dpnid,
+        name: Option<String>,
+        data: Option<Vec<u8>>,
+    },
+    CreateGroup {
+        handle: u32,
+        name: String,
+        data: Vec<u8>,
+    },
+    DestroyGroup {
+        handle: u32,
+        group: Dpnid,
+    },
+    AddToGroup {
+        handle: u32,
+        group: Dpnid,
+        player: Dpnid,
+    },
+    RemoveFromGroup {
+        handle: u32,
+        group: Dpnid,
+        player: Dpnid,
+    },
     RemovePlayer(Dpnid),
-    SetDesc { max_players: u32, password: Option<String> },
+    /// The application's answer to a [`Out::JoinRequest`]: reply data, or a refusal with it.
+    AnswerJoin {
+        from: SocketAddr,
+        accept: bool,
+        reply: Vec<u8>,
+    },
+    SetDesc {
+        max_players: u32,
+        password: Option<String>,
+    },
     Leave,
     Terminate(Vec<u8>),
 }
@@ -72,20 +117,63 @@ pub(crate) struct GroupRow {
 /// What the session tells the COM side.
 #[derive(Debug)]
 pub(crate) enum Out {
-    Found { from: SocketAddr, response: Box<EnumResponse>, round_trip_ms: u32 },
+    Found {
+        from: SocketAddr,
+        response: Box<EnumResponse>,
+        round_trip_ms: u32,
+    },
     EnumDone,
-    Joined { local: Dpnid, host: Dpnid, members: Vec<Member>, groups: Vec<GroupRow>, flags: u32 },
+    Joined {
+        local: Dpnid,
+        host: Dpnid,
+        members: Vec<Member>,
+        groups: Vec<GroupRow>,
+        flags: u32,
+        reply: Vec<u8>,
+    },
+    JoinRequest {
+        from: SocketAddr,
+        connect_data: Vec<u8>,
+    },
+    JoinAborted(SocketAddr),
     PlayerAdded(Member),
-    PlayerRemoved { dpnid: Dpnid, reason: u32 },
-    Received { from: Dpnid, data: Vec<u8>, reliable: bool },
+    PlayerRemoved {
+        dpnid: Dpnid,
+        reason: u32,
+    },
+    Received {
+        from: Dpnid,
+        data: Vec<u8>,
+        reliable: bool,
+    },
     HostMigrated(Dpnid),
-    GroupCreated { group: GroupRow, owner: Dpnid },
+    GroupCreated {
+        group: GroupRow,
+        owner: Dpnid,
+    },
     GroupDestroyed(Dpnid),
-    MemberAdded { group: Dpnid, player: Dpnid },
-    MemberRemoved { group: Dpnid, player: Dpnid },
-    InfoUpdated { dpnid: Dpnid, group: bool, name: Option<String>, data: Option<Vec<u8>> },
-    OpDone { handle: u32, result: HRESULT },
-    Ended(EndReason),
+    MemberAdded {
+        group: Dpnid,
+        player: Dpnid,
+    },
+    MemberRemoved {
+        group: Dpnid,
+        player: Dpnid,
+    },
+    InfoUpdated {
+        dpnid: Dpnid,
+        group: bool,
+        name: Option<String>,
+        data: Option<Vec<u8>>,
+    },
+    OpDone {
+        handle: u32,
+        result: HRESULT,
+    },
+    Ended {
+        reason: EndReason,
+        reply: Vec<u8>,
+    },
 }
 
 /// A [`Session`] as the runtime's protocol, for one COM object.
@@ -152,7 +240,8 @@ impl DllProtocol {
                     let members = t.players().map(|e| self.member(e)).collect();
                     let ids: Vec<Dpnid> = t.groups().map(|g| g.dpnid).collect();
                     let groups = ids.into_iter().filter_map(|g| self.group_row(g)).collect();
-                    Out::Joined { local, host, members, groups, flags: flags.bits() }
+                    let reply = self.session.connect_reply().to_vec();
+                    Out::Joined { local, host, members, groups, flags: flags.bits(), reply }
                 }
                 Event::PlayerAdded { .. } if !self.joined => continue,
                 Event::PlayerAdded { dpnid, .. } => match self.session.name_table().get(dpnid) {
@@ -179,8 +268,10 @@ impl DllProtocol {
                 }
                 Event::SessionEnded { reason } => {
                     self.ended = true;
-                    Out::Ended(reason)
+                    Out::Ended { reason, reply: self.session.connect_reply().to_vec() }
                 }
+                Event::JoinRequest { from, connect_data, .. } => Out::JoinRequest { from, connect_data },
+                Event::JoinAborted { from } => Out::JoinAborted(from),
                 _ => continue,
             };
             self.out.push_back(out);
@@ -239,6 +330,11 @@ impl DllProtocol {
                 (handle, s.remove_from_group(now, group, player).map(Some))
             }
             Command::RemovePlayer(dpnid) => (0, s.remove_player(now, dpnid).map(|()| None)),
+            Command::AnswerJoin { from, accept, reply } => {
+                let code = dplay_wire::dp8::session::ResultCode::DPNERR_HOSTREJECTEDCONNECTION;
+                let answer = if accept { Ok(reply) } else { Err((code, reply)) };
+                (0, s.answer_join(now, from, answer).map(|()| None))
+            }
             Command::SetDesc { max_players, password } => {
                 (0, s.set_max_players(max_players).and_then(|()| s.set_password(password)).map(|()| None))
             }

@@ -13,7 +13,9 @@ use crate::dpn::*;
 pub(crate) enum Heard {
     EnumResponse { session: String, max_players: u32, context: usize },
     AsyncOpComplete { handle: u32, result: HRESULT, context: usize },
-    ConnectComplete { handle: u32, result: HRESULT, local: u32, context: usize },
+    ConnectComplete { handle: u32, result: HRESULT, local: u32, context: usize, reply: Vec<u8> },
+    IndicateConnect { data: Vec<u8> },
+    ReturnBuffer { context: usize },
     CreatePlayer { dpnid: u32 },
     DestroyPlayer { dpnid: u32, reason: u32, context: usize },
     Receive { from: u32, data: Vec<u8>, context: usize, guaranteed: bool },
@@ -36,11 +38,20 @@ pub(crate) struct Game {
     /// RECEIVE answers DPNSUCCESS_PENDING (the game keeps the buffer).
     pub(crate) keep_buffers: Mutex<Vec<(u32, usize)>>,
     pub(crate) keep: bool,
+    /// INDICATE_CONNECT refuses the joiner.
+    pub(crate) refuse: bool,
+    /// INDICATE_CONNECT's reply data.
+    pub(crate) reply: Vec<u8>,
 }
 
 impl Game {
     pub(crate) fn new(context_base: usize) -> Arc<Self> {
         Arc::new(Self { context_base, ..Self::default() })
+    }
+
+    /// A host game that answers INDICATE_CONNECT with `reply`, refusing when `refuse`.
+    pub(crate) fn answering(context_base: usize, refuse: bool, reply: &[u8]) -> Arc<Self> {
+        Arc::new(Self { context_base, refuse, reply: reply.to_vec(), ..Self::default() })
     }
 
     pub(crate) fn heard(&self) -> Vec<Heard> {
@@ -98,7 +109,24 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                     result: m.hResultCode,
                     local: m.dpnidLocal,
                     context: m.pvUserContext as usize,
+                    reply: read_bytes(m.pvApplicationReplyData, m.dwApplicationReplyDataSize),
                 }
+            }
+            DPN_MSGID_INDICATE_CONNECT => {
+                let m = &mut *msg.cast::<DPNMSG_INDICATE_CONNECT>();
+                if !game.reply.is_empty() {
+                    m.pvReplyData = game.reply.as_ptr().cast_mut().cast();
+                    m.dwReplyDataSize = game.reply.len() as u32;
+                    m.pvReplyContext = 0x4242 as *mut c_void;
+                    m.pvPlayerContext = 0x5150 as *mut c_void;
+                }
+                if game.refuse {
+                    answer = DPNERR_GENERIC;
+                }
+                Heard::IndicateConnect { data: read_bytes(m.pvUserConnectData, m.dwUserConnectDataSize) }
+            }
+            DPN_MSGID_RETURN_BUFFER => {
+                Heard::ReturnBuffer { context: (*msg.cast::<DPNMSG_RETURN_BUFFER>()).pvUserContext as usize }
             }
             DPN_MSGID_CREATE_PLAYER => {
                 let m = &mut *msg.cast::<DPNMSG_CREATE_PLAYER>();
@@ -119,7 +147,10 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                 let m = &*msg.cast::<DPNMSG_RECEIVE>();
                 let data = std::slice::from_raw_parts(m.pReceiveData, m.dwReceiveDataSize as usize).to_vec();
                 if game.keep {
-                    game.keep_buffers.lock().unwrap().push((m.hBufferHandle, m.pReceiveData as usize));
+                    game.keep_buffers
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((m.hBufferHandle, m.pReceiveData as usize));
                     answer = DPNSUCCESS_PENDING;
                 }
                 Heard::Receive {
@@ -154,7 +185,7 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
             other => Heard::Other(other),
         }
     };
-    game.heard.lock().unwrap().push(heard);
+    game.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(heard);
     game.changed.notify_all();
     answer
 }

@@ -79,6 +79,10 @@ impl Peer {
     }
 
     pub(crate) fn connect(&self, port: u16, context: usize, sync: bool) -> (HRESULT, u32) {
+        self.connect_with(port, context, sync, &[])
+    }
+
+    pub(crate) fn connect_with(&self, port: u16, context: usize, sync: bool, data: &[u8]) -> (HRESULT, u32) {
         let mut name = wide("");
         let desc = desc(0, &mut name);
         let host = Address::new(&format!(
@@ -94,8 +98,8 @@ impl Peer {
                 device.0,
                 std::ptr::null(),
                 std::ptr::null(),
-                std::ptr::null(),
-                0,
+                if data.is_empty() { std::ptr::null() } else { data.as_ptr().cast() },
+                data.len() as u32,
                 9 as *mut c_void,
                 context as *mut c_void,
                 &mut handle,
@@ -282,7 +286,7 @@ fn enumerate_join_send_and_leave() {
     let (hr, handle) = joiner.connect(port, 0x77, false);
     assert_eq!(hr, DPNSUCCESS_PENDING);
     let local = match join_game.wait_for("CONNECT_COMPLETE", |h| matches!(h, Heard::ConnectComplete { .. })) {
-        Heard::ConnectComplete { handle: h, result, local, context } => {
+        Heard::ConnectComplete { handle: h, result, local, context, .. } => {
             assert_eq!((h, result, context), (handle, DPN_OK, 0x77));
             local
         }
@@ -360,4 +364,34 @@ fn synchronous_connect_to_nobody_fails() {
     assert_eq!(unsafe { (p.v().set_caps)(p.0, &caps, 0) }, DPN_OK);
     let (hr, _) = p.connect(port, 0, true);
     assert!(hr < 0, "{hr:#x}");
+}
+
+#[test]
+fn the_host_answers_indicate_connect_with_reply_data() {
+    let _pool = super::shared();
+    for refuse in [false, true] {
+        let (host_game, join_game) = (Game::answering(0x1000, refuse, b"reply!"), Game::new(0x2000));
+        let host = Peer::new();
+        host.init(&host_game);
+        let port = host.host(0);
+        let joiner = Peer::new();
+        joiner.init(&join_game);
+        let (hr, _) = joiner.connect_with(port, 3, true, b"knock knock");
+        assert_eq!(hr, if refuse { DPNERR_HOSTREJECTEDCONNECTION } else { DPN_OK });
+        host_game
+            .wait_for("INDICATE_CONNECT", |h| *h == Heard::IndicateConnect { data: b"knock knock".to_vec() });
+        host_game.wait_for("RETURN_BUFFER", |h| *h == Heard::ReturnBuffer { context: 0x4242 });
+        let done = join_game.wait_for("CONNECT_COMPLETE", |h| matches!(h, Heard::ConnectComplete { .. }));
+        let Heard::ConnectComplete { reply, local, .. } = done else { unreachable!() };
+        assert_eq!(reply, b"reply!");
+        if !refuse {
+            // The context the host gave in INDICATE_CONNECT is the new player's.
+            let mut ctx = std::ptr::null_mut();
+            host_game.wait_for("CREATE_PLAYER", |h| *h == Heard::CreatePlayer { dpnid: local });
+            assert_eq!(unsafe { (host.v().get_player_context)(host.0, local, &mut ctx, 0) }, DPN_OK);
+            assert_eq!(ctx as usize, 0x5150);
+        }
+        assert_eq!(joiner.close(), DPN_OK);
+        assert_eq!(host.close(), DPN_OK);
+    }
 }
