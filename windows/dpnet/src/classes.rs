@@ -47,7 +47,7 @@ pub const IID_IDIRECTPLAY8_LOBBY_CLIENT: GUID = GUID::from_u128(0x819074A2_016C_
 
 /// Every class the DLL serves and how to make one. A class not yet implemented is absent, so
 /// `DllGetClassObject` answers CLASS_E_CLASSNOTAVAILABLE for it.
-pub static CLASSES: &[(GUID, Constructor)] = &[];
+pub static CLASSES: &[(GUID, Constructor)] = &[(CLSID_DIRECTPLAY8_ADDRESS, crate::address::construct)];
 
 /// The constructor of `clsid`, if the DLL serves it.
 pub fn constructor(clsid: &GUID) -> Option<Constructor> {

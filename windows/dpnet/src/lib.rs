@@ -8,9 +8,11 @@
 //!   panic guard at the edge).
 //! - [`classes`]: the class table `DllGetClassObject` and `DirectPlay8Create` serve.
 //! - [`exports`]: the functions the DLL exports by name.
+//! - [`address`]: `IDirectPlay8Address` and `IDirectPlay8AddressIP`.
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
 
-pub mod com;
+pub mod address;
 pub mod classes;
+pub mod com;
 pub mod exports;
