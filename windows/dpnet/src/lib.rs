@@ -9,10 +9,14 @@
 //! - [`classes`]: the class table `DllGetClassObject` and `DirectPlay8Create` serve.
 //! - [`exports`]: the functions the DLL exports by name.
 //! - [`address`]: `IDirectPlay8Address` and `IDirectPlay8AddressIP`.
+//! - [`lobby`]: `IDirectPlay8LobbiedApplication` and `IDirectPlay8LobbyClient`, as where no
+//!   lobby runs.
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
 
 pub mod address;
 pub mod classes;
+mod codes;
 pub mod com;
 pub mod exports;
+pub mod lobby;

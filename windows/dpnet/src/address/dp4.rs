@@ -9,7 +9,7 @@
 use dplay_wire::dp8::url::{CLSID_DP8SP_TCPIP, DirectPlayUrl, UrlValue};
 use uuid::Uuid;
 
-use super::codes::DPNERR_INVALIDADDRESSFORMAT;
+use crate::codes::DPNERR_INVALIDADDRESSFORMAT;
 use crate::com::HRESULT;
 
 const DPAID_TOTAL_SIZE: Uuid = Uuid::from_u128(0x1318F560_912C_11D0_9DAA_00A0C90A43CB);

@@ -8,11 +8,11 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
 use dplay_wire::dp8::url::{CLSID_DP8SP_TCPIP, DirectPlayUrl, KEY_DEVICE, KEY_PORT, UrlValue};
 
-use super::codes::{
-    DPNERR_INCOMPLETEADDRESS, DPNERR_INVALIDHOSTADDRESS, DPNERR_INVALIDPARAM, DPNERR_INVALIDPOINTER,
-};
 use super::text::{check_out, copy_out, put, wide_nul, wide_until_nul};
 use super::{Address, State, This, with_state};
+use crate::codes::{
+    DPNERR_INCOMPLETEADDRESS, DPNERR_INVALIDHOSTADDRESS, DPNERR_INVALIDPARAM, DPNERR_INVALIDPOINTER,
+};
 use crate::com::{GUID, HRESULT, IUnknownVtbl, S_OK};
 
 /// `AF_INET` in a Windows `SOCKADDR`.

@@ -10,7 +10,6 @@
 //! The Peer, Client and Server objects use [`create_address`] to hand an address to the game
 //! and [`address_url`] to read one the game passes, whoever implemented it.
 
-mod codes;
 mod dp4;
 mod ip;
 #[cfg(test)]
@@ -22,14 +21,14 @@ use std::sync::{Mutex, MutexGuard};
 
 use dplay_wire::dp8::url::{DirectPlayUrl, KEY_DEVICE, KEY_PROVIDER, UrlValue, key_kind};
 
-use self::codes::{
-    DPNERR_BUFFERTOOSMALL, DPNERR_DOESNOTEXIST, DPNERR_GENERIC, DPNERR_INVALIDADDRESSFORMAT,
-    DPNERR_INVALIDPARAM, DPNERR_INVALIDPOINTER, DPNERR_INVALIDURL, DPNSUCCESS_EQUAL, DPNSUCCESS_NOTEQUAL,
-};
 pub use self::ip::AddressIpVtbl;
 use self::ip::IP_VTBL;
 use self::text::{bytes_at, bytes_until_nul, check_out, copy_out, fits, put, wide_nul, wide_until_nul};
 use crate::classes::{IID_IDIRECTPLAY8_ADDRESS, IID_IDIRECTPLAY8_ADDRESS_IP};
+use crate::codes::{
+    DPNERR_BUFFERTOOSMALL, DPNERR_DOESNOTEXIST, DPNERR_GENERIC, DPNERR_INVALIDADDRESSFORMAT,
+    DPNERR_INVALIDPARAM, DPNERR_INVALIDPOINTER, DPNERR_INVALIDURL, DPNSUCCESS_EQUAL, DPNSUCCESS_NOTEQUAL,
+};
 use crate::com::{E_NOINTERFACE, GUID, HRESULT, IID_IUNKNOWN, IUnknownVtbl, Object, S_OK, guard};
 
 /// `DPNA_DATATYPE_STRING`: a NUL-terminated UTF-16 string.

@@ -396,11 +396,14 @@ fn the_ip_interface_shares_the_object() {
         assert_eq!((vt.get_address)(ip, host.as_mut_ptr(), &mut chars, &mut port), S_OK);
         assert_eq!((host, port), (w("10.0.0.1"), 2302));
         let mut g = GUID::default();
-        assert_eq!((vt.get_local_address)(ip, &mut g, &mut port), codes::DPNERR_INCOMPLETEADDRESS);
+        assert_eq!((vt.get_local_address)(ip, &mut g, &mut port), crate::codes::DPNERR_INCOMPLETEADDRESS);
         assert_eq!((vt.build_local_address)(ip, &RANDOM, 7), S_OK);
         assert_eq!(((vt.get_local_address)(ip, &mut g, &mut port), g, port), (S_OK, RANDOM, 7));
         chars = 0;
-        assert_eq!((vt.get_address)(ip, null_mut(), &mut chars, &mut port), codes::DPNERR_INCOMPLETEADDRESS);
+        assert_eq!(
+            (vt.get_address)(ip, null_mut(), &mut chars, &mut port),
+            crate::codes::DPNERR_INCOMPLETEADDRESS
+        );
         // QueryInterface from the IP side reaches the same object; references are shared.
         let mut main = null_mut();
         assert_eq!((vt.unknown.query_interface)(ip, &IID_IDIRECTPLAY8_ADDRESS, &mut main), S_OK);

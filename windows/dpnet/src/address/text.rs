@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use super::codes::{DPNERR_BUFFERTOOSMALL, DPNERR_INVALIDPOINTER};
+use crate::codes::{DPNERR_BUFFERTOOSMALL, DPNERR_INVALIDPOINTER};
 use crate::com::{HRESULT, S_OK};
 
 /// The longest string we read from a game before giving up (a URL or a name has no
