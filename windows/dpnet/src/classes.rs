@@ -54,6 +54,9 @@ pub static CLASSES: &[(GUID, Constructor)] = &[
     (CLSID_DIRECTPLAY8_CLIENT, crate::client::create),
     (CLSID_DIRECTPLAY8_SERVER, crate::server::create),
     (CLSID_DIRECTPLAY8_THREAD_POOL, crate::threadpool::create),
+    (CLSID_DIRECTPLAY8_ADDRESS, crate::address::construct),
+    (CLSID_DIRECTPLAY8_LOBBIED_APPLICATION, crate::lobby::construct_lobbied_application),
+    (CLSID_DIRECTPLAY8_LOBBY_CLIENT, crate::lobby::construct_lobby_client),
 ];
 
 /// The constructor of `clsid`, if the DLL serves it.

@@ -15,39 +15,10 @@ pub type DPNHANDLE = u32;
 /// `PFNDPNMESSAGEHANDLER(pvUserContext, dwMessageType, pMessage)`.
 pub type MessageHandler = unsafe extern "system" fn(*mut c_void, u32, *mut c_void) -> HRESULT;
 
-/// `MAKE_DPNHRESULT`: severity 1, facility 0x15, the code plus 0x8000.
-const fn dpn_hresult(code: u32) -> HRESULT {
-    (0x8015_8000 | code) as i32
-}
+pub(crate) use crate::codes::*;
 
 pub const DPN_OK: HRESULT = 0;
 pub const DPNSUCCESS_PENDING: HRESULT = 0x0015_800E;
-pub const DPNERR_GENERIC: HRESULT = 0x8000_4005_u32 as i32;
-pub const DPNERR_INVALIDPARAM: HRESULT = 0x8007_0057_u32 as i32;
-pub const DPNERR_UNSUPPORTED: HRESULT = 0x8000_4001_u32 as i32;
-pub const DPNERR_INVALIDPOINTER: HRESULT = 0x8000_4003_u32 as i32;
-pub const DPNERR_ALREADYCONNECTED: HRESULT = dpn_hresult(0x060);
-pub const DPNERR_ALREADYINITIALIZED: HRESULT = dpn_hresult(0x080);
-pub const DPNERR_BUFFERTOOSMALL: HRESULT = dpn_hresult(0x100);
-pub const DPNERR_CANNOTCANCEL: HRESULT = dpn_hresult(0x110);
-pub const DPNERR_CONNECTIONLOST: HRESULT = dpn_hresult(0x160);
-pub const DPNERR_DOESNOTEXIST: HRESULT = dpn_hresult(0x180);
-pub const DPNERR_HOSTREJECTEDCONNECTION: HRESULT = dpn_hresult(0x260);
-pub const DPNERR_HOSTTERMINATEDSESSION: HRESULT = dpn_hresult(0x270);
-pub const DPNERR_INVALIDDEVICEADDRESS: HRESULT = dpn_hresult(0x320);
-pub const DPNERR_INVALIDFLAGS: HRESULT = dpn_hresult(0x340);
-pub const DPNERR_INVALIDGROUP: HRESULT = dpn_hresult(0x350);
-pub const DPNERR_INVALIDHANDLE: HRESULT = dpn_hresult(0x360);
-pub const DPNERR_INVALIDHOSTADDRESS: HRESULT = dpn_hresult(0x370);
-pub const DPNERR_INVALIDPLAYER: HRESULT = dpn_hresult(0x420);
-pub const DPNERR_NOCONNECTION: HRESULT = dpn_hresult(0x480);
-pub const DPNERR_NORESPONSE: HRESULT = dpn_hresult(0x510);
-pub const DPNERR_NOTALLOWED: HRESULT = dpn_hresult(0x520);
-pub const DPNERR_NOTHOST: HRESULT = dpn_hresult(0x530);
-pub const DPNERR_NOTREADY: HRESULT = dpn_hresult(0x540);
-pub const DPNERR_SENDTOOLARGE: HRESULT = dpn_hresult(0x600);
-pub const DPNERR_UNINITIALIZED: HRESULT = dpn_hresult(0x640);
-pub const DPNERR_USERCANCEL: HRESULT = dpn_hresult(0x650);
 
 const MSGID: u32 = 0xFFFF_0000;
 pub const DPN_MSGID_ADD_PLAYER_TO_GROUP: u32 = MSGID | 0x01;

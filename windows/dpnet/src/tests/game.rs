@@ -1,17 +1,16 @@
-//! A game's side for the tests: a message handler that records what it hears, and a minimal
-//! IDirectPlay8Address that only answers GetURLA (what the DLL reads of a game's address).
+//! A game's side for the tests: a message handler that records what it hears, and addresses.
 
 use std::ffi::c_void;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::com::{GUID, HRESULT, IUnknownVtbl, Object, S_OK};
+use crate::com::{HRESULT, S_OK};
 use crate::dpn::*;
 
 /// One message the handler got, with the fields the tests check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Heard {
-    EnumResponse { session: String, max_players: u32, context: usize },
+    EnumResponse { session: String, max_players: u32, context: usize, sender: String, round_trip: u32 },
     AsyncOpComplete { handle: u32, result: HRESULT, context: usize },
     ConnectComplete { handle: u32, result: HRESULT, local: u32, context: usize, reply: Vec<u8> },
     IndicateConnect { data: Vec<u8> },
@@ -92,6 +91,10 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                     session: read_wide(d.pwszSessionName).unwrap_or_default(),
                     max_players: d.dwMaxPlayers,
                     context: m.pvUserContext as usize,
+                    sender: crate::address::address_url(m.pAddressSender)
+                        .map(|u| u.to_string())
+                        .unwrap_or_default(),
+                    round_trip: m.dwRoundTripLatencyMS,
                 }
             }
             DPN_MSGID_ASYNC_OP_COMPLETE => {
@@ -190,56 +193,17 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
     answer
 }
 
-#[repr(C)]
-struct AddressVtbl {
-    unknown: IUnknownVtbl,
-    /// BuildFromURLW .. GetURLW: never called by the DLL.
-    unused: [usize; 7],
-    get_url_a: unsafe extern "system" fn(*mut c_void, *mut u8, *mut u32) -> HRESULT,
-}
-
-type FakeAddress = Object<AddressVtbl, String>;
-
-static ADDRESS_VTBL: AddressVtbl = AddressVtbl {
-    unknown: IUnknownVtbl {
-        query_interface: address_qi,
-        add_ref: FakeAddress::add_ref,
-        release: FakeAddress::release,
-    },
-    unused: [0; 7],
-    get_url_a: address_get_url_a,
-};
-
-unsafe extern "system" fn address_qi(this: *mut c_void, riid: *const GUID, ppv: *mut *mut c_void) -> HRESULT {
-    unsafe { FakeAddress::query(this, riid, ppv, &[]) }
-}
-
-unsafe extern "system" fn address_get_url_a(this: *mut c_void, buf: *mut u8, len: *mut u32) -> HRESULT {
-    let url = unsafe { &FakeAddress::from_this(this).inner };
-    let need = url.len() as u32 + 1;
-    unsafe {
-        if buf.is_null() || *len < need {
-            *len = need;
-            return DPNERR_BUFFERTOOSMALL;
-        }
-        std::ptr::copy_nonoverlapping(url.as_ptr(), buf, url.len());
-        *buf.add(url.len()) = 0;
-        *len = need;
-    }
-    S_OK
-}
-
-/// An address object holding `url`, owned by the test.
+/// An IDirectPlay8Address of the DLL holding `url`, as a game builds one; released on drop.
 pub(crate) struct Address(pub(crate) *mut c_void);
 
 impl Address {
     pub(crate) fn new(url: &str) -> Self {
-        Self(FakeAddress::into_raw(&ADDRESS_VTBL, url.to_owned()))
+        Self(crate::address::create_address(&dplay_wire::dp8::url::DirectPlayUrl::parse(url).unwrap()))
     }
 }
 
 impl Drop for Address {
     fn drop(&mut self) {
-        unsafe { FakeAddress::release(self.0) };
+        crate::core::release(self.0);
     }
 }

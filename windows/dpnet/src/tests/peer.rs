@@ -277,7 +277,12 @@ fn enumerate_join_send_and_leave() {
     assert_eq!(hr, DPNSUCCESS_PENDING);
     assert_ne!(handle, 0);
     let found = join_game.wait_for("ENUM_HOSTS_RESPONSE", |h| matches!(h, Heard::EnumResponse { .. }));
-    assert_eq!(found, Heard::EnumResponse { session: "test session".into(), max_players: 8, context: 0x55 });
+    let Heard::EnumResponse { session, max_players, context, sender, round_trip } = found else {
+        unreachable!()
+    };
+    assert_eq!((session.as_str(), max_players, context), ("test session", 8, 0x55));
+    assert!(sender.contains("hostname=127.0.0.1") && sender.contains(&format!("port={port}")), "{sender}");
+    assert!(round_trip < 50, "{round_trip} ms on loopback");
     join_game.wait_for("the enumeration's completion", |h| {
         *h == Heard::AsyncOpComplete { handle, result: DPN_OK, context: 0x55 }
     });
