@@ -6,6 +6,7 @@
 mod bench;
 mod ci;
 mod crates;
+mod dll;
 mod fuzz;
 mod hostile;
 mod integration;
@@ -37,6 +38,9 @@ enum Command {
     /// Package every published crate, run every crate's example, and build and run the session
     /// example from a crate outside the workspace against `dplay host`.
     Crates,
+    /// Build the 32-bit `dpnet.dll` (windows/dpnet) in the Windows toolchain chroot, made under
+    /// /var/cache/dplay-windows when missing (root); its path is the last line of stdout.
+    Dll,
     /// Run one cargo-fuzz target: `cargo xtask fuzz <target> --secs N`.
     Fuzz {
         /// Target name (see `fuzz/fuzz_targets/`); `list` prints them.
@@ -66,6 +70,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench { quick } => bench::run(quick),
         Command::Ci => ci::run(),
         Command::Crates => crates::run(),
+        Command::Dll => dll::run(),
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
         Command::Sim { seeds } => sim::run(seeds),
         Command::Hostile => hostile::run(),
