@@ -92,11 +92,6 @@ impl Chroot {
         Ok(chroot)
     }
 
-    /// The chroot's root on the host.
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// A path inside the chroot (`/build/...`) as the host sees it.
     pub(crate) fn host_path(&self, inside: &str) -> PathBuf {
         self.dir.join(inside.trim_start_matches('/'))

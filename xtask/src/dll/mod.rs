@@ -15,12 +15,29 @@ use anyhow::{Context, ensure};
 
 pub(crate) use chroot::Chroot;
 use chroot::{BUILD, PROJECT, RTSTARTUP, Session, TARGET};
+pub(crate) use wine::Selection;
 
 use crate::util::root;
 
 /// The names a game, COM or an installer looks up in `dpnet.dll` (Wine's `dpnet.spec`).
 const EXPORTS: [&str; 5] =
     ["DirectPlay8Create", "DllCanUnloadNow", "DllGetClassObject", "DllRegisterServer", "DllUnregisterServer"];
+
+/// `cargo xtask dll-test`: the Wine tests (`selection`), or with `crates` the sans-IO crates'
+/// tests under Wine.
+#[allow(clippy::disallowed_methods)] // times its own run
+pub(crate) fn test(crates: bool, selection: &wine::Selection) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let chroot = Chroot::ensure()?;
+    let session = chroot.session(&root())?;
+    let result = if crates { crate_tests::run(&session) } else { wine::run(&session, selection) };
+    println!(
+        "==> dll-test: {} after {:.0} s",
+        if result.is_ok() { "ok" } else { "FAILED" },
+        started.elapsed().as_secs_f64()
+    );
+    result
+}
 
 /// `cargo xtask dll`.
 #[allow(clippy::disallowed_methods)] // times its own run

@@ -46,17 +46,17 @@ pub(crate) fn pe32_dll_exports(image: &[u8]) -> anyhow::Result<Vec<String>> {
             let at = to_offset(u32_at(image, names + 4 * i)?)?;
             let name = image.get(at..).context("export name past the end")?;
             let end = name.iter().position(|&b| b == 0).context("unterminated export name")?;
-            Ok(String::from_utf8_lossy(&name[..end]).into_owned())
+            Ok(String::from_utf8_lossy(name.get(..end).unwrap_or_default()).into_owned())
         })
         .collect()
 }
 
 fn u16_at(b: &[u8], at: usize) -> anyhow::Result<u16> {
-    let bytes = b.get(at..at + 2).context("PE image truncated")?;
-    Ok(u16::from_le_bytes([bytes[0], bytes[1]]))
+    let bytes = b.get(at..at + 2).and_then(|s| s.try_into().ok()).context("PE image truncated")?;
+    Ok(u16::from_le_bytes(bytes))
 }
 
 fn u32_at(b: &[u8], at: usize) -> anyhow::Result<u32> {
-    let bytes = b.get(at..at + 4).context("PE image truncated")?;
-    Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    let bytes = b.get(at..at + 4).and_then(|s| s.try_into().ok()).context("PE image truncated")?;
+    Ok(u32::from_le_bytes(bytes))
 }
