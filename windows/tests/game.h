@@ -65,7 +65,7 @@ typedef struct {
 
 static Seen seen;
 
-static void seen_init(void)
+static inline void seen_init(void)
 {
     memset(&seen, 0, sizeof seen);
     InitializeCriticalSection(&seen.lock);
@@ -73,7 +73,7 @@ static void seen_init(void)
 }
 
 /* Waits until *counter reaches at least n; FAIL with `what` after WAIT_MS. */
-static void wait_count(volatile LONG *counter, LONG n, const char *what)
+static inline void wait_count(volatile LONG *counter, LONG n, const char *what)
 {
     DWORD until = GetTickCount() + WAIT_MS;
     while (InterlockedCompareExchange((LONG *)counter, 0, 0) < n) {
@@ -84,7 +84,7 @@ static void wait_count(volatile LONG *counter, LONG n, const char *what)
 }
 
 /* A game's message handler: records what it is given, keeps nothing it must not. */
-static HRESULT WINAPI handler(void *context, DWORD id, void *msg)
+static inline HRESULT WINAPI handler(void *context, DWORD id, void *msg)
 {
     (void)context;
     EnterCriticalSection(&seen.lock);
@@ -163,7 +163,7 @@ static HRESULT WINAPI handler(void *context, DWORD id, void *msg)
 
 /* Fails unless the dpnet.dll in this process is ours: Wine's builtin DLLs carry the text
  * "Wine builtin DLL" right after their MZ header, a native DLL does not. */
-static void check_our_dll(void)
+static inline void check_our_dll(void)
 {
     HMODULE dll = GetModuleHandleA("dpnet.dll");
     char path[MAX_PATH] = "";
@@ -175,7 +175,7 @@ static void check_our_dll(void)
 }
 
 /* A TCP/IP address for host:port (port 0: none), as games build them. */
-static IDirectPlay8Address *make_address(const char *host, DWORD port)
+static inline IDirectPlay8Address *make_address(const char *host, DWORD port)
 {
     IDirectPlay8Address *a = NULL;
     WCHAR whost[64];
@@ -197,7 +197,7 @@ static IDirectPlay8Address *make_address(const char *host, DWORD port)
 }
 
 /* CoInitialize and a Peer initialized with our handler. */
-static IDirectPlay8Peer *make_peer(void)
+static inline IDirectPlay8Peer *make_peer(void)
 {
     IDirectPlay8Peer *peer = NULL;
     seen_init();
@@ -211,7 +211,7 @@ static IDirectPlay8Peer *make_peer(void)
 }
 
 /* The application description of the test sessions. */
-static DPN_APPLICATION_DESC app_desc(WCHAR *name, DWORD flags)
+static inline DPN_APPLICATION_DESC app_desc(WCHAR *name, DWORD flags)
 {
     DPN_APPLICATION_DESC d;
     memset(&d, 0, sizeof d);
@@ -223,7 +223,7 @@ static DPN_APPLICATION_DESC app_desc(WCHAR *name, DWORD flags)
 }
 
 /* Sets our player name (before Host or Connect, as games do). */
-static void set_name(IDirectPlay8Peer *peer, const WCHAR *name)
+static inline void set_name(IDirectPlay8Peer *peer, const WCHAR *name)
 {
     DPN_PLAYER_INFO info;
     DPNHANDLE h = 0;
@@ -236,7 +236,7 @@ static void set_name(IDirectPlay8Peer *peer, const WCHAR *name)
 }
 
 /* Connects to host:port asynchronously, as games do: a handle, then CONNECT_COMPLETE. */
-static void connect_async(IDirectPlay8Peer *peer, const char *host, DWORD port)
+static inline void connect_async(IDirectPlay8Peer *peer, const char *host, DWORD port)
 {
     DPN_APPLICATION_DESC d = app_desc(NULL, 0);
     IDirectPlay8Address *to = make_address(host, port), *device = make_address(NULL, 0);
@@ -252,7 +252,7 @@ static void connect_async(IDirectPlay8Peer *peer, const char *host, DWORD port)
 }
 
 /* Hosts on 127.0.0.1:port with `flags`. */
-static void host_on(IDirectPlay8Peer *peer, DWORD port, WCHAR *name, DWORD flags)
+static inline void host_on(IDirectPlay8Peer *peer, DWORD port, WCHAR *name, DWORD flags)
 {
     DPN_APPLICATION_DESC d = app_desc(name, flags);
     IDirectPlay8Address *device = make_address("127.0.0.1", port);
@@ -262,7 +262,7 @@ static void host_on(IDirectPlay8Peer *peer, DWORD port, WCHAR *name, DWORD flags
 }
 
 /* Sends text to `to` (DPNID_ALL_PLAYERS_GROUP for everyone), guaranteed, asynchronously. */
-static void send_text(IDirectPlay8Peer *peer, DPNID to, const char *text)
+static inline void send_text(IDirectPlay8Peer *peer, DPNID to, const char *text)
 {
     DPN_BUFFER_DESC b;
     DPNHANDLE h = 0;
@@ -272,7 +272,7 @@ static void send_text(IDirectPlay8Peer *peer, DPNID to, const char *text)
     CHECK(hr == DPNSUCCESS_PENDING || hr == S_OK, "SendTo returned 0x%08lx", (unsigned long)hr);
 }
 
-static DWORD arg_port(int argc, char **argv, int i)
+static inline DWORD arg_port(int argc, char **argv, int i)
 {
     CHECK(argc > i, "usage: %s ... PORT", argv[0]);
     return (DWORD)strtoul(argv[i], NULL, 10);

@@ -221,13 +221,16 @@ impl Ctx<'_> {
 }
 
 impl Wine {
-    /// Waits until the program printed `line`.
+    /// Waits until the program printed `line`; fails as soon as it exited without.
     #[allow(clippy::disallowed_methods)]
-    fn wait_line(&self, line: &str) -> anyhow::Result<()> {
+    fn wait_line(&mut self, line: &str) -> anyhow::Result<()> {
         let until = Instant::now() + WAIT;
         while Instant::now() < until {
             if self.lines.lock().is_ok_and(|l| l.iter().any(|x| x == line)) {
                 return Ok(());
+            }
+            if let Some(status) = self.child.try_wait()? {
+                bail!("{} exited ({status}) before printing {line:?}", self.name);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -284,7 +287,7 @@ fn enumerate(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 fn join_in(ctx: &Ctx<'_>, prefix: Prefix) -> anyhow::Result<()> {
     let addr = free_addr()?;
     let host = native_host(ctx, &addr, &[])?;
-    let wine = ctx.wine(prefix, "join", &[port(&addr)])?;
+    let mut wine = ctx.wine(prefix, "join", &[port(&addr)])?;
     wine.wait_line("ready")?;
     ctx.suite.expect(&host, "the Wine member joining", WAIT, event_with("player_joined", "name", "wine"))?;
     ctx.suite.expect(
@@ -309,7 +312,7 @@ fn join_wow64(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 fn host_for_native(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let wine = ctx.wine(Prefix::Win32, "host", &[port(&addr)])?;
+    let mut wine = ctx.wine(Prefix::Win32, "host", &[port(&addr)])?;
     wine.wait_line("ready")?;
     let native = native_join(ctx, &addr, "native", &["--send", "hello from native", "--duration", "3"])?;
     ctx.suite.expect(
@@ -323,7 +326,7 @@ fn host_for_native(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 fn mesh(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let a = ctx.wine(Prefix::Win32, "mesh", &["host", port(&addr)])?;
+    let mut a = ctx.wine(Prefix::Win32, "mesh", &["host", port(&addr)])?;
     a.wait_line("ready")?;
     let native = native_join(ctx, &addr, "native", &["--duration", "8"])?;
     ctx.suite.expect(&native, "the name table", WAIT, crate::integration::is("name_table"))?;
@@ -338,7 +341,7 @@ fn mesh(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 fn migrate(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let a = ctx.wine(Prefix::Win32, "migrate", &["host", port(&addr)])?;
+    let mut a = ctx.wine(Prefix::Win32, "migrate", &["host", port(&addr)])?;
     a.wait_line("ready")?;
     let native = native_join(ctx, &addr, "native", &["--duration", "10"])?;
     ctx.suite.expect(&native, "the name table", WAIT, crate::integration::is("name_table"))?;
@@ -363,7 +366,7 @@ fn client_server(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 fn server_client(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let wine = ctx.wine(Prefix::Win32, "clientserver", &["server", port(&addr)])?;
+    let mut wine = ctx.wine(Prefix::Win32, "clientserver", &["server", port(&addr)])?;
     wine.wait_line("ready")?;
     let native = native_join(ctx, &addr, "native", &["--send", "hello from native", "--duration", "3"])?;
     ctx.suite.expect(
@@ -391,7 +394,7 @@ fn groups(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 fn big(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let a = ctx.wine(Prefix::Win32, "big", &["host", port(&addr)])?;
+    let mut a = ctx.wine(Prefix::Win32, "big", &["host", port(&addr)])?;
     a.wait_line("ready")?;
     let b = ctx.wine(Prefix::Win32, "big", &["join", port(&addr)])?;
     b.success()?;
