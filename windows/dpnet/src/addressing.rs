@@ -49,8 +49,10 @@ pub(crate) fn url_for(addr: SocketAddr) -> DirectPlayUrl {
     DirectPlayUrl::ip(&addr.ip().to_string(), addr.port())
 }
 
-/// The local address to bind for a device address: its port (0: any), on every interface.
+/// The local address to bind for a device address: its port (0: any), on the interface its
+/// `hostname` names when that is an IP address (the adapter the game chose), else on every one.
 pub(crate) fn bind_for(device: Option<&DirectPlayUrl>) -> SocketAddr {
     let port = device.and_then(DirectPlayUrl::port).unwrap_or(0);
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
+    let ip = device.and_then(DirectPlayUrl::hostname).and_then(|h| h.parse().ok());
+    SocketAddr::new(ip.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)), port)
 }

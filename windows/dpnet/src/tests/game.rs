@@ -48,6 +48,11 @@ impl Game {
         Arc::new(Self { context_base, ..Self::default() })
     }
 
+    /// A game that keeps every RECEIVE buffer (answers DPNSUCCESS_PENDING).
+    pub(crate) fn keeping() -> Arc<Self> {
+        Arc::new(Self { keep: true, ..Self::default() })
+    }
+
     /// A host game that answers INDICATE_CONNECT with `reply`, refusing when `refuse`.
     pub(crate) fn answering(context_base: usize, refuse: bool, reply: &[u8]) -> Arc<Self> {
         Arc::new(Self { context_base, refuse, reply: reply.to_vec(), ..Self::default() })

@@ -400,3 +400,187 @@ fn the_host_answers_indicate_connect_with_reply_data() {
         assert_eq!(host.close(), DPN_OK);
     }
 }
+
+impl Peer {
+    fn create_group(&self, name: &str, context: usize) -> HRESULT {
+        let mut wide = wide(name);
+        let info = DPN_GROUP_INFO {
+            dwSize: size_of::<DPN_GROUP_INFO>() as u32,
+            dwInfoFlags: DPNINFO_NAME,
+            pwszName: wide.as_mut_ptr(),
+            pvData: std::ptr::null_mut(),
+            dwDataSize: 0,
+            dwPlayerFlags: 0,
+        };
+        unsafe {
+            (self.v().create_group)(
+                self.0,
+                &info,
+                context as *mut c_void,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                DPNOP_SYNC,
+            )
+        }
+    }
+}
+
+/// Two peers: a group, a member added, a send to the group; a name change; the host leaves
+/// and the joiner takes over (MIGRATE_HOST); a second joiner then sees it terminate.
+#[test]
+fn groups_info_migration_and_termination() {
+    let _pool = super::shared();
+    let (a_game, b_game) = (Game::new(0x1000), Game::new(0x2000));
+    let a = Peer::new();
+    a.init(&a_game);
+    a.set_name("alice");
+    let port = a.host(DPNSESSION_MIGRATE_HOST);
+    let b = Peer::new();
+    b.init(&b_game);
+    b.set_name("bob");
+    assert_eq!(b.connect(port, 0, true).0, DPN_OK);
+    let ids = b.players();
+    let Heard::ConnectComplete { local: bob, .. } =
+        b_game.wait_for("CONNECT_COMPLETE", |h| matches!(h, Heard::ConnectComplete { .. }))
+    else {
+        unreachable!()
+    };
+    let alice = *ids.iter().find(|i| **i != bob).unwrap();
+    a_game.wait_for("bob on the host", |h| *h == Heard::CreatePlayer { dpnid: bob });
+
+    // A group made by bob (a request to the host), with alice in it.
+    assert_eq!(b.create_group("wingmen", 0xAB), DPN_OK);
+    let Heard::CreateGroup { group } =
+        b_game.wait_for("CREATE_GROUP", |h| matches!(h, Heard::CreateGroup { .. }))
+    else {
+        unreachable!()
+    };
+    let mut ctx = std::ptr::null_mut();
+    assert_eq!(unsafe { (b.v().get_group_context)(b.0, group, &mut ctx, 0) }, DPN_OK);
+    assert_eq!(ctx as usize, 0xAB);
+    a_game.wait_for("CREATE_GROUP on the host", |h| *h == Heard::CreateGroup { group });
+    let hr = unsafe {
+        (b.v().add_player_to_group)(b.0, group, alice, std::ptr::null_mut(), std::ptr::null_mut(), DPNOP_SYNC)
+    };
+    assert_eq!(hr, DPN_OK);
+    b_game.wait_for("ADD_PLAYER_TO_GROUP", |h| *h == Heard::AddToGroup { group, player: alice });
+    let mut members = [0u32; 4];
+    let mut n = 4;
+    assert_eq!(unsafe { (b.v().enum_group_members)(b.0, group, members.as_mut_ptr(), &mut n, 0) }, DPN_OK);
+    assert_eq!(&members[..n as usize], &[alice]);
+    let (hr, _) = b.send(group, b"to the group", DPNSEND_GUARANTEED, 0);
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    a_game.wait_for(
+        "the group message",
+        |h| matches!(h, Heard::Receive { from, data, .. } if *from == bob && data == b"to the group"),
+    );
+
+    // Bob renames himself: alice hears PEER_INFO and reads the new name.
+    b.set_name("robert");
+    a_game.wait_for("PEER_INFO", |h| *h == Heard::PeerInfo { dpnid: bob });
+    assert_eq!(a.name_of(bob).unwrap().0, "robert");
+
+    // The host leaves: bob becomes the host.
+    assert_eq!(a.close(), DPN_OK);
+    b_game.wait_for("HOST_MIGRATE", |h| *h == Heard::HostMigrate { new_host: bob });
+    b_game.wait_for(
+        "alice's DESTROY_PLAYER",
+        |h| matches!(h, Heard::DestroyPlayer { dpnid, .. } if *dpnid == alice),
+    );
+    assert_eq!(b.name_of(bob).unwrap().1, DPNPLAYER_LOCAL | DPNPLAYER_HOST);
+
+    // A newcomer joins the new host, which then ends the session.
+    let c_game = Game::new(0x3000);
+    let c = Peer::new();
+    c.init(&c_game);
+    let b_port = unsafe { crate::methods::core::<PeerVtbl>(b.0) }.bound().unwrap().port();
+    assert_eq!(c.connect(b_port, 0, true).0, DPN_OK);
+    assert_eq!(unsafe { (b.v().terminate_session)(b.0, std::ptr::null(), 0, 0) }, DPN_OK);
+    c_game.wait_for("TERMINATE_SESSION", |h| *h == Heard::Terminate { result: DPNERR_HOSTTERMINATEDSESSION });
+    assert_eq!(c.close(), DPN_OK);
+    assert_eq!(b.close(), DPN_OK);
+}
+
+/// EnumHosts: synchronous against a host, and an asynchronous one cancelled with
+/// DPNERR_USERCANCEL; a RECEIVE kept with DPNSUCCESS_PENDING comes back with ReturnBuffer.
+#[test]
+fn sync_enumeration_cancel_and_kept_buffers() {
+    let _pool = super::shared();
+    let host_game = Game::keeping();
+    let host = Peer::new();
+    host.init(&host_game);
+    let port = host.host(0);
+    let game = Game::new(0);
+    let p = Peer::new();
+    p.init(&game);
+    let mut name = wide("");
+    let d = desc(0, &mut name);
+    let target = Address::new(&format!(
+        "x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;hostname=127.0.0.1;port={port}"
+    ));
+    let hr = unsafe {
+        (p.v().enum_hosts)(
+            p.0,
+            &d,
+            target.0,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            0,
+            2,
+            20,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            DPNOP_SYNC,
+        )
+    };
+    assert_eq!(hr, DPN_OK);
+    assert!(
+        game.heard().iter().any(|h| matches!(h, Heard::EnumResponse { .. })),
+        "answered before it returned"
+    );
+    assert!(
+        !game.heard().iter().any(|h| matches!(h, Heard::AsyncOpComplete { .. })),
+        "no completion for a synchronous one"
+    );
+    // An asynchronous enumeration that would run for a minute, cancelled.
+    let mut handle = 0;
+    let hr = unsafe {
+        (p.v().enum_hosts)(
+            p.0,
+            &d,
+            target.0,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            0,
+            60,
+            1000,
+            0,
+            0x66 as *mut c_void,
+            &mut handle,
+            0,
+        )
+    };
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    assert_eq!(unsafe { (p.v().cancel_async_operation)(p.0, handle, 0) }, DPN_OK);
+    game.wait_for("the cancelled completion", |h| {
+        *h == Heard::AsyncOpComplete { handle, result: DPNERR_USERCANCEL, context: 0x66 }
+    });
+    assert_eq!(unsafe { (p.v().cancel_async_operation)(p.0, 0x7777, 0) }, DPNERR_INVALIDHANDLE);
+
+    // Kept buffers.
+    assert_eq!(p.connect(port, 0, true).0, DPN_OK);
+    let host_id = p.players().into_iter().find(|i| p.name_of(*i).unwrap().1 & DPNPLAYER_HOST != 0).unwrap();
+    assert_eq!(p.send(host_id, b"keep me", DPNSEND_GUARANTEED, 0).0, DPNSUCCESS_PENDING);
+    host_game.wait_for("RECEIVE", |h| matches!(h, Heard::Receive { data, .. } if data == b"keep me"));
+    let (buffer, at) = host_game.keep_buffers.lock().unwrap()[0];
+    assert_eq!(
+        unsafe { std::slice::from_raw_parts(at as *const u8, 7) },
+        b"keep me",
+        "still valid after the handler returned"
+    );
+    assert_eq!(unsafe { (host.v().return_buffer)(host.0, buffer, 0) }, DPN_OK);
+    assert_eq!(unsafe { (host.v().return_buffer)(host.0, buffer, 0) }, DPNERR_INVALIDHANDLE);
+    assert_eq!(p.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
