@@ -80,6 +80,9 @@ pub struct SessionConfig {
     pub indicate_connect: bool,
     /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
     pub dnet_version: u32,
+    /// `ApplicationPayload` of our EnumQuery messages (MC-DPLHP 2.2.1): the enumerating
+    /// application's data for the host's application.
+    pub enum_query_data: Vec<u8>,
     /// EnumQuery retry interval: 1.5 s, as DXDiag (MS-DPDX 3.1.2.2, 3.1.6.2). At least
     /// [`MIN_PERIOD`] ([`SessionConfig::set_enum_retry`]).
     enum_retry: Duration,
@@ -218,6 +221,7 @@ impl SessionConfig {
             connect_data: Vec::new(),
             indicate_connect: false,
             dnet_version: DNET_VERSION_EX,
+            enum_query_data: Vec::new(),
             enum_retry: Duration::from_millis(1500),
             enum_count: 10,
             path_test_interval: Duration::from_millis(375),

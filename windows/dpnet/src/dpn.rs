@@ -304,7 +304,7 @@ pub struct DPNMSG_TERMINATE_SESSION {
 const _: () = assert!(DPNERR_HOSTREJECTEDCONNECTION == 0x8015_8260_u32 as i32);
 #[cfg(target_pointer_width = "32")]
 const _: () = {
-    assert!(size_of::<DPN_APPLICATION_DESC>() == 80);
+    assert!(size_of::<DPN_APPLICATION_DESC>() == 72);
     assert!(size_of::<DPN_PLAYER_INFO>() == 24);
     assert!(size_of::<DPN_SP_CAPS>() == 36);
     assert!(size_of::<DPN_CONNECTION_INFO>() == 92);
