@@ -476,22 +476,19 @@ impl Core {
     }
 
     /// EnumHosts: its own socket and session, sending EnumQuery `count` times every `retry`.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn enum_hosts(
         self: &Arc<Self>,
-        application: Option<Uuid>,
-        target: SocketAddr,
-        device: Option<DirectPlayUrl>,
-        count: u32,
-        retry: Duration,
+        search: Search,
         context: usize,
         sync: bool,
     ) -> Result<u32, HRESULT> {
+        let Search { application, target, device, count, retry, payload } = search;
         let mut st = self.lock();
         let bind = addressing::bind_for(device.as_ref());
         let mut cfg = Self::session_config(&st, self.role, application.unwrap_or_default(), bind);
         cfg.enum_count = count;
         cfg.set_enum_retry(retry);
+        cfg.enum_query_data = payload;
         let mut rc = RuntimeConfig::with_sockets(vec![SocketSpec::udp(bind).broadcast()]);
         rc.thread_name = "dpnet-enum".into();
         let runtime = Runtime::spawn_with(rc, move |addr| {
@@ -867,16 +864,26 @@ impl Core {
         }
     }
 
-    /// CREATE_PLAYER; the context the handler leaves in the message is the player's.
+    /// A player that entered the table: into the mirror, then CREATE_PLAYER.
     fn create_player(&self, m: Member, context: usize) {
         let dpnid = m.dpnid.0;
-        if self.lock().players.contains_key(&dpnid) {
-            return;
+        {
+            let mut st = self.lock();
+            if st.players.contains_key(&dpnid) {
+                return;
+            }
+            st.players.insert(dpnid, Player { member: m, context });
         }
-        self.lock().players.insert(dpnid, Player { member: m, context });
+        self.announce_player(dpnid);
+    }
+
+    /// CREATE_PLAYER for a player of the mirror; the context the handler leaves in the message
+    /// is the player's.
+    fn announce_player(&self, dpnid: u32) {
         if self.role == Role::Client {
             return; // A client hears of no player (the server included).
         }
+        let Some(context) = self.player_context(dpnid) else { return };
         let mut msg = DPNMSG_CREATE_PLAYER {
             dwSize: size_of::<DPNMSG_CREATE_PLAYER>() as u32,
             dpnidPlayer: dpnid,
@@ -1131,6 +1138,18 @@ impl Core {
         };
         let own_context =
             connecting.as_ref().map(|c| c.player_context).or(hosting.as_ref().map(|h| h.1)).unwrap_or(0);
+        // The local player first, then the host, then the others; all in the mirror before
+        // CONNECT_COMPLETE, so the game may send from it at once.
+        let mut members = members;
+        members.sort_by_key(|m| (!m.is_local, !m.is_host, m.dpnid.0));
+        let ids: Vec<u32> = members.iter().map(|m| m.dpnid.0).collect();
+        {
+            let mut st = self.lock();
+            for m in members {
+                let context = if m.is_local { own_context } else { 0 };
+                st.players.entry(m.dpnid.0).or_insert(Player { member: m, context });
+            }
+        }
         if let Some(c) = connecting {
             let mut msg = DPNMSG_CONNECT_COMPLETE {
                 dwSize: size_of::<DPNMSG_CONNECT_COMPLETE>() as u32,
@@ -1150,12 +1169,8 @@ impl Core {
                 let _ = tx.send(DPN_OK);
             }
         }
-        // The local player first, then the host, then the others.
-        let mut members = members;
-        members.sort_by_key(|m| (!m.is_local, !m.is_host, m.dpnid.0));
-        for m in members {
-            let context = if m.is_local { own_context } else { 0 };
-            self.create_player(m, context);
+        for dpnid in ids {
+            self.announce_player(dpnid);
         }
         for g in groups {
             let owner = 0;
@@ -1190,6 +1205,22 @@ impl Core {
         };
         self.call(DPN_MSGID_TERMINATE_SESSION, &mut msg);
     }
+}
+
+/// What an EnumHosts looks for, and how.
+pub(crate) struct Search {
+    /// Only hosts of this application answer.
+    pub(crate) application: Option<Uuid>,
+    /// A host, or the broadcast address.
+    pub(crate) target: SocketAddr,
+    /// The device address (our port).
+    pub(crate) device: Option<DirectPlayUrl>,
+    /// EnumQuery sends.
+    pub(crate) count: u32,
+    /// Between them.
+    pub(crate) retry: Duration,
+    /// The game's enum data (EnumQuery `ApplicationPayload`).
+    pub(crate) payload: Vec<u8>,
 }
 
 /// Where the session's socket binds.

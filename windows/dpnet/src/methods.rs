@@ -651,7 +651,7 @@ pub(crate) unsafe extern "system" fn enum_hosts<V: 'static>(
     desc: *const DPN_APPLICATION_DESC,
     host: *mut c_void,
     device: *mut c_void,
-    _data: *const c_void,
+    data: *const c_void,
     data_size: u32,
     count: u32,
     retry: u32,
@@ -683,7 +683,10 @@ pub(crate) unsafe extern "system" fn enum_hosts<V: 'static>(
         };
         let count = if count == 0 { ENUM_COUNT } else { count };
         let retry = Duration::from_millis(u64::from(if retry == 0 { ENUM_RETRY_MS } else { retry }));
-        pending(c.enum_hosts(application, target, device, count, retry, context as usize, sync), handle, sync)
+        // SAFETY: the game's `data_size` bytes.
+        let payload = unsafe { dpn::read_bytes(data, data_size) };
+        let search = crate::core::Search { application, target, device, count, retry, payload };
+        pending(c.enum_hosts(search, context as usize, sync), handle, sync)
     })
 }
 

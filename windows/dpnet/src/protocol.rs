@@ -10,10 +10,11 @@ use std::time::Instant;
 
 use dplay_runtime::Protocol;
 use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
-use dplay_wire::WideString;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::EnumResponse;
+use dplay_wire::dp8::session::ChatMessage;
 use dplay_wire::dp8::session::{DestroyReason, NameTableEntry};
+use dplay_wire::{WideString, Wire};
 use uuid::Uuid;
 
 use crate::com::HRESULT;
@@ -253,6 +254,12 @@ impl DllProtocol {
                 }
                 Event::HostMigrated { new_host } => Out::HostMigrated(new_host),
                 Event::Message { from, data, reliable, .. } => Out::Received { from, data, reliable },
+                // DXDiag's chat message is application data to a game: its bytes, as sent
+                // (MS-DPDX 3.1.5.7; its NUL padding is written back as it came).
+                Event::Chat { from, text } => match ChatMessage::new(&text).to_vec() {
+                    Ok(data) => Out::Received { from, data, reliable: false },
+                    Err(_) => continue,
+                },
                 Event::NameTable(change) => match table_change(self, change) {
                     Some(o) => o,
                     None => continue,
