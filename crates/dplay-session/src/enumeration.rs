@@ -162,7 +162,8 @@ mod tests {
     fn enum_query_carries_the_payload_and_ends() {
         #[allow(clippy::disallowed_methods)] // a test's time origin
         let now = Instant::now();
-        let mut cfg = SessionConfig::new(uuid::Uuid::nil(), "10.0.0.2:2302".parse().unwrap(), "seeker").with_seed(7);
+        let mut cfg =
+            SessionConfig::new(uuid::Uuid::nil(), "10.0.0.2:2302".parse().unwrap(), "seeker").with_seed(7);
         cfg.enum_query_data = b"game filter".to_vec();
         cfg.enum_count = 2;
         cfg.set_enum_retry(Duration::from_millis(100));
@@ -172,7 +173,9 @@ mod tests {
         let mut t = now;
         while s.is_enumerating() {
             while let Some(d) = s.poll_transmit() {
-                let Ok(EnumMessage::Query(q)) = EnumMessage::parse(&d.contents) else { panic!("not an EnumQuery") };
+                let Ok(EnumMessage::Query(q)) = EnumMessage::parse(&d.contents) else {
+                    panic!("not an EnumQuery")
+                };
                 assert_eq!(q.application_payload.0, b"game filter");
                 queries += 1;
             }

@@ -1,7 +1,6 @@
 //! IDirectPlay8ThreadPool: with SetThreadCount(0) callbacks run only inside DoWork, on the
 //! game's thread.
 
-use std::ffi::c_void;
 use std::time::Duration;
 
 use super::game::{Game, Heard, handler};
@@ -58,6 +57,6 @@ fn do_work_mode_runs_callbacks_on_the_callers_thread() {
     assert_eq!(host.close(), DPN_OK);
     unsafe {
         assert_eq!((v.close)(tp, 0), DPN_OK);
-        ((*tp.cast::<*const crate::com::IUnknownVtbl>()).as_ref().unwrap().release)(tp as *mut c_void);
+        ((*tp.cast::<*const crate::com::IUnknownVtbl>()).as_ref().unwrap().release)(tp);
     }
 }
