@@ -6,6 +6,7 @@
 mod bench;
 mod ci;
 mod crates;
+mod dll;
 mod fuzz;
 mod hostile;
 mod integration;
@@ -38,6 +39,23 @@ enum Command {
     /// Package every published crate, run every crate's example, and build and run the session
     /// example from a crate outside the workspace against `dplay host`.
     Crates,
+    /// Build the 32-bit `dpnet.dll` (windows/dpnet) in the Windows toolchain chroot, made under
+    /// /var/cache/dplay-windows when missing (root); its path is the last line of stdout.
+    Dll,
+    /// Game-shaped C programs under 32-bit Wine with our dpnet.dll against the native `dplay`
+    /// (those expected to pass, or `--all`, or by name); `--crates`: the sans-IO crates' tests
+    /// as 32-bit Windows programs under Wine.
+    DllTest {
+        /// Every Wine test, also those not expected to pass yet.
+        #[arg(long)]
+        all: bool,
+        /// The sans-IO crates' own tests under Wine instead.
+        #[arg(long, conflicts_with_all = ["all", "names"])]
+        crates: bool,
+        /// Tests to run by name (exports, enum, join, join-wow64, host, mesh, migrate,
+        /// client-server, server-client, groups, big, cancel, dowork).
+        names: Vec<String>,
+    },
     /// Run one cargo-fuzz target: `cargo xtask fuzz <target> --secs N`.
     Fuzz {
         /// Target name (see `fuzz/fuzz_targets/`); `list` prints them.
@@ -75,6 +93,15 @@ fn main() -> anyhow::Result<()> {
         Command::Bench { quick } => bench::run(quick),
         Command::Ci => ci::run(),
         Command::Crates => crates::run(),
+        Command::Dll => dll::run(),
+        Command::DllTest { all, crates, names } => {
+            let selection = match (all, names.is_empty()) {
+                (true, _) => dll::Selection::All,
+                (false, true) => dll::Selection::Expected,
+                (false, false) => dll::Selection::Named(names),
+            };
+            dll::test(crates, &selection)
+        }
         Command::Fuzz { target, secs } => fuzz::run(&target, secs),
         Command::Sim { seeds } => sim::run(seeds),
         Command::Hostile => hostile::run(),

@@ -161,6 +161,7 @@ impl Session {
     fn drop_joiner(&mut self, now: Instant, peer: Option<SocketAddr>, why: &str) {
         let Some(peer) = peer else { return };
         self.admission.pending.remove(&peer);
+        self.indication_aborted(peer);
         let Some(link) = self.links.get(&peer).copied() else { return };
         if !matches!(link.state, LinkState::Joining | LinkState::AwaitingAck | LinkState::Refused) {
             return;

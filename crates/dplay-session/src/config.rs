@@ -67,10 +67,22 @@ pub struct SessionConfig {
     pub no_enums: bool,
     /// `ApplicationData` of our EnumResponse, when hosting (MC-DPLHP 2.2.2).
     pub enum_reply_data: Vec<u8>,
-    /// `reply` of DN_SEND_CONNECT_INFO, when hosting (MC-DPL8CS 2.2.1.4).
+    /// `reply` of DN_SEND_CONNECT_INFO, when hosting (MC-DPL8CS 2.2.1.4), unless the
+    /// application answers each join itself (`indicate_connect`).
     pub connect_reply_data: Vec<u8>,
+    /// `connectData` of our PLAYER_CONNECT_INFO, when joining (MC-DPL8CS 2.2.1.2): the
+    /// application's `pvUserConnectData`.
+    pub connect_data: Vec<u8>,
+    /// Host: every join that passes the checks waits for the application's answer
+    /// ([`crate::Event::JoinRequest`], [`crate::Session::answer_join`]), as
+    /// DPN_MSGID_INDICATE_CONNECT does (MS-DPDX 3.1.5; MC-DPL8CS 3.1.5.1 step 2). Off: every
+    /// such join is admitted at once.
+    pub indicate_connect: bool,
     /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
     pub dnet_version: u32,
+    /// `ApplicationPayload` of our EnumQuery messages (MC-DPLHP 2.2.1): the enumerating
+    /// application's data for the host's application.
+    pub enum_query_data: Vec<u8>,
     /// EnumQuery retry interval: 1.5 s, as DXDiag (MS-DPDX 3.1.2.2, 3.1.6.2). At least
     /// [`MIN_PERIOD`] ([`SessionConfig::set_enum_retry`]).
     enum_retry: Duration,
@@ -209,7 +221,10 @@ impl SessionConfig {
             no_enums: false,
             enum_reply_data: Vec::new(),
             connect_reply_data: Vec::new(),
+            connect_data: Vec::new(),
+            indicate_connect: false,
             dnet_version: DNET_VERSION_EX,
+            enum_query_data: Vec::new(),
             enum_retry: Duration::from_millis(1500),
             enum_count: 10,
             path_test_interval: Duration::from_millis(375),

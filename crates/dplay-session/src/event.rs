@@ -127,6 +127,23 @@ pub enum Event {
         /// The `hResultCode` it was sent (MC-DPL8CS 2.2.1.3).
         code: ResultCode,
     },
+    /// Host with `indicate_connect`: a joiner passed the checks and waits for
+    /// [`crate::Session::answer_join`] (DPN_MSGID_INDICATE_CONNECT). It is held until answered,
+    /// or until its join deadline drops it ([`Event::JoinAborted`]).
+    JoinRequest {
+        /// Where the joiner's connection comes from (the answer names it).
+        from: SocketAddr,
+        /// The name it asked for, cut to [`REFUSED_NAME_CHARS`] characters.
+        name: Option<String>,
+        /// Its `connectData` (MC-DPL8CS 2.2.1.2).
+        connect_data: Vec<u8>,
+    },
+    /// Host: a joiner of an [`Event::JoinRequest`] left, or was dropped at its deadline, before
+    /// it was admitted (DPN_MSGID_INDICATED_CONNECT_ABORTED when the application accepted it).
+    JoinAborted {
+        /// Where its connection came from.
+        from: SocketAddr,
+    },
     /// We are out of the session; nothing more comes.
     SessionEnded {
         /// Why.

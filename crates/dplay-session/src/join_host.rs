@@ -222,17 +222,38 @@ impl Session {
             Err(DPNERR_SESSIONFULL)
         });
         if let Err(code) = checked {
-            // CONNECT_FAILED, then END_OF_STREAM once it is delivered (MS-DPDX 4.3 step 7).
-            tracing::debug!(%peer, %code, "join refused: CONNECT_FAILED");
-            self.stats.joins_refused += 1;
-            let failed = ConnectFailed { result_code: code, reply: Blob::default() };
-            self.send_msg(now, peer, &SessionMessage::ConnectFailed(failed));
-            self.links.insert(peer, Link { dpnid: None, state: LinkState::Refused });
-            self.ep.disconnect(now, peer);
-            let name = info.name.as_ref().map(|n| crate::event::refused_name(n.to_string_lossy()));
-            self.events.push_back(Event::JoinRefused { from: peer, name, code });
-            return;
+            return self.refuse(now, peer, info, code, &[]);
         }
+        if self.cfg.indicate_connect {
+            return self.indicate(peer, info);
+        }
+        let reply = self.cfg.connect_reply_data.clone();
+        self.admit(now, peer, info, &reply);
+    }
+
+    /// Refuses a join with CONNECT_FAILED carrying `code` and `reply`, then END_OF_STREAM once
+    /// it is delivered (MC-DPL8CS 3.1.5.1 step 2; MS-DPDX 4.3 step 7).
+    pub(crate) fn refuse(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        info: &PlayerConnectInfo,
+        code: ResultCode,
+        reply: &[u8],
+    ) {
+        tracing::debug!(%peer, %code, "join refused: CONNECT_FAILED");
+        self.stats.joins_refused += 1;
+        let failed = ConnectFailed { result_code: code, reply: Blob::new(reply) };
+        self.send_msg(now, peer, &SessionMessage::ConnectFailed(failed));
+        self.links.insert(peer, Link { dpnid: None, state: LinkState::Refused });
+        self.ep.disconnect(now, peer);
+        let name = info.name.as_ref().map(|n| crate::event::refused_name(n.to_string_lossy()));
+        self.events.push_back(Event::JoinRefused { from: peer, name, code });
+    }
+
+    /// Admits a joiner that passed the checks: its DPNID, SEND_CONNECT_INFO with `reply`, and
+    /// ADD_PLAYER to the others (MC-DPL8CS 3.1.5.2 steps 2-3).
+    pub(crate) fn admit(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo, reply: &[u8]) {
         let role = match self.cfg.mode {
             Mode::PeerToPeer => NameTableEntryFlags::PEER,
             Mode::ClientServer => NameTableEntryFlags::CLIENT,
@@ -255,7 +276,7 @@ impl Session {
         tracing::debug!(%peer, dpnid = %joiner, "join admitted: SEND_CONNECT_INFO");
         let name = add.entry.name.as_ref().map(WideString::to_string_lossy).unwrap_or_default();
         self.links.insert(peer, Link { dpnid: Some(joiner), state: LinkState::AwaitingAck });
-        let welcome = self.connect_info_for(joiner);
+        let welcome = self.connect_info_for(joiner, reply);
         self.send_msg(now, peer, &SessionMessage::SendConnectInfo(Box::new(welcome)));
         if self.cfg.mode == Mode::PeerToPeer {
             let msg = SessionMessage::AddPlayer(add);
@@ -278,7 +299,7 @@ impl Session {
     /// DN_SEND_CONNECT_INFO for `joiner`: the whole table in peer-to-peer, host first, with its
     /// groups and memberships; the server and the joiner in client/server (MC-DPL8CS 2.2.1.4,
     /// 3.4.5.1).
-    fn connect_info_for(&self, joiner: Dpnid) -> SendConnectInfo {
+    fn connect_info_for(&self, joiner: Dpnid, reply: &[u8]) -> SendConnectInfo {
         let desc = self.desc.clone().unwrap_or(AppDesc {
             instance: self.table.instance(),
             flags: ApplicationDescFlags::empty(),
@@ -295,7 +316,7 @@ impl Session {
                 .collect(),
         };
         SendConnectInfo {
-            reply: Blob::new(&self.cfg.connect_reply_data),
+            reply: Blob::new(reply),
             flags: desc.flags,
             max_players: desc.max_players,
             current_players: u32::try_from(self.table.len()).unwrap_or(u32::MAX),

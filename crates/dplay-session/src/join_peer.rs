@@ -53,7 +53,7 @@ impl Session {
             name: Some(WideString::new(&self.cfg.player_name)),
             data: Blob::new(&self.cfg.player_data),
             password: self.cfg.password.as_deref().map(WideString::new),
-            connect_data: Blob::default(),
+            connect_data: Blob::new(&self.cfg.connect_data),
             // As the DirectPlay 9 joiner of MC-DPL8CS 4: no URL, our address as one
             // DN_ALTERNATE_ADDRESS. The host writes our URL from where our datagrams come from.
             url: None,
@@ -91,6 +91,7 @@ impl Session {
                 self.on_send_connect_info(now, peer, &info)
             }
             SessionMessage::ConnectFailed(f) if from_host && self.phase == Phase::AwaitingInfo => {
+                self.connect_reply = f.reply.0;
                 self.end(now, EndReason::Refused(f.result_code))
             }
             _ if self.phase == Phase::AwaitingInfo => self.stats.drop(DropReason::WrongState),
@@ -126,6 +127,7 @@ impl Session {
     ///
     /// The host is the entry flagged HOST, or SERVER in client/server (MC-DPL8CS 2.2.7).
     fn on_send_connect_info(&mut self, now: Instant, host: SocketAddr, info: &SendConnectInfo) {
+        self.connect_reply.clone_from(&info.reply.0);
         let host_entry = info
             .entries
             .iter()

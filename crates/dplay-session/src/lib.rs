@@ -123,6 +123,7 @@ pub mod dp4;
 mod enumeration;
 mod event;
 mod groups;
+mod indication;
 mod join_host;
 mod join_peer;
 mod leave;

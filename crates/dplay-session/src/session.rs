@@ -116,6 +116,10 @@ pub struct Session {
     pub(crate) pending: Pending,
     /// Deadlines, caps and limits on what we hold for joiners (docs/limits.md).
     pub(crate) admission: Admission,
+    /// Host with `indicate_connect`: joiners waiting for the application's answer.
+    pub(crate) indications: BTreeMap<SocketAddr, Box<dplay_wire::dp8::session::PlayerConnectInfo>>,
+    /// Joiner: the host's `reply` (SEND_CONNECT_INFO or CONNECT_FAILED).
+    pub(crate) connect_reply: Vec<u8>,
 }
 
 impl Session {
@@ -156,6 +160,8 @@ impl Session {
             integrity_context: 0,
             pending: Pending::default(),
             admission,
+            indications: BTreeMap::new(),
+            connect_reply: Vec::new(),
         }
     }
 
@@ -182,6 +188,12 @@ impl Session {
     /// The host's DPNID (0 outside a session).
     pub fn host_dpnid(&self) -> Dpnid {
         self.host
+    }
+
+    /// Joiner: the application data the host answered our join with (`reply` of
+    /// DN_SEND_CONNECT_INFO or DN_CONNECT_FAILED, MC-DPL8CS 2.2.1.3-2.2.1.4); empty before.
+    pub fn connect_reply(&self) -> &[u8] {
+        &self.connect_reply
     }
 
     /// Our copy of the name table.
@@ -294,6 +306,7 @@ impl Session {
 
     fn on_disconnected(&mut self, now: Instant, peer: SocketAddr, reason: DisconnectReason) {
         let link = self.links.remove(&peer);
+        self.indication_aborted(peer);
         let was_host = self.phase != Phase::Host && Some(peer) == self.host_addr;
         self.pending_lost(peer, was_host);
         self.admission_done(peer);

@@ -24,7 +24,8 @@ pub const CLSID_DIRECTPLAY8_THREAD_POOL: GUID = GUID::from_u128(0xFC47060E_6153_
 /// `CLSID_DirectPlay8Address` (`dpaddr.h`).
 pub const CLSID_DIRECTPLAY8_ADDRESS: GUID = GUID::from_u128(0x934A9523_A3CA_4BC5_ADA0_D6D95D979421);
 /// `CLSID_DirectPlay8LobbiedApplication` (`dplobby8.h`).
-pub const CLSID_DIRECTPLAY8_LOBBIED_APPLICATION: GUID = GUID::from_u128(0x667955AD_6B3B_43CA_B949_BC69B5BAFF7F);
+pub const CLSID_DIRECTPLAY8_LOBBIED_APPLICATION: GUID =
+    GUID::from_u128(0x667955AD_6B3B_43CA_B949_BC69B5BAFF7F);
 /// `CLSID_DirectPlay8LobbyClient` (`dplobby8.h`).
 pub const CLSID_DIRECTPLAY8_LOBBY_CLIENT: GUID = GUID::from_u128(0x3B2B6775_70B6_45AF_8DEA_A209C69559F3);
 
@@ -41,13 +42,22 @@ pub const IID_IDIRECTPLAY8_ADDRESS: GUID = GUID::from_u128(0x83783300_4063_4C8A_
 /// `IID_IDirectPlay8AddressIP`.
 pub const IID_IDIRECTPLAY8_ADDRESS_IP: GUID = GUID::from_u128(0xE5A0E990_2BAD_430B_87DA_A142CF75DE58);
 /// `IID_IDirectPlay8LobbiedApplication`.
-pub const IID_IDIRECTPLAY8_LOBBIED_APPLICATION: GUID = GUID::from_u128(0x819074A3_016C_11D3_AE14_006097B01411);
+pub const IID_IDIRECTPLAY8_LOBBIED_APPLICATION: GUID =
+    GUID::from_u128(0x819074A3_016C_11D3_AE14_006097B01411);
 /// `IID_IDirectPlay8LobbyClient`.
 pub const IID_IDIRECTPLAY8_LOBBY_CLIENT: GUID = GUID::from_u128(0x819074A2_016C_11D3_AE14_006097B01411);
 
 /// Every class the DLL serves and how to make one. A class not yet implemented is absent, so
 /// `DllGetClassObject` answers CLASS_E_CLASSNOTAVAILABLE for it.
-pub static CLASSES: &[(GUID, Constructor)] = &[];
+pub static CLASSES: &[(GUID, Constructor)] = &[
+    (CLSID_DIRECTPLAY8_PEER, crate::peer::create),
+    (CLSID_DIRECTPLAY8_CLIENT, crate::client::create),
+    (CLSID_DIRECTPLAY8_SERVER, crate::server::create),
+    (CLSID_DIRECTPLAY8_THREAD_POOL, crate::threadpool::create),
+    (CLSID_DIRECTPLAY8_ADDRESS, crate::address::construct),
+    (CLSID_DIRECTPLAY8_LOBBIED_APPLICATION, crate::lobby::construct_lobbied_application),
+    (CLSID_DIRECTPLAY8_LOBBY_CLIENT, crate::lobby::construct_lobby_client),
+];
 
 /// The constructor of `clsid`, if the DLL serves it.
 pub fn constructor(clsid: &GUID) -> Option<Constructor> {

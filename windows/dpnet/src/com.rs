@@ -137,7 +137,12 @@ impl<V: 'static, T> Object<V, T> {
     ///
     /// # Safety
     /// As [`Object::from_this`]; `riid` and `ppv` as COM's contract says.
-    pub unsafe fn query(this: *mut c_void, riid: *const GUID, ppv: *mut *mut c_void, iids: &[GUID]) -> HRESULT {
+    pub unsafe fn query(
+        this: *mut c_void,
+        riid: *const GUID,
+        ppv: *mut *mut c_void,
+        iids: &[GUID],
+    ) -> HRESULT {
         if ppv.is_null() {
             return E_POINTER;
         }

@@ -8,9 +8,32 @@
 //!   panic guard at the edge).
 //! - [`classes`]: the class table `DllGetClassObject` and `DirectPlay8Create` serve.
 //! - [`exports`]: the functions the DLL exports by name.
+//! - [`peer`], [`client`], [`server`]: `IDirectPlay8Peer`, `IDirectPlay8Client` and
+//!   `IDirectPlay8Server`, three vtables over one core (`core`: handler, operations, the
+//!   name-table mirror, the runtimes and their dispatcher threads) and the session protocol of
+//!   the DLL (`protocol`); `methods` holds the bodies they share.
+//! - [`threadpool`]: `IDirectPlay8ThreadPool` (DoWork mode).
+//! - [`address`]: `IDirectPlay8Address` and `IDirectPlay8AddressIP`.
+//! - [`lobby`]: `IDirectPlay8LobbiedApplication` and `IDirectPlay8LobbyClient`, as where no
+//!   lobby runs.
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
+#![allow(clippy::disallowed_methods)] // like the runtime, the DLL reads the clock (Close, SEND_COMPLETE)
 
-pub mod com;
+pub mod address;
+mod addressing;
 pub mod classes;
+mod client;
+mod codes;
+pub mod com;
+mod core;
+pub mod dpn;
 pub mod exports;
+pub mod lobby;
+mod methods;
+mod peer;
+mod protocol;
+mod server;
+#[cfg(test)]
+mod tests;
+mod threadpool;

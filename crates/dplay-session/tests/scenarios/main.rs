@@ -23,6 +23,7 @@ mod bans;
 mod early_data;
 mod groups;
 mod hostile;
+mod indication;
 mod join_errors;
 mod joins;
 mod leave;

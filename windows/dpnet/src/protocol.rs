@@ -1,0 +1,437 @@
+//! [`DllProtocol`]: the runtime protocol behind every DirectPlay 8 object of the DLL. It only
+//! drives a [`Session`]: each [`Command`] is one call of the session's API, tagged with the
+//! API's operation handle, and each session event comes back as an [`Out`] carrying what the
+//! callbacks need (names, data and flags of the name table, read from the session itself, so
+//! the COM side never asks the network thread anything).
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use dplay_runtime::Protocol;
+use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::dp8::enumeration::EnumResponse;
+use dplay_wire::dp8::session::ChatMessage;
+use dplay_wire::dp8::session::{DestroyReason, NameTableEntry};
+use dplay_wire::{WideString, Wire};
+use uuid::Uuid;
+
+use crate::com::HRESULT;
+use crate::dpn;
+
+/// Who a send goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Every player (`DPNID_ALL_PLAYERS_GROUP`).
+    All,
+    /// One player, or a group.
+    Id(Dpnid),
+}
+
+/// What a COM method asks of the session; `handle` is the operation's `DPNHANDLE`.
+#[derive(Debug)]
+pub(crate) enum Command {
+    Host,
+    Join {
+        host: SocketAddr,
+        instance: Option<Uuid>,
+    },
+    EnumHosts {
+        target: SocketAddr,
+        application: Option<Uuid>,
+    },
+    StopEnum,
+    Send {
+        handle: u32,
+        to: Target,
+        data: Vec<u8>,
+        flags: SendFlags,
+        on_process: bool,
+    },
+    SetInfo {
+        handle: u32,
+        name: Option<String>,
+        data: Option<Vec<u8>>,
+    },
+    SetGroupInfo {
+        handle: u32,
+        group: Dpnid,
+        name: Option<String>,
+        data: Option<Vec<u8>>,
+    },
+    CreateGroup {
+        handle: u32,
+        name: String,
+        data: Vec<u8>,
+    },
+    DestroyGroup {
+        handle: u32,
+        group: Dpnid,
+    },
+    AddToGroup {
+        handle: u32,
+        group: Dpnid,
+        player: Dpnid,
+    },
+    RemoveFromGroup {
+        handle: u32,
+        group: Dpnid,
+        player: Dpnid,
+    },
+    RemovePlayer(Dpnid),
+    /// The application's answer to a [`Out::JoinRequest`]: reply data, or a refusal with it.
+    AnswerJoin {
+        from: SocketAddr,
+        accept: bool,
+        reply: Vec<u8>,
+    },
+    SetDesc {
+        max_players: u32,
+        password: Option<String>,
+    },
+    Leave,
+    Terminate(Vec<u8>),
+}
+
+/// One row of the name table, with what GetPeerInfo and the callbacks need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Member {
+    pub(crate) dpnid: Dpnid,
+    pub(crate) name: String,
+    pub(crate) data: Vec<u8>,
+    pub(crate) is_host: bool,
+    pub(crate) is_local: bool,
+    /// Where its datagrams come from, when we have a connection with it.
+    pub(crate) addr: Option<SocketAddr>,
+}
+
+/// A group of the name table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GroupRow {
+    pub(crate) dpnid: Dpnid,
+    pub(crate) name: String,
+    pub(crate) data: Vec<u8>,
+    pub(crate) members: Vec<Dpnid>,
+}
+
+/// What the session tells the COM side.
+#[derive(Debug)]
+pub(crate) enum Out {
+    Found {
+        from: SocketAddr,
+        response: Box<EnumResponse>,
+        round_trip_ms: u32,
+    },
+    EnumDone,
+    Joined {
+        local: Dpnid,
+        host: Dpnid,
+        members: Vec<Member>,
+        groups: Vec<GroupRow>,
+        flags: u32,
+        reply: Vec<u8>,
+    },
+    JoinRequest {
+        from: SocketAddr,
+        connect_data: Vec<u8>,
+    },
+    JoinAborted(SocketAddr),
+    PlayerAdded(Member),
+    PlayerRemoved {
+        dpnid: Dpnid,
+        reason: u32,
+    },
+    Received {
+        from: Dpnid,
+        data: Vec<u8>,
+        reliable: bool,
+    },
+    HostMigrated(Dpnid),
+    GroupCreated {
+        group: GroupRow,
+        owner: Dpnid,
+    },
+    GroupDestroyed(Dpnid),
+    MemberAdded {
+        group: Dpnid,
+        player: Dpnid,
+    },
+    MemberRemoved {
+        group: Dpnid,
+        player: Dpnid,
+    },
+    InfoUpdated {
+        dpnid: Dpnid,
+        group: bool,
+        name: Option<String>,
+        data: Option<Vec<u8>>,
+    },
+    OpDone {
+        handle: u32,
+        result: HRESULT,
+    },
+    Ended {
+        reason: EndReason,
+        reply: Vec<u8>,
+    },
+}
+
+/// A [`Session`] as the runtime's protocol, for one COM object.
+#[derive(Debug)]
+pub(crate) struct DllProtocol {
+    session: Session,
+    out: VecDeque<Out>,
+    /// Session contexts of operations that wait for an answer, with their handles.
+    waiting: Vec<(u32, u32)>,
+    enum_started: Option<Instant>,
+    /// Joined was reported: before it, the players a joiner learns come in its snapshot.
+    joined: bool,
+    ended: bool,
+}
+
+impl DllProtocol {
+    pub(crate) fn new(config: SessionConfig, now: Instant) -> Self {
+        Self {
+            session: Session::new(config, now),
+            out: VecDeque::new(),
+            waiting: Vec::new(),
+            enum_started: None,
+            joined: false,
+            ended: false,
+        }
+    }
+
+    fn member(&self, e: &NameTableEntry) -> Member {
+        let s = &self.session;
+        Member {
+            dpnid: e.dpnid,
+            name: text(&e.name),
+            data: e.data.0.clone(),
+            is_host: e.dpnid == s.host_dpnid(),
+            is_local: e.dpnid == s.local_dpnid(),
+            addr: s.player_addresses().into_iter().find(|(d, _)| *d == e.dpnid).map(|(_, a)| a),
+        }
+    }
+
+    fn group_row(&self, dpnid: Dpnid) -> Option<GroupRow> {
+        let t = self.session.name_table();
+        let g = t.group(dpnid)?;
+        Some(GroupRow {
+            dpnid,
+            name: text(&g.name),
+            data: g.data.0.clone(),
+            members: t.group_members(dpnid).collect(),
+        })
+    }
+
+    fn drain(&mut self, now: Instant) {
+        while let Some(event) = self.session.poll_event() {
+            let out = match event {
+                Event::HostFound { from, response } => {
+                    let since = self.enum_started.map_or(0, |t| now.duration_since(t).as_millis());
+                    let retry = self.session.config().enum_retry().as_millis().max(1);
+                    // The answer belongs to the last query, sent at a multiple of the interval.
+                    let round_trip_ms = u32::try_from(since % retry).unwrap_or(u32::MAX);
+                    Out::Found { from, response, round_trip_ms }
+                }
+                Event::Joined { local, host, flags } => {
+                    self.joined = true;
+                    let t = self.session.name_table();
+                    let members = t.players().map(|e| self.member(e)).collect();
+                    let ids: Vec<Dpnid> = t.groups().map(|g| g.dpnid).collect();
+                    let groups = ids.into_iter().filter_map(|g| self.group_row(g)).collect();
+                    let reply = self.session.connect_reply().to_vec();
+                    Out::Joined { local, host, members, groups, flags: flags.bits(), reply }
+                }
+                Event::PlayerAdded { .. } if !self.joined => continue,
+                Event::PlayerAdded { dpnid, .. } => match self.session.name_table().get(dpnid) {
+                    Some(e) => Out::PlayerAdded(self.member(e)),
+                    None => continue,
+                },
+                Event::PlayerRemoved { dpnid, reason } => {
+                    Out::PlayerRemoved { dpnid, reason: destroy_reason(reason) }
+                }
+                Event::HostMigrated { new_host } => Out::HostMigrated(new_host),
+                Event::Message { from, data, reliable, .. } => Out::Received { from, data, reliable },
+                // DXDiag's chat message is application data to a game: its bytes, as sent
+                // (MS-DPDX 3.1.5.7; its NUL padding is written back as it came).
+                Event::Chat { from, text } => match ChatMessage::new(&text).to_vec() {
+                    Ok(data) => Out::Received { from, data, reliable: false },
+                    Err(_) => continue,
+                },
+                Event::NameTable(change) => match table_change(self, change) {
+                    Some(o) => o,
+                    None => continue,
+                },
+                Event::Completed { context, result } => {
+                    let Some(i) = self.waiting.iter().position(|(c, _)| *c == context) else { continue };
+                    let (_, handle) = self.waiting.swap_remove(i);
+                    let result = match result {
+                        Ok(()) => dpn::DPN_OK,
+                        Err(CompletionError::ConnectionLost) | Err(_) => dpn::DPNERR_CONNECTIONLOST,
+                    };
+                    Out::OpDone { handle, result }
+                }
+                Event::SessionEnded { reason } => {
+                    self.ended = true;
+                    Out::Ended { reason, reply: self.session.connect_reply().to_vec() }
+                }
+                Event::JoinRequest { from, connect_data, .. } => Out::JoinRequest { from, connect_data },
+                Event::JoinAborted { from } => Out::JoinAborted(from),
+                _ => continue,
+            };
+            self.out.push_back(out);
+        }
+        if self.enum_started.is_some() && !self.session.is_enumerating() {
+            self.enum_started = None;
+            self.out.push_back(Out::EnumDone);
+        }
+    }
+
+    /// Runs one command; its failure, if any, as the HRESULT of the operation's handle.
+    fn apply(&mut self, now: Instant, command: Command) {
+        let s = &mut self.session;
+        let local = s.local_dpnid();
+        let (handle, result): (u32, Result<Option<u32>, CommandError>) = match command {
+            Command::Host => (0, s.host(now).map(|()| None)),
+            Command::Join { host, instance } => (0, s.join(now, host, instance).map(|()| None)),
+            Command::EnumHosts { target, application } => {
+                self.enum_started = Some(now);
+                (0, s.enum_hosts(now, target, application).map(|()| None))
+            }
+            Command::StopEnum => {
+                s.stop_enum();
+                (0, Ok(None))
+            }
+            Command::Send { handle, to, data, flags, on_process } => {
+                let looped = !flags.no_loopback && matches!(to, Target::All) || to == Target::Id(local);
+                let sent = match to {
+                    Target::All => s.send_all(now, &data, flags).map(|()| None),
+                    Target::Id(id) if id == local => Ok(None),
+                    Target::Id(id) if s.name_table().group(id).is_some() => {
+                        s.send_to_group(now, id, &data, flags).map(|()| None)
+                    }
+                    Target::Id(id) if on_process => s.send_with_completion(now, id, &data).map(Some),
+                    Target::Id(id) => s.send_to(now, id, &data, flags).map(|()| None),
+                };
+                if looped && sent.is_ok() {
+                    self.out.push_back(Out::Received { from: local, data, reliable: flags.reliable });
+                }
+                (handle, sent)
+            }
+            Command::SetInfo { handle, name, data } => {
+                (handle, s.set_info(now, local, name.as_deref(), data.as_deref()).map(Some))
+            }
+            Command::SetGroupInfo { handle, group, name, data } => {
+                (handle, s.set_info(now, group, name.as_deref(), data.as_deref()).map(Some))
+            }
+            Command::CreateGroup { handle, name, data } => {
+                (handle, s.create_group(now, &name, &data, false).map(Some))
+            }
+            Command::DestroyGroup { handle, group } => (handle, s.destroy_group(now, group).map(Some)),
+            Command::AddToGroup { handle, group, player } => {
+                (handle, s.add_to_group(now, group, player).map(Some))
+            }
+            Command::RemoveFromGroup { handle, group, player } => {
+                (handle, s.remove_from_group(now, group, player).map(Some))
+            }
+            Command::RemovePlayer(dpnid) => (0, s.remove_player(now, dpnid).map(|()| None)),
+            Command::AnswerJoin { from, accept, reply } => {
+                let code = dplay_wire::dp8::session::ResultCode::DPNERR_HOSTREJECTEDCONNECTION;
+                let answer = if accept { Ok(reply) } else { Err((code, reply)) };
+                (0, s.answer_join(now, from, answer).map(|()| None))
+            }
+            Command::SetDesc { max_players, password } => {
+                (0, s.set_max_players(max_players).and_then(|()| s.set_password(password)).map(|()| None))
+            }
+            Command::Leave => {
+                s.leave(now);
+                (0, Ok(None))
+            }
+            Command::Terminate(data) => (0, s.terminate_session(now, &data).map(|()| None)),
+        };
+        match result {
+            // Waits for the session's Completed event (a request to the host, a send with
+            // completion); on the host, a group operation is done at once.
+            Ok(Some(context)) if handle != 0 => self.waiting.push((context, handle)),
+            Ok(_) if handle != 0 => self.out.push_back(Out::OpDone { handle, result: dpn::DPN_OK }),
+            Ok(_) => {}
+            Err(e) if handle != 0 => self.out.push_back(Out::OpDone { handle, result: command_error(e) }),
+            Err(_) => {}
+        }
+    }
+}
+
+/// The closest DPNERR for a refused command.
+pub(crate) fn command_error(e: CommandError) -> HRESULT {
+    match e {
+        CommandError::WrongState => dpn::DPNERR_NOCONNECTION,
+        CommandError::UnknownPlayer => dpn::DPNERR_INVALIDPLAYER,
+        CommandError::InvalidGroup => dpn::DPNERR_INVALIDGROUP,
+        CommandError::InvalidParam => dpn::DPNERR_INVALIDPARAM,
+        CommandError::Transport(dplay_dframe::SendError::TooLarge) => dpn::DPNERR_SENDTOOLARGE,
+        CommandError::Busy | CommandError::Transport(_) => dpn::DPNERR_GENERIC,
+        _ => dpn::DPNERR_GENERIC,
+    }
+}
+
+fn text(name: &Option<WideString>) -> String {
+    name.as_ref().map(WideString::to_string_lossy).unwrap_or_default()
+}
+
+/// `dwReason` of DPN_MSGID_DESTROY_PLAYER: the wire's `dwDestroyReason` has the API's values
+/// (MC-DPL8CS 2.2.2.2); an unknown one reads as NORMAL.
+fn destroy_reason(r: DestroyReason) -> u32 {
+    if r.name().is_some() { r.0 } else { dpn::DPNDESTROYPLAYERREASON_NORMAL }
+}
+
+fn table_change(p: &DllProtocol, change: dplay_session::TableChange) -> Option<Out> {
+    use dplay_session::TableChange as T;
+    Some(match change {
+        T::GroupCreated { group, requested_by, .. } => {
+            Out::GroupCreated { group: p.group_row(group)?, owner: requested_by }
+        }
+        T::GroupDestroyed { group } => Out::GroupDestroyed(group),
+        T::MemberAdded { group, player } => Out::MemberAdded { group, player },
+        T::MemberRemoved { group, player } => Out::MemberRemoved { group, player },
+        T::InfoUpdated { dpnid, group, name, data } => Out::InfoUpdated { dpnid, group, name, data },
+        _ => return None,
+    })
+}
+
+impl Protocol for DllProtocol {
+    type Command = Command;
+    type Event = Out;
+
+    fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.session.handle_datagram(now, from, data);
+        self.drain(now);
+    }
+
+    fn handle_command(&mut self, now: Instant, command: Command) {
+        self.apply(now, command);
+        self.drain(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.session.handle_timeout(now);
+        self.drain(now);
+    }
+
+    fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        self.session.poll_transmit_into(buf)
+    }
+
+    fn poll_event(&mut self) -> Option<Out> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    fn is_finished(&self) -> bool {
+        self.ended && self.session.endpoint().active_connection_count() == 0
+    }
+}

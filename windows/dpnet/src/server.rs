@@ -1,0 +1,134 @@
+//! `IDirectPlay8Server` (`dplay8.h`): its vtable over [`Core`] in the server role.
+
+use std::ffi::c_void;
+
+use crate::classes::IID_IDIRECTPLAY8_SERVER;
+use crate::com::{GUID, HRESULT, IUnknownVtbl, Object, guard};
+use crate::core::{Core, Role};
+use crate::dpn::*;
+use crate::methods::{self as m, Dp8};
+
+type This = *mut c_void;
+type Ctx = *mut c_void;
+type Handle = *mut u32;
+
+/// The vtable of `IDirectPlay8Server`.
+#[repr(C)]
+pub(crate) struct ServerVtbl {
+    pub(crate) unknown: IUnknownVtbl,
+    pub(crate) initialize: unsafe extern "system" fn(This, Ctx, Option<MessageHandler>, u32) -> HRESULT,
+    pub(crate) enum_service_providers: unsafe extern "system" fn(
+        This,
+        *const GUID,
+        *const GUID,
+        *mut DPN_SERVICE_PROVIDER_INFO,
+        *mut u32,
+        *mut u32,
+        u32,
+    ) -> HRESULT,
+    pub(crate) cancel_async_operation: unsafe extern "system" fn(This, u32, u32) -> HRESULT,
+    pub(crate) get_send_queue_info: unsafe extern "system" fn(This, u32, *mut u32, *mut u32, u32) -> HRESULT,
+    pub(crate) get_application_desc:
+        unsafe extern "system" fn(This, *mut DPN_APPLICATION_DESC, *mut u32, u32) -> HRESULT,
+    pub(crate) set_server_info:
+        unsafe extern "system" fn(This, *const DPN_PLAYER_INFO, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) get_client_info:
+        unsafe extern "system" fn(This, u32, *mut DPN_PLAYER_INFO, *mut u32, u32) -> HRESULT,
+    pub(crate) get_client_address: unsafe extern "system" fn(This, u32, *mut This, u32) -> HRESULT,
+    pub(crate) get_local_host_addresses: unsafe extern "system" fn(This, *mut This, *mut u32, u32) -> HRESULT,
+    pub(crate) set_application_desc:
+        unsafe extern "system" fn(This, *const DPN_APPLICATION_DESC, u32) -> HRESULT,
+    pub(crate) host: unsafe extern "system" fn(
+        This,
+        *const DPN_APPLICATION_DESC,
+        *mut This,
+        u32,
+        *const c_void,
+        *const c_void,
+        Ctx,
+        u32,
+    ) -> HRESULT,
+    pub(crate) send_to:
+        unsafe extern "system" fn(This, u32, *const DPN_BUFFER_DESC, u32, u32, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) create_group:
+        unsafe extern "system" fn(This, *const DPN_GROUP_INFO, Ctx, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) destroy_group: unsafe extern "system" fn(This, u32, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) add_player_to_group: unsafe extern "system" fn(This, u32, u32, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) remove_player_from_group:
+        unsafe extern "system" fn(This, u32, u32, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) set_group_info:
+        unsafe extern "system" fn(This, u32, *const DPN_GROUP_INFO, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) get_group_info:
+        unsafe extern "system" fn(This, u32, *mut DPN_GROUP_INFO, *mut u32, u32) -> HRESULT,
+    pub(crate) enum_players_and_groups: unsafe extern "system" fn(This, *mut u32, *mut u32, u32) -> HRESULT,
+    pub(crate) enum_group_members: unsafe extern "system" fn(This, u32, *mut u32, *mut u32, u32) -> HRESULT,
+    pub(crate) close: unsafe extern "system" fn(This, u32) -> HRESULT,
+    pub(crate) destroy_client: unsafe extern "system" fn(This, u32, *const c_void, u32, u32) -> HRESULT,
+    pub(crate) return_buffer: unsafe extern "system" fn(This, u32, u32) -> HRESULT,
+    pub(crate) get_player_context: unsafe extern "system" fn(This, u32, *mut Ctx, u32) -> HRESULT,
+    pub(crate) get_group_context: unsafe extern "system" fn(This, u32, *mut Ctx, u32) -> HRESULT,
+    pub(crate) get_caps: unsafe extern "system" fn(This, *mut DPN_CAPS, u32) -> HRESULT,
+    pub(crate) set_caps: unsafe extern "system" fn(This, *const DPN_CAPS, u32) -> HRESULT,
+    pub(crate) set_sp_caps: unsafe extern "system" fn(This, *const GUID, *const DPN_SP_CAPS, u32) -> HRESULT,
+    pub(crate) get_sp_caps: unsafe extern "system" fn(This, *const GUID, *mut DPN_SP_CAPS, u32) -> HRESULT,
+    pub(crate) get_connection_info:
+        unsafe extern "system" fn(This, u32, *mut DPN_CONNECTION_INFO, u32) -> HRESULT,
+    pub(crate) register_lobby: unsafe extern "system" fn(This, u32, This, u32) -> HRESULT,
+}
+
+type Server = Object<ServerVtbl, Dp8>;
+type V = ServerVtbl;
+
+static VTBL: ServerVtbl = ServerVtbl {
+    unknown: IUnknownVtbl { query_interface, add_ref: Server::add_ref, release: Server::release },
+    initialize: m::initialize::<V>,
+    enum_service_providers: m::enum_service_providers::<V>,
+    cancel_async_operation: m::cancel_async_operation::<V>,
+    get_send_queue_info: m::get_send_queue_info::<V>,
+    get_application_desc: m::get_application_desc::<V>,
+    set_server_info: m::set_info::<V>,
+    get_client_info: m::get_player_info::<V>,
+    get_client_address: m::get_player_address::<V>,
+    get_local_host_addresses: m::get_local_host_addresses::<V>,
+    set_application_desc: m::set_application_desc::<V>,
+    host: m::host::<V>,
+    send_to: m::send_to::<V>,
+    create_group: m::create_group::<V>,
+    destroy_group: m::destroy_group::<V>,
+    add_player_to_group: m::add_player_to_group::<V>,
+    remove_player_from_group: m::remove_player_from_group::<V>,
+    set_group_info: m::set_group_info::<V>,
+    get_group_info: m::get_group_info::<V>,
+    enum_players_and_groups: m::enum_players_and_groups::<V>,
+    enum_group_members: m::enum_group_members::<V>,
+    close: m::close::<V>,
+    destroy_client: m::destroy_player::<V>,
+    return_buffer: m::return_buffer::<V>,
+    get_player_context: m::get_player_context::<V>,
+    get_group_context: m::get_group_context::<V>,
+    get_caps: m::get_caps::<V>,
+    set_caps: m::set_caps::<V>,
+    set_sp_caps: m::set_sp_caps::<V>,
+    get_sp_caps: m::get_sp_caps::<V>,
+    get_connection_info: m::get_connection_info::<V>,
+    register_lobby: m::register_lobby::<V>,
+};
+
+unsafe extern "system" fn query_interface(this: This, riid: *const GUID, ppv: *mut *mut c_void) -> HRESULT {
+    // SAFETY: `this` is one of our servers; COM's contract covers `riid` and `ppv`.
+    guard(DPNERR_GENERIC, || unsafe { Server::query(this, riid, ppv, &[IID_IDIRECTPLAY8_SERVER]) })
+}
+
+/// `CLSID_DirectPlay8Server`'s constructor.
+///
+/// # Safety
+/// As [`crate::classes::Constructor`].
+pub(crate) unsafe fn create(riid: *const GUID, ppv: *mut *mut c_void) -> HRESULT {
+    let this = Server::into_raw(&VTBL, Dp8 { core: Core::new(Role::Server) });
+    // SAFETY: a fresh object; the caller's pointers.
+    unsafe {
+        let hr = query_interface(this, riid, ppv);
+        Server::release(this);
+        hr
+    }
+}

@@ -1,0 +1,46 @@
+/* Groups and peer info against a native host: our name set before Connect is the name the
+ * host sees; a group created, joined, its info read back; the host's name read with
+ * GetPeerInfo. Usage: groups.exe PORT */
+#include "game.h"
+
+int main(int argc, char **argv)
+{
+    DWORD port = arg_port(argc, argv, 1);
+    IDirectPlay8Peer *peer = make_peer();
+    set_name(peer, L"wine pilot");
+    connect_async(peer, "127.0.0.1", port);
+    wait_count(&seen.create_players, 2, "CREATE_PLAYER for the host and us");
+    DPNID host = 0;
+    for (int i = 0; i < seen.player_count; i++) {
+        BYTE buf[512];
+        DWORD size = sizeof buf;
+        DPN_PLAYER_INFO *info = (DPN_PLAYER_INFO *)buf;
+        info->dwSize = sizeof *info;
+        CHECK_HR(IDirectPlay8Peer_GetPeerInfo(peer, seen.players[i], info, &size, 0), "GetPeerInfo");
+        if (info->dwPlayerFlags & DPNPLAYER_HOST) {
+            host = seen.players[i];
+            CHECK(info->pwszName && lstrcmpW(info->pwszName, L"host") == 0, "the host is not named \"host\"");
+        } else if (info->dwPlayerFlags & DPNPLAYER_LOCAL) {
+            CHECK(info->pwszName && lstrcmpW(info->pwszName, L"wine pilot") == 0, "we are not \"wine pilot\"");
+        }
+    }
+    CHECK(host != 0, "no player has DPNPLAYER_HOST");
+    OK("GetPeerInfo: the host is \"host\", we are \"wine pilot\"");
+
+    DPN_GROUP_INFO g;
+    DPNHANDLE h = 0;
+    memset(&g, 0, sizeof g);
+    g.dwSize = sizeof g;
+    g.dwInfoFlags = DPNINFO_NAME;
+    g.pwszName = L"wine squadron";
+    HRESULT hr = IDirectPlay8Peer_CreateGroup(peer, &g, (void *)0x6C, (void *)0xAC, &h, 0);
+    CHECK(hr == DPNSUCCESS_PENDING, "async CreateGroup returned 0x%08lx", (unsigned long)hr);
+    wait_count(&seen.create_groups, 1, "CREATE_GROUP");
+    wait_count(&seen.async_completes, 1, "ASYNC_OP_COMPLETE of CreateGroup");
+    CHECK_HR(seen.async_result, "CreateGroup's completion");
+    OK("CreateGroup: CREATE_GROUP and ASYNC_OP_COMPLETE S_OK");
+    Sleep(1000);
+    CHECK_HR(IDirectPlay8Peer_Close(peer, 0), "Close");
+    IDirectPlay8Peer_Release(peer);
+    return 0;
+}
