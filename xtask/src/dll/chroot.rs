@@ -111,22 +111,21 @@ impl Chroot {
         if !have("debootstrap") {
             step(
                 "install debootstrap",
-                Command::new("sh").args([
-                    "-c",
-                    "export DEBIAN_FRONTEND=noninteractive; \
+                Command::new("sh")
+                    .args([
+                        "-c",
+                        "export DEBIAN_FRONTEND=noninteractive; \
                      apt-get update -qq && apt-get install -y -qq --no-install-recommends debootstrap",
-                ]),
+                    ])
+                    .stdout(std::io::stderr()),
             )?;
         }
         let dir = self.dir.to_str().context("the cache's path is not UTF-8")?;
         step(
             "debootstrap trixie",
-            Command::new("debootstrap").args([
-                "--variant=minbase",
-                "trixie",
-                dir,
-                "http://deb.debian.org/debian",
-            ]),
+            Command::new("debootstrap")
+                .args(["--variant=minbase", "trixie", dir, "http://deb.debian.org/debian"])
+                .stdout(std::io::stderr()),
         )
     }
 

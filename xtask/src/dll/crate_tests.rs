@@ -10,7 +10,7 @@ use super::wine::WIN32_PREFIX;
 const CRATES: [&str; 5] = ["dplay-wire", "dplay-dframe", "dplay-dpsp", "dplay-session", "dplay-addon"];
 
 /// How long building and running them all may take, in seconds.
-const LIMIT: u64 = 2400;
+const LIMIT: u64 = 3600;
 
 pub(crate) fn run(session: &Session<'_>) -> anyhow::Result<()> {
     super::wine::make_prefix(session, super::wine::Prefix::Win32, None)?;

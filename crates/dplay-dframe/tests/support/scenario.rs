@@ -241,11 +241,18 @@ fn message(dir: u8, index: u32, len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// A random index below `len`, drawn as a `u64`: rand samples a `usize` range with 32-bit words
+/// on 32-bit targets, so a `usize` draw would make another run (and snapshot) there. On 64-bit
+/// targets a `u64` draw gives the very values a `usize` one did.
+fn draw_index(rng: &mut ChaCha8Rng, len: usize) -> usize {
+    usize::try_from(rng.gen_range(0..len as u64)).unwrap_or(0)
+}
+
 fn plan(rng: &mut ChaCha8Rng, dir: u8, count: u32) -> Vec<Planned> {
     (0..count)
         .map(|index| {
-            let len = SIZES[rng.gen_range(0..SIZES.len())];
-            let kind = KINDS[rng.gen_range(0..KINDS.len())];
+            let len = SIZES[draw_index(rng, SIZES.len())];
+            let kind = KINDS[draw_index(rng, KINDS.len())];
             Planned { index, kind, data: message(dir, index, len) }
         })
         .collect()
@@ -318,7 +325,7 @@ pub(crate) fn run(seed: u64, profile: Profile, per_side: u32, trace: bool) -> (O
     let mut next = [0usize; 2];
     while next[0] < plans[0].len() || next[1] < plans[1].len() {
         for (side, (node, peer)) in [(na, b), (nb, a)].into_iter().enumerate() {
-            let burst = rng.gen_range(0..4usize);
+            let burst = draw_index(&mut rng, 4);
             for _ in 0..burst {
                 let Some(p) = plans[side].get(next[side]) else { break };
                 let t = sim.now();
