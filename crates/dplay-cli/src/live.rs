@@ -174,6 +174,12 @@ pub(crate) fn spawn_broadcast<P: Protocol>(
     spawn_on(SocketSpec::udp(bind).broadcast(), pcap, make)
 }
 
+/// The `--pcap` capture at `path`.
+pub(crate) fn pcap_tap(path: &std::path::Path) -> anyhow::Result<dplay_runtime::pcap::PcapTap> {
+    dplay_runtime::pcap::PcapTap::create(path)
+        .with_context(|| format!("cannot create {}: choose a writable --pcap path", path.display()))
+}
+
 fn spawn_on<P: Protocol>(
     socket: SocketSpec,
     pcap: Option<&PathBuf>,
@@ -181,7 +187,7 @@ fn spawn_on<P: Protocol>(
 ) -> anyhow::Result<Runtime<P>> {
     let mut config = RuntimeConfig::with_sockets(vec![socket]);
     if let Some(path) = pcap {
-        config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
+        config.tap = Some(Box::new(pcap_tap(path)?));
     }
     Ok(Runtime::spawn_with(config, make)?)
 }

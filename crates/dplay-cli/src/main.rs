@@ -27,8 +27,6 @@ mod limits;
 mod live;
 mod message;
 mod net;
-mod pcap_tap;
-mod pcap_tcp;
 mod reassembly;
 mod render;
 mod stats_signal;

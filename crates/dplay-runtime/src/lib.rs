@@ -53,6 +53,7 @@ mod dp8;
 mod error;
 mod event_loop;
 mod interfaces;
+pub mod pcap;
 mod peer_bytes;
 mod protocol;
 mod socket;

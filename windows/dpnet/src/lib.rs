@@ -11,6 +11,7 @@
 //! - [`address`]: `IDirectPlay8Address` and `IDirectPlay8AddressIP`.
 //! - [`lobby`]: `IDirectPlay8LobbiedApplication` and `IDirectPlay8LobbyClient`, as where no
 //!   lobby runs.
+//! - [`log`]: `DPNET_LOG`, `DPNET_LOG_FILE` and `DPNET_PCAP`, the panic hook.
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
 
@@ -20,3 +21,4 @@ mod codes;
 pub mod com;
 pub mod exports;
 pub mod lobby;
+pub mod log;
