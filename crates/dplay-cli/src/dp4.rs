@@ -173,7 +173,7 @@ fn spawn_wrapped<W: Protocol>(
     wrap: impl FnOnce(Dp4Protocol) -> W,
 ) -> anyhow::Result<Runtime<W>> {
     let tap = match pcap {
-        Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
+        Some(path) => Some(Box::new(crate::live::pcap_tap(path)?) as Box<dyn Tap>),
         None => None,
     };
     Dp4Protocol::spawn_wrapped(binding, config, tap, wrap).map_err(|e| match e {

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use dplay_dframe::{Signing, SigningMode};
+use dplay_runtime::pcap::SharedTap;
 use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, SocketSpec, VoiceEvent, VoiceRole};
 use dplay_session::{DPNERR_SESSIONFULL, EndReason, Event, Mode, SessionConfig, TableChange};
 use dplay_wire::dp8::dpnid::Dpnid;
@@ -103,10 +104,8 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     // One capture for the probe and the session (issue 25 item 11).
-    let tap = args.net.pcap.as_deref().map(crate::pcap_tap::SharedTap::create).transpose()?;
-    let boxed = |t: &Option<crate::pcap_tap::SharedTap>| {
-        t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>)
-    };
+    let tap = args.net.pcap.as_deref().map(|p| crate::live::pcap_tap(p).map(SharedTap::new)).transpose()?;
+    let boxed = |t: &Option<SharedTap>| t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>);
     let session = probe(args.host, bind, args.session_args.app_guid, join_deadline, boxed(&tap), &interrupt)?;
     let flags = session.map(|(_, flags)| flags);
     if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))

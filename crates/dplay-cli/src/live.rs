@@ -183,12 +183,25 @@ pub(crate) fn spawn_broadcast<P: Protocol>(
     spawn_on(SocketSpec::udp(bind).broadcast(), pcap, make)
 }
 
+/// The `--pcap` capture at `path`; an existing file is replaced, and said so on stderr (issue
+/// 25 item 11). `-` (standard output, where the events go) is refused.
+pub(crate) fn pcap_tap(path: &std::path::Path) -> anyhow::Result<dplay_runtime::pcap::PcapTap> {
+    if path.as_os_str() == "-" {
+        anyhow::bail!("--pcap -: standard output carries the events; give a file name");
+    }
+    if path.exists() {
+        let _ = writeln!(std::io::stderr(), "dplay: --pcap: replacing {}", path.display());
+    }
+    dplay_runtime::pcap::PcapTap::create(path)
+        .with_context(|| format!("cannot create {}: choose a writable --pcap path", path.display()))
+}
+
 fn spawn_on<P: Protocol>(
     socket: SocketSpec,
     pcap: Option<&PathBuf>,
     make: impl FnOnce(SocketAddr) -> P,
 ) -> anyhow::Result<Runtime<P>> {
-    let tap = pcap.map(|path| crate::pcap_tap::PcapTap::create(path)).transpose()?;
+    let tap = pcap.map(|path| pcap_tap(path)).transpose()?;
     spawn_tapped(socket, tap.map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>), make)
 }
 
@@ -210,7 +223,7 @@ pub(crate) fn runtime_config(
 ) -> anyhow::Result<RuntimeConfig> {
     let mut config = RuntimeConfig::with_sockets(sockets);
     if let Some(path) = pcap {
-        config.tap = Some(Box::new(crate::pcap_tap::PcapTap::create(path)?));
+        config.tap = Some(Box::new(pcap_tap(path)?));
     }
     Ok(config)
 }

@@ -29,8 +29,6 @@ mod limits;
 mod live;
 mod message;
 mod net;
-mod pcap_tap;
-mod pcap_tcp;
 mod reassembly;
 mod relay;
 mod render;

@@ -55,6 +55,7 @@ mod event_loop;
 mod interfaces;
 mod nat_query;
 mod nat_resolver;
+pub mod pcap;
 mod peer_bytes;
 mod protocol;
 mod relayed;

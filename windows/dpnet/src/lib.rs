@@ -16,6 +16,7 @@
 //! - [`address`]: `IDirectPlay8Address` and `IDirectPlay8AddressIP`.
 //! - [`lobby`]: `IDirectPlay8LobbiedApplication` and `IDirectPlay8LobbyClient`, as where no
 //!   lobby runs.
+//! - [`log`]: `DPNET_LOG`, `DPNET_LOG_FILE` and `DPNET_PCAP`, the panic hook.
 //!
 //! The crate builds for the host too: its tests call the vtables the way a game does.
 #![allow(clippy::disallowed_methods)] // like the runtime, the DLL reads the clock (Close, SEND_COMPLETE)
@@ -30,6 +31,7 @@ mod core;
 pub mod dpn;
 pub mod exports;
 pub mod lobby;
+pub mod log;
 mod methods;
 mod peer;
 mod protocol;

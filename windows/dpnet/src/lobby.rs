@@ -89,6 +89,7 @@ unsafe fn construct<V: 'static>(
     riid: *const GUID,
     ppv: *mut *mut c_void,
 ) -> HRESULT {
+    crate::log::init_once();
     let obj = LobbyObject::into_raw(vtbl, Lobby::default());
     // SAFETY: `obj` is new; `query` checks `riid` and `ppv`.
     unsafe {

@@ -56,7 +56,7 @@ fn spawn_wrapped<W: Protocol>(
     wrap: impl FnOnce(AddonDp4Protocol) -> W,
 ) -> anyhow::Result<Runtime<W>> {
     let tap = match pcap {
-        Some(path) => Some(Box::new(crate::pcap_tap::PcapTap::create(path)?) as Box<dyn Tap>),
+        Some(path) => Some(Box::new(crate::live::pcap_tap(path)?) as Box<dyn Tap>),
         None => None,
     };
     // `--keepalive` sets the Ping timer period, as for `dplay host --dp4` (MC-DPL4CS 3.1.2.5).

@@ -137,6 +137,7 @@ pub fn create_address(url: &DirectPlayUrl) -> *mut c_void {
 /// # Safety
 /// `ppv` is writable; `riid` readable or null.
 pub(crate) unsafe fn construct(riid: *const GUID, ppv: *mut *mut c_void) -> HRESULT {
+    crate::log::init_once();
     let obj = create_address(&DirectPlayUrl::default());
     // SAFETY: `obj` is a new address; `query_interface` checks `riid` and `ppv`.
     unsafe {

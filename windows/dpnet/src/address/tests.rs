@@ -469,3 +469,52 @@ proptest! {
         }
     }
 }
+
+/// Every `DPNA_KEY_*` a game sets, with its type, survives a trip through the URL text into
+/// another object: same type, same value.
+#[test]
+fn every_predefined_key_round_trips_through_the_url() {
+    let a = Addr::new();
+    let guid = std::ptr::from_ref(&RANDOM).cast();
+    let dword = 57600u32;
+    let dword_p = std::ptr::from_ref(&dword).cast();
+    for key in ["provider", "device", "program", "applicationinstance"] {
+        assert_eq!(a.add(key, guid, 16, DPNA_DATATYPE_GUID), S_OK, "{key}");
+    }
+    for key in ["port", "baud", "processor", "traversalmode"] {
+        assert_eq!(a.add(key, dword_p, 4, DPNA_DATATYPE_DWORD), S_OK, "{key}");
+    }
+    for (key, value) in [
+        ("hostname", "game.example"),
+        ("phonenumber", "555-1212"),
+        ("flowcontrol", "RTSDTR"),
+        ("parity", "NONE"),
+        ("stopbits", "1"),
+        ("nameinfo", "Pilot; \"one\" #1"),
+    ] {
+        assert_eq!(a.add_str(key, value), S_OK, "{key}");
+    }
+    let b = Addr::new();
+    assert_eq!(b.build_w(&a.url_w()), S_OK);
+    assert_eq!(b.count(), a.count());
+    for i in 0..a.count() {
+        let mut name = [0u16; 32];
+        let (mut name_len, mut size, mut kind) = (32u32, 256u32, 0u32);
+        let mut buf = [0u8; 256];
+        // SAFETY: buffers as sized.
+        let hr = unsafe {
+            (a.vt().get_component_by_index)(
+                a.0,
+                i,
+                name.as_mut_ptr(),
+                &mut name_len,
+                buf.as_mut_ptr().cast(),
+                &mut size,
+                &mut kind,
+            )
+        };
+        assert_eq!(hr, S_OK);
+        let key = String::from_utf16(&name[..name_len as usize - 1]).unwrap();
+        assert_eq!(b.by_name(&key), (S_OK, buf[..size as usize].to_vec(), kind), "{key}");
+    }
+}

@@ -1,20 +1,21 @@
-//! `--pcap <file>`: every datagram a runtime sends or receives, written as a pcap capture
+//! [`PcapTap`]: every datagram a runtime sends or receives, written as a pcap capture
 //! (Ethernet, IPv4 or IPv6, UDP) that Wireshark and `dplay decode` open; TCP bytes become
-//! synthesized TCP segments ([`crate::pcap_tcp`]).
+//! synthesized TCP segments ([`tcp`]). The CLI's `--pcap` and `dpnet.dll`'s `DPNET_PCAP` use it.
+
+mod tcp;
 
 use std::fs::File;
-use std::io::Write;
+use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::Context;
-use dplay_runtime::{Direction, Tap};
 use pcap_file::DataLink;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 
-use crate::pcap_tcp::{Flows, TcpHeader};
+use self::tcp::{Flows, TcpHeader};
+use crate::{Direction, Tap};
 
 /// The Ethernet addresses of the two ends: made up, locally administered, one per side.
 const LOCAL_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
@@ -24,26 +25,17 @@ const IPPROTO_TCP: u8 = 6;
 const IPPROTO_UDP: u8 = 17;
 
 /// A [`Tap`] that writes a pcap file.
-pub(crate) struct PcapTap {
+pub struct PcapTap {
     writer: PcapWriter<File>,
     flows: Flows,
 }
 
 impl PcapTap {
-    /// Creates `path`; an existing file is replaced, and said so on stderr (issue 25 item 11).
-    /// `-` (standard output, where the events go) is refused.
-    pub(crate) fn create(path: &Path) -> anyhow::Result<Self> {
-        if path.as_os_str() == "-" {
-            anyhow::bail!("--pcap -: standard output carries the events; give a file name");
-        }
-        if path.exists() {
-            let _ = writeln!(std::io::stderr(), "dplay: --pcap: replacing {}", path.display());
-        }
-        let file = File::create(path)
-            .with_context(|| format!("cannot create {}: choose a writable --pcap path", path.display()))?;
+    /// Creates (or truncates) `path` and writes the capture's header.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let file = File::create(path)?;
         let header = PcapHeader { datalink: DataLink::ETHERNET, ..PcapHeader::default() };
-        let writer = PcapWriter::with_header(file, header)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let writer = PcapWriter::with_header(file, header).map_err(io::Error::other)?;
         Ok(Self { writer, flows: Flows::default() })
     }
 
@@ -76,12 +68,12 @@ fn ends(
 
 /// A [`PcapTap`] that several runtimes write (`join`'s enumeration probe, then its session).
 #[derive(Clone)]
-pub(crate) struct SharedTap(Arc<Mutex<PcapTap>>);
+pub struct SharedTap(Arc<Mutex<PcapTap>>);
 
 impl SharedTap {
-    /// [`PcapTap::create`], to share.
-    pub(crate) fn create(path: &Path) -> anyhow::Result<Self> {
-        Ok(Self(Arc::new(Mutex::new(PcapTap::create(path)?))))
+    /// `tap`, to share.
+    pub fn new(tap: PcapTap) -> Self {
+        Self(Arc::new(Mutex::new(tap)))
     }
 }
 
@@ -113,11 +105,11 @@ fn concrete(local: SocketAddr, remote: SocketAddr) -> SocketAddr {
             IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)
         })
     } else {
-        if_addrs::get_if_addrs()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|i| i.ip())
-            .find(|ip| !ip.is_loopback() && ip.is_ipv4() == local.is_ipv4())
+        // Asked once per family: a capture writes many datagrams.
+        static V4: OnceLock<Option<IpAddr>> = OnceLock::new();
+        static V6: OnceLock<Option<IpAddr>> = OnceLock::new();
+        let first = || crate::interface_addrs(local.ip()).into_iter().find(|ip| !ip.is_loopback());
+        *if local.is_ipv4() { &V4 } else { &V6 }.get_or_init(first)
     };
     ip.map_or(local, |ip| SocketAddr::new(ip, local.port()))
 }
@@ -279,7 +271,7 @@ mod tests {
         assert_eq!(&f[42..], b"hello");
     }
 
-    /// A written capture reads back through `dplay decode`'s reader with the datagram intact.
+    /// A written capture reads back with both datagrams intact.
     #[test]
     fn capture_reads_back() {
         let dir = std::env::temp_dir().join(format!("dplay-pcap-tap-{}", std::process::id()));
@@ -291,9 +283,13 @@ mod tests {
         tap.datagram(Direction::Sent, local, remote, &[0x88, 0x01, 0x00, 0x00]);
         tap.datagram(Direction::Received, local, remote, &[0x80, 0x02]);
         drop(tap);
-        let bytes = std::fs::read(&path).unwrap();
-        let frames = crate::capture::read(&bytes).unwrap().frames;
-        assert_eq!(frames.len(), 2);
+        let mut reader = pcap_file::pcap::PcapReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(reader.header().datalink, DataLink::ETHERNET);
+        let first = reader.next_packet().unwrap().unwrap();
+        assert_eq!(&first.data[42..], [0x88, 0x01, 0x00, 0x00]);
+        let second = reader.next_packet().unwrap().unwrap();
+        assert_eq!(&second.data[42..], [0x80, 0x02]);
+        assert!(reader.next_packet().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
