@@ -152,6 +152,11 @@ struct State {
     accepted: HashMap<SocketAddr, usize>,
     caps: Caps,
     bound: Option<SocketAddr>,
+    /// The enumeration helper's port (MC-DPLHP 1.9: 6073), where a host on another port also
+    /// answers EnumQuery; 0: none. Tests open it on a port they chose (0 unless they do).
+    enum_helper_port: u16,
+    /// Whether this session's host answers on the helper port (it was free).
+    helper_bound: Option<SocketAddr>,
 }
 
 /// The state of one DirectPlay 8 object, shared by its vtable methods and its dispatchers.
@@ -167,7 +172,23 @@ fn waiter() -> (Sender<HRESULT>, Receiver<HRESULT>) {
 
 impl Core {
     pub(crate) fn new(role: Role) -> Arc<Self> {
-        Arc::new(Self { role, state: Mutex::new(State { next_handle: 1, ..State::default() }) })
+        let enum_helper_port = if cfg!(test) { 0 } else { addressing::DEFAULT_PORT };
+        Arc::new(Self {
+            role,
+            state: Mutex::new(State { next_handle: 1, enum_helper_port, ..State::default() }),
+        })
+    }
+
+    /// Moves the enumeration helper to `port` (0: none), for tests on ports they opened.
+    #[cfg(test)]
+    pub(crate) fn set_enum_helper_port(&self, port: u16) {
+        self.lock().enum_helper_port = port;
+    }
+
+    /// Where this host also answers EnumQuery for the enumeration helper, if it does.
+    #[cfg(test)]
+    pub(crate) fn enum_helper(&self) -> Option<SocketAddr> {
+        self.lock().helper_bound
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -353,20 +374,43 @@ impl Core {
         cfg
     }
 
-    /// Starts the session runtime on `bind` and its dispatcher.
-    fn start(self: &Arc<Self>, st: &mut State, bind: SpecOrAddr, cfg: SessionConfig) -> Result<(), HRESULT> {
+    /// Starts the session runtime on `bind` and its dispatcher; with `helper`, also a second
+    /// socket there that takes only EnumQuery ([`DllProtocol`]'s enumeration helper). A helper
+    /// port another process holds is left to it: the session runs without (docs/decisions.md).
+    fn start(
+        self: &Arc<Self>,
+        st: &mut State,
+        bind: SpecOrAddr,
+        helper: Option<SocketAddr>,
+        cfg: SessionConfig,
+    ) -> Result<(), HRESULT> {
         let spec = match bind {
             SpecOrAddr::Addr(a) => SocketSpec::udp(a),
             SpecOrAddr::Range(a, r) => SocketSpec::udp(a).first_free(r),
         };
-        let mut rc = RuntimeConfig::with_sockets(vec![spec.broadcast()]);
-        rc.thread_name = "dpnet-session".into();
-        let runtime = Runtime::spawn_with(rc, move |addr| {
-            let mut cfg = cfg;
-            cfg.local_addr = addr;
-            DllProtocol::new(cfg, Instant::now())
-        })
-        .map_err(|_| DPNERR_INVALIDDEVICEADDRESS)?;
+        let spawn = |helper: Option<SocketAddr>, cfg: SessionConfig| {
+            let mut sockets = vec![spec.clone().broadcast()];
+            sockets.extend(helper.map(SocketSpec::udp));
+            let mut rc = RuntimeConfig::with_sockets(sockets);
+            rc.thread_name = "dpnet-session".into();
+            Runtime::spawn_with(rc, move |addr| {
+                let mut cfg = cfg;
+                cfg.local_addr = addr;
+                DllProtocol::new(cfg, Instant::now())
+            })
+        };
+        let runtime = match helper.map(|h| spawn(Some(h), cfg.clone())) {
+            Some(Ok(runtime)) => runtime,
+            outcome => {
+                if let Some(Err(e)) = outcome {
+                    tracing::info!(
+                        "the enumeration port is taken ({e}); this session answers only on its own"
+                    );
+                }
+                spawn(None, cfg).map_err(|_| DPNERR_INVALIDDEVICEADDRESS)?
+            }
+        };
+        st.helper_bound = runtime.socket_addr(dplay_runtime::SocketId(1));
         st.bound = Some(runtime.local_addr());
         let events = runtime.events().clone();
         let me = Arc::clone(self);
@@ -423,7 +467,12 @@ impl Core {
         }
         // No port in the device address: Windows takes the first free one of 2302-2400.
         let at = if bind.port() == 0 { SpecOrAddr::Range(bind, 2302..=2400) } else { SpecOrAddr::Addr(bind) };
-        if let Err(e) = self.start(&mut st, at, cfg) {
+        // DPNSVR (MC-DPLHP 1.9, MS-DPDX 3.2.3): the session is also enumerable on 6073.
+        let helper_port = st.enum_helper_port;
+        let helper =
+            (helper_port != 0 && bind.port() != helper_port && desc.flags & DPNSESSION_NODPNSVR == 0)
+                .then(|| SocketAddr::new(bind.ip(), helper_port));
+        if let Err(e) = self.start(&mut st, at, helper, cfg) {
             return e;
         }
         st.desc = desc;
@@ -460,7 +509,7 @@ impl Core {
         let mut cfg = Self::session_config(&st, self.role, desc.application, bind);
         cfg.password.clone_from(&desc.password);
         cfg.connect_data = connect_data;
-        self.start(&mut st, SpecOrAddr::Addr(bind), cfg)?;
+        self.start(&mut st, SpecOrAddr::Addr(bind), None, cfg)?;
         let handle = Self::next_handle(&mut st);
         let (tx, rx) = waiter();
         st.connecting = Some(Connecting { handle, context, player_context, sync: sync.then_some(tx) });

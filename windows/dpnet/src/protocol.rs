@@ -8,10 +8,10 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_runtime::Protocol;
+use dplay_runtime::{Protocol, SocketId};
 use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
-use dplay_wire::dp8::enumeration::EnumResponse;
+use dplay_wire::dp8::enumeration::{ENUM_QUERY_COMMAND, EnumResponse, LEAD_BYTE};
 use dplay_wire::dp8::session::ChatMessage;
 use dplay_wire::dp8::session::{DestroyReason, NameTableEntry};
 use dplay_wire::{WideString, Wire};
@@ -407,6 +407,15 @@ impl Protocol for DllProtocol {
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.session.handle_datagram(now, from, data);
         self.drain(now);
+    }
+
+    /// The enumeration helper's socket (a host's second one, on 6073) passes on EnumQuery only
+    /// (MC-DPLHP 2.2.1), as DPNSVR forwards it to the game: the session answers from its own
+    /// socket, so the EnumResponse names the port to join. Everything else there is dropped.
+    fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
+        if socket == SocketId::MAIN || data.get(..2) == Some(&[LEAD_BYTE, ENUM_QUERY_COMMAND]) {
+            self.handle_datagram(now, from, data);
+        }
     }
 
     fn handle_command(&mut self, now: Instant, command: Command) {

@@ -584,3 +584,76 @@ fn sync_enumeration_cancel_and_kept_buffers() {
     assert_eq!(p.close(), DPN_OK);
     assert_eq!(host.close(), DPN_OK);
 }
+
+/// A free UDP port on loopback, for the enumeration helper (never 6073 itself: tests use only
+/// the ports they open).
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn a_host_on_another_port_answers_enumeration_on_the_helper_port() {
+    let _pool = super::shared();
+    let helper = free_port();
+    let (host_game, join_game) = (Game::new(0x5000), Game::new(0x6000));
+    let (second_game, quiet_game) = (Game::new(0x7000), Game::new(0x8000));
+    let host = Peer::new();
+    host.init(&host_game);
+    unsafe { crate::methods::core::<PeerVtbl>(host.0) }.set_enum_helper_port(helper);
+    let port = host.host(0);
+    assert_ne!(port, helper);
+    let at = unsafe { crate::methods::core::<PeerVtbl>(host.0) }.enum_helper();
+    assert_eq!(at.map(|a| a.port()), Some(helper));
+
+    // A second host on this machine finds the helper port taken: it hosts all the same,
+    // reachable on its own port only.
+    let second = Peer::new();
+    second.init(&second_game);
+    unsafe { crate::methods::core::<PeerVtbl>(second.0) }.set_enum_helper_port(helper);
+    second.host(0);
+    assert_eq!(unsafe { crate::methods::core::<PeerVtbl>(second.0) }.enum_helper(), None);
+    // NODPNSVR: no helper at all.
+    let quiet = Peer::new();
+    quiet.init(&quiet_game);
+    unsafe { crate::methods::core::<PeerVtbl>(quiet.0) }.set_enum_helper_port(free_port());
+    quiet.host(DPNSESSION_NODPNSVR);
+    assert_eq!(unsafe { crate::methods::core::<PeerVtbl>(quiet.0) }.enum_helper(), None);
+
+    // The query sent to the helper port is answered from the game's port, which the joiner
+    // learns from the response's sender.
+    let joiner = Peer::new();
+    joiner.init(&join_game);
+    let mut name = wide("");
+    let d = desc(0, &mut name);
+    let target = Address::new(&format!(
+        "x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;hostname=127.0.0.1;port={helper}"
+    ));
+    let mut handle = 0;
+    let hr = unsafe {
+        (joiner.v().enum_hosts)(
+            joiner.0,
+            &d,
+            target.0,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            0,
+            2,
+            50,
+            0,
+            0x56 as *mut c_void,
+            &mut handle,
+            0,
+        )
+    };
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    let found = join_game.wait_for("ENUM_HOSTS_RESPONSE", |h| matches!(h, Heard::EnumResponse { .. }));
+    let Heard::EnumResponse { session, sender, .. } = found else { unreachable!() };
+    assert_eq!(session, "test session");
+    assert!(
+        sender.contains(&format!("port={port};")) || sender.ends_with(&format!("port={port}")),
+        "{sender}"
+    );
+    join_game.wait_for("the enumeration's completion", |h| {
+        *h == Heard::AsyncOpComplete { handle, result: DPN_OK, context: 0x56 }
+    });
+}
