@@ -46,7 +46,8 @@ pub(crate) fn run(session: &Session<'_>, n: u32, size: u32) -> anyhow::Result<()
         "dll-bench: {n} messages of {size} bytes per figure; load average {load_before} before, {load_after} after"
     );
     for (name, row) in &rows {
-        println!("{name:<28} {:>10} {}", row["value"], row["unit"].as_str().unwrap_or(""));
+        let value = row["value"].as_f64().unwrap_or(f64::NAN);
+        println!("{name:<28} {value:>10.1} {}", row["unit"].as_str().unwrap_or(""));
     }
     rows.insert("load_average".into(), json!({ "before": load_before, "after": load_after }));
     let out = root().join("target").join("bench");
