@@ -42,6 +42,16 @@ enum Command {
     /// Build the 32-bit `dpnet.dll` (windows/dpnet) in the Windows toolchain chroot, made under
     /// /var/cache/dplay-windows when missing (root); its path is the last line of stdout.
     Dll,
+    /// Messages per second and round trip through our dpnet.dll under 32-bit Wine against a
+    /// native `dplay host --echo` (windows/tests/bench.c); not part of CI.
+    DllBench {
+        /// Messages per figure.
+        #[arg(long, default_value_t = 2000)]
+        count: u32,
+        /// Bytes per message (small, as a flight simulator's position updates).
+        #[arg(long, default_value_t = 64)]
+        size: u32,
+    },
     /// Game-shaped C programs under 32-bit Wine with our dpnet.dll against the native `dplay`
     /// (those expected to pass, or `--all`, or by name); `--crates`: the sans-IO crates' tests
     /// as 32-bit Windows programs under Wine.
@@ -94,6 +104,7 @@ fn main() -> anyhow::Result<()> {
         Command::Ci => ci::run(),
         Command::Crates => crates::run(),
         Command::Dll => dll::run(),
+        Command::DllBench { count, size } => dll::bench(count, size),
         Command::DllTest { all, crates, names } => {
             let selection = match (all, names.is_empty()) {
                 (true, _) => dll::Selection::All,

@@ -43,6 +43,8 @@ pub(crate) const TARGET: &str = "i686-pc-windows-gnu";
 pub(crate) const PROJECT: &str = "/project";
 /// Inside the chroot: everything the build and tests write that is kept between runs.
 pub(crate) const BUILD: &str = "/build";
+/// Inside the chroot: one cargo target dir per project path ([`Session::target_dir`]).
+const TARGETS: &str = "/build/targets";
 /// Inside the chroot: `rsbegin.o` and `rsend.o` (the windows-gnu targets link every image with them).
 pub(crate) const RTSTARTUP: &str = "/build/rtstartup";
 
@@ -99,11 +101,10 @@ impl Chroot {
 
     /// Mounts `proc`, `/dev` and `project` (at [`PROJECT`]) until the session is dropped.
     pub(crate) fn session(&self, project: &Path) -> anyhow::Result<Session<'_>> {
-        let mut session = Session { chroot: self, mounted: Vec::new() };
-        session.mount(&["-t", "proc", "proc"], "proc")?;
-        session.mount(&["--bind", "/dev"], "dev")?;
+        let mut session = self.session_without_project()?;
         let project = project.to_str().context("the project's path is not UTF-8")?;
         session.mount(&["--bind", project], PROJECT.trim_start_matches('/'))?;
+        session.target_dir = Some(target_dir(project));
         Ok(session)
     }
 
@@ -160,23 +161,47 @@ impl Chroot {
     }
 
     fn session_without_project(&self) -> anyhow::Result<Session<'_>> {
-        let mut session = Session { chroot: self, mounted: Vec::new() };
+        let mut session = Session { chroot: self, mounted: Vec::new(), target_dir: None };
         session.mount(&["-t", "proc", "proc"], "proc")?;
         session.mount(&["--bind", "/dev"], "dev")?;
         Ok(session)
     }
 }
 
+/// The project's own cargo target dir inside the chroot: every checkout is mounted at
+/// [`PROJECT`], so one shared dir made a CI clone and a developer checkout rebuild over each
+/// other. Keyed by the host path (its last name, for the reader, and an FNV-1a hash of it all).
+fn target_dir(project: &str) -> String {
+    let hash = project
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let name: String = Path::new(project)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("root")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    format!("{TARGETS}/{name}-{hash:016x}")
+}
+
 /// The chroot with `proc`, `/dev` (and the project) mounted; unmounted in reverse order on drop.
 pub(crate) struct Session<'a> {
     chroot: &'a Chroot,
     mounted: Vec<PathBuf>,
+    /// The mounted project's cargo target dir, inside the chroot.
+    target_dir: Option<String>,
 }
 
 impl Session<'_> {
     /// The chroot this session mounted.
     pub(crate) fn chroot(&self) -> &Chroot {
         self.chroot
+    }
+
+    /// The mounted project's cargo target dir inside the chroot ([`target_dir`]).
+    pub(crate) fn target_dir(&self) -> anyhow::Result<&str> {
+        self.target_dir.as_deref().context("no project is mounted in this session")
     }
 
     fn mount(&mut self, how: &[&str], at: &str) -> anyhow::Result<()> {

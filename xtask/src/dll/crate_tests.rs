@@ -23,7 +23,7 @@ pub(crate) fn run(session: &Session<'_>) -> anyhow::Result<()> {
         "{} export CARGO_TARGET_{target_env}_RUNNER=wine WINEPREFIX={WIN32_PREFIX} WINEDEBUG=-all \
          INSTA_WORKSPACE_ROOT={PROJECT} INSTA_UPDATE=no CI=true RUST_BACKTRACE=0; cd {PROJECT} && \
          timeout -k 10 {LIMIT} cargo test --locked --target {TARGET} -Z build-std=std,panic_unwind {}",
-        super::cargo_env(),
+        super::cargo_env(session)?,
         packages.join(" ")
     );
     let result = session.run("the sans-IO crates' tests under Wine", &script);

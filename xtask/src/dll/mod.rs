@@ -3,6 +3,7 @@
 //! shaped like games run under Wine with that DLL against the native `dplay` ([`wine`]), and the
 //! sans-IO crates' own tests as 32-bit Windows programs ([`crate_tests`]).
 
+mod bench;
 mod chroot;
 mod crate_tests;
 mod pe;
@@ -39,6 +40,16 @@ pub(crate) fn test(crates: bool, selection: &wine::Selection) -> anyhow::Result<
     result
 }
 
+/// `cargo xtask dll-bench`: `n` messages of `size` bytes per figure.
+#[allow(clippy::disallowed_methods)] // times its own run
+pub(crate) fn bench(n: u32, size: u32) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let chroot = Chroot::ensure()?;
+    let result = bench::run(&chroot.session(&root())?, n, size);
+    eprintln!("==> dll-bench: done in {:.0} s", started.elapsed().as_secs_f64());
+    result
+}
+
 /// `cargo xtask dll`.
 #[allow(clippy::disallowed_methods)] // times its own run
 pub(crate) fn run() -> anyhow::Result<()> {
@@ -52,15 +63,21 @@ pub(crate) fn run() -> anyhow::Result<()> {
 
 /// The environment every cargo run for the Windows target gets inside the chroot: std from
 /// source on Debian's stable compiler (`RUSTC_BOOTSTRAP`), mingw-w64 as linker, the folder of
-/// `rsbegin.o`/`rsend.o`, the target dir and registry kept in the chroot.
-fn cargo_env() -> String {
+/// `rsbegin.o`/`rsend.o`, the project's own target dir and the registry kept in the chroot. A
+/// new target dir starts as a copy of the last used one (outputs name only paths inside the
+/// chroot, the same for every project), so a new checkout's first build is a warm one.
+fn cargo_env(session: &Session<'_>) -> anyhow::Result<String> {
     let target_env = TARGET.to_uppercase().replace('-', "_");
-    format!(
-        "export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR={BUILD}/target \
+    let dir = session.target_dir()?;
+    Ok(format!(
+        "if [ ! -d {dir} ]; then seed=$(ls -td {BUILD}/targets/*[0-9a-f]/ {BUILD}/target 2>/dev/null | head -n 1); \
+         rm -rf {dir}.new && mkdir -p {dir}.new && \
+         if [ -n \"$seed\" ]; then cp -a $seed/. {dir}.new/; fi && mv {dir}.new {dir}; fi; \
+         export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR={dir} \
          CARGO_TARGET_{target_env}_LINKER=i686-w64-mingw32-gcc \
          CARGO_TARGET_{target_env}_RUSTFLAGS='-L native={RTSTARTUP}' \
          RUSTDOCFLAGS='-L native={RTSTARTUP}' CARGO_TERM_COLOR=never;"
-    )
+    ))
 }
 
 /// Builds the stripped release DLL, checks it is a PE32 i386 DLL with every export, and copies
@@ -69,10 +86,10 @@ fn build(session: &Session<'_>) -> anyhow::Result<PathBuf> {
     let script = format!(
         "{} cd {PROJECT}/windows/dpnet && cargo build --release --locked --target {TARGET} \
          -Z build-std=std,panic_unwind",
-        cargo_env()
+        cargo_env(session)?
     );
     session.run("build dpnet.dll", &script)?;
-    let built = session.chroot().host_path(&format!("{BUILD}/target/{TARGET}/release/dpnet.dll"));
+    let built = session.chroot().host_path(&format!("{}/{TARGET}/release/dpnet.dll", session.target_dir()?));
     let image = std::fs::read(&built).with_context(|| format!("no DLL at {}", built.display()))?;
     let exports = pe::pe32_dll_exports(&image).context("dpnet.dll is not what Windows loads")?;
     let missing: Vec<&str> = EXPORTS.into_iter().filter(|e| !exports.iter().any(|x| x == e)).collect();

@@ -95,9 +95,9 @@ impl Prefix {
 }
 
 /// What a test runs with: the chroot, the native `dplay`.
-struct Ctx<'a> {
-    session: &'a Session<'a>,
-    suite: Suite,
+pub(super) struct Ctx<'a> {
+    pub(super) session: &'a Session<'a>,
+    pub(super) suite: Suite,
 }
 
 /// Which tests to run: the expected ones, all, or by name.
@@ -164,7 +164,7 @@ pub(crate) fn run(session: &Session<'_>, selection: &Selection) -> anyhow::Resul
 }
 
 /// Every windows/tests/*.c to `/build/tests/NAME.exe`, with mingw-w64's public headers.
-fn compile(session: &Session<'_>) -> anyhow::Result<()> {
+pub(super) fn compile(session: &Session<'_>) -> anyhow::Result<()> {
     let script = format!(
         "mkdir -p {BUILD}/tests && cd {PROJECT}/windows/tests && for c in *.c; do \
          i686-w64-mingw32-gcc -O1 -Wall -Werror -o {BUILD}/tests/${{c%.c}}.exe $c -lole32 -luuid || exit 1; done"
@@ -199,15 +199,15 @@ pub(crate) fn kill_wine(session: &Session<'_>) {
 }
 
 /// A test program running under Wine; its stdout lines are collected as they come.
-struct Wine {
+pub(super) struct Wine {
     name: String,
     child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
+    pub(super) lines: Arc<Mutex<Vec<String>>>,
 }
 
 impl Ctx<'_> {
     /// Starts `NAME.exe args...` in `prefix`, our DLL chosen over Wine's, within [`WINE_LIMIT`].
-    fn wine(&self, prefix: Prefix, exe: &str, args: &[&str]) -> anyhow::Result<Wine> {
+    pub(super) fn wine(&self, prefix: Prefix, exe: &str, args: &[&str]) -> anyhow::Result<Wine> {
         let script = format!(
             "cd {BUILD}/tests && WINEPREFIX={} WINEDLLOVERRIDES=dpnet=n WINEDEBUG=-all \
              timeout -k 5 {WINE_LIMIT} wine {exe}.exe {} 2>&1",
@@ -252,7 +252,7 @@ impl Wine {
     }
 
     /// Waits for the program to exit 0 (it is bounded by `timeout` itself).
-    fn success(mut self) -> anyhow::Result<()> {
+    pub(super) fn success(mut self) -> anyhow::Result<()> {
         let status = self.child.wait()?;
         ensure!(status.success(), "{} exited with {status}", self.name);
         Ok(())
@@ -267,11 +267,15 @@ impl Drop for Wine {
 }
 
 /// The port of a `127.0.0.1:PORT` address.
-fn port(addr: &str) -> &str {
+pub(super) fn port(addr: &str) -> &str {
     addr.rsplit(':').next().unwrap_or(addr)
 }
 
-fn native_host(ctx: &Ctx<'_>, addr: &str, extra: &[&str]) -> anyhow::Result<crate::integration::Proc> {
+pub(super) fn native_host(
+    ctx: &Ctx<'_>,
+    addr: &str,
+    extra: &[&str],
+) -> anyhow::Result<crate::integration::Proc> {
     let mut args = vec!["--app-guid", APP_GUID];
     args.extend_from_slice(extra);
     host(&ctx.suite, addr, &args)
