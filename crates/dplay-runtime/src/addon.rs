@@ -216,6 +216,9 @@ impl AddonProtocol {
             Dp8Command::SetPassword(p) => {
                 b.with_session(now, |s, _| s.set_password(p)).map_err(|e| ("password", e))
             }
+            Dp8Command::SendVoice { to, data } => {
+                b.with_session(now, |s, now| s.send_voice(now, to, &data, false)).map_err(|e| ("voice", e))
+            }
         }
     }
 
