@@ -93,6 +93,11 @@ impl AddonProtocol {
         self.voice.is_some()
     }
 
+    /// The voice server, when `dplay fs host --voice` runs one.
+    pub fn voice_server(&self) -> Option<&dplay_voice::VoiceServer> {
+        self.voice.as_ref()?.server()
+    }
+
     /// The bridge underneath.
     pub fn bridge(&self) -> &AddonOverDp8 {
         &self.bridge
