@@ -18,6 +18,7 @@ use crate::util::{have, step};
 mod dp4;
 mod dp8;
 mod dp8_budget;
+mod voice;
 
 /// The whole suite must finish within this.
 const SUITE_LIMIT: Duration = Duration::from_secs(240);
@@ -49,6 +50,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         .iter()
         .chain(dp8_budget::CASES)
         .chain(dp4::CASES)
+        .chain(voice::CASES)
         .filter(|(name, _)| name.contains(only.as_str()));
     for (name, case) in cases {
         println!("==> hostile: {name}");

@@ -93,6 +93,11 @@ impl AddonProtocol {
         self.voice.is_some()
     }
 
+    /// The voice server, when `dplay fs host --voice` runs one.
+    pub fn voice_server(&self) -> Option<&dplay_voice::VoiceServer> {
+        self.voice.as_ref()?.server()
+    }
+
     /// The bridge underneath.
     pub fn bridge(&self) -> &AddonOverDp8 {
         &self.bridge
@@ -215,6 +220,9 @@ impl AddonProtocol {
             }
             Dp8Command::SetPassword(p) => {
                 b.with_session(now, |s, _| s.set_password(p)).map_err(|e| ("password", e))
+            }
+            Dp8Command::SendVoice { to, data } => {
+                b.with_session(now, |s, now| s.send_voice(now, to, &data, false)).map_err(|e| ("voice", e))
             }
         }
     }

@@ -76,6 +76,15 @@ pub enum Dp8Command {
     SetMaxPlayers(u32),
     /// Host: the password the joins that follow need (`None`: none; [`Session::set_password`]).
     SetPassword(Option<String>),
+    /// One DirectPlay Voice message as given, to one player, with PACKET_COMMAND_USER_2 and
+    /// neither guaranteed nor ordered (MC-DPLVP 2.1; [`Session::send_voice`]). For tools and
+    /// tests that speak voice themselves (`cargo xtask hostile`'s `voice_flood`).
+    SendVoice {
+        /// The receiver.
+        to: Dpnid,
+        /// The voice message's bytes.
+        data: Vec<u8>,
+    },
 }
 
 /// What an application asks of a DirectPlay 8 session's groups (MC-DPL8CS 3.4.5.2).
@@ -288,6 +297,9 @@ impl Protocol for Dp8Protocol {
             }
             Dp8Command::SetMaxPlayers(n) => s.set_max_players(n).map_err(|e| ("max players", e)),
             Dp8Command::SetPassword(p) => s.set_password(p).map_err(|e| ("password", e)),
+            Dp8Command::SendVoice { to, data } => {
+                s.send_voice(now, to, &data, false).map_err(|e| ("voice", e))
+            }
         };
         if let Err((command, error)) = result {
             self.fail(command, error);

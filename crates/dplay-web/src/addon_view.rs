@@ -8,18 +8,19 @@ use std::time::Instant;
 use dplay_addon::TrafficSnapshot;
 use dplay_runtime::{AddonCommand, AddonEvent, AddonProtocol, Dp8Command, Dp8Event, Protocol};
 
-use crate::dp8_view::{dp8_commands, dp8_refresh, dp8_seen, dp8_snapshot};
+use crate::dp8_view::{dp8_commands, dp8_refresh, dp8_seen, dp8_snapshot, with_voice};
 use crate::host_view::{Hosted, Seen};
 use crate::link::AdminCommand;
 use crate::snapshot::Snapshot;
+use crate::voice_view::VoiceView;
 
 impl Hosted for AddonProtocol {
     fn snapshot(&self) -> Snapshot {
-        dp8_snapshot(self.bridge().session())
+        with_voice(self.voice_server(), dp8_snapshot(self.bridge().session()))
     }
 
     fn refresh(&self, last: &Snapshot) -> Option<Snapshot> {
-        dp8_refresh(self.bridge().session(), last)
+        dp8_refresh(self.bridge().session(), last).map(|s| with_voice(self.voice_server(), s))
     }
 
     fn seen(&self, event: &AddonEvent) -> Option<Seen> {
@@ -42,6 +43,10 @@ impl Hosted for AddonProtocol {
             self.handle_command(now, c);
         }
         text
+    }
+
+    fn voice(&self, now: Instant) -> Option<VoiceView> {
+        self.voice_server().map(|v| VoiceView::of(v, now))
     }
 
     fn traffic(&self, now: Instant) -> Option<TrafficSnapshot> {

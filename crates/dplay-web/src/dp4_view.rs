@@ -84,12 +84,14 @@ pub(crate) fn dp4_snapshot(s: &Dp4Session, bytes: &PeerBytes) -> Snapshot {
         host_migrations: 0,
         hosting: s.role() == dplay_session::dp4::Role::Host,
         addon: false,
+        voice: false,
     };
     Snapshot {
         session,
         players: players.into(),
         traffic: None,
         relay: None,
+        voice: None,
         counters: crate::Counters::default(),
     }
 }

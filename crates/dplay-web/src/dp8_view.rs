@@ -15,6 +15,7 @@ use crate::host_view::{Hosted, Seen, dpnid};
 use crate::link::AdminCommand;
 use crate::players::{LinkNumbers, Players};
 use crate::snapshot::{PlayerView, SessionView, Snapshot};
+use crate::voice_view::VoiceView;
 
 /// The session and its players as the dashboard shows them (times left for [`crate::Observed`]).
 pub fn dp8_snapshot(session: &Session) -> Snapshot {
@@ -55,6 +56,7 @@ pub fn dp8_snapshot(session: &Session) -> Snapshot {
         players,
         traffic: None,
         relay: None,
+        voice: None,
         counters: crate::counters::session_counters(session),
     }
 }
@@ -75,6 +77,7 @@ pub fn dp8_refresh(session: &Session, last: &Snapshot) -> Option<Snapshot> {
         players,
         traffic: None,
         relay: None,
+        voice: None,
         counters: crate::counters::session_counters(session),
     })
 }
@@ -115,6 +118,7 @@ fn session_view(session: &Session, players: usize) -> SessionView {
         host_migrations: 0,
         hosting: session.is_joined(),
         addon: false,
+        voice: false,
     }
 }
 
@@ -188,8 +192,8 @@ pub fn dp8_seen(event: &Event, local: Dpnid) -> Option<Seen> {
 
 /// The voice server's drops (`speech_*`, `voice_*`) beside the session's, for the dashboard's
 /// refusals and `/metrics` (docs/json-events.md, "DirectPlay Voice").
-fn with_voice(p: &Dp8Protocol, mut s: Snapshot) -> Snapshot {
-    if let Some(v) = p.voice_server() {
+pub(crate) fn with_voice(server: Option<&dplay_voice::VoiceServer>, mut s: Snapshot) -> Snapshot {
+    if let Some(v) = server {
         s.counters.refusals.extend(v.stats().drops());
     }
     s
@@ -197,11 +201,11 @@ fn with_voice(p: &Dp8Protocol, mut s: Snapshot) -> Snapshot {
 
 impl Hosted for Dp8Protocol {
     fn snapshot(&self) -> Snapshot {
-        with_voice(self, dp8_snapshot(self.session()))
+        with_voice(self.voice_server(), dp8_snapshot(self.session()))
     }
 
     fn refresh(&self, last: &Snapshot) -> Option<Snapshot> {
-        dp8_refresh(self.session(), last).map(|s| with_voice(self, s))
+        dp8_refresh(self.session(), last).map(|s| with_voice(self.voice_server(), s))
     }
 
     fn seen(&self, event: &Dp8Event) -> Option<Seen> {
@@ -209,6 +213,10 @@ impl Hosted for Dp8Protocol {
             Dp8Event::Session(e) => dp8_seen(e, self.session().local_dpnid()),
             _ => None,
         }
+    }
+
+    fn voice(&self, now: Instant) -> Option<VoiceView> {
+        self.voice_server().map(|v| VoiceView::of(v, now))
     }
 
     fn admin(&mut self, now: Instant, command: AdminCommand) -> String {

@@ -52,6 +52,11 @@ pub trait Hosted: Protocol {
     fn traffic(&self, _now: Instant) -> Option<TrafficSnapshot> {
         None
     }
+    /// The voice server at `now` (`dplay host --voice`); `None` (the default) for a host
+    /// without one.
+    fn voice(&self, _now: Instant) -> Option<crate::voice_view::VoiceView> {
+        None
+    }
     /// Carries out an admin command on the protocol thread; returns a line for the operator.
     fn admin(&mut self, now: Instant, command: AdminCommand) -> String;
     /// Called before each publish, on the protocol thread: a DirectPlay 4 host PINGs its
@@ -169,6 +174,8 @@ impl<P: Hosted> Observed<P> {
                 snapshot.traffic = Some(Traffic::new(&traffic, &self.trails));
                 snapshot.session.addon = true;
             }
+            snapshot.voice = self.inner.voice(now);
+            snapshot.session.voice = snapshot.voice.is_some();
             let published = self.link.publish(snapshot);
             // A busy cell (the server cloning its pointer) is tried again at the next call.
             self.next_publish = published.then_some(now + publish_interval(self.joined.len()));

@@ -88,6 +88,7 @@ mod server;
 mod snapshot;
 mod token;
 mod traffic;
+mod voice_view;
 
 pub use ban_file::{BadBanLine, BanEntry, BanFile, MAX_BAN_FILE, parse_ban_list, render_ban_list};
 pub use connections::MAX_CONNECTIONS;
@@ -103,3 +104,4 @@ pub use server::{HEADER_TIMEOUT, MAX_BODY, MAX_HEADER_BYTES, MAX_STREAMS, WebCon
 pub use snapshot::{CHAT_CHARS, NAME_CHARS, PlayerView, SessionView, Snapshot, WebEvent};
 pub use token::random_token;
 pub use traffic::{AircraftView, TRAIL_INTERVAL, TRAIL_POINTS, Traffic, Trails};
+pub use voice_view::{TALKING_FOR, VoiceClientView, VoiceView};

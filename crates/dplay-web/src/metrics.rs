@@ -76,6 +76,9 @@ pub(crate) fn render(s: &Snapshot) -> Result<String, fmt::Error> {
     if let Some(relay) = &s.relay {
         crate::relay_view::metrics(&mut r, relay);
     }
+    if let Some(voice) = &s.voice {
+        crate::voice_view::metrics(&mut r, voice);
+    }
     let mut out = String::new();
     encode(&mut out, &r)?;
     Ok(out)

@@ -111,6 +111,10 @@ impl<P: Hosted> Hosted for Relayed<P> {
         self.inner().traffic(now)
     }
 
+    fn voice(&self, now: Instant) -> Option<crate::voice_view::VoiceView> {
+        self.inner().voice(now)
+    }
+
     fn admin(&mut self, now: Instant, command: AdminCommand) -> String {
         self.inner_mut().admin(now, command)
     }

@@ -213,6 +213,7 @@ fn router(state: AppState) -> Router {
         .route("/api/players", get(players))
         .route("/api/traffic", get(traffic))
         .route("/api/relay", get(relay))
+        .route("/api/voice", get(voice))
         .route("/api/events", get(events))
         .route("/metrics", get(metrics))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), readable));
@@ -349,6 +350,13 @@ async fn relay(State(s): State<AppState>) -> Response {
     match &s.link.snapshot().relay {
         Some(relay) => json(relay),
         None => (StatusCode::NOT_FOUND, "this host does not relay\n").into_response(),
+    }
+}
+
+async fn voice(State(s): State<AppState>) -> Response {
+    match &s.link.snapshot().voice {
+        Some(voice) => json(voice),
+        None => (StatusCode::NOT_FOUND, "no voice server (dplay host --voice)\n").into_response(),
     }
 }
 

@@ -20,6 +20,8 @@ pub struct Snapshot {
     pub traffic: Option<Traffic>,
     /// A relaying host's relay (`/api/relay`); `None` for a host that does not relay.
     pub relay: Option<crate::relay_view::RelayView>,
+    /// A `--voice` host's voice server (`/api/voice`); `None` for a host without one.
+    pub voice: Option<crate::voice_view::VoiceView>,
     /// Totals and what is held, for `/metrics`.
     #[serde(skip)]
     pub counters: Counters,
@@ -49,6 +51,8 @@ pub struct SessionView {
     pub hosting: bool,
     /// The session carries the Flight Simulator add-on: `/api/traffic` lists its aircraft.
     pub addon: bool,
+    /// The host is the session's DirectPlay Voice server: `/api/voice` shows it.
+    pub voice: bool,
 }
 
 /// One player as `/api/players` shows it.

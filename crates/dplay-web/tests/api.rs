@@ -72,6 +72,8 @@ fn session_players_events_and_kick() {
     assert_eq!(session["mode"], "peer-to-peer");
     assert_eq!(session["max_players"], 8);
     assert_eq!(session["guid"].as_str().unwrap().len(), 36);
+    assert_eq!(session["voice"], false);
+    assert_eq!(request(at, "GET", "/api/voice", None).0, 404);
 
     // The event stream, opened before the join.
     let mut sse = TcpStream::connect(at).unwrap();

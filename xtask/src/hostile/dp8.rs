@@ -8,7 +8,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
@@ -57,6 +58,52 @@ fn source(ip: u8) -> anyhow::Result<UdpSocket> {
 fn drain(socket: &UdpSocket) -> usize {
     let mut buf = [0u8; 2048];
     std::iter::from_fn(|| socket.recv_from(&mut buf).ok()).count()
+}
+
+/// A `dplay-runtime` example run by a hostile case, its stdout read line by line; killed when
+/// dropped.
+pub(super) struct Example {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Example {
+    /// Builds the example `name` and starts it with `args`.
+    pub(super) fn start(name: &str, args: &[&str]) -> anyhow::Result<Self> {
+        step(
+            &format!("build the {name} example"),
+            cargo().args(["build", "-p", "dplay-runtime", "--example", name]),
+        )?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| root().join("target"));
+        let mut child = Command::new(target.join("debug").join("examples").join(name))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {name}"))?;
+        let out = BufReader::new(child.stdout.take().context("no stdout")?).lines();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Ok(Self { child, lines })
+    }
+
+    /// Its next line of output, within `limit`.
+    pub(super) fn line(&self, limit: Duration) -> anyhow::Result<String> {
+        Ok(self.lines.recv_timeout(limit)?)
+    }
+}
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The host's resident memory now and at its peak, in KiB (`/proc/<pid>/status`).
@@ -221,30 +268,11 @@ fn half_open_flood(s: &Suite) -> anyhow::Result<()> {
 /// well within a minute of the first joiner's start (before: no join ever got in).
 #[allow(clippy::disallowed_methods)] // the suite's own clock
 fn ghost_member(s: &Suite) -> anyhow::Result<()> {
-    step(
-        "build the ghost_member example",
-        cargo().args(["build", "-p", "dplay-runtime", "--example", "ghost_member"]),
-    )?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
     let addr = free_addr()?;
     let host = host(s, &addr, &["--stats-every", "2"])?;
-    let mut ghost = Command::new(target.join("debug").join("examples").join("ghost_member"))
-        .args([addr.as_str(), "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("cannot start ghost_member")?;
-    let lines = BufReader::new(ghost.stdout.take().context("no stdout")?).lines();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let ghost = Example::start("ghost_member", &[addr.as_str(), "127.0.0.1:0"])?;
     let result = (|| {
-        ensure!(rx.recv_timeout(WAIT)?.contains("joined"), "the ghost did not join");
+        ensure!(ghost.line(WAIT)?.contains("joined"), "the ghost did not join");
         s.expect(&host, "the ghost joining", WAIT, event_with("player_joined", "name", "ghost"))?;
         let started = Instant::now();
         let mut first = start_join(s, &addr, "first", "127.0.0.2:0", "1")?;
@@ -267,8 +295,7 @@ fn ghost_member(s: &Suite) -> anyhow::Result<()> {
         ensure!(second_in < Duration::from_secs(60), "the second joiner took {second_in:?}");
         Ok(())
     })();
-    let _ = ghost.kill();
-    let _ = ghost.wait();
+    drop(ghost);
     result
 }
 

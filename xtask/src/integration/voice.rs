@@ -1,18 +1,40 @@
 //! DirectPlay Voice across processes: `dplay host --voice` with `dplay join --voice-test`
-//! clients (MC-DPLVP over DirectPlay 8).
+//! clients (MC-DPLVP over DirectPlay 8), the forwarding host's dashboard in a browser.
 
 use anyhow::ensure;
 
+use super::cdp::Page;
 use super::{Suite, WAIT, event_with, free_addr, host, is};
+
+const TOKEN: &str = "voice-token";
 
 /// Two test clients against a forwarding host (each hears its own frames back through
 /// SPEECHWITHFROM), then one against an echo host announcing DPVCTGUID_NONE (SPEECHBOUNCE).
 pub(crate) fn forwarding_and_echo(s: &Suite) -> anyhow::Result<()> {
     for (kind, codec) in [("forwarding", "SC03"), ("echo", "NONE")] {
         let addr = free_addr()?;
-        let host = host(s, &addr, &["--voice", kind, "--voice-codec", codec])?;
+        let host = host(
+            s,
+            &addr,
+            &["--voice", kind, "--voice-codec", codec, "--web", "127.0.0.1:0", "--web-token", TOKEN],
+        )?;
         let server = s.expect(&host, "the voice server", WAIT, is("voice_server"))?;
         ensure!(server["codec"] == format!("DPVCTGUID_{codec}"), "voice server {server}");
+        // The dashboard in a browser, for the forwarding host: its session type and codec,
+        // then each client "talking" while it sends.
+        let mut page = if kind == "forwarding" {
+            let web = s.expect(&host, "the dashboard's address", WAIT, is("web"))?;
+            let url = web["url"].as_str().unwrap_or_default().to_owned();
+            let mut page = Page::open(&format!("{url}#token={TOKEN}"), (1200, 600))?;
+            page.wait_for(
+                "the voice session on the page",
+                "document.getElementById('s-voice').textContent.startsWith('DVSESSIONTYPE_FORWARDING, DPVCTGUID_SC03')",
+                WAIT,
+            )?;
+            Some(page)
+        } else {
+            None
+        };
         let clients: Vec<_> = ["alice", "bob"]
             .iter()
             .take(if kind == "echo" { 1 } else { 2 })
@@ -23,6 +45,14 @@ pub(crate) fn forwarding_and_echo(s: &Suite) -> anyhow::Result<()> {
                 )
             })
             .collect::<anyhow::Result<_>>()?;
+        if let Some(page) = &mut page {
+            page.wait_for(
+                "two players talking on the page",
+                "document.querySelectorAll('#players td.voice.talking').length === 2",
+                WAIT,
+            )?;
+            page.screenshot("web-voice.png")?;
+        }
         for mut c in clients {
             let done = s.expect(&c, "the voice test's end", WAIT, is("voice_test_done"))?;
             ensure!(done["sent"] == 20 && done["received"].as_u64().unwrap_or(0) >= 18, "{kind}: {done}");
