@@ -1,6 +1,6 @@
 //! [`PcapTap`]: every datagram a runtime sends or receives, written as a pcap capture
 //! (Ethernet, IPv4 or IPv6, UDP) that Wireshark and `dplay decode` open; TCP bytes become
-//! synthesized TCP segments ([`tcp`]). The CLI's `--pcap` and `dpnet.dll`'s `DPNET_PCAP` use it.
+//! synthesized TCP segments (the `tcp` module). The CLI's `--pcap` and `dpnet.dll`'s `DPNET_PCAP` use it.
 
 mod tcp;
 
