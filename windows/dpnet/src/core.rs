@@ -699,7 +699,13 @@ impl Core {
         self.close(false);
     }
 
-    fn connect_failed(&self, c: Connecting, result: HRESULT, mut reply: Vec<u8>) {
+    fn connect_failed(&self, c: Connecting, result: HRESULT, reply: Vec<u8>) {
+        self.connect_complete(c, result, reply, 0);
+    }
+
+    /// DPN_MSGID_CONNECT_COMPLETE for `c` (`local`: our DPNID, 0 when it failed), then the
+    /// result to a synchronous Connect waiting for it.
+    fn connect_complete(&self, c: Connecting, result: HRESULT, mut reply: Vec<u8>, local: u32) {
         let mut msg = DPNMSG_CONNECT_COMPLETE {
             dwSize: size_of::<DPNMSG_CONNECT_COMPLETE>() as u32,
             hAsyncOp: if c.sync.is_some() { 0 } else { c.handle },
@@ -711,7 +717,7 @@ impl Core {
                 reply.as_mut_ptr().cast()
             },
             dwApplicationReplyDataSize: reply.len() as u32,
-            dpnidLocal: 0,
+            dpnidLocal: local,
         };
         self.call(DPN_MSGID_CONNECT_COMPLETE, &mut msg);
         if let Some(tx) = c.sync {
@@ -1176,7 +1182,7 @@ impl Core {
         members: Vec<Member>,
         groups: Vec<GroupRow>,
         flags: u32,
-        mut reply: Vec<u8>,
+        reply: Vec<u8>,
     ) {
         let (connecting, hosting) = {
             let mut st = self.lock();
@@ -1200,23 +1206,7 @@ impl Core {
             }
         }
         if let Some(c) = connecting {
-            let mut msg = DPNMSG_CONNECT_COMPLETE {
-                dwSize: size_of::<DPNMSG_CONNECT_COMPLETE>() as u32,
-                hAsyncOp: if c.sync.is_some() { 0 } else { c.handle },
-                pvUserContext: c.context as *mut c_void,
-                hResultCode: DPN_OK,
-                pvApplicationReplyData: if reply.is_empty() {
-                    std::ptr::null_mut()
-                } else {
-                    reply.as_mut_ptr().cast()
-                },
-                dwApplicationReplyDataSize: reply.len() as u32,
-                dpnidLocal: local,
-            };
-            self.call(DPN_MSGID_CONNECT_COMPLETE, &mut msg);
-            if let Some(tx) = c.sync {
-                let _ = tx.send(DPN_OK);
-            }
+            self.connect_complete(c, DPN_OK, reply, local);
         }
         for dpnid in ids {
             self.announce_player(dpnid);

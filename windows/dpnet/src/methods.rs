@@ -698,25 +698,28 @@ pub(crate) unsafe extern "system" fn return_buffer<V: 'static>(
     initialized::<V>(this, |c| if c.take_buffer(handle) { DPN_OK } else { DPNERR_INVALIDHANDLE })
 }
 
+/// Writes a player's or group's context to `out`; `missing` when the id names none.
+fn write_context(out: *mut *mut c_void, context: Option<usize>, missing: HRESULT) -> HRESULT {
+    if out.is_null() {
+        return DPNERR_INVALIDPOINTER;
+    }
+    match context {
+        // SAFETY: checked non-null; the caller's out pointer.
+        Some(ctx) => unsafe {
+            *out = ctx as *mut c_void;
+            DPN_OK
+        },
+        None => missing,
+    }
+}
+
 pub(crate) unsafe extern "system" fn get_player_context<V: 'static>(
     this: *mut c_void,
     dpnid: u32,
     out: *mut *mut c_void,
     _flags: u32,
 ) -> HRESULT {
-    initialized::<V>(this, |c| {
-        if out.is_null() {
-            return DPNERR_INVALIDPOINTER;
-        }
-        match c.player_context(dpnid) {
-            // SAFETY: checked non-null.
-            Some(ctx) => unsafe {
-                *out = ctx as *mut c_void;
-                DPN_OK
-            },
-            None => DPNERR_INVALIDPLAYER,
-        }
-    })
+    initialized::<V>(this, |c| write_context(out, c.player_context(dpnid), DPNERR_INVALIDPLAYER))
 }
 
 pub(crate) unsafe extern "system" fn get_group_context<V: 'static>(
@@ -725,19 +728,7 @@ pub(crate) unsafe extern "system" fn get_group_context<V: 'static>(
     out: *mut *mut c_void,
     _flags: u32,
 ) -> HRESULT {
-    initialized::<V>(this, |c| {
-        if out.is_null() {
-            return DPNERR_INVALIDPOINTER;
-        }
-        match c.group_context(dpnid) {
-            // SAFETY: checked non-null.
-            Some(ctx) => unsafe {
-                *out = ctx as *mut c_void;
-                DPN_OK
-            },
-            None => DPNERR_INVALIDGROUP,
-        }
-    })
+    initialized::<V>(this, |c| write_context(out, c.group_context(dpnid), DPNERR_INVALIDGROUP))
 }
 
 /// `DPN_CAPS` is 20 bytes, `DPN_CAPS_EX` (DirectX 9) 48: both are accepted.
