@@ -9,39 +9,16 @@ use crate::core::{Core, Role};
 use crate::dpn::*;
 use crate::methods::{self as m, Dp8};
 
-type This = *mut c_void;
-type Ctx = *mut c_void;
-type Handle = *mut u32;
+use crate::slots::{self as s, Ctx, Handle, This};
 
 /// The vtable of `IDirectPlay8Client`.
 #[repr(C)]
 pub(crate) struct ClientVtbl {
     pub(crate) unknown: IUnknownVtbl,
-    pub(crate) initialize: unsafe extern "system" fn(This, Ctx, Option<MessageHandler>, u32) -> HRESULT,
-    pub(crate) enum_service_providers: unsafe extern "system" fn(
-        This,
-        *const GUID,
-        *const GUID,
-        *mut DPN_SERVICE_PROVIDER_INFO,
-        *mut u32,
-        *mut u32,
-        u32,
-    ) -> HRESULT,
-    pub(crate) enum_hosts: unsafe extern "system" fn(
-        This,
-        *const DPN_APPLICATION_DESC,
-        This,
-        This,
-        *const c_void,
-        u32,
-        u32,
-        u32,
-        u32,
-        Ctx,
-        Handle,
-        u32,
-    ) -> HRESULT,
-    pub(crate) cancel_async_operation: unsafe extern "system" fn(This, u32, u32) -> HRESULT,
+    pub(crate) initialize: s::Initialize,
+    pub(crate) enum_service_providers: s::EnumServiceProviders,
+    pub(crate) enum_hosts: s::EnumHosts,
+    pub(crate) cancel_async_operation: s::CancelAsyncOperation,
     pub(crate) connect: unsafe extern "system" fn(
         This,
         *const DPN_APPLICATION_DESC,
@@ -57,7 +34,7 @@ pub(crate) struct ClientVtbl {
     ) -> HRESULT,
     pub(crate) send:
         unsafe extern "system" fn(This, *const DPN_BUFFER_DESC, u32, u32, Ctx, Handle, u32) -> HRESULT,
-    pub(crate) get_send_queue_info: unsafe extern "system" fn(This, *mut u32, *mut u32, u32) -> HRESULT,
+    pub(crate) get_send_queue_info: s::EnumPlayersAndGroups,
     pub(crate) get_application_desc:
         unsafe extern "system" fn(This, *mut DPN_APPLICATION_DESC, *mut u32, u32) -> HRESULT,
     pub(crate) set_client_info:
@@ -65,14 +42,14 @@ pub(crate) struct ClientVtbl {
     pub(crate) get_server_info:
         unsafe extern "system" fn(This, *mut DPN_PLAYER_INFO, *mut u32, u32) -> HRESULT,
     pub(crate) get_server_address: unsafe extern "system" fn(This, *mut This, u32) -> HRESULT,
-    pub(crate) close: unsafe extern "system" fn(This, u32) -> HRESULT,
-    pub(crate) return_buffer: unsafe extern "system" fn(This, u32, u32) -> HRESULT,
-    pub(crate) get_caps: unsafe extern "system" fn(This, *mut DPN_CAPS, u32) -> HRESULT,
-    pub(crate) set_caps: unsafe extern "system" fn(This, *const DPN_CAPS, u32) -> HRESULT,
-    pub(crate) set_sp_caps: unsafe extern "system" fn(This, *const GUID, *const DPN_SP_CAPS, u32) -> HRESULT,
-    pub(crate) get_sp_caps: unsafe extern "system" fn(This, *const GUID, *mut DPN_SP_CAPS, u32) -> HRESULT,
+    pub(crate) close: s::Close,
+    pub(crate) return_buffer: s::CancelAsyncOperation,
+    pub(crate) get_caps: s::GetCaps,
+    pub(crate) set_caps: s::SetCaps,
+    pub(crate) set_sp_caps: s::SetSpCaps,
+    pub(crate) get_sp_caps: s::GetSpCaps,
     pub(crate) get_connection_info: unsafe extern "system" fn(This, *mut DPN_CONNECTION_INFO, u32) -> HRESULT,
-    pub(crate) register_lobby: unsafe extern "system" fn(This, u32, This, u32) -> HRESULT,
+    pub(crate) register_lobby: s::RegisterLobby,
 }
 
 type Client = Object<ClientVtbl, Dp8>;

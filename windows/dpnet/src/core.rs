@@ -1065,9 +1065,12 @@ impl Core {
                     hBufferHandle: handle,
                     dwReceiveFlags: if reliable { DPNRECEIVE_GUARANTEED } else { 0 },
                 };
-                // The buffer's address stays put when the Vec moves into the map.
-                if self.call(DPN_MSGID_RECEIVE, &mut msg) == DPNSUCCESS_PENDING {
-                    self.lock().buffers.insert(handle, data);
+                // Kept before the handler runs, since a game may hand the buffer back from
+                // another thread as soon as it has seen it; the buffer's address stays put when
+                // the Vec moves into the map. Dropped again unless the handler keeps it.
+                self.lock().buffers.insert(handle, data);
+                if self.call(DPN_MSGID_RECEIVE, &mut msg) != DPNSUCCESS_PENDING {
+                    self.lock().buffers.remove(&handle);
                 }
             }
             Out::HostMigrated(new_host) => {

@@ -36,6 +36,7 @@ mod methods;
 mod peer;
 mod protocol;
 mod server;
+mod slots;
 #[cfg(test)]
 mod tests;
 mod threadpool;

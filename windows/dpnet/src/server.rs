@@ -8,72 +8,53 @@ use crate::core::{Core, Role};
 use crate::dpn::*;
 use crate::methods::{self as m, Dp8};
 
-type This = *mut c_void;
-type Ctx = *mut c_void;
-type Handle = *mut u32;
+use crate::slots::{self as s, Ctx, Handle, This};
 
 /// The vtable of `IDirectPlay8Server`.
 #[repr(C)]
 pub(crate) struct ServerVtbl {
     pub(crate) unknown: IUnknownVtbl,
-    pub(crate) initialize: unsafe extern "system" fn(This, Ctx, Option<MessageHandler>, u32) -> HRESULT,
-    pub(crate) enum_service_providers: unsafe extern "system" fn(
-        This,
-        *const GUID,
-        *const GUID,
-        *mut DPN_SERVICE_PROVIDER_INFO,
-        *mut u32,
-        *mut u32,
-        u32,
-    ) -> HRESULT,
-    pub(crate) cancel_async_operation: unsafe extern "system" fn(This, u32, u32) -> HRESULT,
-    pub(crate) get_send_queue_info: unsafe extern "system" fn(This, u32, *mut u32, *mut u32, u32) -> HRESULT,
+    pub(crate) initialize: s::Initialize,
+    pub(crate) enum_service_providers: s::EnumServiceProviders,
+    pub(crate) cancel_async_operation: s::CancelAsyncOperation,
+    pub(crate) get_send_queue_info: s::GetSendQueueInfo,
     pub(crate) get_application_desc:
         unsafe extern "system" fn(This, *mut DPN_APPLICATION_DESC, *mut u32, u32) -> HRESULT,
     pub(crate) set_server_info:
         unsafe extern "system" fn(This, *const DPN_PLAYER_INFO, Ctx, Handle, u32) -> HRESULT,
     pub(crate) get_client_info:
         unsafe extern "system" fn(This, u32, *mut DPN_PLAYER_INFO, *mut u32, u32) -> HRESULT,
-    pub(crate) get_client_address: unsafe extern "system" fn(This, u32, *mut This, u32) -> HRESULT,
-    pub(crate) get_local_host_addresses: unsafe extern "system" fn(This, *mut This, *mut u32, u32) -> HRESULT,
+    pub(crate) get_client_address: s::GetPeerAddress,
+    pub(crate) get_local_host_addresses: s::GetLocalHostAddresses,
     pub(crate) set_application_desc:
         unsafe extern "system" fn(This, *const DPN_APPLICATION_DESC, u32) -> HRESULT,
-    pub(crate) host: unsafe extern "system" fn(
-        This,
-        *const DPN_APPLICATION_DESC,
-        *mut This,
-        u32,
-        *const c_void,
-        *const c_void,
-        Ctx,
-        u32,
-    ) -> HRESULT,
+    pub(crate) host: s::Host,
     pub(crate) send_to:
         unsafe extern "system" fn(This, u32, *const DPN_BUFFER_DESC, u32, u32, Ctx, Handle, u32) -> HRESULT,
     pub(crate) create_group:
         unsafe extern "system" fn(This, *const DPN_GROUP_INFO, Ctx, Ctx, Handle, u32) -> HRESULT,
-    pub(crate) destroy_group: unsafe extern "system" fn(This, u32, Ctx, Handle, u32) -> HRESULT,
-    pub(crate) add_player_to_group: unsafe extern "system" fn(This, u32, u32, Ctx, Handle, u32) -> HRESULT,
+    pub(crate) destroy_group: s::DestroyGroup,
+    pub(crate) add_player_to_group: s::AddPlayerToGroup,
     pub(crate) remove_player_from_group:
         unsafe extern "system" fn(This, u32, u32, Ctx, Handle, u32) -> HRESULT,
     pub(crate) set_group_info:
         unsafe extern "system" fn(This, u32, *const DPN_GROUP_INFO, Ctx, Handle, u32) -> HRESULT,
     pub(crate) get_group_info:
         unsafe extern "system" fn(This, u32, *mut DPN_GROUP_INFO, *mut u32, u32) -> HRESULT,
-    pub(crate) enum_players_and_groups: unsafe extern "system" fn(This, *mut u32, *mut u32, u32) -> HRESULT,
-    pub(crate) enum_group_members: unsafe extern "system" fn(This, u32, *mut u32, *mut u32, u32) -> HRESULT,
-    pub(crate) close: unsafe extern "system" fn(This, u32) -> HRESULT,
-    pub(crate) destroy_client: unsafe extern "system" fn(This, u32, *const c_void, u32, u32) -> HRESULT,
-    pub(crate) return_buffer: unsafe extern "system" fn(This, u32, u32) -> HRESULT,
-    pub(crate) get_player_context: unsafe extern "system" fn(This, u32, *mut Ctx, u32) -> HRESULT,
-    pub(crate) get_group_context: unsafe extern "system" fn(This, u32, *mut Ctx, u32) -> HRESULT,
-    pub(crate) get_caps: unsafe extern "system" fn(This, *mut DPN_CAPS, u32) -> HRESULT,
-    pub(crate) set_caps: unsafe extern "system" fn(This, *const DPN_CAPS, u32) -> HRESULT,
-    pub(crate) set_sp_caps: unsafe extern "system" fn(This, *const GUID, *const DPN_SP_CAPS, u32) -> HRESULT,
-    pub(crate) get_sp_caps: unsafe extern "system" fn(This, *const GUID, *mut DPN_SP_CAPS, u32) -> HRESULT,
+    pub(crate) enum_players_and_groups: s::EnumPlayersAndGroups,
+    pub(crate) enum_group_members: s::GetSendQueueInfo,
+    pub(crate) close: s::Close,
+    pub(crate) destroy_client: s::DestroyPeer,
+    pub(crate) return_buffer: s::CancelAsyncOperation,
+    pub(crate) get_player_context: s::GetPlayerContext,
+    pub(crate) get_group_context: s::GetPlayerContext,
+    pub(crate) get_caps: s::GetCaps,
+    pub(crate) set_caps: s::SetCaps,
+    pub(crate) set_sp_caps: s::SetSpCaps,
+    pub(crate) get_sp_caps: s::GetSpCaps,
     pub(crate) get_connection_info:
         unsafe extern "system" fn(This, u32, *mut DPN_CONNECTION_INFO, u32) -> HRESULT,
-    pub(crate) register_lobby: unsafe extern "system" fn(This, u32, This, u32) -> HRESULT,
+    pub(crate) register_lobby: s::RegisterLobby,
 }
 
 type Server = Object<ServerVtbl, Dp8>;
