@@ -43,6 +43,11 @@ fn run_all() -> anyhow::Result<()> {
         "doc",
         cargo().args(["doc", "--workspace", "--no-deps", "--locked"]).env("RUSTDOCFLAGS", "-D warnings"),
     )?;
+    // dpnet.dll's own crate is outside the workspace: lint it and run its native tests (they
+    // call the vtables as a game does, on loopback) before the Windows build.
+    let dpnet = ["--manifest-path", "windows/dpnet/Cargo.toml", "--locked"];
+    step("dpnet clippy", cargo().arg("clippy").args(dpnet).args(["--all-targets", "--", "-D", "warnings"]))?;
+    step("dpnet test", cargo().arg("test").args(dpnet))?;
     // dpnet.dll: the Windows toolchain chroot (made once, reused), the DLL, the Wine tests
     // expected to pass. The crates' tests under Wine (`dll-test --crates`) are not here: they
     // alone take longer than the DLL's whole share of CI.
