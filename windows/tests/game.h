@@ -58,6 +58,7 @@ typedef struct {
     DPNID local_id, new_host, players[16];
     int player_count;
     WCHAR session_name[128];
+    IDirectPlay8Address *enum_sender; /* a copy of the last ENUM_HOSTS_RESPONSE's sender */
     DWORD received_bytes, last_receive_size;
     BYTE last_receive[256];
     DWORD handler_thread;
@@ -135,6 +136,12 @@ static inline HRESULT WINAPI handler(void *context, DWORD id, void *msg)
         DPNMSG_ENUM_HOSTS_RESPONSE *m = msg;
         if (m->pApplicationDescription && m->pApplicationDescription->pwszSessionName)
             lstrcpynW(seen.session_name, m->pApplicationDescription->pwszSessionName, 128);
+        /* The address is DirectPlay's for the call only: a game that joins later keeps a copy. */
+        if (seen.enum_sender)
+            IDirectPlay8Address_Release(seen.enum_sender);
+        seen.enum_sender = NULL;
+        if (m->pAddressSender)
+            IDirectPlay8Address_Duplicate(m->pAddressSender, &seen.enum_sender);
         InterlockedIncrement(&seen.enum_responses);
         break;
     }

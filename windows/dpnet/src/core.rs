@@ -24,6 +24,7 @@ use dplay_wire::dp8::url::DirectPlayUrl;
 use uuid::Uuid;
 
 use crate::com::{GUID, HRESULT};
+use crate::devices::Devices;
 use crate::dpn::{self, *};
 use crate::protocol::{Command, DllProtocol, GroupRow, Member, Out, Target};
 use crate::{addressing, threadpool};
@@ -89,9 +90,9 @@ struct Enumeration {
     cancelled: bool,
 }
 
-/// The session's runtime and its dispatcher.
+/// The session's runtime (on every device address) and its dispatcher.
 struct Live {
-    runtime: Runtime<DllProtocol>,
+    runtime: Runtime<Devices<DllProtocol>>,
     dispatcher: Option<JoinHandle<()>>,
     dispatcher_id: ThreadId,
 }
@@ -151,7 +152,10 @@ struct State {
     /// Joiners the application accepted in INDICATE_CONNECT, with the player context it gave.
     accepted: HashMap<SocketAddr, usize>,
     caps: Caps,
+    /// The first device address's socket.
     bound: Option<SocketAddr>,
+    /// Every device address's socket (Host with several), the first included.
+    devices: Vec<SocketAddr>,
     /// The enumeration helper's port (MC-DPLHP 1.9: 6073), where a host on another port also
     /// answers EnumQuery; 0: none. Tests open it on a port they chose (0 unless they do).
     enum_helper_port: u16,
@@ -321,8 +325,33 @@ impl Core {
         if p.member.is_local { st.bound } else { p.member.addr }
     }
 
+    /// The first device address's socket (the tests' host port).
+    #[cfg(test)]
     pub(crate) fn bound(&self) -> Option<SocketAddr> {
         self.lock().bound
+    }
+
+    /// GetLocalHostAddresses on a host: each device address's socket, on each interface
+    /// address when it is bound to all of them (the bound address itself where the system
+    /// lists none).
+    pub(crate) fn local_host_addresses(&self) -> Option<Vec<SocketAddr>> {
+        let st = self.lock();
+        if st.local == 0 || st.local != st.host {
+            return None;
+        }
+        let mut out = Vec::new();
+        for bound in &st.devices {
+            let mut ips = if bound.ip().is_unspecified() {
+                dplay_runtime::interface_addrs(bound.ip())
+            } else {
+                Vec::new()
+            };
+            if ips.is_empty() {
+                ips.push(bound.ip());
+            }
+            out.extend(ips.into_iter().map(|ip| SocketAddr::new(ip, bound.port())));
+        }
+        Some(out)
     }
 
     pub(crate) fn app_desc(&self) -> Option<(AppDesc, u32)> {
@@ -374,29 +403,27 @@ impl Core {
         cfg
     }
 
-    /// Starts the session runtime on `bind` and its dispatcher; with `helper`, also a second
-    /// socket there that takes only EnumQuery ([`DllProtocol`]'s enumeration helper). A helper
-    /// port another process holds is left to it: the session runs without (docs/decisions.md).
+    /// Starts the session runtime on the `devices` sockets (one per device address, the first
+    /// the session's own, [`Devices`]) and its dispatcher; with `helper`, also a socket there
+    /// that takes only EnumQuery ([`DllProtocol`]'s enumeration helper). A helper port another
+    /// process holds is left to it: the session runs without (docs/decisions.md).
     fn start(
         self: &Arc<Self>,
         st: &mut State,
-        bind: SpecOrAddr,
+        devices: Vec<SocketSpec>,
         helper: Option<SocketAddr>,
         cfg: SessionConfig,
     ) -> Result<(), HRESULT> {
-        let spec = match bind {
-            SpecOrAddr::Addr(a) => SocketSpec::udp(a),
-            SpecOrAddr::Range(a, r) => SocketSpec::udp(a).first_free(r),
-        };
+        let count = devices.len();
         let spawn = |helper: Option<SocketAddr>, cfg: SessionConfig| {
-            let mut sockets = vec![spec.clone().broadcast()];
+            let mut sockets: Vec<SocketSpec> = devices.iter().cloned().map(SocketSpec::broadcast).collect();
             sockets.extend(helper.map(SocketSpec::udp));
             let mut rc = RuntimeConfig::with_sockets(sockets);
             rc.thread_name = "dpnet-session".into();
             Runtime::spawn_with(rc, move |addr| {
                 let mut cfg = cfg;
                 cfg.local_addr = addr;
-                DllProtocol::new(cfg, Instant::now())
+                Devices::new(DllProtocol::new(cfg, Instant::now()), count)
             })
         };
         let runtime = match helper.map(|h| spawn(Some(h), cfg.clone())) {
@@ -410,8 +437,9 @@ impl Core {
                 spawn(None, cfg).map_err(|_| DPNERR_INVALIDDEVICEADDRESS)?
             }
         };
-        st.helper_bound = runtime.socket_addr(dplay_runtime::SocketId(1));
+        st.helper_bound = runtime.socket_addr(dplay_runtime::SocketId(count));
         st.bound = Some(runtime.local_addr());
+        st.devices = runtime.local_addrs().iter().copied().take(count).collect();
         let events = runtime.events().clone();
         let me = Arc::clone(self);
         let generation = st.generation;
@@ -442,18 +470,20 @@ impl Core {
         Ok(())
     }
 
-    /// Host: creates the session and reports the local player before returning.
+    /// Host: creates the session on every device address (at least one) and reports the
+    /// local player before returning.
     pub(crate) fn host(
         self: &Arc<Self>,
         desc: AppDesc,
-        device: Option<DirectPlayUrl>,
+        devices: &[DirectPlayUrl],
         player_context: usize,
     ) -> HRESULT {
         let mut st = self.lock();
         if st.live.is_some() {
             return DPNERR_ALREADYCONNECTED;
         }
-        let bind = addressing::bind_for(device.as_ref());
+        let binds: Vec<SocketAddr> = devices.iter().map(|d| addressing::bind_for(Some(d))).collect();
+        let Some(&bind) = binds.first() else { return DPNERR_INVALIDPARAM };
         let mut cfg = Self::session_config(&st, self.role, desc.application, bind);
         cfg.session_name.clone_from(&desc.session_name);
         cfg.max_players = desc.max_players;
@@ -465,14 +495,26 @@ impl Core {
         if desc.flags & DPNSESSION_FAST_SIGNED != 0 {
             cfg.transport.signing = dplay_dframe::Signing::Fast;
         }
-        // No port in the device address: Windows takes the first free one of 2302-2400.
-        let at = if bind.port() == 0 { SpecOrAddr::Range(bind, 2302..=2400) } else { SpecOrAddr::Addr(bind) };
-        // DPNSVR (MC-DPLHP 1.9, MS-DPDX 3.2.3): the session is also enumerable on 6073.
+        // No port in a device address: Windows takes the first free one of 2302-2400.
+        let specs =
+            binds
+                .iter()
+                .map(|&b| {
+                    if b.port() == 0 {
+                        SocketSpec::udp(b).first_free(2302..=2400)
+                    } else {
+                        SocketSpec::udp(b)
+                    }
+                })
+                .collect();
+        // DPNSVR (MC-DPLHP 1.9, MS-DPDX 3.2.3): the session is also enumerable on 6073, on
+        // the first device's IP, unless a device is on 6073 itself.
         let helper_port = st.enum_helper_port;
-        let helper =
-            (helper_port != 0 && bind.port() != helper_port && desc.flags & DPNSESSION_NODPNSVR == 0)
-                .then(|| SocketAddr::new(bind.ip(), helper_port));
-        if let Err(e) = self.start(&mut st, at, helper, cfg) {
+        let helper = (helper_port != 0
+            && binds.iter().all(|b| b.port() != helper_port)
+            && desc.flags & DPNSESSION_NODPNSVR == 0)
+            .then(|| SocketAddr::new(bind.ip(), helper_port));
+        if let Err(e) = self.start(&mut st, specs, helper, cfg) {
             return e;
         }
         st.desc = desc;
@@ -509,7 +551,7 @@ impl Core {
         let mut cfg = Self::session_config(&st, self.role, desc.application, bind);
         cfg.password.clone_from(&desc.password);
         cfg.connect_data = connect_data;
-        self.start(&mut st, SpecOrAddr::Addr(bind), None, cfg)?;
+        self.start(&mut st, vec![SocketSpec::udp(bind)], None, cfg)?;
         let handle = Self::next_handle(&mut st);
         let (tx, rx) = waiter();
         st.connecting = Some(Connecting { handle, context, player_context, sync: sync.then_some(tx) });
@@ -769,6 +811,7 @@ impl Core {
         st.local = 0;
         st.host = 0;
         st.bound = None;
+        st.devices.clear();
         st.buffers.clear();
         if uninitialize {
             st.handler = None;
@@ -1263,12 +1306,6 @@ pub(crate) struct Search {
     pub(crate) retry: Duration,
     /// The game's enum data (EnumQuery `ApplicationPayload`).
     pub(crate) payload: Vec<u8>,
-}
-
-/// Where the session's socket binds.
-enum SpecOrAddr {
-    Addr(SocketAddr),
-    Range(SocketAddr, std::ops::RangeInclusive<u16>),
 }
 
 /// Releases a COM reference (null: nothing).

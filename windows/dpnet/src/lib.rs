@@ -28,6 +28,7 @@ mod client;
 mod codes;
 pub mod com;
 mod core;
+mod devices;
 pub mod dpn;
 pub mod exports;
 pub mod lobby;

@@ -291,6 +291,10 @@ pub(crate) unsafe extern "system" fn get_send_queue_info<V: 'static>(
     })
 }
 
+/// The most device addresses Host takes (a machine's adapters and ports; the cap keeps a
+/// wrong count from reading far past the game's array).
+const MAX_DEVICES: u32 = 64;
+
 pub(crate) unsafe extern "system" fn host<V: 'static>(
     this: *mut c_void,
     desc: *const DPN_APPLICATION_DESC,
@@ -306,15 +310,16 @@ pub(crate) unsafe extern "system" fn host<V: 'static>(
             Ok(d) => d,
             Err(e) => return e,
         };
-        if devices.is_null() || device_count == 0 {
+        if devices.is_null() || device_count == 0 || device_count > MAX_DEVICES {
             return DPNERR_INVALIDPARAM;
         }
-        // SAFETY: the game passes `device_count` addresses; we read the first.
-        let device = match unsafe { addressing::url_of(*devices) } {
-            Ok(u) => u,
-            Err(_) => return DPNERR_INVALIDDEVICEADDRESS,
-        };
-        c.host(desc, Some(device), player_context as usize)
+        // SAFETY: the game passes `device_count` addresses; the session listens on each.
+        let urls: Result<Vec<_>, _> =
+            (0..device_count as usize).map(|i| unsafe { addressing::url_of(*devices.add(i)) }).collect();
+        match urls {
+            Ok(urls) => c.host(desc, &urls, player_context as usize),
+            Err(_) => DPNERR_INVALIDDEVICEADDRESS,
+        }
     })
 }
 
@@ -603,8 +608,8 @@ pub(crate) unsafe extern "system" fn get_player_address<V: 'static>(
     })
 }
 
-/// GetLocalHostAddresses: our socket's port on each interface address (the bound address
-/// itself where the system lists none).
+/// GetLocalHostAddresses: each device address the host listens on ([`crate::core::Core`]'s
+/// `local_host_addresses`).
 pub(crate) unsafe extern "system" fn get_local_host_addresses<V: 'static>(
     this: *mut c_void,
     out: *mut *mut c_void,
@@ -612,25 +617,20 @@ pub(crate) unsafe extern "system" fn get_local_host_addresses<V: 'static>(
     _flags: u32,
 ) -> HRESULT {
     initialized::<V>(this, |c| {
-        let Some(bound) = c.bound().filter(|_| c.is_host()) else { return DPNERR_NOTHOST };
-        let mut ips = dplay_runtime::interface_addrs(bound.ip());
-        if ips.is_empty() {
-            ips.push(bound.ip());
-        }
+        let Some(addrs) = c.local_host_addresses() else { return DPNERR_NOTHOST };
         if count.is_null() {
             return DPNERR_INVALIDPOINTER;
         }
         // SAFETY: the game's pointers.
         unsafe {
-            if out.is_null() || (*count as usize) < ips.len() {
-                *count = ips.len() as u32;
+            if out.is_null() || (*count as usize) < addrs.len() {
+                *count = addrs.len() as u32;
                 return DPNERR_BUFFERTOOSMALL;
             }
-            for (i, ip) in ips.iter().enumerate() {
-                let url = addressing::url_for(std::net::SocketAddr::new(*ip, bound.port()));
-                *out.add(i) = addressing::new_address(&url);
+            for (i, addr) in addrs.iter().enumerate() {
+                *out.add(i) = addressing::new_address(&addressing::url_for(*addr));
             }
-            *count = ips.len() as u32;
+            *count = addrs.len() as u32;
         }
         DPN_OK
     })

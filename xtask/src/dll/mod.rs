@@ -6,6 +6,7 @@
 mod bench;
 mod chroot;
 mod crate_tests;
+mod netns;
 mod pe;
 mod wine;
 

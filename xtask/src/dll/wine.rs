@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 
 use super::chroot::{BUILD, PROJECT, Session};
+use super::netns::Netns;
 use crate::integration::{Suite, WAIT, event_with, free_addr, host};
 
 /// The tests the DLL is expected to pass: CI fails when one of them does not. A new test joins
@@ -33,6 +34,8 @@ const EXPECTED: &[&str] = &[
     "big",
     "cancel",
     "dowork",
+    "portless",
+    "devices",
 ];
 
 /// Every test: its name (also its C file's, unless it names another), and the run.
@@ -50,6 +53,8 @@ const TESTS: &[(&str, Case)] = &[
     ("big", big),
     ("cancel", cancel),
     ("dowork", dowork),
+    ("portless", portless),
+    ("devices", devices),
 ];
 
 /// The application GUID of every test session (`GUID_TEST_APP` in windows/tests/game.h).
@@ -167,7 +172,7 @@ pub(crate) fn run(session: &Session<'_>, selection: &Selection) -> anyhow::Resul
 pub(super) fn compile(session: &Session<'_>) -> anyhow::Result<()> {
     let script = format!(
         "mkdir -p {BUILD}/tests && cd {PROJECT}/windows/tests && for c in *.c; do \
-         i686-w64-mingw32-gcc -O1 -Wall -Werror -o {BUILD}/tests/${{c%.c}}.exe $c -lole32 -luuid || exit 1; done"
+         i686-w64-mingw32-gcc -O1 -Wall -Werror -o {BUILD}/tests/${{c%.c}}.exe $c -lole32 -luuid -lws2_32 || exit 1; done"
     );
     session.run("build the C test programs", &script)
 }
@@ -208,13 +213,31 @@ pub(super) struct Wine {
 impl Ctx<'_> {
     /// Starts `NAME.exe args...` in `prefix`, our DLL chosen over Wine's, within [`WINE_LIMIT`].
     pub(super) fn wine(&self, prefix: Prefix, exe: &str, args: &[&str]) -> anyhow::Result<Wine> {
+        self.wine_in(None, prefix, exe, args)
+    }
+
+    /// As [`Ctx::wine`], inside `netns` when given. Wine's sockets are made by its wineserver:
+    /// the first Wine process of the prefix starts it, so none may run outside the namespace
+    /// then ([`kill_wine`] first).
+    fn wine_in(
+        &self,
+        netns: Option<&Netns>,
+        prefix: Prefix,
+        exe: &str,
+        args: &[&str],
+    ) -> anyhow::Result<Wine> {
         let script = format!(
             "cd {BUILD}/tests && WINEPREFIX={} WINEDLLOVERRIDES=dpnet=n WINEDEBUG=-all \
              timeout -k 5 {WINE_LIMIT} wine {exe}.exe {} 2>&1",
             prefix.dir(),
             args.join(" ")
         );
-        let mut child = self.session.command(&script).stdout(Stdio::piped()).spawn()?;
+        let command = self.session.command(&script);
+        let mut command = match netns {
+            Some(ns) => ns.wrap(&command),
+            None => command,
+        };
+        let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).spawn()?;
         let stdout = child.stdout.take().context("no stdout")?;
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&lines);
@@ -330,9 +353,26 @@ fn join_wow64(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 fn host_for_native(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
-    let mut wine = ctx.wine(Prefix::Win32, "host", &[port(&addr)])?;
+    host_with_joiner(ctx, &[port(&addr)], &addr)
+}
+
+/// Host on two device addresses (two ports): a native member joins through the second.
+fn devices(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let first = free_addr()?;
+    let second = loop {
+        let a = free_addr()?;
+        if a != first {
+            break a;
+        }
+    };
+    host_with_joiner(ctx, &[port(&first), port(&second)], &second)
+}
+
+/// `host.exe ports...` hosting; a native member joins at `join` and exchanges chat text.
+fn host_with_joiner(ctx: &Ctx<'_>, ports: &[&str], join: &str) -> anyhow::Result<()> {
+    let mut wine = ctx.wine(Prefix::Win32, "host", ports)?;
     wine.wait_line("ready")?;
-    let native = native_join(ctx, &addr, "native", &["--send", "hello from native", "--duration", "3"])?;
+    let native = native_join(ctx, join, "native", &["--send", "hello from native", "--duration", "3"])?;
     ctx.suite.expect(
         &native,
         "the Wine host's message",
@@ -432,4 +472,25 @@ fn dowork(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let addr = free_addr()?;
     let _host = native_host(ctx, &addr, &[])?;
     ctx.wine(Prefix::Win32, "dowork", &[port(&addr)])?.success()
+}
+
+/// A port-less synchronous enumeration answered through UDP 6073 (MC-DPLHP 1.9): a Wine host on
+/// another port is found there and joined at the port its response came from; with
+/// DPNSESSION_NODPNSVR it is not found there. In a private network namespace, as 6073 is a
+/// fixed port (another test on this machine may hold it); the program fails clearly when it is
+/// taken all the same.
+fn portless(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let ns = Netns::new("portless")?;
+    kill_wine(ctx.session);
+    // The namespace is ours alone: DPNSVR's first port serves.
+    let port = "2302";
+    for mode in [None, Some("nodpnsvr")] {
+        let args = |role| [role, port].into_iter().chain(mode).collect::<Vec<_>>();
+        let mut host = ctx.wine_in(Some(&ns), Prefix::Win32, "portless", &args("host"))?;
+        host.wait_line("ready")?;
+        ctx.wine_in(Some(&ns), Prefix::Win32, "portless", &args("find"))?.success()?;
+        host.success()?;
+    }
+    kill_wine(ctx.session);
+    Ok(())
 }

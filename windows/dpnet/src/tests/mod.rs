@@ -4,6 +4,7 @@
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod client_server;
+mod devices;
 mod game;
 mod peer;
 mod threadpool;

@@ -14,7 +14,7 @@ use crate::peer::PeerVtbl;
 pub(crate) const APP: GUID = GUID::from_u128(0x1BADB002_0000_4000_8000_0000000000AA);
 
 /// A peer object as a game holds it.
-pub(crate) struct Peer(*mut c_void);
+pub(crate) struct Peer(pub(crate) *mut c_void);
 
 impl Peer {
     pub(crate) fn new() -> Self {
