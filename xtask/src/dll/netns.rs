@@ -20,6 +20,11 @@ impl Netns {
         Ok(ns)
     }
 
+    /// Its name, for `ip netns exec`.
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// `command` run inside (`ip netns exec`).
     pub(super) fn wrap(&self, command: &Command) -> Command {
         let mut wrapped = Command::new("ip");

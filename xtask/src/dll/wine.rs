@@ -16,7 +16,7 @@ use anyhow::{Context, bail, ensure};
 
 use super::chroot::{BUILD, PROJECT, Session};
 use super::netns::Netns;
-use crate::integration::{Suite, WAIT, event_with, free_addr, host};
+use crate::integration::{Suite, WAIT, event_with, free_addr, host, is};
 
 /// The tests the DLL is expected to pass: CI fails when one of them does not. A new test joins
 /// this list once the DLL passes it.
@@ -476,7 +476,8 @@ fn dowork(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 /// A port-less synchronous enumeration answered through UDP 6073 (MC-DPLHP 1.9): a Wine host on
 /// another port is found there and joined at the port its response came from; with
-/// DPNSESSION_NODPNSVR it is not found there. In a private network namespace, as 6073 is a
+/// DPNSESSION_NODPNSVR it is not found there; the native `dplay enum` of the bare address finds
+/// it too. In a private network namespace, as 6073 is a
 /// fixed port (another test on this machine may hold it); the program fails clearly when it is
 /// taken all the same.
 fn portless(ctx: &Ctx<'_>) -> anyhow::Result<()> {
@@ -488,6 +489,21 @@ fn portless(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         let args = |role| [role, port].into_iter().chain(mode).collect::<Vec<_>>();
         let mut host = ctx.wine_in(Some(&ns), Prefix::Win32, "portless", &args("host"))?;
         host.wait_line("ready")?;
+        if mode.is_none() {
+            // The native stack's port-less enumeration (6073) finds it too, at the game's port.
+            let mut native = ctx.suite.start_in(
+                ns.name(),
+                "native enum",
+                &["enum", "127.0.0.1", "--any-app", "--json", "--timeout", "2"],
+            )?;
+            let found = ctx.suite.expect(&native, "the Wine host's session", WAIT, is("session"))?;
+            ensure!(
+                found.get("name").and_then(|v| v.as_str()) == Some("portless session")
+                    && found.get("host").and_then(|v| v.as_str()) == Some(&format!("127.0.0.1:{port}")),
+                "the native enumeration found {found}"
+            );
+            ensure!(ctx.suite.exit_code(&mut native, WAIT)? == Some(0), "dplay enum did not exit 0");
+        }
         ctx.wine_in(Some(&ns), Prefix::Win32, "portless", &args("find"))?.success()?;
         host.success()?;
     }
