@@ -95,7 +95,9 @@ impl<P: Protocol> Protocol for Devices<P> {
 
     fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         let mut t = self.inner.poll_send(now, buf)?;
+        // One device (every Connect, most Hosts): no route, no hashing per datagram.
         if t.path == Path::Udp(SocketId::MAIN)
+            && !self.routes.is_empty()
             && let Some((socket, _)) = self.routes.get(&t.to)
         {
             t.path = Path::Udp(*socket);
