@@ -24,6 +24,7 @@ mod reliable;
 mod session;
 pub mod stream;
 pub mod table;
+mod voice;
 
 pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
