@@ -482,7 +482,7 @@ impl Dp4Session {
             Dp4Body::Chat(m) => self.on_chat(m),
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(now, reply_to, &m),
-            // Over MC-DPL4R (a whole message goes through `receive`'s `take_voice`).
+            // Short-form, over MC-DPL4R (a whole message goes to `take_voice` first).
             Dp4Body::Voice(m) => match m.message.to_vec() {
                 Ok(data) => self.on_voice(m.id_from, m.id_to, data),
                 Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),

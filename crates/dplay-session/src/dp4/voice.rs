@@ -7,8 +7,7 @@ use std::time::Instant;
 
 use dplay_dpsp::Reliability;
 use dplay_wire::Writer;
-use dplay_wire::dp4::header::{Command, HEADER_LEN, Header, SockAddrIn, Token};
-use dplay_wire::dp4::player_message::has_signature;
+use dplay_wire::dp4::header::{Command, HEADER_LEN, Header, SIGNATURE_OFFSET, SockAddrIn, Token};
 
 use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, Via};
 use crate::dp4::members::DPID_ALLPLAYERS;
@@ -78,8 +77,13 @@ impl Dp4Session {
     /// A whole message that is a DPSP_MSG_VOICE: its player IDs and voice data, whatever the
     /// data holds (the voice layer counts what it cannot parse, MC-DPLVP 5.1).
     pub(crate) fn take_voice(&mut self, bytes: &[u8]) -> bool {
-        let Ok((header, size)) = Header::parse(bytes) else { return false };
-        if !has_signature(bytes) || header.command != Command::DPSP_MSG_VOICE || size != bytes.len() {
+        // wCommand at 24 (decision F-20): most messages are not voice; tell them apart cheaply.
+        let command = Command::DPSP_MSG_VOICE.0.to_le_bytes();
+        if bytes.get(SIGNATURE_OFFSET + 4..HEADER_LEN - 2) != Some(&command[..]) {
+            return false;
+        }
+        // A size that does not match goes the usual way, to be dropped as malformed.
+        if Header::parse(bytes).map(|(_, size)| size) != Ok(bytes.len()) {
             return false;
         }
         let body = bytes.get(HEADER_LEN..).unwrap_or_default();
