@@ -180,3 +180,31 @@ fn echo_over_dp8_sessions_under_loss() {
         assert!(matches!(v.client(1).poll_event(), Some(ClientEvent::Connected { .. })));
     }
 }
+
+/// The DirectPlay 8 host leaves with host migration on (MC-DPLVP 3.2.4; docs/decisions.md,
+/// "DirectPlay Voice", host migration): its voice server first sends SESSIONLOST, which ends
+/// every client's voice session; the member that becomes host is no voice server, and no voice
+/// message follows.
+#[test]
+fn host_migration_ends_forwarding_voice() {
+    let mut v = Voice::new(7, 5, VoiceServerConfig::forwarding());
+    v.server.shutdown();
+    v.run(Duration::from_millis(500));
+    v.heard.clear();
+    v.mesh.with(0, |s, now| s.leave(now));
+    v.run(Duration::from_secs(10));
+    for (i, c) in &mut v.clients {
+        assert!(c.is_done(), "client {i}");
+        let events: Vec<_> = std::iter::from_fn(|| c.poll_event()).collect();
+        assert!(events.contains(&ClientEvent::Ended("the voice session was lost")), "client {i}: {events:?}");
+    }
+    let migrated = (1..4).any(|i| {
+        v.events(i);
+        v.mesh.with(i, |s, _| s.host_dpnid() == s.local_dpnid())
+    });
+    assert!(migrated, "a member became host");
+    assert!(v.heard.is_empty(), "voice after the migration: {:?}", v.heard);
+    assert!(v.server_events.iter().all(
+        |e| !matches!(e, ServerEvent::ClientGone { reason, .. } if *reason != ClientGone::ServerShutdown)
+    ));
+}
