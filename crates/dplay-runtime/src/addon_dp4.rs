@@ -270,10 +270,7 @@ impl AddonDp4Protocol {
     /// per-talker speech counts.
     fn summary(&mut self) {
         let mut summary = self.report.summary(self.bridge.session().stats());
-        if let Some((drops, speech)) = self.voice.as_ref().and_then(VoiceLayer::summary) {
-            if let [Dp4Event::DropSummary(counts), _] = &mut summary {
-                counts.extend(drops);
-            }
+        if let Some(speech) = VoiceLayer::dp4_summary(self.voice.as_ref(), &mut summary) {
             self.events.push_back(AddonDp4Event::Dp4(Dp4Event::Voice(speech)));
         }
         self.events.extend(summary.map(AddonDp4Event::Dp4));

@@ -168,8 +168,8 @@ pub enum Dp4Command {
     /// A chat line (DPSP_MSG_CHAT, MC-DPL4CS 2.2.18) from our first application player (else
     /// our system player) to everyone.
     Chat(String),
-    /// One DirectPlay Voice message as given, from our system player to player `to`, in a
-    /// non-guaranteed DPSP_MSG_VOICE (MC-DPL4CS 2.2.54; [`Dp4Session::send_voice`]). For tools
+    /// One DirectPlay Voice message as given, from our first application player (else our
+    /// system player) to player `to`, in a non-guaranteed DPSP_MSG_VOICE (MC-DPL4CS 2.2.54; [`Dp4Session::send_voice`]). For tools
     /// and tests that speak voice themselves (`cargo xtask hostile`'s voice cases).
     SendVoice {
         /// The receiving player.
@@ -416,10 +416,7 @@ impl Dp4Protocol {
     /// per-talker speech counts.
     fn summary(&mut self) {
         let mut summary = self.report.summary(self.session.stats());
-        if let Some((drops, speech)) = self.voice.as_ref().and_then(VoiceLayer::summary) {
-            if let [Dp4Event::DropSummary(counts), _] = &mut summary {
-                counts.extend(drops);
-            }
+        if let Some(speech) = VoiceLayer::dp4_summary(self.voice.as_ref(), &mut summary) {
             self.events.push_back(Dp4Event::Voice(speech));
         }
         self.events.extend(summary);
@@ -526,7 +523,7 @@ impl Protocol for Dp4Protocol {
                 Some(from) => self.session.send_chat_all(from, &text).map(drop).map_err(|e| ("chat", e)),
                 None => Err(("chat", CommandError::WrongState)),
             },
-            Dp4Command::SendVoice { to, data } => match self.session.system_player() {
+            Dp4Command::SendVoice { to, data } => match self.local_player() {
                 Some(from) => self.session.send_voice(now, from, to, &data, false).map_err(|e| ("voice", e)),
                 None => Err(("voice", CommandError::WrongState)),
             },

@@ -15,6 +15,8 @@ use dplay_voice::{
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::voice::{Codec, Dvid};
 
+use crate::Dp4Event;
+
 /// Which voice role a DirectPlay 8 or DirectPlay 4 protocol plays.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VoiceRole {
@@ -61,9 +63,9 @@ enum Role {
 #[derive(Debug)]
 pub(crate) struct VoiceLayer {
     role: Role,
-    /// The player our voice messages come from: over DirectPlay 4 our system player for the
-    /// server, our application player for the test client (docs/decisions.md, "DirectPlay
-    /// Voice"); over DirectPlay 8 the session knows it.
+    /// The test client's player, once it runs: over DirectPlay 4 its messages come from it,
+    /// the server's from our system player (docs/decisions.md, "DirectPlay Voice"). Over
+    /// DirectPlay 8 the session knows who sends.
     me: Option<Dvid>,
 }
 
@@ -132,12 +134,14 @@ impl VoiceLayer {
         events
     }
 
-    /// For a drops-and-refusals summary: the server's drops by reason (names with `voice` or
-    /// `speech`) and its per-talker speech counts.
-    pub(crate) fn summary(&self) -> Option<(impl Iterator<Item = (&'static str, u64)> + '_, VoiceEvent)> {
-        let s = self.server()?;
-        let talkers = s.talkers().iter().map(|t| (t.dvid, t.speech)).collect();
-        Some((s.stats().drops(), VoiceEvent::Speech(talkers)))
+    /// Adds the server's drops by reason (names with `voice` or `speech`) to a DirectPlay 4
+    /// drops-and-refusals summary; its per-talker speech counts, to report with it.
+    pub(crate) fn dp4_summary(voice: Option<&Self>, summary: &mut [Dp4Event; 2]) -> Option<VoiceEvent> {
+        let s = voice?.server()?;
+        if let [Dp4Event::DropSummary(counts), _] = summary {
+            counts.extend(s.stats().drops());
+        }
+        Some(VoiceEvent::Speech(s.talkers().iter().map(|t| (t.dvid, t.speech)).collect()))
     }
 
     /// Looks at a DirectPlay 8 session event before it is reported; true when it was voice

@@ -7,6 +7,8 @@
 //! player leaving the session (3.2.7).
 #![allow(clippy::disallowed_methods)] // a time origin for the sessions; time here is virtual
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use dplay_session::dp4::{Dp4Event, HostConfig};
@@ -157,19 +159,7 @@ impl Voice {
     /// Nodes that got SPEECHWITHFROM from `node`'s player, with counts.
     fn heard_from(&mut self, node: usize) -> Vec<(usize, usize)> {
         let source = self.player(node);
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        for (to, m) in self.heard.drain(..) {
-            if let VoiceMessage::SpeechWithFrom(s) = m
-                && s.source == source
-            {
-                match out.iter_mut().find(|(t, _)| *t == to) {
-                    Some((_, n)) => *n += 1,
-                    None => out.push((to, 1)),
-                }
-            }
-        }
-        out.sort();
-        out
+        common::speech_from(&mut self.heard, source)
     }
 }
 

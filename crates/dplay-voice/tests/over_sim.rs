@@ -5,6 +5,8 @@
 //! client's player leaving the session (3.2.7).
 #![allow(clippy::disallowed_methods)] // a time origin for the sessions; time here is virtual
 
+mod common;
+
 use std::time::Duration;
 
 use dplay_session::{Event, Session};
@@ -116,19 +118,7 @@ impl Voice {
     /// Nodes that got SPEECHWITHFROM from `node`, with counts.
     fn heard_from(&mut self, node: usize) -> Vec<(usize, usize)> {
         let source = self.mesh.with(node, |s, _| dvid(s));
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        for (to, m) in self.heard.drain(..) {
-            if let VoiceMessage::SpeechWithFrom(s) = m
-                && s.source == source
-            {
-                match out.iter_mut().find(|(t, _)| *t == to) {
-                    Some((_, n)) => *n += 1,
-                    None => out.push((to, 1)),
-                }
-            }
-        }
-        out.sort();
-        out
+        common::speech_from(&mut self.heard, source)
     }
 }
 
