@@ -4,7 +4,7 @@ use dplay_wire::voice::{Dvid, VoiceMessage};
 
 /// Of `heard` ((receiver, message) pairs, drained), the receivers of SPEECHWITHFROM from
 /// `source`, with counts, by receiver.
-pub fn speech_from(heard: &mut Vec<(usize, VoiceMessage)>, source: Dvid) -> Vec<(usize, usize)> {
+pub(crate) fn speech_from(heard: &mut Vec<(usize, VoiceMessage)>, source: Dvid) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
     for (to, m) in heard.drain(..) {
         if let VoiceMessage::SpeechWithFrom(s) = m
