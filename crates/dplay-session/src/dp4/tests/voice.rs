@@ -117,3 +117,21 @@ fn hostile_voice_is_dropped_and_counted() {
     net.run();
     assert_eq!(voice(net.take(0)), [(b, a, m)]);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// Whatever voice bytes a player sends, guaranteed or not (beyond the MTU: fragmented), the
+    /// other end hands up exactly those bytes with the two player IDs (2.2.54).
+    #[test]
+    fn any_voice_bytes_arrive_as_sent(
+        data in proptest::collection::vec(proptest::num::u8::ANY, 0..3000),
+        reliable in proptest::bool::ANY,
+    ) {
+        let (mut net, a, b) = pair(SessionFlags::empty());
+        let now = net.now;
+        net.nodes[1].send_voice(now, b, a, &data, reliable).unwrap();
+        net.run();
+        proptest::prop_assert_eq!(voice(net.take(0)), [(b, a, data)]);
+    }
+}
