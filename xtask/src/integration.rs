@@ -56,7 +56,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 32] = [
+    let cases: [(&str, Case); 33] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -70,6 +70,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ),
         ("a refused join names its DPNERR code", signing::refusal_is_named),
         ("DirectPlay Voice: forwarding and echo hosts with --voice-test clients", voice::forwarding_and_echo),
+        (
+            "DirectPlay Voice over DirectPlay 4: forwarding and echo hosts with --voice-test clients",
+            voice::over_dp4,
+        ),
         ("a client/server join says so", signing::client_server_join_says_so),
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),

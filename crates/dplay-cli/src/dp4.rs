@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use dplay_runtime::{Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Protocol, Runtime, RuntimeError, Tap};
+use dplay_runtime::{
+    Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Protocol, Runtime, RuntimeError, Tap, VoiceEvent,
+    VoiceRole,
+};
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::dp4::{
     DPID_ALLPLAYERS, Dp4Config, Dp4Event as SessionEvent, EnumRequest, FoundSession, HostConfig,
@@ -217,15 +220,22 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     args.limits.apply_dp4(&mut dp4_config);
     let bans = crate::web::bans(&args.web)?;
     let internet = crate::internet::Internet::new(&args.internet, args.net.json);
+    // `--voice`: the session's voice server too (`--voice` offers only types that are served).
+    let voiced = |mut p: Dp4Protocol| {
+        if let Some(role) = args.voice.role() {
+            p.set_voice(role);
+        }
+        p
+    };
     let Some(at) = args.web.web else {
-        let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
+        let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), voiced)?;
         let ports = crate::internet::dp4_ports(&runtime);
         return internet
             .around(start, ports, None, || serve(args, runtime, session, bans, start, &interrupt, None));
     };
     let (loop_side, server_side) = dplay_web::link();
     let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), |p| {
-        dplay_web::Observed::new(p, loop_side, start)
+        dplay_web::Observed::new(voiced(p), loop_side, start)
     })?;
     let ports = crate::internet::dp4_ports(&runtime);
     internet.around(start, ports, Some(server_side.clone()), || {
@@ -269,6 +279,7 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
         flags,
     };
     out.out.event(&hosting, text);
+    crate::voice::announce(&out.out, &args.voice);
     runtime.command(Dp4Command::Host(session))?;
     runtime.command(Dp4Command::SetBans(bans.bans().clone()))?;
     runtime.command(Dp4Command::CreatePlayer(args.name.clone()))?;
@@ -416,7 +427,14 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     args.budget.apply_dp4(&mut dp4_config.limits);
     let player_data = args.player_data.clone().map(|d| d.0).unwrap_or_default();
     check_player_data(&player_data, dp4_config.limits.max_player_data, "DPERR_INVALIDPARAMS")?;
-    let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
+    // `--voice-test`: the test client starts once our player exists (docs/decisions.md,
+    // "DirectPlay Voice").
+    let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), |mut p| {
+        if let Some(frames) = args.voice_test {
+            p.set_voice(VoiceRole::Test { frames });
+        }
+        p
+    })?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     let host = match args.host.port() {
@@ -465,12 +483,23 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
         }
     }
     send_all(&runtime, &out, args)?;
-    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| !out.event(&e));
-    if stop != Stop::Closed && stop != Stop::Done {
+    let mut voice_result = None;
+    let stop = live::wait(runtime.events(), &interrupt, args.net.deadline(start), |e| {
+        match &e {
+            Dp4Event::Voice(VoiceEvent::TestDone(r)) => voice_result = Some(r.received > 0),
+            Dp4Event::Voice(VoiceEvent::TestFailed(_)) => voice_result = Some(false),
+            _ => {}
+        }
+        !out.event(&e) && voice_result.is_none()
+    });
+    if stop != Stop::Closed && stop != Stop::Done || voice_result.is_some() {
         let _ = runtime.command(Dp4Command::Leave);
     }
     finish(runtime, &mut out);
     out.out.stopped(stop);
+    if voice_result == Some(false) {
+        bail!("the voice test failed: no frame came back");
+    }
     Ok(true)
 }
 

@@ -91,6 +91,7 @@ impl Dp4Output {
                     s.messages_delivered
                 ),
             ),
+            Dp4Event::Voice(v) => crate::voice::print(&self.out, v),
             Dp4Event::CommandFailed { command, error } => self.out.event(
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),

@@ -216,9 +216,6 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
             s if a.relay.relay && (a.dp4 || s == Sim::Fs98) => {
                 anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)")
             }
-            Sim::Fs98 | Sim::Other if a.voice.voice.is_some() && (a.dp4 || a.sim == Some(Sim::Fs98)) => {
-                anyhow::bail!("--voice runs over DirectPlay 8 sessions only so far (not FS98 or --dp4)")
-            }
             Sim::Fs98 => dp4::host(&a, GUID_FS6),
             Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
             s => host(&a, s),

@@ -78,9 +78,6 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)");
     }
     if args.dp4 {
-        if args.voice.voice.is_some() {
-            anyhow::bail!("--voice runs over DirectPlay 8 sessions only so far (not --dp4)");
-        }
         return crate::dp4::host(&args);
     }
     args.limits.check_names(&[("session name", &args.session), ("player name", &args.name)])?;

@@ -89,9 +89,6 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         if args.create_group.is_some() || args.join_group.is_some() {
             anyhow::bail!("--create-group and --join-group are for DirectPlay 8 sessions (not --dp4)");
         }
-        if args.voice_test.is_some() {
-            anyhow::bail!("--voice-test runs over DirectPlay 8 sessions only so far (not --dp4)");
-        }
         return crate::dp4::join(&args);
     }
     args.host = live::or_port(args.host, crate::live::DPLAY8_PORT);

@@ -11,15 +11,22 @@
 //! It prints `{"event":"joined"}`, `{"event":"voice_connected"}` (connected only) and
 //! `{"event":"sent","count":N}` once done, then stays in the session until killed.
 //!
-//! Usage: `voice_flood HOST:PORT BIND_ADDR:PORT unconnected|connected`
+//! With `dp4`, it joins a DirectPlay 4 session instead (HOST:PORT is the host's TCP listener),
+//! creates an application player and sends from it in DPSP_MSG_VOICE (MC-DPL4CS 2.2.54) to the
+//! host's system player, the voice server (docs/decisions.md, "DirectPlay Voice").
+//!
+//! Usage: `voice_flood HOST:PORT BIND_ADDR:PORT unconnected|connected [dp4]`
 
 use std::io::Write;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use dplay_runtime::{Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig, VoiceEvent, VoiceRole};
+use dplay_runtime::{
+    Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Dp8Command, Dp8Event, Dp8Protocol, Runtime, RuntimeConfig,
+    VoiceEvent, VoiceRole,
+};
+use dplay_session::dp4::{Dp4Config, Dp4Event as Dp4SessionEvent};
 use dplay_session::{Event, SessionConfig};
-use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 
 /// DVMSGID_SPEECH (2.2.4.4): `MessageType`, `MessageNumber`, `SequenceNumber`, `SpeechData`.
@@ -45,8 +52,36 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: voice_flood HOST:PORT BIND:PORT unconnected|connected";
+type Error = Box<dyn std::error::Error>;
+
+/// What a flooder sends the voice server, through `send`; how many.
+fn flood(connected: bool, mut send: impl FnMut(Vec<u8>) -> Result<(), Error>) -> Result<u32, Error> {
+    let mut sent = 0u32;
+    let mut send = |data| {
+        sent += 1;
+        send(data)
+    };
+    if connected {
+        for seq in 0..20u8 {
+            send(speech(seq, 2000))?;
+            send(speech_with_targets(65))?;
+        }
+        for _ in 0..60 {
+            for seq in 0..100u8 {
+                send(speech(seq, 394))?;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    } else {
+        for seq in 0..1000u32 {
+            send(speech(seq.to_le_bytes()[0], 64))?;
+        }
+    }
+    Ok(sent)
+}
+
+fn main() -> Result<(), Error> {
+    let usage = "usage: voice_flood HOST:PORT BIND:PORT unconnected|connected [dp4]";
     let mut args = std::env::args().skip(1);
     let host: SocketAddr = args.next().ok_or(usage)?.parse()?;
     let bind: SocketAddr = args.next().ok_or(usage)?.parse()?;
@@ -55,6 +90,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("unconnected") => false,
         _ => return Err(usage.into()),
     };
+    match args.next().as_deref() {
+        Some("dp4") => dp4(host, bind, connected),
+        None => dp8(host, bind, connected),
+        Some(_) => Err(usage.into()),
+    }
+}
+
+fn dp8(host: SocketAddr, bind: SocketAddr, connected: bool) -> Result<(), Error> {
     #[allow(clippy::disallowed_methods)] // the program's start
     let start = Instant::now();
     let runtime = Runtime::spawn_with(RuntimeConfig::new(bind), |local| {
@@ -69,12 +112,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     runtime.command(Dp8Command::Join { host, instance: None })?;
     let mut server = None;
-    let mut sent = 0u32;
-    let mut send = |to: Dpnid, data: Vec<u8>| -> Result<(), Box<dyn std::error::Error>> {
-        runtime.command(Dp8Command::SendVoice { to, data })?;
-        sent += 1;
-        Ok(())
-    };
     for event in runtime.events() {
         match event {
             Dp8Event::NameTable(players) => {
@@ -93,26 +130,56 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let to = server.ok_or("no host in the name table")?;
-    if connected {
-        for seq in 0..20u8 {
-            send(to, speech(seq, 2000))?;
-            send(to, speech_with_targets(65))?;
-        }
-        for _ in 0..60 {
-            for seq in 0..100u8 {
-                send(to, speech(seq, 394))?;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    } else {
-        for seq in 0..1000u32 {
-            send(to, speech(seq.to_le_bytes()[0], 64))?;
-        }
-    }
+    let sent = flood(connected, |data| Ok(runtime.command(Dp8Command::SendVoice { to, data })?))?;
     say(&format!(r#"{{"event":"sent","count":{sent}}}"#));
     // Stay in the session: the host must keep a client that sent bad speech (issue 24).
     for event in runtime.events() {
         if matches!(event, Dp8Event::Session(Event::SessionEnded { .. })) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn dp4(host: SocketAddr, bind: SocketAddr, connected: bool) -> Result<(), Error> {
+    let IpAddr::V4(ip) = bind.ip() else { return Err("DirectPlay 4 binds an IPv4 address".into()) };
+    let runtime =
+        Dp4Protocol::spawn_wrapped(&Dp4Binding::client(ip), Dp4Config::default(), None, |mut p| {
+            if connected {
+                // No frames of its own: it connects (once its player exists) and stays connected.
+                p.set_voice(VoiceRole::Test { frames: 0 });
+            }
+            p
+        })?;
+    runtime.command(Dp4Command::Join { host, password: None })?;
+    let mut server = None;
+    for event in runtime.events() {
+        match event {
+            Dp4Event::Session(Dp4SessionEvent::Joined { .. }) => {
+                runtime.command(Dp4Command::CreatePlayer("voice_flood".into()))?;
+            }
+            Dp4Event::PlayerList(players) => {
+                server = players.iter().find(|p| p.is_host && p.system).map(|p| p.id);
+            }
+            Dp4Event::Session(Dp4SessionEvent::PlayerCreated { .. }) => {
+                say(r#"{"event":"joined"}"#);
+                if !connected {
+                    break;
+                }
+            }
+            Dp4Event::Voice(VoiceEvent::TestConnected { .. }) => {
+                say(r#"{"event":"voice_connected"}"#);
+                break;
+            }
+            Dp4Event::Session(Dp4SessionEvent::Ended(_)) => return Err("the session ended".into()),
+            _ => {}
+        }
+    }
+    let to = server.ok_or("no host in the Player List")?;
+    let sent = flood(connected, |data| Ok(runtime.command(Dp4Command::SendVoice { to, data })?))?;
+    say(&format!(r#"{{"event":"sent","count":{sent}}}"#));
+    for event in runtime.events() {
+        if matches!(event, Dp4Event::Session(Dp4SessionEvent::Ended(_))) {
             break;
         }
     }

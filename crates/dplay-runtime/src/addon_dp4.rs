@@ -22,6 +22,7 @@ use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostCo
 use crate::dp4::{set_bound_addrs, stream_status, transmit, unreachable_listener};
 use crate::dp4_report::Report;
 use crate::peer_bytes::PeerBytes;
+use crate::voice::{VoiceLayer, VoiceRole};
 use crate::{
     Dp4Binding, Dp4Event, Protocol, Runtime, RuntimeError, SocketId, StreamClosed, StreamId, StreamStatus,
     Tap, Transmit,
@@ -124,6 +125,8 @@ pub struct AddonDp4Protocol {
     report: Report,
     /// Bytes to and from each instance.
     bytes: PeerBytes,
+    /// DirectPlay Voice above the session, if asked for (`dplay fs host --dp4 --voice`).
+    voice: Option<VoiceLayer>,
 }
 
 impl AddonDp4Protocol {
@@ -148,7 +151,20 @@ impl AddonDp4Protocol {
             events: VecDeque::new(),
             report: Report::default(),
             bytes: PeerBytes::default(),
+            voice: None,
         })
+    }
+
+    /// Runs DirectPlay Voice in `role` above the session; false (and no voice) for a voice
+    /// session type we do not run.
+    pub fn set_voice(&mut self, role: VoiceRole) -> bool {
+        self.voice = VoiceLayer::new(role);
+        self.voice.is_some()
+    }
+
+    /// The voice server, when `dplay fs host --dp4 --voice` runs one.
+    pub fn voice_server(&self) -> Option<&dplay_voice::VoiceServer> {
+        self.voice.as_ref()?.server()
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -221,6 +237,11 @@ impl AddonDp4Protocol {
     fn drain(&mut self, now: Instant) {
         while let Some(event) = self.bridge.poll_event() {
             match event {
+                OverDp4Event::Session(e)
+                    if self
+                        .voice
+                        .as_mut()
+                        .is_some_and(|v| v.on_dp4_event(now, self.bridge.session(), &e)) => {}
                 OverDp4Event::Session(e) => self.session_event(now, e),
                 OverDp4Event::Addon(Event::PositionUpdated { id }) => {
                     let fix = self.bridge.tracker().and_then(|t| t.get(id)).and_then(|r| r.fix.as_ref());
@@ -236,8 +257,23 @@ impl AddonDp4Protocol {
                 OverDp4Event::Addon(e) => self.events.push_back(AddonDp4Event::Addon(e)),
             }
         }
+        if let Some(v) = &mut self.voice {
+            let mut voice = VecDeque::new();
+            v.pump_dp4(now, self.bridge.session_mut(), &mut voice);
+            self.events.extend(voice.into_iter().map(|e| AddonDp4Event::Dp4(Dp4Event::Voice(e))));
+        }
         let events = &mut self.events;
         self.report.report(now, self.bridge.session().stats(), |e| events.push_back(AddonDp4Event::Dp4(e)));
+    }
+
+    /// The drops-and-refusals summary, the voice server's drops among them after its
+    /// per-talker speech counts.
+    fn summary(&mut self) {
+        let mut summary = self.report.summary(self.bridge.session().stats());
+        if let Some(speech) = VoiceLayer::dp4_summary(self.voice.as_ref(), &mut summary) {
+            self.events.push_back(AddonDp4Event::Dp4(Dp4Event::Voice(speech)));
+        }
+        self.events.extend(summary.map(AddonDp4Event::Dp4));
     }
 
     fn session_event(&mut self, now: Instant, event: SessionEvent) {
@@ -257,8 +293,7 @@ impl AddonDp4Protocol {
         let ended = matches!(event, SessionEvent::Ended(_));
         self.events.push_back(AddonDp4Event::Dp4(Dp4Event::Session(event)));
         if ended {
-            let summary = self.report.summary(self.bridge.session().stats());
-            self.events.extend(summary.map(AddonDp4Event::Dp4));
+            self.summary();
         }
     }
 }
@@ -348,11 +383,13 @@ impl Protocol for AddonDp4Protocol {
                 let snapshot = self.traffic(now);
                 self.events.push_back(AddonDp4Event::Traffic(snapshot));
             }
-            AddonDp4Command::Stats => {
-                let summary = self.report.summary(self.bridge.session().stats());
-                self.events.extend(summary.map(AddonDp4Event::Dp4));
-            }
+            AddonDp4Command::Stats => self.summary(),
             AddonDp4Command::Leave => {
+                // SESSIONLOST to the voice clients first (MC-DPLVP 3.2.4).
+                if let Some(v) = &mut self.voice {
+                    let voice = v.shutdown_dp4(now, self.bridge.session_mut());
+                    self.events.extend(voice.into_iter().map(|e| AddonDp4Event::Dp4(Dp4Event::Voice(e))));
+                }
                 let left = self.bridge.with_client(now, |c, now| {
                     c.leave(now);
                     Ok(())
@@ -399,7 +436,8 @@ impl Protocol for AddonDp4Protocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        [self.bridge.poll_timeout(), self.report.deadline()].into_iter().flatten().min()
+        let voice = self.voice.as_ref().and_then(VoiceLayer::poll_timeout);
+        [self.bridge.poll_timeout(), self.report.deadline(), voice].into_iter().flatten().min()
     }
 
     /// Out of the session: the loop ends once every queued message (HOST_QUIT, the

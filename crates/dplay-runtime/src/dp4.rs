@@ -23,6 +23,7 @@ use dplay_wire::dp4::session::SessionFlags;
 
 use crate::dp4_report::Report;
 use crate::peer_bytes::PeerBytes;
+use crate::voice::{VoiceEvent, VoiceLayer, VoiceRole};
 use crate::{
     CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec, StreamClosed,
     StreamId, StreamLimits, StreamStatus, Tap, Transmit,
@@ -167,6 +168,15 @@ pub enum Dp4Command {
     /// A chat line (DPSP_MSG_CHAT, MC-DPL4CS 2.2.18) from our first application player (else
     /// our system player) to everyone.
     Chat(String),
+    /// One DirectPlay Voice message as given, from our first application player (else our
+    /// system player) to player `to`, in a non-guaranteed DPSP_MSG_VOICE (MC-DPL4CS 2.2.54; [`Dp4Session::send_voice`]). For tools
+    /// and tests that speak voice themselves (`cargo xtask hostile`'s voice cases).
+    SendVoice {
+        /// The receiving player.
+        to: u32,
+        /// The voice message's bytes.
+        data: Vec<u8>,
+    },
 }
 
 /// One row of the Player List, as [`Dp4Event::PlayerList`] reports it (MC-DPL4CS 3.1.1).
@@ -240,6 +250,9 @@ pub enum Dp4Event {
         /// Why.
         error: String,
     },
+    /// An event of the voice layer (`dplay host --dp4 --voice`, `dplay join --dp4
+    /// --voice-test`).
+    Voice(VoiceEvent),
 }
 
 /// A DirectPlay 4 session as a runtime [`Protocol`].
@@ -255,6 +268,8 @@ pub struct Dp4Protocol {
     addrs: (SocketAddrV4, SocketAddrV4),
     /// Bytes to and from each instance.
     bytes: PeerBytes,
+    /// DirectPlay Voice above the session, if asked for.
+    voice: Option<VoiceLayer>,
 }
 
 impl Dp4Protocol {
@@ -272,7 +287,20 @@ impl Dp4Protocol {
             ended: false,
             addrs,
             bytes: PeerBytes::default(),
+            voice: None,
         })
+    }
+
+    /// Runs DirectPlay Voice in `role` above the session (DPSP_MSG_VOICE, MC-DPL4CS 2.2.54);
+    /// false (and no voice) for a voice session type we do not run.
+    pub fn set_voice(&mut self, role: VoiceRole) -> bool {
+        self.voice = VoiceLayer::new(role);
+        self.voice.is_some()
+    }
+
+    /// The voice server, when `dplay host --dp4 --voice` runs one.
+    pub fn voice_server(&self) -> Option<&dplay_voice::VoiceServer> {
+        self.voice.as_ref()?.server()
     }
 
     /// Opens the sockets of `binding` (with `tap`, if any) and starts a runtime driving a new
@@ -355,6 +383,11 @@ impl Dp4Protocol {
     /// reporting new drops (at most once per [`crate::dp4_report::REPORT_INTERVAL`]).
     fn drain(&mut self, now: Instant) {
         while let Some(event) = self.session.poll_event() {
+            if let Some(v) = &mut self.voice
+                && v.on_dp4_event(now, &self.session, &event)
+            {
+                continue;
+            }
             let snapshot = matches!(event, SessionEvent::Joined { .. } | SessionEvent::HostMigrated { .. });
             let ended = matches!(event, SessionEvent::Ended(_));
             self.events.push_back(Dp4Event::Session(event));
@@ -363,15 +396,30 @@ impl Dp4Protocol {
                 self.events.push_back(Dp4Event::Reliable(reliable.clone()));
             }
             if ended && !self.ended {
-                self.events.extend(self.report.summary(self.session.stats()));
+                self.summary();
             }
             self.ended |= ended;
             if snapshot {
                 self.events.push_back(Dp4Event::PlayerList(self.players()));
             }
         }
+        if let Some(v) = &mut self.voice {
+            let mut voice = VecDeque::new();
+            v.pump_dp4(now, &mut self.session, &mut voice);
+            self.events.extend(voice.into_iter().map(Dp4Event::Voice));
+        }
         let events = &mut self.events;
         self.report.report(now, self.session.stats(), |e| events.push_back(e));
+    }
+
+    /// The drops-and-refusals summary, the voice server's drops among them after its
+    /// per-talker speech counts.
+    fn summary(&mut self) {
+        let mut summary = self.report.summary(self.session.stats());
+        if let Some(speech) = VoiceLayer::dp4_summary(self.voice.as_ref(), &mut summary) {
+            self.events.push_back(Dp4Event::Voice(speech));
+        }
+        self.events.extend(summary);
     }
 
     fn fail(&mut self, command: &'static str, error: impl ToString) {
@@ -453,9 +501,16 @@ impl Protocol for Dp4Protocol {
             Dp4Command::SetSession { max_players, flags } => {
                 s.set_session(max_players, flags).map_err(|e| ("set session", e))
             }
-            Dp4Command::Leave => s.leave().map_err(|e| ("leave", e)),
+            Dp4Command::Leave => {
+                // SESSIONLOST to the voice clients first (MC-DPLVP 3.2.4).
+                if let Some(v) = &mut self.voice {
+                    let voice = v.shutdown_dp4(now, &mut self.session);
+                    self.events.extend(voice.into_iter().map(Dp4Event::Voice));
+                }
+                self.session.leave().map_err(|e| ("leave", e))
+            }
             Dp4Command::Stats => {
-                self.events.extend(self.report.summary(self.session.stats()));
+                self.summary();
                 Ok(())
             }
             Dp4Command::RemoveInstance(id) => s.remove_instance(now, id).map_err(|e| ("remove player", e)),
@@ -467,6 +522,10 @@ impl Protocol for Dp4Protocol {
             Dp4Command::Chat(text) => match self.local_player() {
                 Some(from) => self.session.send_chat_all(from, &text).map(drop).map_err(|e| ("chat", e)),
                 None => Err(("chat", CommandError::WrongState)),
+            },
+            Dp4Command::SendVoice { to, data } => match self.local_player() {
+                Some(from) => self.session.send_voice(now, from, to, &data, false).map_err(|e| ("voice", e)),
+                None => Err(("voice", CommandError::WrongState)),
             },
         };
         match result {
@@ -495,7 +554,8 @@ impl Protocol for Dp4Protocol {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        [self.session.poll_timeout(), self.report.deadline()].into_iter().flatten().min()
+        let voice = self.voice.as_ref().and_then(VoiceLayer::poll_timeout);
+        [self.session.poll_timeout(), self.report.deadline(), voice].into_iter().flatten().min()
     }
 
     /// Out of the session: the loop ends once every queued message (the DELETEPLAYERs of a

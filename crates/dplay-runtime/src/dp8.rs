@@ -246,6 +246,22 @@ impl Dp8Protocol {
     }
 }
 
+/// The host is leaving: the voice server tells its clients (SESSIONLOST, MC-DPLVP 3.2.4)
+/// before the session's goodbyes.
+fn voice_shutdown(
+    voice: Option<&mut VoiceLayer>,
+    now: Instant,
+    s: &mut Session,
+    events: &mut VecDeque<Dp8Event>,
+) {
+    if let Some(v) = voice {
+        v.shutdown();
+        let mut voice = VecDeque::new();
+        v.pump(now, s, &mut voice);
+        events.extend(voice.into_iter().map(Dp8Event::Voice));
+    }
+}
+
 impl Protocol for Dp8Protocol {
     type Command = Dp8Command;
     type Event = Dp8Event;
@@ -276,10 +292,14 @@ impl Protocol for Dp8Protocol {
             }
             Dp8Command::Group(command) => command.apply(s, now),
             Dp8Command::Leave => {
+                voice_shutdown(self.voice.as_mut(), now, s, &mut self.events);
                 s.leave(now);
                 Ok(())
             }
-            Dp8Command::Terminate => s.terminate_session(now, &[]).map_err(|e| ("terminate", e)),
+            Dp8Command::Terminate => {
+                voice_shutdown(self.voice.as_mut(), now, s, &mut self.events);
+                s.terminate_session(now, &[]).map_err(|e| ("terminate", e))
+            }
             Dp8Command::Refusals => {
                 let mut refusals = s.refusals();
                 if let Some(v) = self.voice.as_ref().and_then(VoiceLayer::server) {

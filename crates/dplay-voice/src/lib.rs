@@ -3,8 +3,10 @@
 //!
 //! * [`VoiceServer`]: the voice server of the forwarding and echo session types (1.3.5,
 //!   1.3.6), which need no codec: speech bytes are copied and the sender's DVID added
-//!   (3.2.5.5.2, 3.2.5.6.2). Mixing needs codecs and the peer type host migration through the
-//!   clients; both are refused (docs/decisions.md, "DirectPlay Voice").
+//!   (3.2.5.5.2, 3.2.5.6.2). Mixing (1.3.4) is refused: its server decodes, mixes and
+//!   re-encodes speech, which needs the codecs. Peer (1.3.3) is refused too, though its server
+//!   handles no speech: its clients talk to each other and elect a new server among themselves
+//!   (1.3.3.1), which this stack does not do (docs/decisions.md, "DirectPlay Voice").
 //! * [`VoiceClient`]: enough of a voice client (3.1) to check a host's voice: it connects,
 //!   sends frames and measures their round trip.
 //!

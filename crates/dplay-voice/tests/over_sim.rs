@@ -5,6 +5,8 @@
 //! client's player leaving the session (3.2.7).
 #![allow(clippy::disallowed_methods)] // a time origin for the sessions; time here is virtual
 
+mod common;
+
 use std::time::Duration;
 
 use dplay_session::{Event, Session};
@@ -116,19 +118,7 @@ impl Voice {
     /// Nodes that got SPEECHWITHFROM from `node`, with counts.
     fn heard_from(&mut self, node: usize) -> Vec<(usize, usize)> {
         let source = self.mesh.with(node, |s, _| dvid(s));
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        for (to, m) in self.heard.drain(..) {
-            if let VoiceMessage::SpeechWithFrom(s) = m
-                && s.source == source
-            {
-                match out.iter_mut().find(|(t, _)| *t == to) {
-                    Some((_, n)) => *n += 1,
-                    None => out.push((to, 1)),
-                }
-            }
-        }
-        out.sort();
-        out
+        common::speech_from(&mut self.heard, source)
     }
 }
 
@@ -179,4 +169,32 @@ fn echo_over_dp8_sessions_under_loss() {
         assert!(rt.min.is_some_and(|d| d > Duration::ZERO), "the simulated link has latency");
         assert!(matches!(v.client(1).poll_event(), Some(ClientEvent::Connected { .. })));
     }
+}
+
+/// The DirectPlay 8 host leaves with host migration on (MC-DPLVP 3.2.4; docs/decisions.md,
+/// "DirectPlay Voice", host migration): its voice server first sends SESSIONLOST, which ends
+/// every client's voice session; the member that becomes host is no voice server, and no voice
+/// message follows.
+#[test]
+fn host_migration_ends_forwarding_voice() {
+    let mut v = Voice::new(7, 5, VoiceServerConfig::forwarding());
+    v.server.shutdown();
+    v.run(Duration::from_millis(500));
+    v.heard.clear();
+    v.mesh.with(0, |s, now| s.leave(now));
+    v.run(Duration::from_secs(10));
+    for (i, c) in &mut v.clients {
+        assert!(c.is_done(), "client {i}");
+        let events: Vec<_> = std::iter::from_fn(|| c.poll_event()).collect();
+        assert!(events.contains(&ClientEvent::Ended("the voice session was lost")), "client {i}: {events:?}");
+    }
+    let migrated = (1..4).any(|i| {
+        v.events(i);
+        v.mesh.with(i, |s, _| s.host_dpnid() == s.local_dpnid())
+    });
+    assert!(migrated, "a member became host");
+    assert!(v.heard.is_empty(), "voice after the migration: {:?}", v.heard);
+    assert!(v.server_events.iter().all(
+        |e| !matches!(e, ServerEvent::ClientGone { reason, .. } if *reason != ClientGone::ServerShutdown)
+    ));
 }

@@ -29,7 +29,14 @@ fn addon_command(c: Dp4Command) -> Option<AddonDp4Command> {
 
 impl Hosted for AddonDp4Protocol {
     fn snapshot(&self) -> Snapshot {
-        dp4_snapshot(self.bridge().session(), self.peer_bytes())
+        crate::dp8_view::with_voice(
+            self.voice_server(),
+            dp4_snapshot(self.bridge().session(), self.peer_bytes()),
+        )
+    }
+
+    fn voice(&self, now: Instant) -> Option<crate::voice_view::VoiceView> {
+        self.voice_server().map(|v| crate::voice_view::VoiceView::of(v, now))
     }
 
     fn seen(&self, event: &AddonDp4Event) -> Option<Seen> {

@@ -162,7 +162,11 @@ pub(crate) fn dp4_commands(command: AdminCommand, s: &Dp4Session) -> (Vec<Dp4Com
 
 impl Hosted for Dp4Protocol {
     fn snapshot(&self) -> Snapshot {
-        dp4_snapshot(self.session(), self.peer_bytes())
+        crate::dp8_view::with_voice(self.voice_server(), dp4_snapshot(self.session(), self.peer_bytes()))
+    }
+
+    fn voice(&self, now: Instant) -> Option<crate::voice_view::VoiceView> {
+        self.voice_server().map(|v| crate::voice_view::VoiceView::of(v, now))
     }
 
     fn seen(&self, event: &Dp4Event) -> Option<Seen> {

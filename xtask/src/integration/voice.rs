@@ -1,5 +1,6 @@
 //! DirectPlay Voice across processes: `dplay host --voice` with `dplay join --voice-test`
-//! clients (MC-DPLVP over DirectPlay 8), the forwarding host's dashboard in a browser.
+//! clients (MC-DPLVP over DirectPlay 8, and over DirectPlay 4 with `--dp4`), the forwarding
+//! host's dashboard in a browser.
 
 use anyhow::ensure;
 
@@ -67,6 +68,59 @@ pub(crate) fn forwarding_and_echo(s: &Suite) -> anyhow::Result<()> {
                 .all(|c| c["player"].as_str().is_some_and(|p| p.starts_with("0x") && p.len() == 10)),
             "{kind}: {connected:?}"
         );
+        s.expect(
+            &host,
+            "a voice client gone",
+            WAIT,
+            event_with("voice_client_gone", "reason", "disconnected"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Over DirectPlay 4 (DPSP_MSG_VOICE, MC-DPL4CS 2.2.54): two test clients against a forwarding
+/// host, each connected under its application player's ID and hearing its own frames back
+/// through SPEECHWITHFROM; then one against an echo host (SPEECHBOUNCE).
+pub(crate) fn over_dp4(s: &Suite) -> anyhow::Result<()> {
+    for kind in ["forwarding", "echo"] {
+        let enum_port = super::dp4::free_udp_port()?;
+        let (host, tcp) = super::dp4::host(s, &enum_port, &["--voice", kind])?;
+        s.expect(&host, "the voice server", WAIT, is("voice_server"))?;
+        let names: &[&str] = if kind == "echo" { &["carol"] } else { &["alice", "bob"] };
+        let clients: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let args = [
+                    "join",
+                    "--dp4",
+                    &tcp,
+                    "--json",
+                    "--name",
+                    name,
+                    "--voice-test",
+                    "20",
+                    "--duration",
+                    "20",
+                ];
+                s.start(name, &args)
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let mut players = Vec::new();
+        for mut c in clients {
+            let me = s.expect(&c, "its player", WAIT, is("player_created"))?;
+            players.push(me["id"].as_str().unwrap_or_default().to_lowercase());
+            let done = s.expect(&c, "the voice test's end", WAIT, is("voice_test_done"))?;
+            ensure!(done["sent"] == 20 && done["received"].as_u64().unwrap_or(0) >= 18, "{kind}: {done}");
+            ensure!(s.exit_code(&mut c, WAIT)? == Some(0), "{kind}: join --dp4 --voice-test did not exit 0");
+        }
+        // Each voice client is its application player (docs/decisions.md, "DirectPlay Voice").
+        let connected = host.events(is("voice_client_connected"));
+        // DirectPlay 4 events write IDs in lower case, voice events in upper case.
+        let mut dvids: Vec<_> =
+            connected.iter().map(|c| c["player"].as_str().unwrap_or_default().to_lowercase()).collect();
+        dvids.sort();
+        players.sort();
+        ensure!(dvids == players, "{kind}: voice clients {dvids:?}, players {players:?}");
         s.expect(
             &host,
             "a voice client gone",

@@ -143,14 +143,21 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     let bans = crate::web::bans(&a.web)?;
     let pcap = a.net.pcap.as_ref();
     let internet = crate::internet::Internet::new(&a.internet, a.net.json);
+    // `--voice`: the session's voice server too (`--voice` offers only types that are served).
+    let voiced = |mut p: AddonDp4Protocol| {
+        if let Some(role) = a.voice.role() {
+            p.set_voice(role);
+        }
+        p
+    };
     let Some(at) = a.web.web else {
-        let runtime = spawn(&binding, role, &a.name, keepalive, pcap, config)?;
+        let runtime = spawn_wrapped(&binding, role, &a.name, keepalive, pcap, config, voiced)?;
         let ports = crate::internet::dp4_ports(&runtime);
         return internet.around(start, ports, None, || serve(a, guid, runtime, start, bans, None));
     };
     let (loop_side, server_side) = dplay_web::link();
     let runtime = spawn_wrapped(&binding, role, &a.name, keepalive, pcap, config, |p| {
-        dplay_web::Observed::new(p, loop_side, start)
+        dplay_web::Observed::new(voiced(p), loop_side, start)
     })?;
     let ports = crate::internet::dp4_ports(&runtime);
     internet.around(start, ports, Some(server_side.clone()), || {
@@ -191,6 +198,7 @@ fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
         flags: Vec::new(),
     };
     out.out.event(&hosting, text);
+    crate::voice::announce(&out.out, &a.voice);
     let mut session = fs98_host_config(&a.session);
     session.application_guid = guid;
     session.password.clone_from(&a.session_args.password);

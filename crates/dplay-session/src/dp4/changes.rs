@@ -15,7 +15,7 @@ use crate::dp4::session::{Dp4Session, Role};
 
 impl Dp4Session {
     /// A local player of a joined endpoint, or the error to return.
-    fn local_player(&self, id: u32) -> Result<(), CommandError> {
+    pub(crate) fn local_player(&self, id: u32) -> Result<(), CommandError> {
         if !matches!(self.role, Role::Member | Role::Host) {
             return Err(CommandError::WrongState);
         }

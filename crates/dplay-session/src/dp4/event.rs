@@ -111,6 +111,16 @@ pub enum Dp4Event {
         /// The payload.
         data: Vec<u8>,
     },
+    /// A DirectPlay Voice message: DPSP_MSG_VOICE (MC-DPL4CS 2.2.54, 3.1.5.25), for the voice
+    /// layer above (`dplay-voice`); `from` is the sender's DVID (MC-DPLVP 3.1.5.1.3 <1>).
+    Voice {
+        /// `dwIDFrom`: a remote player.
+        from: u32,
+        /// `dwIDTo`: one of ours, or DPID_ALLPLAYERS.
+        to: u32,
+        /// The voice message's bytes (`voiceData`), unchecked.
+        data: Vec<u8>,
+    },
     /// A remote player's game data changed (MC-DPL4CS 3.1.5.19).
     PlayerDataChanged {
         /// Player ID.

@@ -7,7 +7,8 @@
 //! connections opened to the addresses of [`Dp4Transmit`]s that go [`Via::Tcp`].
 //! Large non-guaranteed messages are fragmented by dplay-dpsp. In sessions with
 //! DPSESSION_DIRECTPLAYPROTOCOL, player traffic between joined instances runs over MC-DPL4R
-//! (`dplay_dpsp::reliable`) on the UDP game sockets instead.
+//! (`dplay_dpsp::reliable`) on the UDP game sockets instead. DirectPlay Voice rides on
+//! DPSP_MSG_VOICE, handed up and sent as bytes for the voice layer above (`voice`).
 
 mod admin;
 mod changes;
@@ -24,6 +25,7 @@ mod reliable;
 mod session;
 pub mod stream;
 pub mod table;
+mod voice;
 
 pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.

@@ -127,6 +127,9 @@ impl Dp4Session {
     /// message: an older sender's unwrapped player message).
     fn on_reliable_message(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.stats.received += 1;
+        if self.take_voice(data) {
+            return;
+        }
         if has_signature(data)
             && let Ok(msg) = Dp4Message::parse(data)
         {

@@ -411,6 +411,9 @@ impl Dp4Session {
     /// it is only `idFrom`, `idTo` and the data (docs/decisions.md, from Wine's dplayx tests).
     pub(crate) fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], via: Via) {
         self.stats.received += 1;
+        if self.take_voice(bytes) {
+            return;
+        }
         let ids = self.ids_present();
         let parsed = match via {
             Via::Tcp => Dp4Datagram::parse(bytes, ids).map(|d| match d {
@@ -479,6 +482,11 @@ impl Dp4Session {
             Dp4Body::Chat(m) => self.on_chat(m),
             Dp4Body::SessionDescChanged(m) => self.on_session_desc_changed(m),
             Dp4Body::IAmNameServer(m) => self.on_i_am_name_server(now, reply_to, &m),
+            // Short-form, over MC-DPL4R (a whole message goes to `take_voice` first).
+            Dp4Body::Voice(m) => match m.message.to_vec() {
+                Ok(data) => self.on_voice(m.id_from, m.id_to, data),
+                Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
+            },
             Dp4Body::PlayerWrapper(w) => {
                 let ids = self.ids_present();
                 let inner = match via {
