@@ -4,6 +4,11 @@
 //! at 40 per second: 39,680 datagrams/s). Measures the relay thread's CPU and the one-way
 //! latency through the relay, next to the same datagrams sent directly (the baseline): the
 //! difference is what the relay hop adds.
+//!
+//! Pinned (as root on two cores or more, unless `DPLAY_BENCH_PIN=0`; [`crate::pin`]): the
+//! relay thread alone on [`pin::LOOP_CORE`] and `SCHED_FIFO` while measuring, the load's
+//! threads on [`pin::OTHER_CORE`], so that the figures are the relay's and not what else a
+//! shared machine runs.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -17,6 +22,7 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::path_test::{PathTest, path_test_key};
 use uuid::Uuid;
 
+use crate::pin;
 use crate::scale::thread_cpu;
 use crate::stats::{Percentiles, percentiles};
 
@@ -36,7 +42,7 @@ const APP: Uuid = Uuid::from_u128(0xbe4c);
 const INSTANCE: Uuid = Uuid::from_u128(0x1);
 
 /// What one run measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RelayRun {
     /// The relay thread's CPU, in percent of a core.
     pub cpu_percent: f64,
@@ -48,6 +54,8 @@ pub struct RelayRun {
     pub offered: f64,
     /// Share of them delivered through the relay.
     pub delivered: f64,
+    /// Whether the threads were pinned ([`crate::pin`]), or why not.
+    pub pinned: Result<(), String>,
 }
 
 /// A protocol with nothing to do: the relay alone.
@@ -69,6 +77,15 @@ impl Protocol for Idle {
 
 /// Runs the load for `duration` through the relay and then directly.
 pub fn run(duration: Duration) -> io::Result<RelayRun> {
+    // Threads inherit their creator's cores: the load's and the runtime's start on the other
+    // core; the relay thread is moved once it runs.
+    let mut pinned =
+        if pin::wanted() { Ok(()) } else { Err("not asked (DPLAY_BENCH_PIN=0 or one core)".into()) };
+    if pinned.is_ok() {
+        pinned = pin::current_tid()
+            .ok_or_else(|| "no thread ID".to_owned())
+            .and_then(|t| pin::to_core(t, pin::OTHER_CORE));
+    }
     let members: Vec<UdpSocket> =
         (0..PILOTS).map(|_| UdpSocket::bind(LOOPBACK)).collect::<io::Result<_>>()?;
     for m in &members {
@@ -88,6 +105,12 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
     })
     .map_err(io::Error::other)?;
     let relay = shared.ok_or_else(|| io::Error::other("no relay"))?;
+    if pinned.is_ok() {
+        pinned = tid_of(RELAY_THREAD).ok_or_else(|| "no relay thread ID".to_owned()).and_then(|t| {
+            pin::to_core(t, pin::LOOP_CORE)?;
+            pin::realtime(t, pin::LOOP_PRIORITY)
+        });
+    }
     let endpoints: Vec<SocketAddr> = {
         let mut r = relay.lock();
         for (i, a) in addrs.iter().enumerate() {
@@ -105,6 +128,15 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
         direct: direct.latency,
         offered: relayed.offered,
         delivered: relayed.delivered,
+        pinned,
+    })
+}
+
+/// The ID of this process's thread named `name` (Linux: `/proc/self/task/TID/comm`).
+fn tid_of(name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc/self/task").ok()?.flatten().find_map(|task| {
+        let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+        (comm.trim_end() == name).then(|| task.file_name().to_str()?.parse().ok()).flatten()
     })
 }
 

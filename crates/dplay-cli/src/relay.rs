@@ -72,9 +72,24 @@ struct RelayEvent {
     unlatched: u64,
     rate_limited: u64,
     over_budget: u64,
+    latched: u64,
+    members: Vec<MemberEvent>,
 }
 
-/// Prints the relay's counters.
+/// One member's relayed traffic in [`RelayEvent`].
+#[derive(Serialize)]
+struct MemberEvent {
+    dpnid: String,
+    address: String,
+    endpoint: String,
+    datagrams_from: u64,
+    bytes_from: u64,
+    datagrams_to: u64,
+    bytes_to: u64,
+    rate_limited: u64,
+}
+
+/// Prints the relay's counters: the totals, then one row per member.
 pub(crate) fn report(out: &Output, relay: &SharedRelay) {
     let s: RelayStats = relay.stats();
     let text = format!(
@@ -89,6 +104,30 @@ pub(crate) fn report(out: &Output, relay: &SharedRelay) {
         s.rate_limited,
         s.over_budget
     );
+    let rows: Vec<String> = s
+        .members
+        .iter()
+        .map(|m| {
+            format!(
+                "{} at {} (relay endpoint {}): {} datagrams ({} bytes) from it, {} ({} bytes) to it, {} over its rate cap",
+                m.dpnid, m.addr, m.endpoint, m.datagrams_from, m.bytes_from, m.datagrams_to, m.bytes_to, m.rate_limited
+            )
+        })
+        .collect();
+    let members = s
+        .members
+        .iter()
+        .map(|m| MemberEvent {
+            dpnid: m.dpnid.to_string(),
+            address: m.addr.to_string(),
+            endpoint: m.endpoint.to_string(),
+            datagrams_from: m.datagrams_from,
+            bytes_from: m.bytes_from,
+            datagrams_to: m.datagrams_to,
+            bytes_to: m.bytes_to,
+            rate_limited: m.rate_limited,
+        })
+        .collect();
     let event = RelayEvent {
         endpoints: s.endpoints,
         endpoints_held: s.endpoints_held,
@@ -98,6 +137,16 @@ pub(crate) fn report(out: &Output, relay: &SharedRelay) {
         unlatched: s.unlatched,
         rate_limited: s.rate_limited,
         over_budget: s.over_budget,
+        latched: s.latched,
+        members,
     };
-    out.event(&event, text);
+    out.event_rows(&event, text, &rows);
+}
+
+/// The relay's line right after each drops-and-refusals line (`--stats-every`, SIGUSR1) when
+/// relaying: `refusals` says the event just printed was that line.
+pub(crate) fn after_refusals(out: &Output, relay: Option<&SharedRelay>, refusals: bool) {
+    if let (true, Some(r)) = (refusals, relay) {
+        report(out, r);
+    }
 }
