@@ -119,8 +119,9 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
         r.endpoints().to_vec()
     };
     latch(&members, &endpoints)?;
-    let relayed = load(&members, &endpoints, duration)?;
-    let direct = load(&members, &addrs, duration)?;
+    let realtime = pinned.is_ok();
+    let relayed = load(&members, &endpoints, duration, realtime)?;
+    let direct = load(&members, &addrs, duration, realtime)?;
     drop(runtime);
     Ok(RelayRun {
         cpu_percent: relayed.cpu_percent,
@@ -132,12 +133,22 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
     })
 }
 
-/// The ID of this process's thread named `name` (Linux: `/proc/self/task/TID/comm`).
+/// The ID of this process's thread named `name` (Linux: `/proc/self/task/TID/comm`), waiting
+/// up to a second for a thread just spawned to name itself.
 fn tid_of(name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc/self/task").ok()?.flatten().find_map(|task| {
-        let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
-        (comm.trim_end() == name).then(|| task.file_name().to_str()?.parse().ok()).flatten()
-    })
+    let find = || {
+        std::fs::read_dir("/proc/self/task").ok()?.flatten().find_map(|task| {
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            (comm.trim_end() == name).then(|| task.file_name().to_str()?.parse().ok()).flatten()
+        })
+    };
+    for _ in 0..100 {
+        if let Some(tid) = find() {
+            return Some(tid);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
 }
 
 /// A relay with `PILOTS` members latched at every other's endpoint (addresses on loopback,
@@ -218,8 +229,22 @@ struct Load {
 }
 
 /// Each member sends a stamped datagram to each other member's `targets` entry `RATE` times a
-/// second for `duration`; one receiver thread per member collects the latencies.
-fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io::Result<Load> {
+/// second for `duration`; one receiver thread per member collects the latencies. With
+/// `realtime`, the load's threads run `SCHED_FIFO` below the relay, the receivers
+/// ([`pin::LOAD_PRIORITY`]) above the sender: a receiver woken by the relay or the sender runs
+/// at once rather than after whatever else the machine runs on that core.
+fn load(
+    members: &[UdpSocket],
+    targets: &[SocketAddr],
+    duration: Duration,
+    realtime: bool,
+) -> io::Result<Load> {
+    // `realtime` says the relay thread's `chrt` worked: the same call for these does too.
+    let fifo = move |priority: u8| {
+        if realtime && let Some(tid) = pin::current_tid() {
+            let _ = pin::realtime(tid, priority);
+        }
+    };
     let epoch = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let receivers: Vec<_> = members
@@ -228,6 +253,7 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
             let (socket, stop) = (m.try_clone(), Arc::clone(&stop));
             std::thread::spawn(move || -> io::Result<Vec<u64>> {
                 let socket = socket?;
+                fifo(pin::LOAD_PRIORITY);
                 let mut buf = [0u8; 2048];
                 let mut ages = Vec::new();
                 while !stop.load(Ordering::Acquire) {
@@ -240,8 +266,40 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
         })
         .collect();
     let cpu0 = thread_cpu(RELAY_THREAD);
+    let sender = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                fifo(pin::LOAD_PRIORITY - 1);
+                send(members, targets, duration, epoch)
+            })
+            .join()
+    });
+    let (sent, elapsed) = sender.map_err(|_| io::Error::other("sender panicked"))?;
+    std::thread::sleep(Duration::from_millis(100));
+    let cpu1 = thread_cpu(RELAY_THREAD);
+    stop.store(true, Ordering::Release);
+    let mut ages = Vec::new();
+    for r in receivers {
+        ages.extend(r.join().map_err(|_| io::Error::other("receiver panicked"))??);
+    }
+    let cpu_percent = match (cpu0, cpu1) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64() / elapsed.as_secs_f64() * 100.0,
+        _ => 0.0,
+    };
+    #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+    let (offered, delivered) = (sent as f64 / elapsed.as_secs_f64(), ages.len() as f64 / sent.max(1) as f64);
+    Ok(Load { cpu_percent, latency: percentiles(&mut ages), offered, delivered })
+}
+
+/// The sending side of [`load`]: each member's 31 datagrams in turn, spread over the interval
+/// as pilots' clocks are. Returns how many were sent, and in how long.
+fn send(
+    members: &[UdpSocket],
+    targets: &[SocketAddr],
+    duration: Duration,
+    epoch: Instant,
+) -> (u64, Duration) {
     let t0 = Instant::now();
-    // Each member's 31 datagrams in turn, spread over the interval as pilots' clocks are.
     let slot = Duration::from_secs(1) / RATE / u32::try_from(members.len()).unwrap_or(1);
     let mut sent = 0u64;
     let mut buf = [0u8; DATAGRAM];
@@ -262,19 +320,5 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
             }
         }
     }
-    let elapsed = t0.elapsed();
-    std::thread::sleep(Duration::from_millis(100));
-    let cpu1 = thread_cpu(RELAY_THREAD);
-    stop.store(true, Ordering::Release);
-    let mut ages = Vec::new();
-    for r in receivers {
-        ages.extend(r.join().map_err(|_| io::Error::other("receiver panicked"))??);
-    }
-    let cpu_percent = match (cpu0, cpu1) {
-        (Some(a), Some(b)) => (b - a).as_secs_f64() / elapsed.as_secs_f64() * 100.0,
-        _ => 0.0,
-    };
-    #[allow(clippy::cast_precision_loss)] // counts far below 2^52
-    let (offered, delivered) = (sent as f64 / elapsed.as_secs_f64(), ages.len() as f64 / sent.max(1) as f64);
-    Ok(Load { cpu_percent, latency: percentiles(&mut ages), offered, delivered })
+    (sent, t0.elapsed())
 }

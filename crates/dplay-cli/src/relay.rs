@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use dplay_relay::RelayStats;
 use dplay_runtime::{Protocol, Runtime, RuntimeError, SharedRelay, SocketSpec, relay_sockets};
+use dplay_web::RelayView;
 use serde::Serialize;
 
 use crate::address;
@@ -60,33 +61,14 @@ fn public_ip(local: SocketAddr) -> IpAddr {
     address::joinable(local).first().map_or(local.ip(), SocketAddr::ip)
 }
 
-/// The relay's line, `"event":"relay"` in JSON (docs/json-events.md).
+/// The relay's line, `"event":"relay"` in JSON (docs/json-events.md): `/api/relay`'s fields
+/// and the latches.
 #[derive(Serialize)]
 #[serde(tag = "event", rename = "relay")]
 struct RelayEvent {
-    endpoints: usize,
-    endpoints_held: usize,
-    datagrams: u64,
-    bytes: u64,
-    strangers: u64,
-    unlatched: u64,
-    rate_limited: u64,
-    over_budget: u64,
+    #[serde(flatten)]
+    relay: RelayView,
     latched: u64,
-    members: Vec<MemberEvent>,
-}
-
-/// One member's relayed traffic in [`RelayEvent`].
-#[derive(Serialize)]
-struct MemberEvent {
-    dpnid: String,
-    address: String,
-    endpoint: String,
-    datagrams_from: u64,
-    bytes_from: u64,
-    datagrams_to: u64,
-    bytes_to: u64,
-    rate_limited: u64,
 }
 
 /// Prints the relay's counters: the totals, then one row per member.
@@ -114,33 +96,8 @@ pub(crate) fn report(out: &Output, relay: &SharedRelay) {
             )
         })
         .collect();
-    let members = s
-        .members
-        .iter()
-        .map(|m| MemberEvent {
-            dpnid: m.dpnid.to_string(),
-            address: m.addr.to_string(),
-            endpoint: m.endpoint.to_string(),
-            datagrams_from: m.datagrams_from,
-            bytes_from: m.bytes_from,
-            datagrams_to: m.datagrams_to,
-            bytes_to: m.bytes_to,
-            rate_limited: m.rate_limited,
-        })
-        .collect();
-    let event = RelayEvent {
-        endpoints: s.endpoints,
-        endpoints_held: s.endpoints_held,
-        datagrams: s.datagrams,
-        bytes: s.bytes,
-        strangers: s.strangers,
-        unlatched: s.unlatched,
-        rate_limited: s.rate_limited,
-        over_budget: s.over_budget,
-        latched: s.latched,
-        members,
-    };
-    out.event_rows(&event, text, &rows);
+    let latched = s.latched;
+    out.event_rows(&RelayEvent { relay: s.into(), latched }, text, &rows);
 }
 
 /// The relay's line right after each drops-and-refusals line (`--stats-every`, SIGUSR1) when
