@@ -164,3 +164,20 @@ impl<P: Protocol> Protocol for Relayed<P> {
         self.inner.is_finished()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The router's mappings are matched to the endpoints by their bound ports; an endpoint
+    /// left unmapped keeps its address.
+    #[test]
+    fn mapped_endpoints_are_advertised_by_their_bound_port() {
+        let bound: Vec<SocketAddr> =
+            ["0.0.0.0:6073", "0.0.0.0:6074", "0.0.0.0:6075"].iter().filter_map(|a| a.parse().ok()).collect();
+        let relay = SharedRelay::new(&bound, IpAddr::from([192, 168, 77, 2]), |_| {});
+        let public = SocketAddr::from(([198, 51, 100, 1], 7000));
+        assert_eq!(relay.advertise_mapped(|port| (port == 6075).then_some(public)), 1);
+        assert_eq!(relay.lock().endpoints(), &[SocketAddr::from(([192, 168, 77, 2], 6074)), public][..]);
+    }
+}
