@@ -26,6 +26,7 @@ mod fs_capture;
 mod fs_dp4;
 mod nat_resolver;
 mod relay_nat;
+mod relay_web;
 mod signing;
 mod upnp;
 mod voice;
@@ -56,7 +57,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 33] = [
+    let cases: [(&str, Case); 34] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -103,6 +104,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "the host's dashboard in a browser: hostile names and chat as text; chat, kick, ban by clicks; refusals listed",
             web::dashboard,
+        ),
+        (
+            "--relay on the dashboard in a browser: members, endpoints, relayed datagrams, a stranger; the line on SIGUSR1",
+            relay_web::dashboard,
         ),
         (
             "the add-on host's dashboard: two aircraft on the offline map, hostile names as text, kick and ban by clicks",

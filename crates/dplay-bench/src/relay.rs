@@ -4,6 +4,11 @@
 //! at 40 per second: 39,680 datagrams/s). Measures the relay thread's CPU and the one-way
 //! latency through the relay, next to the same datagrams sent directly (the baseline): the
 //! difference is what the relay hop adds.
+//!
+//! Pinned (as root on two cores or more, unless `DPLAY_BENCH_PIN=0`; [`crate::pin`]): the
+//! relay thread alone on [`pin::LOOP_CORE`] and `SCHED_FIFO` while measuring, the load's
+//! threads on [`pin::OTHER_CORE`], so that the figures are the relay's and not what else a
+//! shared machine runs.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -17,6 +22,7 @@ use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::path_test::{PathTest, path_test_key};
 use uuid::Uuid;
 
+use crate::pin;
 use crate::scale::thread_cpu;
 use crate::stats::{Percentiles, percentiles};
 
@@ -36,7 +42,7 @@ const APP: Uuid = Uuid::from_u128(0xbe4c);
 const INSTANCE: Uuid = Uuid::from_u128(0x1);
 
 /// What one run measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RelayRun {
     /// The relay thread's CPU, in percent of a core.
     pub cpu_percent: f64,
@@ -48,6 +54,8 @@ pub struct RelayRun {
     pub offered: f64,
     /// Share of them delivered through the relay.
     pub delivered: f64,
+    /// Whether the threads were pinned ([`crate::pin`]), or why not.
+    pub pinned: Result<(), String>,
 }
 
 /// A protocol with nothing to do: the relay alone.
@@ -69,6 +77,15 @@ impl Protocol for Idle {
 
 /// Runs the load for `duration` through the relay and then directly.
 pub fn run(duration: Duration) -> io::Result<RelayRun> {
+    // Threads inherit their creator's cores: the load's and the runtime's start on the other
+    // core; the relay thread is moved once it runs.
+    let mut pinned =
+        if pin::wanted() { Ok(()) } else { Err("not asked (DPLAY_BENCH_PIN=0 or one core)".into()) };
+    if pinned.is_ok() {
+        pinned = pin::current_tid()
+            .ok_or_else(|| "no thread ID".to_owned())
+            .and_then(|t| pin::to_core(t, pin::OTHER_CORE));
+    }
     let members: Vec<UdpSocket> =
         (0..PILOTS).map(|_| UdpSocket::bind(LOOPBACK)).collect::<io::Result<_>>()?;
     for m in &members {
@@ -88,6 +105,12 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
     })
     .map_err(io::Error::other)?;
     let relay = shared.ok_or_else(|| io::Error::other("no relay"))?;
+    if pinned.is_ok() {
+        pinned = tid_of(RELAY_THREAD).ok_or_else(|| "no relay thread ID".to_owned()).and_then(|t| {
+            pin::to_core(t, pin::LOOP_CORE)?;
+            pin::realtime(t, pin::LOOP_PRIORITY)
+        });
+    }
     let endpoints: Vec<SocketAddr> = {
         let mut r = relay.lock();
         for (i, a) in addrs.iter().enumerate() {
@@ -96,8 +119,9 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
         r.endpoints().to_vec()
     };
     latch(&members, &endpoints)?;
-    let relayed = load(&members, &endpoints, duration)?;
-    let direct = load(&members, &addrs, duration)?;
+    let realtime = pinned.is_ok();
+    let relayed = load(&members, &endpoints, duration, realtime)?;
+    let direct = load(&members, &addrs, duration, realtime)?;
     drop(runtime);
     Ok(RelayRun {
         cpu_percent: relayed.cpu_percent,
@@ -105,7 +129,26 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
         direct: direct.latency,
         offered: relayed.offered,
         delivered: relayed.delivered,
+        pinned,
     })
+}
+
+/// The ID of this process's thread named `name` (Linux: `/proc/self/task/TID/comm`), waiting
+/// up to a second for a thread just spawned to name itself.
+fn tid_of(name: &str) -> Option<u32> {
+    let find = || {
+        std::fs::read_dir("/proc/self/task").ok()?.flatten().find_map(|task| {
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            (comm.trim_end() == name).then(|| task.file_name().to_str()?.parse().ok()).flatten()
+        })
+    };
+    for _ in 0..100 {
+        if let Some(tid) = find() {
+            return Some(tid);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
 }
 
 /// A relay with `PILOTS` members latched at every other's endpoint (addresses on loopback,
@@ -186,8 +229,22 @@ struct Load {
 }
 
 /// Each member sends a stamped datagram to each other member's `targets` entry `RATE` times a
-/// second for `duration`; one receiver thread per member collects the latencies.
-fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io::Result<Load> {
+/// second for `duration`; one receiver thread per member collects the latencies. With
+/// `realtime`, the load's threads run `SCHED_FIFO` below the relay, the receivers
+/// ([`pin::LOAD_PRIORITY`]) above the sender: a receiver woken by the relay or the sender runs
+/// at once rather than after whatever else the machine runs on that core.
+fn load(
+    members: &[UdpSocket],
+    targets: &[SocketAddr],
+    duration: Duration,
+    realtime: bool,
+) -> io::Result<Load> {
+    // `realtime` says the relay thread's `chrt` worked: the same call for these does too.
+    let fifo = move |priority: u8| {
+        if realtime && let Some(tid) = pin::current_tid() {
+            let _ = pin::realtime(tid, priority);
+        }
+    };
     let epoch = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let receivers: Vec<_> = members
@@ -196,6 +253,7 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
             let (socket, stop) = (m.try_clone(), Arc::clone(&stop));
             std::thread::spawn(move || -> io::Result<Vec<u64>> {
                 let socket = socket?;
+                fifo(pin::LOAD_PRIORITY);
                 let mut buf = [0u8; 2048];
                 let mut ages = Vec::new();
                 while !stop.load(Ordering::Acquire) {
@@ -208,8 +266,40 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
         })
         .collect();
     let cpu0 = thread_cpu(RELAY_THREAD);
+    let sender = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                fifo(pin::LOAD_PRIORITY - 1);
+                send(members, targets, duration, epoch)
+            })
+            .join()
+    });
+    let (sent, elapsed) = sender.map_err(|_| io::Error::other("sender panicked"))?;
+    std::thread::sleep(Duration::from_millis(100));
+    let cpu1 = thread_cpu(RELAY_THREAD);
+    stop.store(true, Ordering::Release);
+    let mut ages = Vec::new();
+    for r in receivers {
+        ages.extend(r.join().map_err(|_| io::Error::other("receiver panicked"))??);
+    }
+    let cpu_percent = match (cpu0, cpu1) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64() / elapsed.as_secs_f64() * 100.0,
+        _ => 0.0,
+    };
+    #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+    let (offered, delivered) = (sent as f64 / elapsed.as_secs_f64(), ages.len() as f64 / sent.max(1) as f64);
+    Ok(Load { cpu_percent, latency: percentiles(&mut ages), offered, delivered })
+}
+
+/// The sending side of [`load`]: each member's 31 datagrams in turn, spread over the interval
+/// as pilots' clocks are. Returns how many were sent, and in how long.
+fn send(
+    members: &[UdpSocket],
+    targets: &[SocketAddr],
+    duration: Duration,
+    epoch: Instant,
+) -> (u64, Duration) {
     let t0 = Instant::now();
-    // Each member's 31 datagrams in turn, spread over the interval as pilots' clocks are.
     let slot = Duration::from_secs(1) / RATE / u32::try_from(members.len()).unwrap_or(1);
     let mut sent = 0u64;
     let mut buf = [0u8; DATAGRAM];
@@ -230,19 +320,5 @@ fn load(members: &[UdpSocket], targets: &[SocketAddr], duration: Duration) -> io
             }
         }
     }
-    let elapsed = t0.elapsed();
-    std::thread::sleep(Duration::from_millis(100));
-    let cpu1 = thread_cpu(RELAY_THREAD);
-    stop.store(true, Ordering::Release);
-    let mut ages = Vec::new();
-    for r in receivers {
-        ages.extend(r.join().map_err(|_| io::Error::other("receiver panicked"))??);
-    }
-    let cpu_percent = match (cpu0, cpu1) {
-        (Some(a), Some(b)) => (b - a).as_secs_f64() / elapsed.as_secs_f64() * 100.0,
-        _ => 0.0,
-    };
-    #[allow(clippy::cast_precision_loss)] // counts far below 2^52
-    let (offered, delivered) = (sent as f64 / elapsed.as_secs_f64(), ages.len() as f64 / sent.max(1) as f64);
-    Ok(Load { cpu_percent, latency: percentiles(&mut ages), offered, delivered })
+    (sent, t0.elapsed())
 }

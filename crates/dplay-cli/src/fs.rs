@@ -264,14 +264,16 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         let (runtime, relay, out, start) =
             setup.spawn_host(role, tune, endpoints, |p, start| internet.wrap(voiced(p), start))?;
         let ports = crate::internet::dp8_ports(runtime.local_addrs());
-        return internet.around(start, ports, None, || serve(a, guid, runtime, out, start, None, relay));
+        return internet
+            .relaying(relay.as_ref())
+            .around(start, ports, None, || serve(a, guid, runtime, out, start, None, relay));
     };
     let (loop_side, server_side) = dplay_web::link();
     let (runtime, relay, out, start) = setup.spawn_host(role, tune, endpoints, |p, start| {
         internet.wrap(Observed::new(voiced(p), loop_side, start), start)
     })?;
     let ports = crate::internet::dp8_ports(runtime.local_addrs());
-    internet.around(start, ports, Some(server_side.clone()), || {
+    internet.relaying(relay.as_ref()).around(start, ports, Some(server_side.clone()), || {
         serve(a, guid, runtime, out, start, Some((web, server_side)), relay)
     })
 }
@@ -324,8 +326,12 @@ fn serve<P: Protocol<Command = AddonCommand, Event = AddonEvent>>(
         // A relayed session ends with its host (docs/decisions.md, "Relay").
         commands.leave = || AddonCommand::Session(Dp8Command::Terminate);
     }
-    let (stop, _) =
-        drive(runtime, start, &a.net, None, None, commands, |e| print(&mut out, view.as_mut(), e))?;
+    let (stop, _) = drive(runtime, start, &a.net, None, None, commands, |e| {
+        let done = print(&mut out, view.as_mut(), e);
+        let refusals = matches!(e, AddonEvent::Session(Dp8Event::Refusals(_)));
+        crate::relay::after_refusals(&out, relay.as_ref(), refusals);
+        done
+    })?;
     drop(view);
     if let Some(r) = &relay {
         crate::relay::report(&out, r);

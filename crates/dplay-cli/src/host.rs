@@ -121,7 +121,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         let (runtime, relay) =
             relay::spawn(bind, pcap, endpoints, |local, r| internet.wrap(make(local, r), start))?;
         let ports = crate::internet::dp8_ports(runtime.local_addrs());
-        return internet.around(start, ports, None, || {
+        return internet.relaying(relay.as_ref()).around(start, ports, None, || {
             serve(&args, runtime, flags, bans, start, &interrupt, None, relay)
         });
     };
@@ -130,7 +130,7 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
         internet.wrap(Observed::new(make(local, r), loop_side, start), start)
     })?;
     let ports = crate::internet::dp8_ports(runtime.local_addrs());
-    internet.around(start, ports, Some(server_side.clone()), || {
+    internet.relaying(relay.as_ref()).around(start, ports, Some(server_side.clone()), || {
         serve(&args, runtime, flags, bans, start, &interrupt, Some((web, server_side)), relay)
     })
 }
@@ -188,7 +188,9 @@ fn serve<P: Protocol<Command = Dp8Command, Event = Dp8Event>>(
         if let Some(how) = echo {
             echo_back(&runtime, how, &e);
         }
-        !out.dp8(&e)
+        let go_on = !out.dp8(&e);
+        relay::after_refusals(&out, relay.as_ref(), matches!(e, Dp8Event::Refusals(_)));
+        go_on
     };
     // The drops-and-refusals line every --stats-every seconds and on SIGUSR1, until the end.
     let stats = || Ok(runtime.command(Dp8Command::Refusals)?);

@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::Args;
 use crossbeam_channel::{Receiver, select};
 use dplay_portmap::{Mapping, PortMapper, PortmapEvent};
-use dplay_runtime::{Dp4Binding, NatQuery, Protocol, Runtime};
+use dplay_runtime::{Dp4Binding, NatQuery, Protocol, Runtime, SharedRelay};
 use dplay_session::nat_resolver::{ResolverClient, ResolverOutcome};
 use dplay_web::{PublicAddress, ServerSide};
 use serde::Serialize;
@@ -69,12 +69,21 @@ pub(crate) struct Internet {
     args: InternetArgs,
     outcome: Option<(SocketAddr, Receiver<ResolverOutcome>)>,
     json: bool,
+    /// `--relay`: its endpoints are advertised at their mapped public addresses once known.
+    relay: Option<SharedRelay>,
 }
 
 impl Internet {
     /// From the options; events print as JSON lines when `json`.
     pub(crate) fn new(args: &InternetArgs, json: bool) -> Self {
-        Self { args: args.clone(), outcome: None, json }
+        Self { args: args.clone(), outcome: None, json, relay: None }
+    }
+
+    /// With `--relay`: once `--upnp` mapped the relay's endpoints, members admitted from then
+    /// on are given their public addresses (docs/decisions.md, "Relay").
+    pub(crate) fn relaying(mut self, relay: Option<&SharedRelay>) -> Self {
+        self.relay = relay.cloned();
+        self
     }
 
     /// The host's protocol, with the NAT resolver query beside it when asked (DirectPlay 8),
@@ -114,7 +123,7 @@ impl Internet {
         if mapped.is_none() && self.outcome.is_none() {
             return Reach { mapper: None, printer: None };
         }
-        let printer = Printer { out: Output::new(self.json, start), dashboard };
+        let printer = Printer { out: Output::new(self.json, start), dashboard, relay: self.relay };
         let outcome = self.outcome;
         let thread = std::thread::Builder::new()
             .name("dplay-reach".into())
@@ -159,6 +168,9 @@ enum ReachEvent {
         resolver: Option<String>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         mappings: Vec<String>,
+        /// `--relay`: relay endpoints now advertised at their public addresses.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        relay_endpoints: Option<usize>,
     },
     /// The host could not learn or open its public address; it goes on.
     PublicAddressFailed { via: &'static str, error: String },
@@ -167,6 +179,7 @@ enum ReachEvent {
 struct Printer {
     out: Output,
     dashboard: Option<ServerSide>,
+    relay: Option<SharedRelay>,
 }
 
 impl Printer {
@@ -199,8 +212,17 @@ impl Printer {
                 let Some(first) = mappings.first() else { return };
                 let addr = first.public.to_string();
                 let list: Vec<String> = mappings.iter().map(mapping_text).collect();
+                let relay_endpoints = self.relay.as_ref().map(|r| {
+                    r.advertise_mapped(|port| {
+                        let udp = |m: &&Mapping| m.local.transport == Transport::Udp && m.local.port == port;
+                        mappings.iter().find(udp).map(|m| SocketAddr::V4(m.public))
+                    })
+                });
+                let relayed = relay_endpoints
+                    .map(|n| format!("; {n} relay endpoints are given to members at their public addresses"))
+                    .unwrap_or_default();
                 let text = format!(
-                    "{method}: players can join at {addr} (the router at {} maps {}; renewed while hosting, removed at exit)",
+                    "{method}: players can join at {addr} (the router at {} maps {}; renewed while hosting, removed at exit{relayed})",
                     router.ip(),
                     list.join(", ")
                 );
@@ -212,6 +234,7 @@ impl Printer {
                     router: Some(router.to_string()),
                     resolver: None,
                     mappings: list,
+                    relay_endpoints,
                 };
                 self.out.event(&event, text);
             }
@@ -240,6 +263,7 @@ impl Printer {
                     router: None,
                     resolver: Some(resolver.to_string()),
                     mappings: Vec::new(),
+                    relay_endpoints: None,
                 };
                 self.out.event(&event, text);
             }

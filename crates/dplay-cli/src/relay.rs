@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use dplay_relay::RelayStats;
 use dplay_runtime::{Protocol, Runtime, RuntimeError, SharedRelay, SocketSpec, relay_sockets};
+use dplay_web::RelayView;
 use serde::Serialize;
 
 use crate::address;
@@ -60,21 +61,17 @@ fn public_ip(local: SocketAddr) -> IpAddr {
     address::joinable(local).first().map_or(local.ip(), SocketAddr::ip)
 }
 
-/// The relay's line, `"event":"relay"` in JSON (docs/json-events.md).
+/// The relay's line, `"event":"relay"` in JSON (docs/json-events.md): `/api/relay`'s fields
+/// and the latches.
 #[derive(Serialize)]
 #[serde(tag = "event", rename = "relay")]
 struct RelayEvent {
-    endpoints: usize,
-    endpoints_held: usize,
-    datagrams: u64,
-    bytes: u64,
-    strangers: u64,
-    unlatched: u64,
-    rate_limited: u64,
-    over_budget: u64,
+    #[serde(flatten)]
+    relay: RelayView,
+    latched: u64,
 }
 
-/// Prints the relay's counters.
+/// Prints the relay's counters: the totals, then one row per member.
 pub(crate) fn report(out: &Output, relay: &SharedRelay) {
     let s: RelayStats = relay.stats();
     let text = format!(
@@ -89,15 +86,24 @@ pub(crate) fn report(out: &Output, relay: &SharedRelay) {
         s.rate_limited,
         s.over_budget
     );
-    let event = RelayEvent {
-        endpoints: s.endpoints,
-        endpoints_held: s.endpoints_held,
-        datagrams: s.datagrams,
-        bytes: s.bytes,
-        strangers: s.strangers,
-        unlatched: s.unlatched,
-        rate_limited: s.rate_limited,
-        over_budget: s.over_budget,
-    };
-    out.event(&event, text);
+    let rows: Vec<String> = s
+        .members
+        .iter()
+        .map(|m| {
+            format!(
+                "{} at {} (relay endpoint {}): {} datagrams ({} bytes) from it, {} ({} bytes) to it, {} over its rate cap",
+                m.dpnid, m.addr, m.endpoint, m.datagrams_from, m.bytes_from, m.datagrams_to, m.bytes_to, m.rate_limited
+            )
+        })
+        .collect();
+    let latched = s.latched;
+    out.event_rows(&RelayEvent { relay: s.into(), latched }, text, &rows);
+}
+
+/// The relay's line right after each drops-and-refusals line (`--stats-every`, SIGUSR1) when
+/// relaying: `refusals` says the event just printed was that line.
+pub(crate) fn after_refusals(out: &Output, relay: Option<&SharedRelay>, refusals: bool) {
+    if let (true, Some(r)) = (refusals, relay) {
+        report(out, r);
+    }
 }

@@ -38,6 +38,16 @@ pub use stats::{MemberStats, RelayStats};
 /// How often one source's dropped datagrams are logged at most.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
 
+/// Datagram buffers kept for reuse at most, and the largest kept: forwarding allocates
+/// nothing once the queue's buffers exist, and what is kept stays small (64 x 4 KiB).
+const SPARES: usize = 64;
+const SPARE_CAPACITY: usize = 4096;
+
+/// The relay's maps, hashed with foldhash: every datagram looks up its source and the
+/// members (SipHash was a third of the relay's own time per datagram). Only members' addresses
+/// and DPNIDs are keys, so nobody outside the session chooses what is hashed.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// How a [`Relay`] is set up.
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
@@ -90,8 +100,8 @@ struct Endpoint {
     /// left (a DirectPlay transport lingers after a disconnect) do not meet a new member there
     /// soon after.
     freed: u64,
-    by_source: HashMap<SocketAddr, Dpnid>,
-    by_member: HashMap<Dpnid, SocketAddr>,
+    by_source: Map<SocketAddr, Dpnid>,
+    by_member: Map<Dpnid, SocketAddr>,
 }
 
 /// The relay: endpoints, members, and the datagrams waiting to go.
@@ -99,13 +109,15 @@ struct Endpoint {
 pub struct Relay {
     cfg: RelayConfig,
     endpoints: Vec<Endpoint>,
-    members: HashMap<Dpnid, Member>,
+    members: Map<Dpnid, Member>,
     next_order: u64,
     frees: u64,
     /// The session's application and instance GUIDs (PATH_TEST keys).
     application: Uuid,
     instance: Uuid,
     queue: VecDeque<(Forward, Vec<u8>)>,
+    /// Buffers of datagrams sent, for the next ones (at most [`SPARES`]).
+    spares: Vec<Vec<u8>>,
     charge: Charge,
     stats: RelayStats,
     log: LogLimit,
@@ -119,12 +131,13 @@ impl Relay {
         Self {
             cfg,
             endpoints,
-            members: HashMap::new(),
+            members: Map::default(),
             next_order: 0,
             frees: 0,
             application: Uuid::nil(),
             instance: Uuid::nil(),
             queue: VecDeque::new(),
+            spares: Vec::new(),
             charge,
             stats: RelayStats::default(),
             log: LogLimit::default(),
@@ -201,10 +214,11 @@ impl Relay {
     /// A datagram arrived at endpoint `endpoint` from `from`: forwarded to the endpoint's
     /// owner when it comes from another member, else dropped and counted.
     pub fn handle_datagram(&mut self, now: Instant, endpoint: usize, from: SocketAddr, data: &[u8]) {
-        let Some(owner) = self.endpoints.get(endpoint).and_then(|e| e.owner) else {
+        let Some(e) = self.endpoints.get(endpoint) else { return };
+        let Some(owner) = e.owner else {
             return self.stranger(now, from, "an endpoint no member holds");
         };
-        let sender = match self.endpoints.get(endpoint).and_then(|e| e.by_source.get(&from)).copied() {
+        let sender = match e.by_source.get(&from).copied() {
             Some(s) => s,
             None => match self.identify(endpoint, owner, from, data) {
                 Some(s) => {
@@ -214,40 +228,57 @@ impl Relay {
                 None => return self.stranger(now, from, "not a member"),
             },
         };
-        let Some(via) = self.members.get(&sender).map(|m| m.endpoint) else { return };
+        let (rate, len) = (self.cfg.rate, data.len());
+        let Some(s) = self.members.get_mut(&sender) else { return };
+        let via = s.endpoint;
         let Some(to) = self.endpoints.get(via).and_then(|e| e.by_member.get(&owner)).copied() else {
             self.stats.unlatched += 1;
             return;
         };
-        let rate = self.cfg.rate;
-        let Some(s) = self.members.get_mut(&sender) else { return };
-        if !s.bucket.take(now, data.len(), rate) {
+        if !s.bucket.take(now, len, rate) {
             s.stats.rate_limited += 1;
             self.stats.rate_limited += 1;
             return;
         }
-        if self.queue.len() >= self.cfg.max_queue || !self.charge.grow(data.len()) {
+        if self.queue.len() >= self.cfg.max_queue || !self.charge.grow(len) {
             self.stats.over_budget += 1;
             return;
         }
-        let len = data.len() as u64;
-        s.stats.datagrams_from += 1;
-        s.stats.bytes_from += len;
+        s.stats.count_from(len);
         if let Some(o) = self.members.get_mut(&owner) {
-            o.stats.datagrams_to += 1;
-            o.stats.bytes_to += len;
+            o.stats.count_to(len);
         }
         self.stats.datagrams += 1;
-        self.stats.bytes += len;
-        self.queue.push_back((Forward { endpoint: via, to }, data.to_vec()));
+        self.stats.bytes += len as u64;
+        let mut bytes = self.spares.pop().unwrap_or_default();
+        bytes.extend_from_slice(data);
+        self.queue.push_back((Forward { endpoint: via, to }, bytes));
     }
 
-    /// The next datagram to send: its bytes into `buf` (cleared by the caller).
+    /// The next datagram to send: its bytes into `buf` (cleared by the caller; an empty `buf`
+    /// is swapped with the datagram's own buffer rather than copied into).
     pub fn poll_forward(&mut self, buf: &mut Vec<u8>) -> Option<Forward> {
-        let (forward, data) = self.queue.pop_front()?;
+        let (forward, mut data) = self.queue.pop_front()?;
         self.charge.shrink(data.len());
-        buf.extend_from_slice(&data);
+        if buf.is_empty() {
+            std::mem::swap(buf, &mut data);
+        } else {
+            buf.extend_from_slice(&data);
+        }
+        if self.spares.len() < SPARES && data.capacity() <= SPARE_CAPACITY {
+            data.clear();
+            self.spares.push(data);
+        }
         Some(forward)
+    }
+
+    /// Advertises endpoint `index` at `public` from now on (the host's router mapped its port
+    /// there, `--upnp`): members admitted from now on are given it; those admitted before keep
+    /// the address they were given (docs/decisions.md, "Relay").
+    pub fn advertise(&mut self, index: usize, public: SocketAddr) {
+        if let Some(a) = self.cfg.endpoints.get_mut(index) {
+            *a = public;
+        }
     }
 
     /// What the relay did so far, members by DPNID.

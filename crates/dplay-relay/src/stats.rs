@@ -25,6 +25,20 @@ pub struct MemberStats {
     pub rate_limited: u64,
 }
 
+impl MemberStats {
+    /// One datagram of `len` bytes from this member was forwarded.
+    pub(crate) fn count_from(&mut self, len: usize) {
+        self.datagrams_from += 1;
+        self.bytes_from += len as u64;
+    }
+
+    /// One datagram of `len` bytes was forwarded to this member.
+    pub(crate) fn count_to(&mut self, len: usize) {
+        self.datagrams_to += 1;
+        self.bytes_to += len as u64;
+    }
+}
+
 /// What the relay did, in total.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RelayStats {

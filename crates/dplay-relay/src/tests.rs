@@ -227,3 +227,19 @@ proptest! {
         }
     }
 }
+
+/// An endpoint advertised at a new public address (`--upnp` mapped it) is given from then on;
+/// a member admitted before keeps the address it was given.
+#[test]
+fn an_advertised_endpoint_is_given_to_members_admitted_after() {
+    let mut r = relay(2);
+    let public = addr([198, 51, 100, 7], 41000);
+    assert_eq!(r.admit(A, addr([192, 0, 2, 1], 1), APP, INSTANCE), Some(endpoint(0)));
+    r.advertise(0, addr([198, 51, 100, 7], 40000));
+    r.advertise(1, public);
+    r.advertise(2, public); // no such endpoint: nothing
+    assert_eq!(r.admit(B, addr([192, 0, 2, 2], 2), APP, INSTANCE), Some(public));
+    assert_eq!(r.endpoints(), &[addr([198, 51, 100, 7], 40000), public][..]);
+    let given: Vec<SocketAddr> = r.stats().members.iter().map(|m| m.endpoint).collect();
+    assert_eq!(given, vec![endpoint(0), public]);
+}

@@ -24,22 +24,36 @@ pub fn relay_sockets(bind: SocketAddr, endpoints: usize) -> Vec<SocketSpec> {
 /// A relay shared by the session (through its [`dplay_session::AddressMap`]), the protocol
 /// loop and whoever reads its stats (the command, the dashboard).
 #[derive(Debug, Clone)]
-pub struct SharedRelay(Arc<Mutex<Relay>>);
+pub struct SharedRelay {
+    relay: Arc<Mutex<Relay>>,
+    /// The endpoints' bound ports, by index.
+    ports: Arc<[u16]>,
+}
 
 impl SharedRelay {
     /// A relay whose endpoints are the sockets after the first of `bound` (as the runtime
     /// bound [`relay_sockets`]), advertised at `public` with their ports; `configure` may
     /// change its caps.
     pub fn new(bound: &[SocketAddr], public: IpAddr, configure: impl FnOnce(&mut RelayConfig)) -> Self {
-        let endpoints = bound.iter().skip(1).map(|a| SocketAddr::new(public, a.port())).collect();
+        let ports: Arc<[u16]> = bound.iter().skip(1).map(SocketAddr::port).collect();
+        let endpoints = ports.iter().map(|p| SocketAddr::new(public, *p)).collect();
         let mut cfg = RelayConfig::new(endpoints);
         configure(&mut cfg);
-        Self(Arc::new(Mutex::new(Relay::new(cfg))))
+        Self { relay: Arc::new(Mutex::new(Relay::new(cfg))), ports }
+    }
+
+    /// The host's router forwards public addresses to the endpoints (`--upnp`): `public`
+    /// gives the one of a bound UDP port, if mapped. Members admitted from now on are given
+    /// those ([`Relay::advertise`]); returns how many endpoints were mapped.
+    pub fn advertise_mapped(&self, public: impl Fn(u16) -> Option<SocketAddr>) -> usize {
+        let mut relay = self.lock();
+        let mapped = self.ports.iter().enumerate().filter_map(|(i, p)| Some((i, public(*p)?)));
+        mapped.map(|(i, addr)| relay.advertise(i, addr)).count()
     }
 
     /// The handle a host's [`dplay_session::SessionConfig::address_map`] takes.
     pub fn address_map(&self) -> AddressMapHandle {
-        AddressMapHandle::new(self.0.clone())
+        AddressMapHandle::new(self.relay.clone())
     }
 
     /// Charges the datagrams waiting to be relayed to `budget`: the host session's
@@ -56,7 +70,7 @@ impl SharedRelay {
     /// The relay itself, locked (the protocol thread locks it once per datagram): for tests
     /// and benchmarks that admit members without a session.
     pub fn lock(&self) -> MutexGuard<'_, Relay> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.relay.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -148,5 +162,22 @@ impl<P: Protocol> Protocol for Relayed<P> {
 
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The router's mappings are matched to the endpoints by their bound ports; an endpoint
+    /// left unmapped keeps its address.
+    #[test]
+    fn mapped_endpoints_are_advertised_by_their_bound_port() {
+        let bound: Vec<SocketAddr> =
+            ["0.0.0.0:6073", "0.0.0.0:6074", "0.0.0.0:6075"].iter().filter_map(|a| a.parse().ok()).collect();
+        let relay = SharedRelay::new(&bound, IpAddr::from([192, 168, 77, 2]), |_| {});
+        let public = SocketAddr::from(([198, 51, 100, 1], 7000));
+        assert_eq!(relay.advertise_mapped(|port| (port == 6075).then_some(public)), 1);
+        assert_eq!(relay.lock().endpoints(), &[SocketAddr::from(([192, 168, 77, 2], 6074)), public][..]);
     }
 }

@@ -339,7 +339,8 @@ pub(crate) fn json(value: &impl serde::Serialize) -> Response {
 async fn session(State(s): State<AppState>) -> Response {
     let snapshot = s.link.snapshot();
     let public = s.link.public_address();
-    json(&crate::public_address::SessionReply::new(&snapshot.session, public.as_ref()))
+    let relay = snapshot.relay.is_some();
+    json(&crate::public_address::SessionReply::new(&snapshot.session, public.as_ref(), relay))
 }
 
 async fn players(State(s): State<AppState>) -> Response {

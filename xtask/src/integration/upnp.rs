@@ -19,7 +19,7 @@ use super::{Suite, WAIT, is};
 use crate::util::have;
 
 /// The case's name.
-pub(crate) const CASE: &str = "--upnp through miniupnpd in a router namespace (UPnP, then PCP): the public address printed, joined from outside, unmapped at exit";
+pub(crate) const CASE: &str = "--upnp through miniupnpd in a router namespace (UPnP, then PCP): the public address printed, joined from outside, unmapped at exit; --relay members given the public endpoints";
 
 /// As root, installs what the case needs when missing; without root the case is skipped.
 pub(crate) fn prepare() -> anyhow::Result<()> {
@@ -81,6 +81,9 @@ pub(crate) fn mapped_host(s: &Suite) -> anyhow::Result<()> {
         )?;
         net.wait_for_igd(s)?;
         mapped_and_joined(s, &net, method).with_context(|| format!("through {method}"))?;
+        if method == "UPnP" {
+            relay_mapped(s, &net).context("--relay through UPnP")?;
+        }
         dp4_mapped(s, &net, method).with_context(|| format!("DirectPlay 4 through {method}"))?;
         drop(igd);
     }
@@ -149,6 +152,57 @@ fn mapped_and_joined(s: &Suite, net: &Namespaces, method: &str) -> anyhow::Resul
         !mapped_ports(net)?.contains(PORT),
         "the mapping of port {PORT} is still there after the host left"
     );
+    Ok(())
+}
+
+/// `dplay host --relay --upnp` at home maps its relay endpoints too and, once mapped, gives
+/// members their public addresses: two players on the public side join at the public address
+/// and get each other's messages through the relay (the bound address, 192.168.77.2, is out
+/// of their reach).
+fn relay_mapped(s: &Suite, net: &Namespaces) -> anyhow::Result<()> {
+    let args = [
+        "host",
+        "--json",
+        "--upnp",
+        "--relay",
+        "--max-players",
+        "3",
+        "--bind",
+        "0.0.0.0:6073",
+        "--session",
+        "relayed",
+        "--duration",
+        "60",
+    ];
+    let host = s.start_in(&net.home, "relay host", &args)?;
+    let mapped = s.expect(&host, "public_address", WAIT, is("public_address"))?;
+    ensure!(mapped["relay_endpoints"] == 2, "the relay's two endpoints were not advertised: {mapped}");
+    let public = format!("{PUBLIC}:{PORT}");
+    let join = |name: &str| {
+        let text = format!("hello from {name}");
+        let args = ["join", &public, "--json", "--name", name, "--send", &text, "--duration", "20"];
+        s.start_in(&net.public, name, &args)
+    };
+    let first = join("first")?;
+    s.expect(&first, "the name table", WAIT, is("name_table"))?;
+    let second = join("second")?;
+    s.expect(&second, "the name table", WAIT, is("name_table"))?;
+    s.expect(&first, "second's message", WAIT, super::event_with("message", "text", "hello from second"))?;
+    let status = Command::new("kill").args(["-USR1", &host.pid().to_string()]).status()?;
+    ensure!(status.success(), "kill -USR1 relay host failed");
+    let relay = s.expect(&host, "the relay's line", WAIT, is("relay"))?;
+    let members = relay["members"].as_array().context("no members in the relay's line")?;
+    ensure!(
+        members.len() == 2
+            && members
+                .iter()
+                .all(|m| m["endpoint"].as_str().is_some_and(|e| e.starts_with(&format!("{PUBLIC}:")))),
+        "members were not given the relay's public addresses: {relay}"
+    );
+    let status = Command::new("kill").args(["-INT", &host.pid().to_string()]).status()?;
+    ensure!(status.success(), "kill -INT relay host failed");
+    let mut host = host;
+    s.exit_code(&mut host, WAIT)?;
     Ok(())
 }
 

@@ -97,6 +97,12 @@ fn relay_rows(plan: &Plan, rows: &mut Rows) {
         r.direct.p50 / 1e3,
         r.direct.p99 / 1e3
     );
+    match &r.pinned {
+        Ok(()) => {
+            println!("relay: the relay thread pinned alone on a core, SCHED_FIFO; the load on the other")
+        }
+        Err(why) => println!("relay: threads not pinned: {why}"),
+    }
     rows.insert(
         "relay_32_pilots_cpu".into(),
         Row::time(r.cpu_percent, relay::CPU_BUDGET_PERCENT, "% of a core"),
