@@ -275,6 +275,13 @@ impl AddonOverDp4 {
         self.session.handle_tcp_closed(conn);
     }
 
+    /// TCP connection `conn` was closed or reset by its peer ([`Dp4Session::handle_tcp_lost`]):
+    /// its instance is checked at once.
+    pub fn handle_tcp_lost(&mut self, now: Instant, conn: ConnId, opened_to: Option<SocketAddr>) {
+        self.session.handle_tcp_lost(now, conn, opened_to);
+        self.pump(now);
+    }
+
     /// The TCP listener `stream` cannot be reached ([`Dp4Session::handle_unreachable`]).
     pub fn handle_unreachable(&mut self, now: Instant, stream: SocketAddr) {
         self.session.handle_unreachable(now, stream);

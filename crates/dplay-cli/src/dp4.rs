@@ -410,12 +410,30 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     binding.stream_port = port;
     binding.datagram_port = port;
     binding.advertised_datagram = args.dp4_args.advertise_udp;
+    // With no host there, our listener must not take the port we join (issue 27 item 16).
+    binding.avoid_port = (args.host.port() != 0).then_some(args.host.port());
+    if port.is_some()
+        && port == binding.avoid_port
+        && (bind.ip().is_unspecified() || bind.ip() == args.host.ip())
+    {
+        bail!(
+            "--bind {bind} would listen on the port of the host to join ({}): give another port",
+            args.host
+        );
+    }
     let mut dp4_config = config(args.session_args.keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
     args.dp4_args.names.apply_dp4(&mut dp4_config.limits);
     args.budget.apply_dp4(&mut dp4_config.limits);
     let player_data = args.player_data.clone().map(|d| d.0).unwrap_or_default();
     check_player_data(&player_data, dp4_config.limits.max_player_data, "DPERR_INVALIDPARAMS")?;
+    // Refused here, before the host adds our instance (issue 27 item 16).
+    let len = args.name.encode_utf16().count();
+    let max = dp4_config.limits.max_player_name;
+    if len > max {
+        let e = dplay_session::dp4::CommandError::TooLong { what: "the player name", len, max };
+        bail!("cannot join: {e}; shorten --name (or raise --max-name if the host allows more)");
+    }
     let runtime = spawn(&binding, dp4_config, args.net.pcap.as_ref())?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
@@ -436,9 +454,11 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     runtime.command(Dp4Command::Join { host, password: args.session_args.password.clone() })?;
     let mut failure = None;
     let mut me = None;
+    let mut joined = false;
     let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
         match &e {
             Dp4Event::Session(SessionEvent::Joined { .. }) => {
+                joined = true;
                 let create =
                     Dp4Command::CreatePlayerWithData { name: args.name.clone(), data: player_data.clone() };
                 let _ = runtime.command(create);
@@ -447,13 +467,20 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
             Dp4Event::Session(SessionEvent::JoinFailed(e) | SessionEvent::PlayerCreateFailed(e)) => {
                 failure = Some(join_error(*e));
             }
+            Dp4Event::CommandFailed { command, error } => failure = Some(format!("{command}: {error}")),
             _ => {}
         }
         let ended = out.event(&e);
         me.is_none() && failure.is_none() && !ended
     });
     if me.is_none() {
-        drop(runtime);
+        // In the session without a player: leave, so the host keeps nothing of us.
+        if joined {
+            let _ = runtime.command(Dp4Command::Leave);
+            finish(runtime, &mut out);
+        } else {
+            drop(runtime);
+        }
         match (failure, stop) {
             (Some(why), _) => bail!("could not join {host}: {why}"),
             (None, Stop::Interrupted) => bail!("interrupted before the join completed"),

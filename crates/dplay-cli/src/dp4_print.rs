@@ -316,6 +316,10 @@ pub(crate) fn join_error(e: JoinError) -> String {
         }
         JoinError::Refused(code) => format!("the host refused the join ({})", DpResult(code)),
         JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
+        JoinError::Unreachable => {
+            "the connection was refused: no DirectPlay 4 host listens there (check the address and port)"
+                .into()
+        }
         JoinError::Unsupported(flags) => {
             format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
         }

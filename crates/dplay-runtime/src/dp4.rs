@@ -47,6 +47,10 @@ pub struct Dp4Binding {
     pub advertised_datagram: Option<SocketAddrV4>,
     /// Deadlines and the per-source cap of accepted TCP connections (docs/limits.md).
     pub stream_limits: StreamLimits,
+    /// A port the TCP listener must not take when it picks the first free one: the port of
+    /// the host a joiner connects to, so that with no host there the joiner never listens
+    /// on it and connects to itself (issue 27 item 16).
+    pub avoid_port: Option<u16>,
 }
 
 impl Dp4Binding {
@@ -66,6 +70,7 @@ impl Dp4Binding {
             enum_port: Some(ENUM_PORT),
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
+            avoid_port: None,
         }
     }
 
@@ -78,6 +83,7 @@ impl Dp4Binding {
             enum_port: None,
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
+            avoid_port: None,
         }
     }
 
@@ -85,9 +91,15 @@ impl Dp4Binding {
     pub fn runtime_config(&self) -> RuntimeConfig {
         let ip = IpAddr::V4(self.ip);
         let game = |port: Option<u16>| port.map_or(GAME_PORT_FIRST..=GAME_PORT_LAST, |p| p..=p);
+        // The range's part above the avoided port (below it when it is the last).
+        let listener = match (self.stream_port, self.avoid_port) {
+            (None, Some(a)) if (GAME_PORT_FIRST..GAME_PORT_LAST).contains(&a) => a + 1..=GAME_PORT_LAST,
+            (None, Some(GAME_PORT_LAST)) => GAME_PORT_FIRST..=GAME_PORT_LAST - 1,
+            (port, _) => game(port),
+        };
         let mut sockets = vec![
             SocketSpec::udp(SocketAddr::new(ip, 0)).first_free(game(self.datagram_port)).broadcast(),
-            SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(game(self.stream_port)),
+            SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(listener),
         ];
         if let Some(port) = self.enum_port {
             sockets.push(SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast());
@@ -414,14 +426,19 @@ impl Protocol for Dp4Protocol {
 
     /// A connection we opened that could not be opened, broke, or closed with bytes still
     /// queued means its listener is unreachable: the session drops that instance
-    /// ([`Dp4Session::handle_unreachable`]). A clean close is not: the next message opens a new
-    /// connection.
+    /// ([`Dp4Session::handle_unreachable`]). One its peer closed or reset makes the session
+    /// check that instance at once ([`Dp4Session::handle_tcp_lost`]: a killed process closes
+    /// them all). One we closed is only forgotten.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
-        self.session.handle_tcp_closed(stream.0);
         self.bytes.stream_closed(stream);
         self.report.stream_closed(now, closed.peer, &closed.reason);
-        if let Some(to) = unreachable_listener(closed) {
-            self.session.handle_unreachable(now, to);
+        match stream_end(closed) {
+            StreamEnd::Unreachable(to) => {
+                self.session.handle_tcp_closed(stream.0);
+                self.session.handle_unreachable(now, to);
+            }
+            StreamEnd::Lost => self.session.handle_tcp_lost(now, stream.0, closed.opened_to),
+            StreamEnd::Ours => self.session.handle_tcp_closed(stream.0),
         }
         self.drain(now);
     }
@@ -535,19 +552,31 @@ pub(crate) fn stream_status(s: TcpStatus) -> StreamStatus {
     StreamStatus { message: s.messages > 0, partial: s.buffered > 0, known: s.known }
 }
 
-/// The listener a closed connection makes unreachable: one we opened that could not be opened,
-/// broke, or closed with bytes still queued. A clean close is not: the next message opens a new
-/// connection.
-pub(crate) fn unreachable_listener(closed: &StreamClosed) -> Option<SocketAddr> {
-    let to = closed.opened_to?;
+/// What a closed connection tells about its instance.
+pub(crate) enum StreamEnd {
+    /// A connection we opened could not be opened, broke, or closed with bytes still queued:
+    /// the listener it went to is unreachable.
+    Unreachable(SocketAddr),
+    /// Its peer closed or reset it: is that instance still there?
+    Lost,
+    /// We closed it (a deadline, a cap, a refused stream): nothing to learn.
+    Ours,
+}
+
+/// How `closed` ended, for the session.
+pub(crate) fn stream_end(closed: &StreamClosed) -> StreamEnd {
     let broken = matches!(
         closed.reason,
         CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
     );
-    (broken || closed.unsent > 0).then(|| {
-        tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
-        to
-    })
+    match closed.opened_to {
+        Some(to) if broken || closed.unsent > 0 => {
+            tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
+            StreamEnd::Unreachable(to)
+        }
+        _ if matches!(closed.reason, CloseReason::Closed | CloseReason::Failed(_)) => StreamEnd::Lost,
+        _ => StreamEnd::Ours,
+    }
 }
 
 #[cfg(test)]
@@ -577,6 +606,19 @@ mod tests {
         let client = fixed.runtime_config();
         assert_eq!(client.sockets.len(), 2);
         assert_eq!(client.sockets[1].ports, 2345..=2345);
+    }
+
+    /// Issue 27 item 16: a joiner's listener never takes the port of the host it joins.
+    #[test]
+    fn a_joiner_avoids_the_hosts_port() {
+        let ports = |avoid| {
+            let b = Dp4Binding { avoid_port: Some(avoid), ..Dp4Binding::client(Ipv4Addr::LOCALHOST) };
+            b.runtime_config().sockets[1].ports.clone()
+        };
+        assert_eq!(ports(2300), 2301..=2400);
+        assert_eq!(ports(2350), 2351..=2400);
+        assert_eq!(ports(2400), 2300..=2399);
+        assert_eq!(ports(6073), 2300..=2400);
     }
 
     /// MC-DPL4CS 2.2.6: the bound addresses become the SockAddr peers are told; IPv6 is refused.

@@ -46,6 +46,9 @@ pub enum JoinError {
     Refused(u32),
     /// The Reliable API timer ran out (MC-DPL4CS 3.1.2.2).
     Timeout,
+    /// The host's TCP listener refused the connection (or it broke): no host listens there
+    /// (MC-DPL4CS 2.1), reported at once rather than after the timer.
+    Unreachable,
     /// The session needs options this endpoint does not implement (see
     /// [`crate::dp4::UNSUPPORTED_SESSION_FLAGS`]); we left it again.
     Unsupported(dplay_wire::dp4::session::SessionFlags),

@@ -80,9 +80,7 @@ impl Dp4Session {
         let player = self.local_system_player(me, flags);
         self.players.insert(me, player);
         self.role = Role::Host;
-        if config.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval());
-        }
+        self.start_ping_timer(now);
         self.sync_memory();
         Ok(())
     }

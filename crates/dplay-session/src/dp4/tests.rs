@@ -12,6 +12,7 @@ mod messages;
 pub(crate) mod net;
 mod reliable;
 mod scenario;
+mod vanish;
 mod windows;
 mod windows_rp;
 mod wine_facts;

@@ -190,8 +190,14 @@ fn joiner_receives_groups_and_members() {
     let p = created(&mut net, 1, "addon");
     net.nodes[1].add_player_to_group(refuse, p).unwrap();
     net.run();
-    let mut net3 =
-        Net { nodes: net.nodes, events: vec![Vec::new(); 3], log: Vec::new(), now: net.now, cut: net.cut };
+    let mut net3 = Net {
+        nodes: net.nodes,
+        events: vec![Vec::new(); 3],
+        log: Vec::new(),
+        now: net.now,
+        cut: net.cut,
+        killed: net.killed,
+    };
     net3.nodes.push(crate::dp4::Dp4Session::new(super::net::config(2)).unwrap());
     net3.join(2, None);
     assert_eq!(net3.nodes[2].groups().len(), 2);
