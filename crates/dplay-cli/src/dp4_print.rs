@@ -91,6 +91,10 @@ impl Dp4Output {
                     s.messages_delivered
                 ),
             ),
+            Dp4Event::Enumerating(addr) => self.out.event(
+                &Dp4JsonEvent::Enumerating { addr: addr.to_string() },
+                format!("answering enumeration on UDP {addr}: we are the host now"),
+            ),
             Dp4Event::CommandFailed { command, error } => self.out.event(
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),

@@ -291,6 +291,10 @@ pub(crate) enum Dp4JsonEvent {
         peer: String,
         reason: String,
     },
+    /// We became the host by migration and answer enumeration here (MC-DPL4CS 3.2.3).
+    Enumerating {
+        addr: String,
+    },
     /// The MC-DPL4R counters.
     Reliable {
         messages_sent: u64,

@@ -51,6 +51,10 @@ pub struct Dp4Binding {
     /// the host a joiner connects to, so that with no host there the joiner never listens
     /// on it and connects to itself (issue 27 item 16).
     pub avoid_port: Option<u16>,
+    /// The enumeration socket (`enum_port`) is opened only once this endpoint becomes the
+    /// host by migration (MC-DPL4CS 3.1.7.1, 3.2.3): a joiner that takes over answers
+    /// enumeration, and until then leaves the port to the host it joined.
+    pub enum_when_host: bool,
 }
 
 impl Dp4Binding {
@@ -71,6 +75,7 @@ impl Dp4Binding {
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
             avoid_port: None,
+            enum_when_host: false,
         }
     }
 
@@ -84,6 +89,7 @@ impl Dp4Binding {
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
             avoid_port: None,
+            enum_when_host: false,
         }
     }
 
@@ -102,7 +108,8 @@ impl Dp4Binding {
             SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(listener),
         ];
         if let Some(port) = self.enum_port {
-            sockets.push(SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast());
+            let spec = SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast();
+            sockets.push(if self.enum_when_host { spec.on_demand() } else { spec });
         }
         let mut config = RuntimeConfig::with_sockets(sockets);
         config.thread_name = "dplay-dp4".into();
@@ -245,6 +252,10 @@ pub enum Dp4Event {
     /// The session ended after running MC-DPL4R (DPSESSION_DIRECTPLAYPROTOCOL): the reliable
     /// protocol's counters over the whole session.
     Reliable(ReliableStats),
+    /// We became the host by migration and answer enumeration on this UDP address now
+    /// ([`Dp4Binding::enum_when_host`]; MC-DPL4CS 3.2.3). Could it not be opened, a
+    /// [`Dp4Event::CommandFailed`] for "answer enumeration" says why.
+    Enumerating(SocketAddr),
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -267,6 +278,22 @@ pub struct Dp4Protocol {
     addrs: (SocketAddrV4, SocketAddrV4),
     /// Bytes to and from each instance.
     bytes: PeerBytes,
+    /// The enumeration socket waits for a migration ([`Dp4Binding::enum_when_host`]); then it
+    /// is asked for once.
+    enum_on_demand: EnumSocket,
+}
+
+/// The enumeration socket of an endpoint that may become host by migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EnumSocket {
+    /// Opened at start, or none.
+    Fixed,
+    /// Closed until we become host.
+    Waiting,
+    /// To be opened now.
+    Wanted,
+    /// Asked for.
+    Asked,
 }
 
 impl Dp4Protocol {
@@ -284,6 +311,7 @@ impl Dp4Protocol {
             ended: false,
             addrs,
             bytes: PeerBytes::default(),
+            enum_on_demand: EnumSocket::Fixed,
         })
     }
 
@@ -309,12 +337,17 @@ impl Dp4Protocol {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
         let advertised = binding.advertised_datagram;
+        let waiting = binding.enum_when_host && binding.enum_port.is_some();
         Runtime::try_spawn_with(rc, |local| {
             let mut told = local.to_vec();
             if let (Some(addr), Some(game)) = (advertised, told.get_mut(Dp4Binding::GAME_SOCKET.0)) {
                 *game = SocketAddr::V4(addr);
             }
-            Self::new(config, &told).map(wrap)
+            let mut p = Self::new(config, &told)?;
+            if waiting {
+                p.enum_on_demand = EnumSocket::Waiting;
+            }
+            Ok(wrap(p))
         })
     }
 
@@ -368,6 +401,11 @@ impl Dp4Protocol {
     fn drain(&mut self, now: Instant) {
         while let Some(event) = self.session.poll_event() {
             let snapshot = matches!(event, SessionEvent::Joined { .. } | SessionEvent::HostMigrated { .. });
+            if matches!(event, SessionEvent::HostMigrated { local: true, .. })
+                && self.enum_on_demand == EnumSocket::Waiting
+            {
+                self.enum_on_demand = EnumSocket::Wanted;
+            }
             let ended = matches!(event, SessionEvent::Ended(_));
             self.events.push_back(Dp4Event::Session(event));
             let reliable = self.session.reliable_stats();
@@ -513,6 +551,24 @@ impl Protocol for Dp4Protocol {
 
     fn poll_timeout(&self) -> Option<Instant> {
         [self.session.poll_timeout(), self.report.deadline()].into_iter().flatten().min()
+    }
+
+    /// The enumeration socket, once we became host by migration (MC-DPL4CS 3.2.3).
+    fn poll_open(&mut self) -> Option<SocketId> {
+        (self.enum_on_demand == EnumSocket::Wanted).then(|| {
+            self.enum_on_demand = EnumSocket::Asked;
+            Dp4Binding::ENUM_SOCKET
+        })
+    }
+
+    fn handle_opened(&mut self, _now: Instant, _id: SocketId, result: Result<SocketAddr, String>) {
+        match result {
+            Ok(addr) => {
+                tracing::info!(%addr, "DP4: the host by migration answers enumeration");
+                self.events.push_back(Dp4Event::Enumerating(addr));
+            }
+            Err(error) => self.fail("answer enumeration", error),
+        }
     }
 
     /// Out of the session: the loop ends once every queued message (the DELETEPLAYERs of a

@@ -476,7 +476,7 @@ impl Dp4Session {
             Dp4Body::EnumPlayer(_) => {
                 self.on_enum_player(now, SocketAddr::new(from.ip(), header.sock_addr.addr.port()))
             }
-            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
+            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m, via),
             Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),
             Dp4Body::AddForwardRequest(m) => {
                 self.on_add_forward_request(now, from.ip(), reply_to, &header, &m)

@@ -124,3 +124,26 @@ fn a_join_to_no_listener_fails_at_once() {
     assert_eq!(net.take(1), [Dp4Event::JoinFailed(crate::dp4::JoinError::Unreachable)]);
     assert_eq!(net.nodes[1].role(), Role::Idle);
 }
+
+/// Issue 25 item 19: a joiner whose address used up the per-source reply limit with
+/// enumerations (a quick retry with another password) still gets its REQUESTPLAYERREPLY: the
+/// request came over TCP, which proved its address (MC-DPL4CS 3.2.5.4; docs/limits.md).
+#[test]
+fn a_quick_retry_is_not_rate_limited_out() {
+    use dplay_wire::dp4::enumeration::EnumSessionsFlags;
+
+    let mut net = session_of(1, |_| {});
+    net.nodes.push(crate::dp4::Dp4Session::new(super::net::config(1)).unwrap());
+    net.events.push(Vec::new());
+    let request = crate::dp4::EnumRequest {
+        application_guid: super::net::APP,
+        password: None,
+        flags: EnumSessionsFlags::ALL,
+    };
+    for _ in 0..4 {
+        net.enumerate(1, &request);
+    }
+    assert_eq!(net.take(1).iter().filter(|e| matches!(e, Dp4Event::SessionFound(_))).count(), 4);
+    net.join(1, None);
+    assert_eq!(net.nodes[1].role(), Role::Member);
+}
