@@ -302,6 +302,14 @@ impl Dp4Output {
                 GroupChange::Renamed { id: id(*g), name: short_name.clone() },
                 format!("group {} is now {}", id(*g), short_name.as_deref().unwrap_or("-")),
             ),
+            GroupEvent::ShortcutAdded { group, child } => (
+                GroupChange::ShortcutAdded { id: id(*group), child: id(*child) },
+                format!("group {} added to group {}", id(*child), id(*group)),
+            ),
+            GroupEvent::ShortcutRemoved { group, child } => (
+                GroupChange::ShortcutRemoved { id: id(*group), child: id(*child) },
+                format!("group {} removed from group {}", id(*child), id(*group)),
+            ),
             // An event a later session adds: not printed until this printer knows it.
             _ => return,
         };

@@ -153,7 +153,7 @@ impl Dp4Session {
             password: None,
             players: self.players.values().map(Player::to_super).collect(),
             groups: self.super_groups(),
-            shortcuts: Vec::new(),
+            shortcuts: self.super_shortcuts(),
         });
         self.send_body(Via::Tcp, reply_to, body);
     }
@@ -355,7 +355,7 @@ impl Dp4Session {
             password: self.password.clone(),
             players: self.players.values().map(Player::to_super).collect(),
             groups: self.super_groups(),
-            shortcuts: Vec::new(),
+            shortcuts: self.super_shortcuts(),
         });
         self.send_body(Via::Tcp, to.0, body);
     }

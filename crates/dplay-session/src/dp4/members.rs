@@ -30,6 +30,9 @@ const MAX_ROUND_TRIP_MS: u32 = 60_000;
 /// `DPID_ALLPLAYERS`: the player ID that addresses every player of the session.
 pub const DPID_ALLPLAYERS: u32 = 0;
 
+/// DX61VERSION: the first dialect whose new host sends IAMNAMESERVER (MC-DPL4CS 2.2.3).
+const DX61_VERSION: u32 = 10;
+
 /// An instance is PINGed for a closed connection at most this often
 /// ([`Dp4Session::check_instance`]).
 const CHECK_INTERVAL: Duration = Duration::from_secs(1);
@@ -142,6 +145,7 @@ impl Dp4Session {
             self.forget_in_groups(*g, system);
             self.recent.remove(g);
             self.checked.remove(g);
+            self.timers.cancel(Timer::Check(*g));
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(*g);
             }
@@ -182,6 +186,15 @@ impl Dp4Session {
         let lowest = self.players.values().filter(|p| p.is_system()).map(|p| p.id).min();
         let Some(me) = self.me else { return };
         if lowest != Some(me) {
+            // A DirectPlay 6 instance (dialect 9) takes over without IAMNAMESERVER, which only
+            // DX61 (10) and later send (2.2.3): it is the host now (issue 27 item 15).
+            if let Some(p) =
+                lowest.and_then(|id| self.players.get_mut(&id)).filter(|p| p.version < DX61_VERSION)
+            {
+                p.flags |= PlayerFlags::NAME_SERVER;
+                self.host_id = Some(p.id);
+                self.events.push_back(Dp4Event::HostMigrated { host: p.id, local: false });
+            }
             return self.start_ping_timer(now);
         }
         let Some(desc) = self.desc else { return };
@@ -403,14 +416,20 @@ impl Dp4Session {
         self.send_body(Via::Tcp, stream, body);
     }
 
-    /// A connection of instance `id` closed: PING it over TCP now, at most once per
-    /// [`CHECK_INTERVAL`] (a peer that opens and closes connections cannot make us flood).
+    /// A connection of instance `id` closed: PING it over TCP now, or, within
+    /// [`CHECK_INTERVAL`] of the last check, once that has passed (the PING of the last check
+    /// may have gone out on the very connection that then closed; and a peer that opens and
+    /// closes connections cannot make us flood).
     pub(crate) fn check_instance(&mut self, now: Instant, id: u32) {
-        let recent =
-            self.checked.get(&id).is_some_and(|t| now.saturating_duration_since(*t) < CHECK_INTERVAL);
-        if self.joined() && !recent {
-            tracing::debug!(id, "a DP4 instance's connection closed: checking it is still there");
-            self.send_tcp_ping(now, id);
+        if !self.joined() {
+            return;
+        }
+        match self.checked.get(&id).map(|t| *t + CHECK_INTERVAL) {
+            Some(next) if next > now => self.timers.set(Timer::Check(id), next),
+            _ => {
+                tracing::debug!(id, "a DP4 instance's connection closed: checking it is still there");
+                self.send_tcp_ping(now, id);
+            }
         }
     }
 

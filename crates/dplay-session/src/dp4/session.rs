@@ -414,6 +414,7 @@ impl Dp4Session {
                 Timer::NameTable(id) => self.finish_join(id),
                 Timer::Ping => self.on_ping_timer(now),
                 Timer::Reservation(id) => self.on_reservation_expired(id),
+                Timer::Check(id) => self.check_instance(now, id),
             }
         }
         self.sync_links();
@@ -499,6 +500,8 @@ impl Dp4Session {
             Dp4Body::DeletePlayerFromGroup(m) => self.on_delete_player_from_group(&m),
             Dp4Body::GroupDataChanged(m) => self.on_group_data_changed(m),
             Dp4Body::GroupNameChanged(m) => self.on_group_name_changed(m),
+            Dp4Body::AddShortcutToGroup(m) => self.on_add_shortcut_to_group(&m),
+            Dp4Body::DeleteGroupFromGroup(m) => self.on_delete_group_from_group(&m),
             Dp4Body::PlayerDataChanged(m) => self.on_player_data_changed(m),
             Dp4Body::PlayerNameChanged(m) => self.on_player_name_changed(m),
             Dp4Body::Chat(m) => self.on_chat(m),

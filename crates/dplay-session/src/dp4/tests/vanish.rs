@@ -86,7 +86,8 @@ fn a_closed_connection_of_a_killed_member_removes_it_at_once() {
 }
 
 /// A connection closed by a live instance (its idle connection timed out) costs one PING over
-/// TCP, which it answers; a second close within a second sends none.
+/// TCP, which it answers; more closes within a second cost one more PING, a second later (the
+/// first may have gone out on a connection that was closing).
 #[test]
 fn a_closed_connection_of_a_live_member_is_one_ping() {
     let mut net = session_of(2, |_| {});
@@ -98,6 +99,9 @@ fn a_closed_connection_of_a_live_member_is_one_ping() {
     net.nodes[0].handle_tcp_lost(now, 1, Some(stream(1)));
     net.nodes[0].handle_tcp_lost(now, 1, Some(stream(1)));
     net.run();
+    assert_eq!(net.trace(), ["0->1 Tcp DPSP_MSG_PING", "1->0 Udp DPSP_MSG_PINGREPLY"]);
+    net.log.clear();
+    net.advance(Duration::from_secs(1));
     assert_eq!(net.trace(), ["0->1 Tcp DPSP_MSG_PING", "1->0 Udp DPSP_MSG_PINGREPLY"]);
     assert!(net.nodes[0].players().contains_key(&b));
 }
@@ -146,4 +150,23 @@ fn a_quick_retry_is_not_rate_limited_out() {
     assert_eq!(net.take(1).iter().filter(|e| matches!(e, Dp4Event::SessionFound(_))).count(), 4);
     net.join(1, None);
     assert_eq!(net.nodes[1].role(), Role::Member);
+}
+
+/// Issue 27 item 15 (MC-DPL4CS 2.2.3, 3.1.7.1): a DirectPlay 6 instance (dialect 9) that
+/// becomes host sends no IAMNAMESERVER; the others take it as host as soon as it has the
+/// lowest system player ID, without waiting for one.
+#[test]
+fn a_directx_6_instance_that_takes_over_is_the_host() {
+    let mut net = session_of(3, |c| c.flags = SessionFlags::MIGRATE_HOST);
+    let (b, c) = (net.nodes[1].system_player().unwrap(), net.nodes[2].system_player().unwrap());
+    let (new_host, other) = if b < c { (1, 2) } else { (2, 1) };
+    let id = net.nodes[new_host].system_player().unwrap();
+    net.nodes[other].players.get_mut(&id).unwrap().version = 9;
+    // Whatever the new host sends the other is lost: no IAMNAMESERVER arrives.
+    net.cut.insert((new_host, other));
+    (0..3).for_each(|i| drop(net.take(i)));
+    net.nodes[0].leave().unwrap();
+    net.run();
+    assert!(net.take(other).contains(&Dp4Event::HostMigrated { host: id, local: false }));
+    assert_eq!(net.nodes[other].host_player(), Some(id));
 }
