@@ -56,7 +56,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 33] = [
+    let cases: [(&str, Case); 34] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -81,6 +81,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "DirectPlay 4: the host killed, the member that takes over answers enumeration",
             dp4::migrated_host_answers_enumeration,
+        ),
+        (
+            "DirectPlay 4: joins that cannot work fail at once and say why (no listener, a long name, a password)",
+            dp4::join_errors,
         ),
         ("an add-on session over DirectPlay 4: a player and an observer", fs_dp4::addon_session),
         ("dplay fs host --sim fs2004: found by FS2004's GUID and by --any-app", fs2004::host_found),

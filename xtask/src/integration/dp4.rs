@@ -315,3 +315,54 @@ pub(super) fn check_capture(pcap: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Issue 27 item 16: `join --dp4` to a port where no host listens fails at once with the
+/// refusal (and never joins itself); a name over the limit fails before anything is sent, and
+/// the host keeps nothing of it; `fs join --sim fs98 ADDR` to a password-protected session
+/// says the password is missing or wrong, as with ADDR:PORT (MC-DPL4CS 2.2.10, 3.2.5.3).
+pub(super) fn join_errors(s: &Suite) -> anyhow::Result<()> {
+    // The first free port of 2300-2400: the one the joiner's own listener used to take.
+    let port = (2300..=2400u16)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .context("no free TCP port in 2300-2400")?;
+    let nothing = format!("127.0.0.1:{port}");
+    #[allow(clippy::disallowed_methods)] // the case's own clock: failing at once is the behaviour
+    let started = std::time::Instant::now();
+    let mut join = s.start("join nothing", &["join", "--dp4", &nothing, "--json", "--timeout", "20"])?;
+    ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "a join to no listener did not exit 1");
+    ensure!(started.elapsed() < Duration::from_secs(5), "a refused join took {:?}", started.elapsed());
+    let failed = s.expect(&join, "the refusal", WAIT, is("join_failed"))?;
+    ensure!(failed["error"].as_str().unwrap_or_default().contains("refused"), "{failed}");
+
+    let enum_port = free_udp_port()?;
+    let (host, tcp) = host(s, &enum_port, &["--password", "secret"])?;
+    let long = "n".repeat(300);
+    let args = ["join", "--dp4", &tcp, "--json", "--password", "secret", "--name", &long];
+    let mut join = s.start("join long name", &args)?;
+    ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "a join with a long name did not exit 1");
+    ensure!(host.events(is("player_joined")).is_empty(), "the host kept something of the long name");
+
+    let fs_enum = free_udp_port()?;
+    let args = ["fs", "host", "--sim", "fs98", "--json", "--bind", "127.0.0.1:0", "--enum-port", &fs_enum];
+    let fs_host =
+        s.start("fs host fs98", &[&args[..], &["--password", "secret", "--duration", "60"]].concat())?;
+    s.expect(&fs_host, "its player", WAIT, is("player_created"))?;
+    for password in [&[][..], &["--password", "wrong"][..]] {
+        let args = [
+            "fs",
+            "join",
+            "--sim",
+            "fs98",
+            "127.0.0.1",
+            "--host-enum-port",
+            &fs_enum,
+            "--observer",
+            "--json",
+        ];
+        let mut join = s.start("fs join fs98", &[&args[..], password, &["--timeout", "5"]].concat())?;
+        ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "fs join with {password:?} did not exit 1");
+        let failed = s.expect(&join, "the refusal", WAIT, is("join_failed"))?;
+        ensure!(failed["error"].as_str().unwrap_or_default().contains("password"), "{failed}");
+    }
+    Ok(())
+}
