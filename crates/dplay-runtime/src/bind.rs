@@ -62,7 +62,8 @@ impl SocketSpec {
     }
 
     /// The same socket, left closed until the protocol asks for it
-    /// ([`crate::Protocol::poll_open`]).
+    /// ([`crate::Protocol::poll_open`]); [`crate::Runtime::socket_addr`] gives the address asked
+    /// for (its first port), and [`crate::Protocol::handle_opened`] the one bound.
     #[must_use]
     pub fn on_demand(mut self) -> Self {
         self.on_demand = true;
