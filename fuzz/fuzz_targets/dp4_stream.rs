@@ -34,14 +34,20 @@ fuzz_target!(|data: &[u8]| {
         now += Duration::from_millis(u64::from(op));
         // The runtime closes a rejected connection: nothing more arrives on it.
         let Some(closed) = rejected.get_mut(conn).filter(|r| !**r) else { continue };
-        match host.handle_tcp(now, conn as u64, from, chunk) {
-            Ok(status) => {
-                let joined = host.players().len() > 1;
-                assert!(status.known || joined || status.buffered < UNJOINED, "{status:?}");
-            }
-            Err(_) => {
-                *closed = true;
-                host.handle_tcp_closed(conn as u64);
+        if chunk.is_empty() {
+            // Its peer closed it (a killed process, issue 27 item 10): its instance, if any, is
+            // PINGed; the next chunk on this number is a new connection.
+            host.handle_tcp_lost(now, conn as u64, None);
+        } else {
+            match host.handle_tcp(now, conn as u64, from, chunk) {
+                Ok(status) => {
+                    let joined = host.players().len() > 1;
+                    assert!(status.known || joined || status.buffered < UNJOINED, "{status:?}");
+                }
+                Err(_) => {
+                    *closed = true;
+                    host.handle_tcp_closed(conn as u64);
+                }
             }
         }
         host.handle_timeout(now);
@@ -53,4 +59,3 @@ fuzz_target!(|data: &[u8]| {
         while host.poll_event().is_some() {}
     }
 });
-

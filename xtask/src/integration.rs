@@ -57,7 +57,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 34] = [
+    let cases: [(&str, Case); 36] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -79,7 +79,18 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("DirectPlay 4: enum, join, guaranteed messages both ways over TCP", dp4::tcp_session),
         ("DirectPlay 4: non-guaranteed messages both ways over UDP, fragmented", dp4::udp_messages),
         ("DirectPlay 4: bad streams and messages are dropped, the host goes on", dp4::bad_input),
-        ("DirectPlay 4: a joiner killed with SIGKILL is dropped by PING", dp4::joiner_killed),
+        (
+            "DirectPlay 4: a joiner killed with SIGKILL goes with all its players within a Ping period; it rejoins from its port",
+            dp4::joiner_killed,
+        ),
+        (
+            "DirectPlay 4: the host killed, the member that takes over answers enumeration",
+            dp4::migrated_host_answers_enumeration,
+        ),
+        (
+            "DirectPlay 4: joins that cannot work fail at once and say why (no listener, a long name, a password)",
+            dp4::join_errors,
+        ),
         ("an add-on session over DirectPlay 4: a player and an observer", fs_dp4::addon_session),
         ("dplay fs host --sim fs2004: found by FS2004's GUID and by --any-app", fs2004::host_found),
         ("a recorded add-on session on a non-default port, decoded", fs_capture::decoded),

@@ -72,13 +72,14 @@ pub fn fs98_host_config(name: &str) -> SessionHostConfig {
     SessionHostConfig::new(name, GUID_FS6)
 }
 
-/// An enumeration of FS98 sessions ([`GUID_FS6`]), joinable or not (FS-MULTIPLAYER.md 1.5
-/// step 1; MC-DPL4CS 3.1.4.1).
+/// An enumeration of FS98 sessions ([`GUID_FS6`]), joinable or not, with a password or not
+/// (FS-MULTIPLAYER.md 1.5 step 1; MC-DPL4CS 3.1.4.1): a session that needs a password is
+/// listed too (PASSWORD_REQUIRED, 2.2.29), so a missing or wrong one is reported by the join.
 pub fn fs98_enum_request(password: Option<&str>) -> EnumRequest {
     EnumRequest {
         application_guid: GUID_FS6,
         password: password.map(str::to_owned),
-        flags: EnumSessionsFlags::ALL,
+        flags: EnumSessionsFlags::ALL | EnumSessionsFlags::PASSWORD_REQUIRED,
     }
 }
 
@@ -273,6 +274,13 @@ impl AddonOverDp4 {
     /// TCP connection `conn` closed ([`Dp4Session::handle_tcp_closed`]).
     pub fn handle_tcp_closed(&mut self, conn: ConnId) {
         self.session.handle_tcp_closed(conn);
+    }
+
+    /// TCP connection `conn` was closed or reset by its peer ([`Dp4Session::handle_tcp_lost`]):
+    /// its instance is checked at once.
+    pub fn handle_tcp_lost(&mut self, now: Instant, conn: ConnId, opened_to: Option<SocketAddr>) {
+        self.session.handle_tcp_lost(now, conn, opened_to);
+        self.pump(now);
     }
 
     /// The TCP listener `stream` cannot be reached ([`Dp4Session::handle_unreachable`]).

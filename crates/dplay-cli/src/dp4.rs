@@ -52,6 +52,10 @@ pub(crate) struct Dp4HostArgs {
     /// of it forwards there).
     #[arg(long, value_name = "ADDR:PORT")]
     pub(crate) advertise_udp: Option<SocketAddrV4>,
+    /// DirectPlay 4: host migration (DPSESSION_MIGRATEHOST): when this host goes, the member
+    /// with the lowest system player ID takes over (MC-DPL4CS 3.1.7.1).
+    #[arg(long)]
+    pub(crate) migrate_host: bool,
     #[command(flatten)]
     pub(crate) limits: Dp4LimitArgs,
 }
@@ -130,6 +134,10 @@ pub(crate) struct Dp4JoinArgs {
     /// DirectPlay 4: the host's enumeration port, asked when ADDR has no port.
     #[arg(long = "host-enum-port", value_name = "PORT", default_value_t = ENUM_PORT)]
     pub(crate) enum_port: u16,
+    /// DirectPlay 4: the UDP port we answer enumeration on once we become the host by
+    /// migration (MC-DPL4CS 3.2.3); until then it stays free.
+    #[arg(long = "enum-port", value_name = "PORT", default_value_t = ENUM_PORT)]
+    pub(crate) answer_enum_port: u16,
     /// DirectPlay 4: tell peers this UDP address as our game socket (a relay or NAT in front
     /// of it forwards there).
     #[arg(long, value_name = "ADDR:PORT")]
@@ -211,6 +219,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     for (on, flag) in [
         (keepalive.is_some(), SessionFlags::KEEP_ALIVE),
         (args.dp4_args.reliable_protocol, SessionFlags::DIRECTPLAY_PROTOCOL),
+        (args.dp4_args.migrate_host, SessionFlags::MIGRATE_HOST),
         (args.dp4_args.no_preserve_order, SessionFlags::NO_PRESERVE_ORDER),
     ] {
         session.flags.set(flag, on);
@@ -421,12 +430,33 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     binding.stream_port = port;
     binding.datagram_port = port;
     binding.advertised_datagram = args.dp4_args.advertise_udp;
+    // A joiner that becomes host by migration answers enumeration (MC-DPL4CS 3.2.3).
+    binding.enum_port = Some(args.dp4_args.answer_enum_port);
+    binding.enum_when_host = true;
+    // With no host there, our listener must not take the port we join (issue 27 item 16).
+    binding.avoid_port = (args.host.port() != 0).then_some(args.host.port());
+    if port.is_some()
+        && port == binding.avoid_port
+        && (bind.ip().is_unspecified() || bind.ip() == args.host.ip())
+    {
+        bail!(
+            "--bind {bind} would listen on the port of the host to join ({}): give another port",
+            args.host
+        );
+    }
     let mut dp4_config = config(args.session_args.keepalive);
     args.dp4_args.limits.apply(&mut dp4_config, &mut binding);
     args.dp4_args.names.apply_dp4(&mut dp4_config.limits);
     args.budget.apply_dp4(&mut dp4_config.limits);
     let player_data = args.player_data.clone().map(|d| d.0).unwrap_or_default();
     check_player_data(&player_data, dp4_config.limits.max_player_data, "DPERR_INVALIDPARAMS")?;
+    // Refused here, before the host adds our instance (issue 27 item 16).
+    let len = args.name.encode_utf16().count();
+    let max = dp4_config.limits.max_player_name;
+    if len > max {
+        let e = dplay_session::dp4::CommandError::TooLong { what: "the player name", len, max };
+        bail!("cannot join: {e}; shorten --name (or raise --max-name if the host allows more)");
+    }
     // `--voice-test`: the test client starts once our player exists (docs/decisions.md,
     // "DirectPlay Voice").
     let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), |mut p| {
@@ -454,9 +484,11 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     runtime.command(Dp4Command::Join { host, password: args.session_args.password.clone() })?;
     let mut failure = None;
     let mut me = None;
+    let mut joined = false;
     let stop = live::wait(runtime.events(), &interrupt, Some(join_deadline), |e| {
         match &e {
             Dp4Event::Session(SessionEvent::Joined { .. }) => {
+                joined = true;
                 let create =
                     Dp4Command::CreatePlayerWithData { name: args.name.clone(), data: player_data.clone() };
                 let _ = runtime.command(create);
@@ -465,13 +497,20 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
             Dp4Event::Session(SessionEvent::JoinFailed(e) | SessionEvent::PlayerCreateFailed(e)) => {
                 failure = Some(join_error(*e));
             }
+            Dp4Event::CommandFailed { command, error } => failure = Some(format!("{command}: {error}")),
             _ => {}
         }
         let ended = out.event(&e);
         me.is_none() && failure.is_none() && !ended
     });
     if me.is_none() {
-        drop(runtime);
+        // In the session without a player: leave, so the host keeps nothing of us.
+        if joined {
+            let _ = runtime.command(Dp4Command::Leave);
+            finish(runtime, &mut out);
+        } else {
+            drop(runtime);
+        }
         match (failure, stop) {
             (Some(why), _) => bail!("could not join {host}: {why}"),
             (None, Stop::Interrupted) => bail!("interrupted before the join completed"),
@@ -522,7 +561,9 @@ fn send_all(runtime: &Runtime<Dp4Protocol>, out: &Dp4Output, args: &JoinArgs) ->
     Ok(())
 }
 
-/// Asks the enumeration port of `args.host` where its session's TCP listener is.
+/// Asks the enumeration port of `args.host` where its session's TCP listener is, again every
+/// [`PROBE_RETRY`] until it answers: a host answers one address a few times a second at most
+/// (docs/limits.md), so a quick retry of a join gets in on a later ask (issue 25 item 19).
 fn probe(
     runtime: &Runtime<Dp4Protocol>,
     args: &JoinArgs,
@@ -531,15 +572,23 @@ fn probe(
 ) -> anyhow::Result<SocketAddr> {
     let target = SocketAddr::new(args.host.ip(), args.dp4_args.enum_port);
     let request = request(args.session_args.app_guid, args.session_args.password.clone());
-    runtime.command(Dp4Command::EnumSessions { target: Some(target), request })?;
     let mut found = None;
-    live::wait(runtime.events(), interrupt, Some(deadline), |e| match e {
-        Dp4Event::Session(SessionEvent::SessionFound(f)) => {
-            found = Some(f);
-            false
+    loop {
+        let ask = Dp4Command::EnumSessions { target: Some(target), request: request.clone() };
+        runtime.command(ask)?;
+        #[allow(clippy::disallowed_methods)] // the command's own clock
+        let until = (Instant::now() + PROBE_RETRY).min(deadline);
+        let stop = live::wait(runtime.events(), interrupt, Some(until), |e| match e {
+            Dp4Event::Session(SessionEvent::SessionFound(f)) => {
+                found = Some(f);
+                false
+            }
+            _ => true,
+        });
+        if found.is_some() || stop != Stop::Deadline || until >= deadline {
+            break;
         }
-        _ => true,
-    });
+    }
     let f = found.with_context(|| {
         format!("no DirectPlay 4 session answered at {target}: check that a host runs there, or give its TCP port (such as {}:2300)", args.host.ip())
     })?;
@@ -548,3 +597,7 @@ fn probe(
     }
     Ok(f.host)
 }
+
+/// How long the join's probe waits for an ENUMSESSIONSREPLY before asking again: the window
+/// of a host's per-address reply limit (`Dp4Limits::reply_interval`).
+const PROBE_RETRY: Duration = Duration::from_secs(1);

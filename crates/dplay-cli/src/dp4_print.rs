@@ -92,6 +92,10 @@ impl Dp4Output {
                 ),
             ),
             Dp4Event::Voice(v) => crate::voice::print(&self.out, v),
+            Dp4Event::Enumerating(addr) => self.out.event(
+                &Dp4JsonEvent::Enumerating { addr: addr.to_string() },
+                format!("answering enumeration on UDP {addr}: we are the host now"),
+            ),
             Dp4Event::CommandFailed { command, error } => self.out.event(
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
@@ -299,6 +303,14 @@ impl Dp4Output {
                 GroupChange::Renamed { id: id(*g), name: short_name.clone() },
                 format!("group {} is now {}", id(*g), short_name.as_deref().unwrap_or("-")),
             ),
+            GroupEvent::ShortcutAdded { group, child } => (
+                GroupChange::ShortcutAdded { id: id(*group), child: id(*child) },
+                format!("group {} added to group {}", id(*child), id(*group)),
+            ),
+            GroupEvent::ShortcutRemoved { group, child } => (
+                GroupChange::ShortcutRemoved { id: id(*group), child: id(*child) },
+                format!("group {} removed from group {}", id(*child), id(*group)),
+            ),
             // An event a later session adds: not printed until this printer knows it.
             _ => return,
         };
@@ -317,6 +329,10 @@ pub(crate) fn join_error(e: JoinError) -> String {
         }
         JoinError::Refused(code) => format!("the host refused the join ({})", DpResult(code)),
         JoinError::Timeout => "no answer from the host in time: check the address and that it runs".into(),
+        JoinError::Unreachable => {
+            "the connection was refused: no DirectPlay 4 host listens there (check the address and port)"
+                .into()
+        }
         JoinError::Unsupported(flags) => {
             format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
         }

@@ -246,6 +246,16 @@ pub(crate) enum GroupChange {
         id: String,
         name: Option<String>,
     },
+    /// DirectPlay 4: group `child` was added to group `id` (a shortcut, groups in groups).
+    ShortcutAdded {
+        id: String,
+        child: String,
+    },
+    /// DirectPlay 4: group `child` was removed from group `id`.
+    ShortcutRemoved {
+        id: String,
+        child: String,
+    },
 }
 
 /// The events of DirectPlay 4 only (docs/json-events.md, "DirectPlay 4 only"; `session_found`
@@ -290,6 +300,10 @@ pub(crate) enum Dp4JsonEvent {
     StreamRejected {
         peer: String,
         reason: String,
+    },
+    /// We became the host by migration and answer enumeration here (MC-DPL4CS 3.2.3).
+    Enumerating {
+        addr: String,
     },
     /// The MC-DPL4R counters.
     Reliable {

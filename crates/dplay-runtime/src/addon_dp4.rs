@@ -19,7 +19,7 @@ use dplay_addon::{
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, Dp4Session, HostConfig as SessionHostConfig};
 
-use crate::dp4::{set_bound_addrs, stream_status, transmit, unreachable_listener};
+use crate::dp4::{StreamEnd, set_bound_addrs, stream_end, stream_status, transmit};
 use crate::dp4_report::Report;
 use crate::peer_bytes::PeerBytes;
 use crate::voice::{VoiceLayer, VoiceRole};
@@ -335,11 +335,15 @@ impl Protocol for AddonDp4Protocol {
     /// As [`crate::Dp4Protocol`]: a connection we opened that could not be opened, broke, or
     /// closed with bytes still queued makes its instance unreachable.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
-        self.bridge.handle_tcp_closed(stream.0);
         self.bytes.stream_closed(stream);
         self.report.stream_closed(now, closed.peer, &closed.reason);
-        if let Some(to) = unreachable_listener(closed) {
-            self.bridge.handle_unreachable(now, to);
+        match stream_end(closed) {
+            StreamEnd::Unreachable(to) => {
+                self.bridge.handle_tcp_closed(stream.0);
+                self.bridge.handle_unreachable(now, to);
+            }
+            StreamEnd::Lost => self.bridge.handle_tcp_lost(now, stream.0, closed.opened_to),
+            StreamEnd::Ours => self.bridge.handle_tcp_closed(stream.0),
         }
         self.drain(now);
     }

@@ -33,23 +33,40 @@ pub struct SocketSpec {
     pub ip: IpAddr,
     /// Ports tried in order; the first free one is taken. `0..=0`: any free port.
     pub ports: RangeInclusive<u16>,
+    /// Left closed at start: opened when the protocol asks ([`crate::Protocol::poll_open`]).
+    pub on_demand: bool,
 }
 
 impl SocketSpec {
     /// A UDP socket on `addr` (port 0: any free port).
     pub fn udp(addr: SocketAddr) -> Self {
-        Self { kind: SocketKind::Udp { broadcast: false }, ip: addr.ip(), ports: addr.port()..=addr.port() }
+        let ports = addr.port()..=addr.port();
+        Self { kind: SocketKind::Udp { broadcast: false }, ip: addr.ip(), ports, on_demand: false }
     }
 
     /// A TCP listener on `addr` (port 0: any free port).
     pub fn tcp_listener(addr: SocketAddr) -> Self {
-        Self { kind: SocketKind::TcpListener, ip: addr.ip(), ports: addr.port()..=addr.port() }
+        Self {
+            kind: SocketKind::TcpListener,
+            ip: addr.ip(),
+            ports: addr.port()..=addr.port(),
+            on_demand: false,
+        }
     }
 
     /// The same socket on the first free port of `ports`.
     #[must_use]
     pub fn first_free(mut self, ports: RangeInclusive<u16>) -> Self {
         self.ports = ports;
+        self
+    }
+
+    /// The same socket, left closed until the protocol asks for it
+    /// ([`crate::Protocol::poll_open`]); [`crate::Runtime::socket_addr`] gives the address asked
+    /// for (its first port), and [`crate::Protocol::handle_opened`] the one bound.
+    #[must_use]
+    pub fn on_demand(mut self) -> Self {
+        self.on_demand = true;
         self
     }
 
@@ -67,6 +84,8 @@ impl SocketSpec {
 pub(crate) enum Bound {
     Udp(UdpSocket),
     Listener(TcpListener),
+    /// An [`SocketSpec::on_demand`] socket not opened yet.
+    Closed(SocketSpec),
 }
 
 impl Bound {
@@ -74,6 +93,7 @@ impl Bound {
         match self {
             Self::Udp(s) => s.local_addr(),
             Self::Listener(l) => l.local_addr(),
+            Self::Closed(spec) => Ok(SocketAddr::new(spec.ip, *spec.ports.start())),
         }
     }
 }

@@ -48,6 +48,14 @@ pub struct Dp4Binding {
     pub advertised_datagram: Option<SocketAddrV4>,
     /// Deadlines and the per-source cap of accepted TCP connections (docs/limits.md).
     pub stream_limits: StreamLimits,
+    /// A port the TCP listener must not take when it picks the first free one: the port of
+    /// the host a joiner connects to, so that with no host there the joiner never listens
+    /// on it and connects to itself (issue 27 item 16).
+    pub avoid_port: Option<u16>,
+    /// The enumeration socket (`enum_port`) is opened only once this endpoint becomes the
+    /// host by migration (MC-DPL4CS 3.1.7.1, 3.2.3): a joiner that takes over answers
+    /// enumeration, and until then leaves the port to the host it joined.
+    pub enum_when_host: bool,
 }
 
 impl Dp4Binding {
@@ -67,6 +75,8 @@ impl Dp4Binding {
             enum_port: Some(ENUM_PORT),
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
+            avoid_port: None,
+            enum_when_host: false,
         }
     }
 
@@ -79,6 +89,8 @@ impl Dp4Binding {
             enum_port: None,
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
+            avoid_port: None,
+            enum_when_host: false,
         }
     }
 
@@ -86,12 +98,19 @@ impl Dp4Binding {
     pub fn runtime_config(&self) -> RuntimeConfig {
         let ip = IpAddr::V4(self.ip);
         let game = |port: Option<u16>| port.map_or(GAME_PORT_FIRST..=GAME_PORT_LAST, |p| p..=p);
+        // The range's part above the avoided port (below it when it is the last).
+        let listener = match (self.stream_port, self.avoid_port) {
+            (None, Some(a)) if (GAME_PORT_FIRST..GAME_PORT_LAST).contains(&a) => a + 1..=GAME_PORT_LAST,
+            (None, Some(GAME_PORT_LAST)) => GAME_PORT_FIRST..=GAME_PORT_LAST - 1,
+            (port, _) => game(port),
+        };
         let mut sockets = vec![
             SocketSpec::udp(SocketAddr::new(ip, 0)).first_free(game(self.datagram_port)).broadcast(),
-            SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(game(self.stream_port)),
+            SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(listener),
         ];
         if let Some(port) = self.enum_port {
-            sockets.push(SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast());
+            let spec = SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast();
+            sockets.push(if self.enum_when_host { spec.on_demand() } else { spec });
         }
         let mut config = RuntimeConfig::with_sockets(sockets);
         config.thread_name = "dplay-dp4".into();
@@ -243,6 +262,10 @@ pub enum Dp4Event {
     /// The session ended after running MC-DPL4R (DPSESSION_DIRECTPLAYPROTOCOL): the reliable
     /// protocol's counters over the whole session.
     Reliable(ReliableStats),
+    /// We became the host by migration and answer enumeration on this UDP address now
+    /// ([`Dp4Binding::enum_when_host`]; MC-DPL4CS 3.2.3). Could it not be opened, a
+    /// [`Dp4Event::CommandFailed`] for "answer enumeration" says why.
+    Enumerating(SocketAddr),
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -270,6 +293,22 @@ pub struct Dp4Protocol {
     bytes: PeerBytes,
     /// DirectPlay Voice above the session, if asked for.
     voice: Option<VoiceLayer>,
+    /// The enumeration socket waits for a migration ([`Dp4Binding::enum_when_host`]); then it
+    /// is asked for once.
+    enum_on_demand: EnumSocket,
+}
+
+/// The enumeration socket of an endpoint that may become host by migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EnumSocket {
+    /// Opened at start, or none.
+    Fixed,
+    /// Closed until we become host.
+    Waiting,
+    /// To be opened now.
+    Wanted,
+    /// Asked for.
+    Asked,
 }
 
 impl Dp4Protocol {
@@ -288,6 +327,7 @@ impl Dp4Protocol {
             addrs,
             bytes: PeerBytes::default(),
             voice: None,
+            enum_on_demand: EnumSocket::Fixed,
         })
     }
 
@@ -325,12 +365,17 @@ impl Dp4Protocol {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
         let advertised = binding.advertised_datagram;
+        let waiting = binding.enum_when_host && binding.enum_port.is_some();
         Runtime::try_spawn_with(rc, |local| {
             let mut told = local.to_vec();
             if let (Some(addr), Some(game)) = (advertised, told.get_mut(Dp4Binding::GAME_SOCKET.0)) {
                 *game = SocketAddr::V4(addr);
             }
-            Self::new(config, &told).map(wrap)
+            let mut p = Self::new(config, &told)?;
+            if waiting {
+                p.enum_on_demand = EnumSocket::Waiting;
+            }
+            Ok(wrap(p))
         })
     }
 
@@ -389,6 +434,11 @@ impl Dp4Protocol {
                 continue;
             }
             let snapshot = matches!(event, SessionEvent::Joined { .. } | SessionEvent::HostMigrated { .. });
+            if matches!(event, SessionEvent::HostMigrated { local: true, .. })
+                && self.enum_on_demand == EnumSocket::Waiting
+            {
+                self.enum_on_demand = EnumSocket::Wanted;
+            }
             let ended = matches!(event, SessionEvent::Ended(_));
             self.events.push_back(Dp4Event::Session(event));
             let reliable = self.session.reliable_stats();
@@ -462,14 +512,19 @@ impl Protocol for Dp4Protocol {
 
     /// A connection we opened that could not be opened, broke, or closed with bytes still
     /// queued means its listener is unreachable: the session drops that instance
-    /// ([`Dp4Session::handle_unreachable`]). A clean close is not: the next message opens a new
-    /// connection.
+    /// ([`Dp4Session::handle_unreachable`]). One its peer closed or reset makes the session
+    /// check that instance at once ([`Dp4Session::handle_tcp_lost`]: a killed process closes
+    /// them all). One we closed is only forgotten.
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
-        self.session.handle_tcp_closed(stream.0);
         self.bytes.stream_closed(stream);
         self.report.stream_closed(now, closed.peer, &closed.reason);
-        if let Some(to) = unreachable_listener(closed) {
-            self.session.handle_unreachable(now, to);
+        match stream_end(closed) {
+            StreamEnd::Unreachable(to) => {
+                self.session.handle_tcp_closed(stream.0);
+                self.session.handle_unreachable(now, to);
+            }
+            StreamEnd::Lost => self.session.handle_tcp_lost(now, stream.0, closed.opened_to),
+            StreamEnd::Ours => self.session.handle_tcp_closed(stream.0),
         }
         self.drain(now);
     }
@@ -558,6 +613,24 @@ impl Protocol for Dp4Protocol {
         [self.session.poll_timeout(), self.report.deadline(), voice].into_iter().flatten().min()
     }
 
+    /// The enumeration socket, once we became host by migration (MC-DPL4CS 3.2.3).
+    fn poll_open(&mut self) -> Option<SocketId> {
+        (self.enum_on_demand == EnumSocket::Wanted).then(|| {
+            self.enum_on_demand = EnumSocket::Asked;
+            Dp4Binding::ENUM_SOCKET
+        })
+    }
+
+    fn handle_opened(&mut self, _now: Instant, _id: SocketId, result: Result<SocketAddr, String>) {
+        match result {
+            Ok(addr) => {
+                tracing::info!(%addr, "DP4: the host by migration answers enumeration");
+                self.events.push_back(Dp4Event::Enumerating(addr));
+            }
+            Err(error) => self.fail("answer enumeration", error),
+        }
+    }
+
     /// Out of the session: the loop ends once every queued message (the DELETEPLAYERs of a
     /// leave) is written.
     fn is_finished(&self) -> bool {
@@ -595,19 +668,31 @@ pub(crate) fn stream_status(s: TcpStatus) -> StreamStatus {
     StreamStatus { message: s.messages > 0, partial: s.buffered > 0, known: s.known }
 }
 
-/// The listener a closed connection makes unreachable: one we opened that could not be opened,
-/// broke, or closed with bytes still queued. A clean close is not: the next message opens a new
-/// connection.
-pub(crate) fn unreachable_listener(closed: &StreamClosed) -> Option<SocketAddr> {
-    let to = closed.opened_to?;
+/// What a closed connection tells about its instance.
+pub(crate) enum StreamEnd {
+    /// A connection we opened could not be opened, broke, or closed with bytes still queued:
+    /// the listener it went to is unreachable.
+    Unreachable(SocketAddr),
+    /// Its peer closed or reset it: is that instance still there?
+    Lost,
+    /// We closed it (a deadline, a cap, a refused stream): nothing to learn.
+    Ours,
+}
+
+/// How `closed` ended, for the session.
+pub(crate) fn stream_end(closed: &StreamClosed) -> StreamEnd {
     let broken = matches!(
         closed.reason,
         CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow
     );
-    (broken || closed.unsent > 0).then(|| {
-        tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
-        to
-    })
+    match closed.opened_to {
+        Some(to) if broken || closed.unsent > 0 => {
+            tracing::info!(%to, reason = ?closed.reason, "DP4 listener unreachable");
+            StreamEnd::Unreachable(to)
+        }
+        _ if matches!(closed.reason, CloseReason::Closed | CloseReason::Failed(_)) => StreamEnd::Lost,
+        _ => StreamEnd::Ours,
+    }
 }
 
 #[cfg(test)]
@@ -637,6 +722,19 @@ mod tests {
         let client = fixed.runtime_config();
         assert_eq!(client.sockets.len(), 2);
         assert_eq!(client.sockets[1].ports, 2345..=2345);
+    }
+
+    /// Issue 27 item 16: a joiner's listener never takes the port of the host it joins.
+    #[test]
+    fn a_joiner_avoids_the_hosts_port() {
+        let ports = |avoid| {
+            let b = Dp4Binding { avoid_port: Some(avoid), ..Dp4Binding::client(Ipv4Addr::LOCALHOST) };
+            b.runtime_config().sockets[1].ports.clone()
+        };
+        assert_eq!(ports(2300), 2301..=2400);
+        assert_eq!(ports(2350), 2351..=2400);
+        assert_eq!(ports(2400), 2300..=2399);
+        assert_eq!(ports(6073), 2300..=2400);
     }
 
     /// MC-DPL4CS 2.2.6: the bound addresses become the SockAddr peers are told; IPv6 is refused.

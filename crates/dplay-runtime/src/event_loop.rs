@@ -129,12 +129,10 @@ impl<P: Protocol> Runtime<P> {
         let mut sockets = Vec::with_capacity(config.sockets.len());
         let mut local_addrs = Vec::with_capacity(config.sockets.len());
         for (i, spec) in config.sockets.iter().enumerate() {
-            let mut bound = crate::bind::open(spec)?;
+            let mut bound =
+                if spec.on_demand { Bound::Closed(spec.clone()) } else { crate::bind::open(spec)? };
             local_addrs.push(bound.local_addr()?);
-            match &mut bound {
-                Bound::Udp(s) => poll.registry().register(s, Token(i), Interest::READABLE)?,
-                Bound::Listener(l) => poll.registry().register(l, Token(i), Interest::READABLE)?,
-            }
+            register(&poll, &mut bound, i)?;
             sockets.push(bound);
         }
         let protocol = make(&local_addrs)?;
@@ -283,6 +281,9 @@ impl<P: Protocol> EventLoop<P> {
             if self.protocol.poll_timeout().is_some_and(|deadline| deadline <= now) {
                 self.protocol.handle_timeout(now);
             }
+            while let Some(id) = self.protocol.poll_open() {
+                self.open_on_demand(now, id)?;
+            }
             self.expire_streams(now)?;
             self.flush(now)?;
             while let Some(event) = self.protocol.poll_event() {
@@ -292,6 +293,30 @@ impl<P: Protocol> EventLoop<P> {
             if self.protocol.is_finished() && self.outbox.is_empty() && self.streams.all_written() {
                 break;
             }
+        }
+        Ok(())
+    }
+
+    /// Opens on-demand socket `id` ([`crate::SocketSpec::on_demand`]) and tells the protocol
+    /// where, or why not; one already open is left as it is.
+    fn open_on_demand(&mut self, now: Instant, id: SocketId) -> Result<(), RuntimeError> {
+        let Some(Bound::Closed(spec)) = self.sockets.get(id.0) else { return Ok(()) };
+        let opened = crate::bind::open(spec).and_then(|mut bound| {
+            let addr = bound.local_addr()?;
+            register(&self.poll, &mut bound, id.0)?;
+            Ok((bound, addr))
+        });
+        match opened {
+            Ok((bound, addr)) => {
+                if let (Some(slot), Some(local)) =
+                    (self.sockets.get_mut(id.0), self.local_addrs.get_mut(id.0))
+                {
+                    *slot = bound;
+                    *local = addr;
+                }
+                self.protocol.handle_opened(now, id, Ok(addr));
+            }
+            Err(e) => self.protocol.handle_opened(now, id, Err(e.to_string())),
         }
         Ok(())
     }
@@ -423,6 +448,15 @@ impl<P: Protocol> EventLoop<P> {
         }
         self.writable_interest = id;
         Ok(())
+    }
+}
+
+/// Registers socket `i` for reads (a closed on-demand socket is not).
+fn register(poll: &Poll, bound: &mut Bound, i: usize) -> io::Result<()> {
+    match bound {
+        Bound::Udp(s) => poll.registry().register(s, Token(i), Interest::READABLE),
+        Bound::Listener(l) => poll.registry().register(l, Token(i), Interest::READABLE),
+        Bound::Closed(_) => Ok(()),
     }
 }
 

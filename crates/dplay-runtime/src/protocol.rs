@@ -212,6 +212,18 @@ pub trait Protocol: Send + 'static {
     fn is_finished(&self) -> bool {
         false
     }
+
+    /// A socket of the configuration left closed ([`crate::SocketSpec::on_demand`]) to open
+    /// now; asked after every turn until `None`.
+    fn poll_open(&mut self) -> Option<SocketId> {
+        None
+    }
+
+    /// Socket `id` asked for by [`Protocol::poll_open`] was opened at this address, or could
+    /// not be, and why.
+    fn handle_opened(&mut self, now: Instant, id: SocketId, result: Result<SocketAddr, String>) {
+        let _ = (now, id, result);
+    }
 }
 
 /// Which way bytes went, for a [`Tap`].

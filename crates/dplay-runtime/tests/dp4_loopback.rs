@@ -155,22 +155,22 @@ fn unknown_player_is_dropped() {
     assert_eq!(message_from(host.events(), carol_id), b"me");
 }
 
-/// MC-DPL4CS 3.1.2.2, 3.1.4.2: a join whose REQUESTPLAYERID cannot be delivered (connection
-/// refused) fails when the Reliable API timer runs out.
+/// MC-DPL4CS 3.1.4.2 (issue 27 item 16): a join whose REQUESTPLAYERID cannot be delivered
+/// (connection refused) fails at once, not when the Reliable API timer (3.1.2.2) runs out.
 #[test]
 fn join_to_nothing_fails() {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let nowhere = probe.local_addr().unwrap();
     drop(probe);
     let mut fast = config(6);
-    fast.reliable_api_timeout = Duration::from_millis(300);
+    fast.reliable_api_timeout = Duration::from_secs(60);
     let dave = Dp4Protocol::spawn(&Dp4Binding::client(Ipv4Addr::LOCALHOST), fast, None).unwrap();
     dave.command(Dp4Command::Join { host: nowhere, password: None }).unwrap();
     let failed = wait_for(dave.events(), |e| match e {
         Dp4Event::Session(SessionEvent::JoinFailed(e)) => Some(*e),
         _ => None,
     });
-    assert_eq!(failed, dplay_session::dp4::JoinError::Timeout);
+    assert_eq!(failed, dplay_session::dp4::JoinError::Unreachable);
 }
 
 /// MC-DPL4CS 2.2.2: a host's `advertised_datagram` is the game socket its SPData names, so a
@@ -228,4 +228,38 @@ fn reliable_protocol_session_reports_its_counters() {
     // the host's ACKs come back.
     assert!(stats.frames_sent >= 140 && stats.frames_received > 0, "{stats:?}");
     assert_eq!(stats.links_failed, 0, "{stats:?}");
+}
+
+/// MC-DPL4CS 3.1.7.1, 3.2.3 (issue 27 item 12): a joiner's enumeration socket
+/// (`Dp4Binding::enum_when_host`) stays closed, its port free, until the joiner becomes host by
+/// migration; then it is opened (`Dp4Event::Enumerating`) and answers ENUMSESSIONS.
+#[test]
+fn a_joiner_that_takes_over_answers_enumeration() {
+    let mut binding = Dp4Binding::host(Ipv4Addr::LOCALHOST);
+    binding.enum_port = Some(0);
+    let host = Dp4Protocol::spawn(&binding, config(1), None).unwrap();
+    let mut session = HostConfig::new("migrating", APP);
+    session.flags |= dplay_wire::dp4::session::SessionFlags::MIGRATE_HOST;
+    host.command(Dp4Command::Host(session)).unwrap();
+    wait_for(host.events(), |e| matches!(e, Dp4Event::PlayerList(_)).then_some(()));
+    let port = UdpSocket::bind("0.0.0.0:0").unwrap().local_addr().unwrap().port();
+    let mut alice_binding = Dp4Binding::client(Ipv4Addr::LOCALHOST);
+    alice_binding.enum_port = Some(port);
+    alice_binding.enum_when_host = true;
+    let alice = Dp4Protocol::spawn(&alice_binding, config(2), None).unwrap();
+    join(&alice, listener(&host), "alice");
+    assert!(UdpSocket::bind(("0.0.0.0", port)).is_ok(), "the enumeration port is taken before a migration");
+    drop(host);
+    let at = wait_for(alice.events(), |e| match e {
+        Dp4Event::Enumerating(at) => Some(*at),
+        _ => None,
+    });
+    assert_eq!(at.port(), port);
+    let seeker = client(3);
+    let request = EnumRequest { application_guid: APP, password: None, flags: EnumSessionsFlags::ALL };
+    let target = Some(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    seeker.command(Dp4Command::EnumSessions { target, request }).unwrap();
+    wait_for(seeker.events(), |e| {
+        matches!(e, Dp4Event::Session(SessionEvent::SessionFound(_))).then_some(())
+    });
 }

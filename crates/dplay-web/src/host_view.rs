@@ -338,6 +338,14 @@ impl<P: Hosted> Protocol for Observed<P> {
         self.inner.is_finished()
     }
 
+    fn poll_open(&mut self) -> Option<SocketId> {
+        self.inner.poll_open()
+    }
+
+    fn handle_opened(&mut self, now: Instant, id: SocketId, result: Result<SocketAddr, String>) {
+        self.inner.handle_opened(now, id, result);
+    }
+
     fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
         self.inner.memory_budget()
     }

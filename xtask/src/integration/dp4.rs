@@ -139,17 +139,100 @@ pub(super) fn udp_messages(s: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// MC-DPL4CS 3.2.6.2: a joiner killed with SIGKILL stops answering PINGs; with a short Ping
-/// timer (`--keepalive`, KEEP_ALIVE set) the host drops it and goes on.
+/// A port free for both TCP and UDP on 127.0.0.1 (outside 2300-2400), for a joiner's `--bind`.
+fn free_tcp_udp_port() -> anyhow::Result<u16> {
+    for _ in 0..20 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    anyhow::bail!("no port free for both TCP and UDP")
+}
+
+/// The `id` of `p`'s first event named `event`, as it printed it.
+fn id_of(s: &Suite, p: &Proc, event: &str) -> anyhow::Result<String> {
+    let e = s.expect(p, event, WAIT, is(event))?;
+    Ok(e["id"].as_str().context("an id")?.to_owned())
+}
+
+/// The deadline of issue 27 item 10: one Ping timer period (MC-DPL4CS 3.1.2.5, 3.2.2.2).
+const PING_PERIOD: Duration = Duration::from_secs(35);
+
+/// Issue 27 item 10 (MC-DPL4CS 3.1.5.14, 3.1.2.5): a joiner killed with SIGKILL, under default
+/// settings (no --keepalive), is removed by the host with its application and system players
+/// within one Ping period (its sockets close; the host finds its listener gone), the other
+/// member is told about each player, and the same machine rejoins at once from the same port.
 pub(super) fn joiner_killed(s: &Suite) -> anyhow::Result<()> {
+    // Default settings, then with KEEPALIVE at the default period (35 s): the same deadline.
+    for extra in [&[][..], &["--keepalive", "35"][..]] {
+        joiner_killed_with(s, extra)?;
+    }
+    Ok(())
+}
+
+/// [`joiner_killed`] with the host's `extra` options.
+fn joiner_killed_with(s: &Suite, extra: &[&str]) -> anyhow::Result<()> {
     let enum_port = free_udp_port()?;
-    let (host, tcp) = host(s, &enum_port, &["--keepalive", "0.2"])?;
-    let args = ["join", "--dp4", &tcp, "--json", "--name", "dave", "--duration", "60", "--keepalive", "0.2"];
+    let (host, tcp) = host(s, &enum_port, extra)?;
+    let erin = s.start("erin", &["join", "--dp4", &tcp, "--json", "--name", "erin", "--duration", "60"])?;
+    s.expect(&erin, "erin's player", WAIT, is("player_created"))?;
+    let bind = format!("127.0.0.1:{}", free_tcp_udp_port()?);
+    let args = ["join", "--dp4", &tcp, "--json", "--name", "dave", "--bind", &bind, "--duration", "60"];
     let mut dave = s.start("dave", &args)?;
-    s.expect(&host, "dave joining", WAIT, event_with("player_joined", "name", "dave"))?;
+    let (system, player) = (id_of(s, &dave, "joined")?, id_of(s, &dave, "player_created")?);
+    s.expect(&erin, "dave joining", WAIT, event_with("player_joined", "name", "dave"))?;
+    #[allow(clippy::disallowed_methods)] // the suite's own clock
+    let killed = std::time::Instant::now();
     dave.child.kill()?;
     let _ = dave.child.wait();
-    s.expect(&host, "dave dropped", WAIT, event_with("player_left", "name", "dave"))?;
+    for p in [&host, &erin] {
+        for id in [&player, &system] {
+            s.expect(p, &format!("{id} removed"), PING_PERIOD, event_with("player_left", "id", id))?;
+        }
+    }
+    let took = killed.elapsed();
+    println!("    {extra:?}: dave's players removed everywhere {:.1} s after SIGKILL", took.as_secs_f64());
+    ensure!(took < PING_PERIOD, "removed after {took:?}");
+    let again = s.start("dave again", &args)?;
+    let id = id_of(s, &again, "player_created")?;
+    s.expect(&host, "dave back", WAIT, event_with("player_joined", "id", &id))?;
+    Ok(())
+}
+
+/// Issue 27 item 12 (MC-DPL4CS 3.1.7.1, 3.2.3): the host of a migrating session is killed; the
+/// member that takes over opens its enumeration port (`--enum-port`), so `enum --dp4` finds
+/// the session there and a new joiner gets in through it.
+pub(super) fn migrated_host_answers_enumeration(s: &Suite) -> anyhow::Result<()> {
+    let (host_enum, alice_enum) = (free_udp_port()?, free_udp_port()?);
+    let (host, tcp) = host(s, &host_enum, &["--migrate-host"])?;
+    let args =
+        ["join", "--dp4", &tcp, "--json", "--name", "alice", "--enum-port", &alice_enum, "--duration", "60"];
+    let alice = s.start("alice", &args)?;
+    s.expect(&alice, "alice's player", WAIT, is("player_created"))?;
+    drop(host);
+    s.expect(&alice, "the migration", PING_PERIOD, |v| v["event"] == "host_migrated" && v["local"] == true)?;
+    s.expect(&alice, "enumeration answered", WAIT, is("enumerating"))?;
+    let target = format!("127.0.0.1:{alice_enum}");
+    let mut en = s.start("dp4 enum", &["enum", "--dp4", &target, "--json", "--timeout", "2"])?;
+    let found = s.expect(&en, "the session", WAIT, is("session"))?;
+    ensure!(found["name"] == "integration4", "enum reported {found}");
+    ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "enum --dp4 did not exit 0");
+    let args = [
+        "join",
+        "--dp4",
+        "127.0.0.1",
+        "--host-enum-port",
+        &alice_enum,
+        "--json",
+        "--name",
+        "bob",
+        "--duration",
+        "60",
+    ];
+    let bob = s.start("bob", &args)?;
+    s.expect(&bob, "bob's player", WAIT, is("player_created"))?;
+    s.expect(&alice, "bob joining", WAIT, event_with("player_joined", "name", "bob"))?;
     Ok(())
 }
 
@@ -239,6 +322,57 @@ pub(super) fn check_capture(pcap: &Path) -> anyhow::Result<()> {
         ["Enum Sessions Reply", "Request Player ID", "Add Forward Request", "Super Enum Players Reply"]
     {
         ensure!(text.contains(want), "tshark does not show {want} in {}", pcap.display());
+    }
+    Ok(())
+}
+
+/// Issue 27 item 16: `join --dp4` to a port where no host listens fails at once with the
+/// refusal (and never joins itself); a name over the limit fails before anything is sent, and
+/// the host keeps nothing of it; `fs join --sim fs98 ADDR` to a password-protected session
+/// says the password is missing or wrong, as with ADDR:PORT (MC-DPL4CS 2.2.10, 3.2.5.3).
+pub(super) fn join_errors(s: &Suite) -> anyhow::Result<()> {
+    // The first free port of 2300-2400: the one the joiner's own listener used to take.
+    let port = (2300..=2400u16)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .context("no free TCP port in 2300-2400")?;
+    let nothing = format!("127.0.0.1:{port}");
+    #[allow(clippy::disallowed_methods)] // the case's own clock: failing at once is the behaviour
+    let started = std::time::Instant::now();
+    let mut join = s.start("join nothing", &["join", "--dp4", &nothing, "--json", "--timeout", "20"])?;
+    ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "a join to no listener did not exit 1");
+    ensure!(started.elapsed() < Duration::from_secs(5), "a refused join took {:?}", started.elapsed());
+    let failed = s.expect(&join, "the refusal", WAIT, is("join_failed"))?;
+    ensure!(failed["error"].as_str().unwrap_or_default().contains("refused"), "{failed}");
+
+    let enum_port = free_udp_port()?;
+    let (host, tcp) = host(s, &enum_port, &["--password", "secret"])?;
+    let long = "n".repeat(300);
+    let args = ["join", "--dp4", &tcp, "--json", "--password", "secret", "--name", &long];
+    let mut join = s.start("join long name", &args)?;
+    ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "a join with a long name did not exit 1");
+    ensure!(host.events(is("player_joined")).is_empty(), "the host kept something of the long name");
+
+    let fs_enum = free_udp_port()?;
+    let args = ["fs", "host", "--sim", "fs98", "--json", "--bind", "127.0.0.1:0", "--enum-port", &fs_enum];
+    let fs_host =
+        s.start("fs host fs98", &[&args[..], &["--password", "secret", "--duration", "60"]].concat())?;
+    s.expect(&fs_host, "its player", WAIT, is("player_created"))?;
+    for password in [&[][..], &["--password", "wrong"][..]] {
+        let args = [
+            "fs",
+            "join",
+            "--sim",
+            "fs98",
+            "127.0.0.1",
+            "--host-enum-port",
+            &fs_enum,
+            "--observer",
+            "--json",
+        ];
+        let mut join = s.start("fs join fs98", &[&args[..], password, &["--timeout", "5"]].concat())?;
+        ensure!(s.exit_code(&mut join, WAIT)? == Some(1), "fs join with {password:?} did not exit 1");
+        let failed = s.expect(&join, "the refusal", WAIT, is("join_failed"))?;
+        ensure!(failed["error"].as_str().unwrap_or_default().contains("password"), "{failed}");
     }
     Ok(())
 }

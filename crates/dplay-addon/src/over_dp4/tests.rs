@@ -60,3 +60,28 @@ fn hosting_creates_our_named_player() {
     };
     assert_eq!(events[1..], [created(request, FS61_REQUEST_PARAMS), created(refuse, FS61_REFUSE_PARAMS)]);
 }
+
+/// Issue 27 item 16: a password-protected FS98 session answers [`fs98_enum_request`] with no
+/// password or a wrong one (PR set: MC-DPL4CS 2.2.29, 3.2.5.3, INDEX F-28), so `fs join ADDR`
+/// goes on to the join, whose refusal says the password is missing or wrong, rather than
+/// finding no session.
+#[test]
+fn a_password_protected_session_is_found() {
+    let mut host = Dp4Session::new(Dp4Config::default()).expect("default MTU");
+    let mut config = fs98_host_config("fs98");
+    config.password = Some("secret".into());
+    config.flags |= dplay_wire::dp4::session::SessionFlags::PASSWORD_REQUIRED;
+    host.host(now(), config).expect("hosting");
+    for password in [None, Some("wrong")] {
+        let mut client = Dp4Session::new(Dp4Config::default()).expect("default MTU");
+        client.enum_sessions_at(
+            now(),
+            SocketAddr::from((Ipv4Addr::LOCALHOST, 47624)),
+            &fs98_enum_request(password),
+        );
+        let t = client.poll_transmit().expect("ENUMSESSIONS");
+        host.handle_udp(now(), SocketAddr::from((Ipv4Addr::LOCALHOST, 2350)), &t.bytes);
+        let reply = host.poll_transmit().expect("ENUMSESSIONSREPLY");
+        assert_eq!(reply.via, Via::Tcp, "{password:?}");
+    }
+}

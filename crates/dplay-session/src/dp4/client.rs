@@ -185,7 +185,7 @@ impl Dp4Session {
         self.events.push_back(Dp4Event::JoinFailed(JoinError::Refused(error)));
     }
 
-    fn reset_join(&mut self) {
+    pub(crate) fn reset_join(&mut self) {
         self.early_forwards.clear();
         self.timers.cancel(Timer::ReliableApi);
         self.role = Role::Idle;
@@ -274,9 +274,7 @@ impl Dp4Session {
         if self.host_id.is_none() {
             self.host_id = self.instance_at(host);
         }
-        if m.desc.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval());
-        }
+        self.start_ping_timer(now);
     }
 
     /// DPSP_MSG_ADDFORWARD: a new instance; acknowledge to the host (MC-DPL4CS 3.1.5.10).

@@ -46,6 +46,9 @@ pub enum JoinError {
     Refused(u32),
     /// The Reliable API timer ran out (MC-DPL4CS 3.1.2.2).
     Timeout,
+    /// The host's TCP listener refused the connection (or it broke): no host listens there
+    /// (MC-DPL4CS 2.1), reported at once rather than after the timer.
+    Unreachable,
     /// The session needs options this endpoint does not implement (see
     /// [`crate::dp4::UNSUPPORTED_SESSION_FLAGS`]); we left it again.
     Unsupported(dplay_wire::dp4::session::SessionFlags),
@@ -219,6 +222,21 @@ pub enum GroupEvent {
         /// The new data.
         data: Vec<u8>,
     },
+    /// A remote instance added group `child` to group `group` as a shortcut (MC-DPL4CS
+    /// 3.1.5.23).
+    ShortcutAdded {
+        /// The containing group.
+        group: u32,
+        /// The group added.
+        child: u32,
+    },
+    /// A remote instance removed shortcut `child` from group `group` (MC-DPL4CS 3.1.5.24).
+    ShortcutRemoved {
+        /// The containing group.
+        group: u32,
+        /// The group removed.
+        child: u32,
+    },
     /// A group was renamed (MC-DPL4CS 3.1.5.17).
     NameChanged {
         /// Group ID.
@@ -271,7 +289,7 @@ pub enum DropReason {
     UnknownPlayer,
     /// It makes no sense in our role or state (e.g. REQUESTPLAYERREPLY with none outstanding).
     Unexpected,
-    /// A command we do not handle (security, shortcuts, multicast).
+    /// A command we do not handle (security, multicast).
     Unsupported,
     /// A fragment the dplay-dpsp layer refused.
     Fragment,
@@ -351,6 +369,9 @@ pub(crate) enum Timer {
     /// Host: a system player ID handed out by REQUESTPLAYERID and not yet claimed by an
     /// ADDFORWARDREQUEST; freed when it runs out (docs/decisions.md).
     Reservation(u32),
+    /// A connection of this instance closed within a second of its last check: check it again
+    /// then (issue 27 item 10; `Dp4Session::check_instance`).
+    Check(u32),
 }
 
 /// A deadline per armed timer; the next wakeup is the earliest.

@@ -27,6 +27,9 @@ pub struct Group {
     pub group_data: Blob,
     /// The member players (MC-DPL4CS 3.1.5.20, 3.1.5.21).
     pub members: BTreeSet<u32>,
+    /// The groups added to it as shortcuts (groups in groups: MC-DPL4CS 3.1.5.23, 3.1.5.24,
+    /// DPLAYI_SUPERPACKEDPLAYER's ShortcutIDs, 2.2.3).
+    pub shortcuts: BTreeSet<u32>,
     /// Whether this endpoint created it.
     pub local: bool,
 }
@@ -49,6 +52,7 @@ impl Group {
             long_name: p.long_name.clone(),
             group_data: p.player_data.clone(),
             members: p.player_ids.iter().copied().collect(),
+            shortcuts: BTreeSet::new(),
             local: false,
         }
     }
@@ -65,6 +69,7 @@ impl Group {
             long_name: p.long_name.clone(),
             group_data: p.player_data.as_ref().map(|c| c.value.clone()).unwrap_or_default(),
             members: p.player_ids.as_ref().map(|c| c.value.iter().copied().collect()).unwrap_or_default(),
+            shortcuts: p.shortcut_ids.as_ref().map(|c| c.value.iter().copied().collect()).unwrap_or_default(),
             local: false,
         }
     }
@@ -90,6 +95,16 @@ impl Group {
             player_ids: self.members.iter().copied().collect(),
             size_counts_player_ids: false,
         }
+    }
+
+    /// As SUPERENUMPLAYERSREPLY's shortcut entry for this group (MC-DPL4CS 2.2.53): the group
+    /// again, with SC and its shortcuts; `None` when it has none.
+    pub fn to_super_shortcuts(&self) -> Option<SuperPackedPlayer> {
+        let ids: Vec<u32> = self.shortcuts.iter().copied().collect();
+        (!ids.is_empty()).then(|| SuperPackedPlayer {
+            shortcut_ids: Some(Counted::narrowest(ids.clone(), ids.len())),
+            ..self.to_super()
+        })
     }
 
     /// As a SUPERPACKEDPLAYER group entry (MC-DPL4CS 2.2.3): PC with the members, PI with a

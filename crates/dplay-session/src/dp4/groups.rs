@@ -2,7 +2,8 @@
 //! deleting them, membership, group data and names, and the Group List a joiner receives
 //! (MC-DPL4CS 3.1.4.6-3.1.4.9, 3.1.4.12, 3.1.4.13, 3.1.5.7, 3.1.5.11, 3.1.5.15-3.1.5.17,
 //! 3.1.5.20, 3.1.5.21, 3.2.5.4). Multicast-server routing (MS) is not supported: these go to
-//! every instance directly. Shortcuts (groups in groups, 3.1.4.14, 3.1.4.15) are not modelled.
+//! every instance directly. Shortcuts (groups in groups) received are kept and relayed to
+//! joiners in the name table (3.1.5.23, 3.1.5.24, 2.2.53); we send none (3.1.4.14, 3.1.4.15).
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -11,7 +12,7 @@ use dplay_wire::dp4::join::{
     DPERR_NONEWPLAYERS, PlayerInfoMessage, RequestGroupFlags, RequestGroupId, RequestPlayerReply,
 };
 use dplay_wire::dp4::message::Dp4Body;
-use dplay_wire::dp4::nametable::{DataChanged, NameChanged, PlayerGroupIds};
+use dplay_wire::dp4::nametable::{DataChanged, GroupGroupIds, NameChanged, PlayerGroupIds};
 use dplay_wire::dp4::player::SuperPackedPlayer;
 use dplay_wire::dp4::session::{PlayerFlags, SecurityDesc};
 use dplay_wire::{Blob, WideString};
@@ -82,6 +83,7 @@ impl Dp4Session {
             long_name: None,
             group_data: Blob::default(),
             members: Default::default(),
+            shortcuts: Default::default(),
             local: true,
         };
         let body = Dp4Body::CreateGroup(PlayerInfoMessage {
@@ -231,6 +233,11 @@ impl Dp4Session {
             gone.extend(children);
             i += 1;
         }
+        for g in &gone {
+            self.groups.values_mut().for_each(|parent| {
+                parent.shortcuts.remove(g);
+            });
+        }
         for g in gone {
             if self.groups.remove(&g).is_some() {
                 if let Some(ids) = self.ids.as_mut() {
@@ -327,8 +334,14 @@ impl Dp4Session {
             if g.members.len() != before {
                 self.drop_msg(DropReason::UnknownPlayer, "name table group member unknown");
             }
-            // A group listed again among the shortcut entries keeps its first record.
-            self.groups.entry(g.id).or_insert(g);
+            // A group listed again among the shortcut entries keeps its first record and adds
+            // the shortcuts.
+            let shortcuts = std::mem::take(&mut g.shortcuts);
+            self.groups.entry(g.id).or_insert(g).shortcuts.extend(shortcuts);
+        }
+        let ids: Vec<u32> = self.groups.keys().copied().collect();
+        for g in self.groups.values_mut() {
+            g.shortcuts.retain(|c| ids.contains(c) && *c != g.id);
         }
         let bad: Vec<u32> =
             self.groups.keys().copied().filter(|&id| !parent_chain_ok(&self.groups, id)).collect();
@@ -343,6 +356,43 @@ impl Dp4Session {
     /// SUPERENUMPLAYERSREPLY's group entries for a joiner (MC-DPL4CS 2.2.53, 3.2.5.6).
     pub(crate) fn super_groups(&self) -> Vec<SuperPackedPlayer> {
         self.groups.values().map(Group::to_super).collect()
+    }
+
+    /// SUPERENUMPLAYERSREPLY's shortcut entries: each group with shortcuts again, with SC
+    /// (MC-DPL4CS 2.2.53; docs/decisions.md).
+    pub(crate) fn super_shortcuts(&self) -> Vec<SuperPackedPlayer> {
+        self.groups.values().filter_map(Group::to_super_shortcuts).collect()
+    }
+
+    /// DPSP_MSG_ADDSHORTCUTTOGROUP: `ChildGroupID` goes into `ParentGroupID` (MC-DPL4CS
+    /// 3.1.5.23, 2.2.13). Both must be known, and different.
+    pub(crate) fn on_add_shortcut_to_group(&mut self, m: &GroupGroupIds) {
+        let (child, parent) = (m.child_group_id, m.parent_group_id);
+        if !self.known_group(parent, "ADDSHORTCUTTOGROUP to an unknown group")
+            || !self.known_group(child, "ADDSHORTCUTTOGROUP of an unknown group")
+        {
+            return;
+        }
+        if child == parent {
+            return self.drop_msg(DropReason::Malformed, "ADDSHORTCUTTOGROUP of a group to itself");
+        }
+        if self.groups.get_mut(&parent).is_some_and(|g| g.shortcuts.insert(child)) {
+            self.events.push_back(Dp4Event::Group(GroupEvent::ShortcutAdded { group: parent, child }));
+        }
+    }
+
+    /// DPSP_MSG_DELETEGROUPFROMGROUP: `ChildGroupID` leaves `ParentGroupID` (MC-DPL4CS
+    /// 3.1.5.24, 2.2.24).
+    pub(crate) fn on_delete_group_from_group(&mut self, m: &GroupGroupIds) {
+        let (child, parent) = (m.child_group_id, m.parent_group_id);
+        if !self.known_group(parent, "DELETEGROUPFROMGROUP of an unknown group") {
+            return;
+        }
+        if self.groups.get_mut(&parent).is_some_and(|g| g.shortcuts.remove(&child)) {
+            self.events.push_back(Dp4Event::Group(GroupEvent::ShortcutRemoved { group: parent, child }));
+        } else {
+            self.drop_msg(DropReason::UnknownPlayer, "DELETEGROUPFROMGROUP of a group not in it");
+        }
     }
 
     /// The group a change names, if we know it.

@@ -51,6 +51,22 @@ impl Dp4Session {
         false
     }
 
+    /// As [`Dp4Session::reply_allowed`], for a request that came over TCP: the connection
+    /// proved the sender's IP and the reply goes back to that IP, so no third party can be
+    /// aimed at; only the total per interval holds (each REQUESTPLAYERREPLY reserves an ID).
+    pub(crate) fn proven_reply_allowed(&mut self, now: Instant, to: SocketAddr, what: &str) -> bool {
+        if self.instance_at(to).is_some() {
+            return true;
+        }
+        let l = &self.config.limits;
+        let (window, total) = (l.reply_interval, l.replies_per_interval);
+        if self.guard.replies.admit(now, to.ip(), window, total, total) {
+            return true;
+        }
+        self.refuse(now, to.ip(), DropReason::RateLimited, what);
+        false
+    }
+
     /// Counts a refused message from `ip` and logs it, once per source per window.
     pub(crate) fn refuse(&mut self, now: Instant, ip: IpAddr, reason: DropReason, what: &str) {
         *self.stats.dropped.entry(reason).or_default() += 1;

@@ -80,9 +80,7 @@ impl Dp4Session {
         let player = self.local_system_player(me, flags);
         self.players.insert(me, player);
         self.role = Role::Host;
-        if config.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval());
-        }
+        self.start_ping_timer(now);
         self.sync_memory();
         Ok(())
     }
@@ -155,13 +153,22 @@ impl Dp4Session {
             password: None,
             players: self.players.values().map(Player::to_super).collect(),
             groups: self.super_groups(),
-            shortcuts: Vec::new(),
+            shortcuts: self.super_shortcuts(),
         });
         self.send_body(Via::Tcp, reply_to, body);
     }
 
-    /// DPSP_MSG_REQUESTPLAYERID: a new ID, or DPERR_NONEWPLAYERS (MC-DPL4CS 3.2.5.4).
-    pub(crate) fn on_request_player_id(&mut self, now: Instant, reply_to: SocketAddr, m: RequestPlayerId) {
+    /// DPSP_MSG_REQUESTPLAYERID: a new ID, or DPERR_NONEWPLAYERS (MC-DPL4CS 3.2.5.4). One that
+    /// came over TCP is held only to the total reply limit, not the per-source one
+    /// ([`Dp4Session::proven_reply_allowed`]): a joiner retrying at once with the right password
+    /// gets in (issue 25 item 19).
+    pub(crate) fn on_request_player_id(
+        &mut self,
+        now: Instant,
+        reply_to: SocketAddr,
+        m: RequestPlayerId,
+        via: Via,
+    ) {
         let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
             return self.drop_msg(DropReason::Unexpected, "REQUESTPLAYERID while not hosting");
         };
@@ -169,7 +176,11 @@ impl Dp4Session {
         if !system && self.instance_at(reply_to).is_none() {
             return self.drop_msg(DropReason::UnknownPlayer, "REQUESTPLAYERID (player) from no instance");
         }
-        if !self.reply_allowed(now, reply_to, "REQUESTPLAYERREPLY") {
+        let allowed = match via {
+            Via::Tcp => self.proven_reply_allowed(now, reply_to, "REQUESTPLAYERREPLY"),
+            Via::Udp => self.reply_allowed(now, reply_to, "REQUESTPLAYERREPLY"),
+        };
+        if !allowed {
             return;
         }
         // A banned address gets no ID: DPERR_ACCESSDENIED (docs/decisions.md, "Bans").
@@ -344,7 +355,7 @@ impl Dp4Session {
             password: self.password.clone(),
             players: self.players.values().map(Player::to_super).collect(),
             groups: self.super_groups(),
-            shortcuts: Vec::new(),
+            shortcuts: self.super_shortcuts(),
         });
         self.send_body(Via::Tcp, to.0, body);
     }

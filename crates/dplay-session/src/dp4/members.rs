@@ -15,7 +15,7 @@ use dplay_wire::dp4::routing::{Ping, PlayerWrapper};
 use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
 use dplay_wire::{Blob, WideString, Wire, WireError};
 
-use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, Timer, Via};
+use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, EndReason, JoinError, Timer, Via};
 use crate::dp4::ids::IdAllocator;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
@@ -29,6 +29,13 @@ const MAX_ROUND_TRIP_MS: u32 = 60_000;
 
 /// `DPID_ALLPLAYERS`: the player ID that addresses every player of the session.
 pub const DPID_ALLPLAYERS: u32 = 0;
+
+/// DX61VERSION: the first dialect whose new host sends IAMNAMESERVER (MC-DPL4CS 2.2.3).
+const DX61_VERSION: u32 = 10;
+
+/// An instance is PINGed for a closed connection at most this often
+/// ([`Dp4Session::check_instance`]).
+const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How long a created player is verified to instances that announce theirs (MC-DPL4CS 2.2.22).
 const CREATE_PLAYER_VERIFY_WINDOW: std::time::Duration = std::time::Duration::from_secs(40);
@@ -137,6 +144,8 @@ impl Dp4Session {
             let system = self.players.remove(g).is_some_and(|p| p.is_system());
             self.forget_in_groups(*g, system);
             self.recent.remove(g);
+            self.checked.remove(g);
+            self.timers.cancel(Timer::Check(*g));
             if let Some(ids) = self.ids.as_mut() {
                 ids.release(*g);
             }
@@ -177,7 +186,16 @@ impl Dp4Session {
         let lowest = self.players.values().filter(|p| p.is_system()).map(|p| p.id).min();
         let Some(me) = self.me else { return };
         if lowest != Some(me) {
-            return self.timers.set(Timer::Ping, now + self.config.ping_interval());
+            // A DirectPlay 6 instance (dialect 9) takes over without IAMNAMESERVER, which only
+            // DX61 (10) and later send (2.2.3): it is the host now (issue 27 item 15).
+            if let Some(p) =
+                lowest.and_then(|id| self.players.get_mut(&id)).filter(|p| p.version < DX61_VERSION)
+            {
+                p.flags |= PlayerFlags::NAME_SERVER;
+                self.host_id = Some(p.id);
+                self.events.push_back(Dp4Event::HostMigrated { host: p.id, local: false });
+            }
+            return self.start_ping_timer(now);
         }
         let Some(desc) = self.desc else { return };
         self.role = Role::Host;
@@ -196,11 +214,7 @@ impl Dp4Session {
         });
         self.send_to_instances(&body, None);
         self.events.push_back(Dp4Event::HostMigrated { host: me, local: true });
-        if desc.flags.contains(SessionFlags::KEEP_ALIVE) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval());
-        } else {
-            self.timers.cancel(Timer::Ping);
-        }
+        self.start_ping_timer(now);
     }
 
     /// DPSP_MSG_IAMNAMESERVER: the sender is the new host; a host answers YOUAREDEAD
@@ -214,9 +228,6 @@ impl Dp4Session {
                 };
                 p.flags |= PlayerFlags::NAME_SERVER;
                 self.host_id = Some(m.id_host);
-                if !self.desc.is_some_and(|d| d.flags.contains(SessionFlags::KEEP_ALIVE)) {
-                    self.timers.cancel(Timer::Ping);
-                }
                 self.events.push_back(Dp4Event::HostMigrated { host: m.id_host, local: false });
             }
             _ => self.drop_msg(DropReason::Unexpected, "IAMNAMESERVER while not joined"),
@@ -329,37 +340,49 @@ impl Dp4Session {
         }
     }
 
-    /// The Ping timer: PING every silent peer (the host only, unless waiting for
-    /// IAMNAMESERVER); drop one after 8 unanswered PINGs (MC-DPL4CS 3.1.6.2, 3.2.6.2).
+    /// The Ping timer (MC-DPL4CS 3.1.2.5, 3.2.2.2; 35 s), which runs in every joined session:
+    /// each target (the host's: every other instance; a member's: the host, or every instance
+    /// while it waits for IAMNAMESERVER) gets a PING over TCP, to its listener (in a session
+    /// with MC-DPL4R, on the link, whose give-up drops a dead peer). A process that
+    /// vanished has no listener: the connect is refused, the runtime says so
+    /// ([`Dp4Session::handle_unreachable`]) and the instance is removed with all its players
+    /// within one period, with or without KEEPALIVE (issue 27 item 10; docs/decisions.md).
+    /// With KEEPALIVE (or while waiting for a new host) a target silent through `ping_give_up`
+    /// periods is dropped too (3.1.6.2, 3.2.6.2): a peer whose machine is gone closes nothing.
     pub(crate) fn on_ping_timer(&mut self, now: Instant) {
-        let (Some(me), true) = (self.me, self.joined()) else { return };
-        let keep_alive = self.desc.is_some_and(|d| d.flags.contains(SessionFlags::KEEP_ALIVE));
+        if !self.joined() {
+            return;
+        }
+        let waiting = self.role == Role::Member && self.host_id.is_none();
+        let give_up_on = self.keep_alive() || waiting;
         let targets: Vec<u32> = match (self.role, self.host_id) {
             (Role::Member, Some(host)) => vec![host],
             _ => self.other_instances().into_iter().map(|(id, _)| id).collect(),
         };
-        let (give_up, tick) = (self.config.ping_give_up, self.tick(now));
+        let give_up = self.config.ping_give_up;
         let mut dead = Vec::new();
         for id in targets {
             let Some(p) = self.players.get_mut(&id) else { continue };
             if p.chatter > 0 {
                 p.missed_pings = 0;
-            } else if p.missed_pings >= give_up {
+            } else if give_up_on && p.missed_pings >= give_up {
                 dead.push(id);
-            } else {
+                continue;
+            } else if give_up_on {
                 p.missed_pings += 1;
-                let to = p.addrs.map(|(_, d)| d);
-                if let Some(to) = to {
-                    self.send_datagram_body(now, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
-                }
             }
-            if let Some(p) = self.players.get_mut(&id) {
-                p.chatter = 0;
+            p.chatter = 0;
+            if self.uses_reliable_protocol() {
+                // Short form, on the MC-DPL4R link (INDEX D.15), which gives up on a dead peer.
+                let to = self.players.get(&id).and_then(|p| p.addrs).map(|(_, d)| d);
+                let (Some(me), Some(to)) = (self.me, to) else { continue };
+                let body = Dp4Body::Ping(Ping { id_from: me, tick_count: self.tick(now) });
+                self.send_datagram_body(now, to, body);
+            } else {
+                self.send_tcp_ping(now, id);
             }
         }
-        if keep_alive || (self.role == Role::Member && self.host_id.is_none()) {
-            self.timers.set(Timer::Ping, now + self.config.ping_interval());
-        }
+        self.start_ping_timer(now);
         for id in dead {
             tracing::info!(id, "DP4 peer dropped after unanswered PINGs");
             if self.role == Role::Host {
@@ -373,11 +396,54 @@ impl Dp4Session {
         }
     }
 
+    /// Whether the session has DPSESSION_KEEPALIVE.
+    fn keep_alive(&self) -> bool {
+        self.desc.is_some_and(|d| d.flags.contains(SessionFlags::KEEP_ALIVE))
+    }
+
+    /// (Re)starts the Ping timer: one period from `now`.
+    pub(crate) fn start_ping_timer(&mut self, now: Instant) {
+        self.timers.set(Timer::Ping, now + self.config.ping_interval());
+    }
+
+    /// A PING over TCP to instance `id`'s listener: answered if it is there (3.1.5.30), a
+    /// refused connect if its process is gone.
+    fn send_tcp_ping(&mut self, now: Instant, id: u32) {
+        let stream = self.players.get(&id).filter(|p| p.is_system() && !p.local).and_then(|p| p.addrs);
+        let (Some(me), Some((stream, _))) = (self.me, stream) else { return };
+        self.checked.insert(id, now);
+        let body = Dp4Body::Ping(Ping { id_from: me, tick_count: self.tick(now) });
+        self.send_body(Via::Tcp, stream, body);
+    }
+
+    /// A connection of instance `id` closed: PING it over TCP now, or, within
+    /// [`CHECK_INTERVAL`] of the last check, once that has passed (the PING of the last check
+    /// may have gone out on the very connection that then closed; and a peer that opens and
+    /// closes connections cannot make us flood).
+    pub(crate) fn check_instance(&mut self, now: Instant, id: u32) {
+        if !self.joined() {
+            return;
+        }
+        match self.checked.get(&id).map(|t| *t + CHECK_INTERVAL) {
+            Some(next) if next > now => self.timers.set(Timer::Check(id), next),
+            _ => {
+                tracing::debug!(id, "a DP4 instance's connection closed: checking it is still there");
+                self.send_tcp_ping(now, id);
+            }
+        }
+    }
+
     /// The runtime could not reach the TCP listener `stream` (connect refused or the connection
     /// broke): its instance is gone. The host drops it and tells the others with DELETEPLAYER;
     /// a member that loses the host runs host migration (MC-DPL4CS 3.1.7.1, "leaves the game
     /// session for any reason").
+    /// The host we are joining unreachable fails the join at once ([`JoinError::Unreachable`]).
     pub fn handle_unreachable(&mut self, now: Instant, stream: SocketAddr) {
+        if self.joining_host() == Some(stream) {
+            tracing::info!(%stream, "the DP4 host to join cannot be reached");
+            self.reset_join();
+            return self.events.push_back(Dp4Event::JoinFailed(JoinError::Unreachable));
+        }
         let Some(id) = self.instance_at(stream).filter(|_| self.joined()) else { return };
         if self.players.get(&id).is_some_and(|p| p.local) {
             return;
@@ -574,6 +640,7 @@ impl Dp4Session {
         self.joins.clear();
         self.reserved.clear();
         self.recent.clear();
+        self.checked.clear();
         self.groups.clear();
         self.creating = None;
         self.creating_group = None;

@@ -79,6 +79,9 @@ pub(crate) struct TcpConn {
     framer: StreamFramer,
     known: bool,
     charge: Charge,
+    /// The TCP listener of the known instance whose messages it carried: when the connection
+    /// closes, that instance is checked ([`Dp4Session::handle_tcp_lost`]).
+    instance: Option<SocketAddr>,
 }
 
 /// One DirectPlay 4 endpoint (MC-DPL4CS 3.1, 3.2). See the module documentation for the order
@@ -122,6 +125,9 @@ pub struct Dp4Session {
     pub(crate) stats: Stats,
     /// Rate limits for unknown sources (see `dp4::guard`).
     pub(crate) guard: Guard,
+    /// When each instance was last PINGed over TCP because a connection of its closed
+    /// ([`Dp4Session::handle_tcp_lost`]).
+    pub(crate) checked: BTreeMap<u32, Instant>,
     /// The memory budget and the Player List's charge on it (docs/limits.md).
     pub(crate) memory: Memory,
 }
@@ -171,6 +177,7 @@ impl Dp4Session {
             events: VecDeque::new(),
             stats: Stats::default(),
             guard: Guard::default(),
+            checked: BTreeMap::new(),
             memory,
         })
     }
@@ -284,6 +291,7 @@ impl Dp4Session {
             framer: StreamFramer::new(unjoined),
             known: false,
             charge: self.memory.budget.account(),
+            instance: None,
         });
         c.framer.set_max_size(if c.known || trusted_ip { full } else { unjoined });
         let messages = match c.framer.push(bytes) {
@@ -312,8 +320,10 @@ impl Dp4Session {
             self.log_drops(now, from, dropped);
             // After the message: an ADDFORWARDREQUEST makes its sender known.
             let known = known || self.is_known_sender(from, &m);
+            let instance = self.sender_listener(from, &m).filter(|l| self.instance_at(*l).is_some());
             if let Some(c) = self.tcp.get_mut(&conn) {
                 c.known |= known;
+                c.instance = instance.or(c.instance);
             }
         }
         self.sync_links();
@@ -341,7 +351,7 @@ impl Dp4Session {
     }
 
     /// The TCP listener of the host we are joining, while we are.
-    fn joining_host(&self) -> Option<SocketAddr> {
+    pub(crate) fn joining_host(&self) -> Option<SocketAddr> {
         match self.role {
             Role::RequestingId { host } | Role::AddingForward { host } => Some(host),
             _ => None,
@@ -352,11 +362,14 @@ impl Dp4Session {
     /// its header names (as [`Dp4Session::reply_addr`] reads it) is in the Player List, or is
     /// the host we are joining.
     fn is_known_sender(&self, from: SocketAddr, m: &[u8]) -> bool {
-        let Some(sock_addr) = m.get(4..20).and_then(|b| SockAddrIn::read(&mut Reader::new(b)).ok()) else {
-            return false;
-        };
-        let listener = self.reply_addr(sock_addr.addr, from.ip());
+        let Some(listener) = self.sender_listener(from, m) else { return false };
         self.joining_host() == Some(listener) || self.instance_at(listener).is_some()
+    }
+
+    /// The listener the header of stream message `m`, received from `from`, names.
+    fn sender_listener(&self, from: SocketAddr, m: &[u8]) -> Option<SocketAddr> {
+        let sock_addr = m.get(4..20).and_then(|b| SockAddrIn::read(&mut Reader::new(b)).ok())?;
+        Some(self.reply_addr(sock_addr.addr, from.ip()))
     }
 
     /// Where to answer a message whose header SockAddr is `addr`, received from `seen`: the
@@ -376,6 +389,18 @@ impl Dp4Session {
         self.tcp.remove(&conn);
     }
 
+    /// TCP connection `conn` was closed or reset by its peer: forgotten as by
+    /// [`Dp4Session::handle_tcp_closed`], and the instance it belonged to (the listener it was
+    /// opened to, `opened_to`, or the one whose messages it carried) is PINGed over TCP at
+    /// once. A killed process closes every socket it had: the PING's connect is refused, the
+    /// runtime calls [`Dp4Session::handle_unreachable`], and the instance is removed with all
+    /// its players in well under a Ping period (issue 27 item 10; docs/decisions.md).
+    pub fn handle_tcp_lost(&mut self, now: Instant, conn: ConnId, opened_to: Option<SocketAddr>) {
+        let carried = self.tcp.remove(&conn).and_then(|c| c.instance);
+        let Some(id) = opened_to.or(carried).and_then(|l| self.instance_at(l)) else { return };
+        self.check_instance(now, id);
+    }
+
     /// Runs every timer due at `now` (MC-DPL4CS 3.1.6, 3.2.6).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dpsp.handle_timeout(now);
@@ -389,6 +414,7 @@ impl Dp4Session {
                 Timer::NameTable(id) => self.finish_join(id),
                 Timer::Ping => self.on_ping_timer(now),
                 Timer::Reservation(id) => self.on_reservation_expired(id),
+                Timer::Check(id) => self.check_instance(now, id),
             }
         }
         self.sync_links();
@@ -454,7 +480,7 @@ impl Dp4Session {
             Dp4Body::EnumPlayer(_) => {
                 self.on_enum_player(now, SocketAddr::new(from.ip(), header.sock_addr.addr.port()))
             }
-            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m),
+            Dp4Body::RequestPlayerId(m) => self.on_request_player_id(now, reply_to, m, via),
             Dp4Body::RequestPlayerReply(m) => self.on_request_player_reply(now, &m),
             Dp4Body::AddForwardRequest(m) => {
                 self.on_add_forward_request(now, from.ip(), reply_to, &header, &m)
@@ -477,6 +503,8 @@ impl Dp4Session {
             Dp4Body::DeletePlayerFromGroup(m) => self.on_delete_player_from_group(&m),
             Dp4Body::GroupDataChanged(m) => self.on_group_data_changed(m),
             Dp4Body::GroupNameChanged(m) => self.on_group_name_changed(m),
+            Dp4Body::AddShortcutToGroup(m) => self.on_add_shortcut_to_group(&m),
+            Dp4Body::DeleteGroupFromGroup(m) => self.on_delete_group_from_group(&m),
             Dp4Body::PlayerDataChanged(m) => self.on_player_data_changed(m),
             Dp4Body::PlayerNameChanged(m) => self.on_player_name_changed(m),
             Dp4Body::Chat(m) => self.on_chat(m),

@@ -13,6 +13,7 @@ pub(crate) mod net;
 mod reliable;
 mod scenario;
 mod voice;
+mod vanish;
 mod windows;
 mod windows_rp;
 mod wine_facts;

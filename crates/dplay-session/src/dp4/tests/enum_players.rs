@@ -201,6 +201,7 @@ fn group(i: usize, (name_len, data, members): &Entry, players: usize) -> Group {
         group_data: Blob(data.clone()),
         // Indexes past the players name IDs nobody has: members we do not know.
         members: members.iter().map(|&m| 0x100 + u32::try_from(m % (players + 2)).unwrap()).collect(),
+        shortcuts: Default::default(),
         local: false,
     }
 }

@@ -146,7 +146,8 @@ fn unclaimed_ids_are_released() {
     net.nodes[0].handle_tcp(now, 3, "10.0.0.7:40000".parse().unwrap(), &bytes).unwrap();
     assert!(net.nodes[0].poll_timeout().is_some());
     net.advance(std::time::Duration::from_secs(20));
-    assert!(net.nodes[0].poll_timeout().is_none());
+    // Only the Ping timer is left (it runs in every session, issue 27 item 10).
+    assert!(net.nodes[0].poll_timeout().is_some_and(|t| t > net.now));
     net.join(1, None);
     let key = net.nodes[0].session_desc().unwrap().reserved1;
     assert_eq!((net.nodes[1].system_player().unwrap() ^ key) & 0xFFFF, 1, "index 1 was freed and reused");

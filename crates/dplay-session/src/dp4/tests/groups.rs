@@ -190,8 +190,14 @@ fn joiner_receives_groups_and_members() {
     let p = created(&mut net, 1, "addon");
     net.nodes[1].add_player_to_group(refuse, p).unwrap();
     net.run();
-    let mut net3 =
-        Net { nodes: net.nodes, events: vec![Vec::new(); 3], log: Vec::new(), now: net.now, cut: net.cut };
+    let mut net3 = Net {
+        nodes: net.nodes,
+        events: vec![Vec::new(); 3],
+        log: Vec::new(),
+        now: net.now,
+        cut: net.cut,
+        killed: net.killed,
+    };
     net3.nodes.push(crate::dp4::Dp4Session::new(super::net::config(2)).unwrap());
     net3.join(2, None);
     assert_eq!(net3.nodes[2].groups().len(), 2);
@@ -433,4 +439,28 @@ fn refused_group_request() {
     assert_eq!(net.take(1), [refused]);
     assert_eq!(net.nodes[1].stats().dropped(DropReason::Unexpected), 1);
     assert!(net.nodes[1].groups().is_empty());
+}
+
+/// Issue 27 item 15 (MC-DPL4CS 3.1.5.23, 3.1.5.24, 2.2.13, 2.2.24, 2.2.53): groups in groups.
+/// ADDSHORTCUTTOGROUP and DELETEGROUPFROMGROUP from a Windows peer are applied and reported,
+/// and a later joiner gets the shortcut in SUPERENUMPLAYERSREPLY's shortcut entries.
+#[test]
+fn shortcuts_are_kept_reported_and_relayed() {
+    use dplay_wire::dp4::nametable::GroupGroupIds;
+
+    let mut net = super::net::session_in(4, 3, |_| {});
+    let (outer, inner) = (group(&mut net, 1, "outer"), group(&mut net, 1, "inner"));
+    (0..4).for_each(|i| drop(net.take(i)));
+    let ids = GroupGroupIds { child_group_id: inner, parent_group_id: outer, ..GroupGroupIds::default() };
+    inject(&mut net, 0, Dp4Body::AddShortcutToGroup(ids));
+    let added = Dp4Event::Group(GroupEvent::ShortcutAdded { group: outer, child: inner });
+    assert_eq!(net.take(0), [added]);
+    net.join(3, None);
+    assert!(net.trace().iter().any(|t| t == "0->3 Tcp DPSP_MSG_SUPERENUMPLAYERSREPLY"));
+    assert!(net.nodes[3].groups()[&outer].shortcuts.contains(&inner), "relayed to the joiner");
+    net.take(0);
+    inject(&mut net, 0, Dp4Body::DeleteGroupFromGroup(ids));
+    let removed = Dp4Event::Group(GroupEvent::ShortcutRemoved { group: outer, child: inner });
+    assert_eq!(net.take(0), [removed]);
+    assert!(net.nodes[0].groups()[&outer].shortcuts.is_empty());
 }

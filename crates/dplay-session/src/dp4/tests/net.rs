@@ -52,6 +52,9 @@ pub(crate) struct Net {
     pub(crate) now: Instant,
     /// Links (from, to) whose traffic is lost.
     pub(crate) cut: BTreeSet<(usize, usize)>,
+    /// Nodes whose process was killed: they run no more, their datagrams are lost and a
+    /// connect to their listener is refused (the sender hears `handle_unreachable`).
+    pub(crate) killed: BTreeSet<usize>,
 }
 
 fn name(bytes: &[u8], via: Via) -> &'static str {
@@ -73,6 +76,7 @@ impl Net {
             log: Vec::new(),
             now: start(),
             cut: BTreeSet::new(),
+            killed: BTreeSet::new(),
         }
     }
 
@@ -100,7 +104,7 @@ impl Net {
     pub(crate) fn run(&mut self) {
         for _ in 0..1000 {
             let mut queue = Vec::new();
-            for (i, node) in self.nodes.iter_mut().enumerate() {
+            for (i, node) in self.nodes.iter_mut().enumerate().filter(|(i, _)| !self.killed.contains(i)) {
                 while let Some(t) = node.poll_transmit() {
                     queue.push((i, t));
                 }
@@ -129,6 +133,12 @@ impl Net {
                         continue;
                     }
                     let now = self.now;
+                    if self.killed.contains(&to) {
+                        if t.via == Via::Tcp {
+                            self.nodes[from].handle_unreachable(now, t.to);
+                        }
+                        continue;
+                    }
                     match t.via {
                         Via::Udp => {
                             let src = SocketAddr::new(IpAddr::V4(ip(from)), DGRAM_PORT);
@@ -153,7 +163,7 @@ impl Net {
         while self.now < end {
             self.now = (self.now + Duration::from_secs(1)).min(end);
             let now = self.now;
-            for node in &mut self.nodes {
+            for (_, node) in self.nodes.iter_mut().enumerate().filter(|(i, _)| !self.killed.contains(i)) {
                 if node.poll_timeout().is_some_and(|t| t <= now) {
                     node.handle_timeout(now);
                 }
