@@ -12,6 +12,7 @@
 mod admin;
 mod changes;
 mod client;
+mod client_server;
 pub mod config;
 pub mod event;
 pub mod group_table;
@@ -25,6 +26,7 @@ mod session;
 pub mod stream;
 pub mod table;
 
+pub use client_server::DPID_SERVERPLAYER;
 pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
 pub use dplay_dpsp::reliable::Stats as ReliableStats;

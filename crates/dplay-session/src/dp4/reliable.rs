@@ -150,14 +150,14 @@ impl Dp4Session {
             };
             return match short.body {
                 Dp4Body::PlayerWrapper(w) => match w.inner_datagram(self.ids_present()) {
-                    Ok(pm) => self.on_player_message(pm),
+                    Ok(pm) => self.on_routed_player_message(now, from, true, pm),
                     Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
                 },
                 body => self.dispatch(now, from, Dp4Message { header, body }, Via::Udp),
             };
         }
         match DatagramPlayerMessage::parse_wrapped(data, self.ids_present()) {
-            Ok(pm) => self.on_player_message(pm),
+            Ok(pm) => self.on_routed_player_message(now, from, true, pm),
             Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
         }
     }
