@@ -2,13 +2,20 @@
 //! 1.3, 2.2.5, 2.2.28): `dplay host --dp4 --client-server` and `dplay join --dp4` clients that
 //! find the session by enumeration and reach each other through the server.
 
+use std::time::Duration;
+
 use anyhow::ensure;
 
 use super::dp4::{capture_file, check_capture, free_udp_port, host};
 use super::{Proc, Suite, WAIT, event_with, is};
 
+/// The host's window for replies to unknown sources (`Dp4Limits::reply_interval`, 4 per IP):
+/// on loopback every client is 127.0.0.1, so each starts in a window of its own.
+const REPLY_WINDOW: Duration = Duration::from_millis(1100);
+
 /// A client joining through the enumeration port `enum_port`, sending `send` when given.
 fn client(s: &Suite, enum_port: &str, name: &str, send: Option<&str>) -> anyhow::Result<Proc> {
+    std::thread::sleep(REPLY_WINDOW);
     let mut args =
         vec!["join", "--dp4", "127.0.0.1", "--host-enum-port", enum_port, "--json", "--name", name];
     args.extend_from_slice(&["--duration", "20"]);
