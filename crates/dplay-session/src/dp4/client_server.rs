@@ -117,7 +117,7 @@ impl Dp4Session {
         };
         match self.role {
             Role::Host => self.relay(now, ids, pm, guaranteed),
-            Role::Member if !self.players.contains_key(&ids.id_from) && self.from_server(from) => {
+            Role::Member if !self.players.contains_key(&ids.id_from) && self.sent_by_server(from) => {
                 if !self.addressed_to_us(ids.id_to) {
                     return self.drop_msg(DropReason::UnknownPlayer, "relayed message for no player of ours");
                 }
@@ -132,7 +132,7 @@ impl Dp4Session {
     }
 
     /// Whether `from` is the server's address (its connection or game socket).
-    fn from_server(&self, from: SocketAddr) -> bool {
+    fn sent_by_server(&self, from: SocketAddr) -> bool {
         let host = self.host_id.and_then(|h| self.players.get(&h)).and_then(|p| p.addrs);
         host.is_some_and(|(s, d)| d == from || s.ip() == from.ip())
     }
