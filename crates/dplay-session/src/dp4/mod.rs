@@ -7,7 +7,10 @@
 //! connections opened to the addresses of [`Dp4Transmit`]s that go [`Via::Tcp`].
 //! Large non-guaranteed messages are fragmented by dplay-dpsp. In sessions with
 //! DPSESSION_DIRECTPLAYPROTOCOL, player traffic between joined instances runs over MC-DPL4R
-//! (`dplay_dpsp::reliable`) on the UDP game sockets instead.
+//! (`dplay_dpsp::reliable`) on the UDP game sockets instead. In client/server sessions
+//! (DPSESSION_CLIENTSERVER) clients know only the system players and the server player
+//! ([`DPID_SERVERPLAYER`]) and talk only to the server, which relays between them
+//! (`client_server`).
 
 mod admin;
 mod changes;
