@@ -102,7 +102,8 @@ impl Dp4Session {
         }
     }
 
-    /// A player message received from `from` (`guaranteed` when it came by TCP or MC-DPL4R);
+    /// A player message received from `from` (`guaranteed` when it came by TCP, or by MC-DPL4R
+    /// with RLY);
     /// in client/server a server relays it and a client takes it from players it does not
     /// know when the server sent it (MC-DPL4CS 1.3).
     pub(crate) fn on_routed_player_message(

@@ -215,6 +215,10 @@ impl Dp4Session {
     pub(crate) fn on_i_am_name_server(&mut self, now: Instant, reply_to: SocketAddr, m: &IAmNameServer) {
         match self.role {
             Role::Host => self.send_you_are_dead(now, reply_to),
+            // No migration in client/server (MC-DPL4CS 1.3): no other instance becomes host.
+            Role::Member if self.client_server() => {
+                self.drop_msg(DropReason::Unexpected, "IAMNAMESERVER in a client/server session")
+            }
             Role::Member => {
                 let Some(p) = self.players.get_mut(&m.id_host).filter(|p| p.is_system() && !p.local) else {
                     return self.drop_msg(DropReason::UnknownPlayer, "IAMNAMESERVER from an unknown player");

@@ -256,6 +256,22 @@ fn our_client_with_a_windows_shaped_server() {
     net.nodes[0].handle_udp(now, "10.0.0.3:2399".parse().unwrap(), &relayed);
     assert_eq!(net.nodes[0].poll_event(), None, "only the server relays");
 
+    // Another client claiming to be host is not believed: no migration in CS.
+    let claim = dplay_wire::dp4::join::IAmNameServer {
+        id_to: 0,
+        id_host: OTHER,
+        flags: dplay_wire::dp4::session::PlayerFlags::SYSTEM_PLAYER,
+        sp_data: dplay_wire::Blob::new(&other_sp),
+    };
+    let header = dplay_wire::dp4::header::SockAddrIn::new("0.0.0.0:2349".parse().unwrap());
+    let claim = Dp4Message::new(
+        dplay_wire::dp4::header::Token::FROM_REMOTE,
+        header,
+        14,
+        Dp4Body::IAmNameServer(claim),
+    );
+    net.nodes[0].handle_tcp(now, 3, "10.0.0.3:40000".parse().unwrap(), &claim.to_vec().unwrap()).unwrap();
+    assert_eq!(net.nodes[0].host_player(), Some(HOST));
     let gone = windows_message(2349, 0x0B, &dwords(&[0, HOST, 0, 0, 0]));
     net.nodes[0].handle_tcp(now, 1, from_host(), &gone).unwrap();
     let events: Vec<Dp4Event> = std::iter::from_fn(|| net.nodes[0].poll_event()).collect();
@@ -290,4 +306,37 @@ fn our_clients_see_only_system_players_and_the_server_player() {
     assert_eq!(net.trace(), ["1->0 Tcp PLAYERMESSAGE", "0->2 Tcp PLAYERMESSAGE"]);
     let got = Dp4Event::Message { from: Some(one), to: Some(two), data: b"via the server".to_vec() };
     assert_eq!(net.take(2), [got]);
+}
+
+/// MC-DPL4CS 1.3 with RP (MC-DPL4R): the server relays over MC-DPL4R as it received, RLY
+/// when the client sent it guaranteed and without RLY when not.
+#[test]
+fn relay_over_the_reliable_protocol_keeps_rly() {
+    use dplay_wire::dp4::reliable::{FrameBody, ReliableFlags, ReliableFrame};
+    let mut net = Net::new(3);
+    net.host(cs(SessionFlags::DIRECTPLAY_PROTOCOL));
+    created(&mut net, 0, "server");
+    net.join(1, None);
+    let one = created(&mut net, 1, "one");
+    net.join(2, None);
+    let two = created(&mut net, 2, "two");
+    for guaranteed in [true, false] {
+        net.log.clear();
+        let now = net.now;
+        net.nodes[1].send(now, one, two, b"relayed", guaranteed).unwrap();
+        net.run();
+        let rly: Vec<bool> = net
+            .log
+            .iter()
+            .filter(|s| (s.from, s.to) == (0, 2))
+            .filter_map(|s| ReliableFrame::parse(&s.bytes).ok())
+            .filter_map(|f| match f.body {
+                FrameBody::Data(d) => Some(d.flags.contains(ReliableFlags::RLY)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rly, [guaranteed], "guaranteed: {guaranteed}");
+        let got = Dp4Event::Message { from: Some(one), to: Some(two), data: b"relayed".to_vec() };
+        assert!(net.take(2).contains(&got));
+    }
 }
