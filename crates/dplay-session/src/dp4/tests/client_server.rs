@@ -10,7 +10,7 @@ use dplay_wire::dp4::session::SessionFlags;
 
 use super::enum_players::{HOST, ME, enum_players_reply, from_host, host_addr, host_sp, joining, packed};
 use super::net::{Net, created, ip, session};
-use super::wine_facts::{drain, dwords, sock_addr, utf16z, windows_message};
+use super::wine_facts::{drain, dword, dwords, sock_addr, utf16z, windows_message};
 use crate::dp4::{DPID_ALLPLAYERS, DPID_SERVERPLAYER, Dp4Event, Dp4Transmit, EndReason, Role, Via};
 
 /// A Windows client's TCP listener and UDP game socket ports (Windows picks 2300-2349 and
@@ -152,6 +152,15 @@ fn our_server_with_windows_shaped_clients() {
     let (mut a, sent) = Windows::join(1, &mut net);
     let [reply] = sent.try_into().unwrap();
     assert_eq!((reply.via, reply.to), (Via::Tcp, a.listener()));
+    // 2.2.28: command 3; PlayerCount 3, GroupCount 0, PlayerOffset after the description and
+    // the name, ShortcutCount 0, DescriptionOffset 36, NameOffset 116, PasswordOffset 0.
+    let b = &reply.bytes;
+    let name_len = 2 * ("cs".len() + 1);
+    assert_eq!(b[24..26], [3, 0]);
+    assert_eq!(
+        (0..7).map(|k| dword(b, 28 + 4 * k)).collect::<Vec<_>>(),
+        [3, 0, u32::try_from(116 + name_len).unwrap(), 0, 36, 116, 0]
+    );
     assert_eq!(table(&reply), {
         let mut ids = vec![DPID_SERVERPLAYER, host, a.system];
         ids.sort_unstable();
