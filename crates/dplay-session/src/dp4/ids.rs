@@ -85,6 +85,19 @@ mod tests {
         assert_eq!(a.allocate(), Some(0x0006_0000 ^ 0x0005_0001), "releasing 1 frees nothing");
     }
 
+    proptest::proptest! {
+        /// Whatever Reserved1 and the starting counter, 0 and 1 never come out, and no ID
+        /// comes out twice while it lives.
+        #[test]
+        fn never_a_reserved_or_repeated_id(key: u32, counter: u16, n in 1usize..300) {
+            let mut a = IdAllocator::new(key, counter);
+            let ids: Vec<u32> = (0..n).filter_map(|_| a.allocate()).collect();
+            proptest::prop_assert!(ids.iter().all(|&id| id > 1));
+            let unique: BTreeSet<u32> = ids.iter().copied().collect();
+            proptest::prop_assert_eq!(unique.len(), ids.len());
+        }
+    }
+
     /// MC-DPL4CS 3.1.7.1: a new host continues from the IDs it knows, never repeating one.
     #[test]
     fn rebuilt_allocator_never_repeats_a_live_id() {
