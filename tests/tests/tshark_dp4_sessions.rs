@@ -228,6 +228,7 @@ fn session_traffic_matches_tshark() {
         [
             "DPSP_MSG_ENUMSESSIONSREPLY",
             "DPSP_MSG_ENUMSESSIONS",
+            "DPSP_MSG_ENUMPLAYERSREPLY",
             "DPSP_MSG_REQUESTPLAYERID",
             "DPSP_MSG_REQUESTGROUPID",
             "DPSP_MSG_REQUESTPLAYERREPLY",

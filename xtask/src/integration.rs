@@ -20,6 +20,7 @@ use crate::util::build_dplay;
 mod cdp;
 mod cli_ux;
 pub(crate) mod dp4;
+mod dp4_cs;
 mod dp4_reliable;
 mod fs2004;
 mod fs_capture;
@@ -57,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 36] = [
+    let cases: [(&str, Case); 37] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -96,6 +97,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ("a recorded add-on session on a non-default port, decoded", fs_capture::decoded),
         ("a recorded add-on session over DirectPlay 4, decoded", fs_capture::decoded_dp4),
         ("DirectPlay 4 RP: guaranteed messages both ways over MC-DPL4R", dp4_reliable::guaranteed),
+        ("DirectPlay 4 client/server: two clients reach each other through the server", dp4_cs::session),
         (
             "DirectPlay 4 RP: MC-DPL4R through a lossy, duplicating, reordering proxy",
             dp4_reliable::through_proxy,

@@ -19,7 +19,7 @@ use dplay_wire::dp4::session::SessionFlags;
 use dplay_wire::dp8::enumeration::DXDIAG_APPLICATION_GUID;
 
 use crate::address;
-use crate::dp4_print::{Dp4Output, digest, join_error};
+use crate::dp4_print::{Dp4Output, digest, join_error, unsupported_kind};
 use crate::enumerate::EnumArgs;
 use crate::events::{JsonEvent, Proto, flag_names, flags_text};
 use crate::host::HostArgs;
@@ -221,6 +221,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
         (args.dp4_args.reliable_protocol, SessionFlags::DIRECTPLAY_PROTOCOL),
         (args.dp4_args.migrate_host, SessionFlags::MIGRATE_HOST),
         (args.dp4_args.no_preserve_order, SessionFlags::NO_PRESERVE_ORDER),
+        (args.client_server, SessionFlags::CLIENT_SERVER),
     ] {
         session.flags.set(flag, on);
     }
@@ -281,7 +282,7 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
         session: args.session.clone(),
         addrs: addrs.iter().map(ToString::to_string).collect(),
         addr: None,
-        mode: None,
+        mode: args.client_server.then_some("client-server"),
         tcp,
         udp,
         enumeration: addr(Dp4Binding::ENUM_SOCKET),
@@ -467,19 +468,22 @@ pub(crate) fn join(args: &JoinArgs) -> anyhow::Result<bool> {
     })?;
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
-    let host = match args.host.port() {
+    // The enumeration's flags say whether the session is client/server (MC-DPL4CS 2.2.5 CS):
+    // we then join as a client; a direct TCP port learns it from the name table.
+    let (host, client_server) = match args.host.port() {
         0 => probe(&runtime, args, &interrupt, join_deadline)?,
-        _ => args.host,
+        _ => (args.host, false),
     };
+    let as_client = if client_server { " (client/server: as a client)" } else { "" };
     out.out.event(
         &JsonEvent::Joining {
             protocol: Proto::Dp4,
             host: host.to_string(),
             name: args.name.clone(),
             addr: None,
-            role: None,
+            role: client_server.then_some("client"),
         },
-        format!("joining {host} as {}", args.name),
+        format!("joining {host} as {}{as_client}", args.name),
     );
     runtime.command(Dp4Command::Join { host, password: args.session_args.password.clone() })?;
     let mut failure = None;
@@ -561,15 +565,16 @@ fn send_all(runtime: &Runtime<Dp4Protocol>, out: &Dp4Output, args: &JoinArgs) ->
     Ok(())
 }
 
-/// Asks the enumeration port of `args.host` where its session's TCP listener is, again every
-/// [`PROBE_RETRY`] until it answers: a host answers one address a few times a second at most
-/// (docs/limits.md), so a quick retry of a join gets in on a later ask (issue 25 item 19).
+/// Asks the enumeration port of `args.host` where its session's TCP listener is, and whether
+/// the session is client/server, again every [`PROBE_RETRY`] until it answers: a host answers
+/// one address a few times a second at most (docs/limits.md), so a quick retry of a join gets in
+/// on a later ask (issue 25 item 19). Stops at once at a kind of session we do not join.
 fn probe(
     runtime: &Runtime<Dp4Protocol>,
     args: &JoinArgs,
     interrupt: &crossbeam_channel::Receiver<()>,
     deadline: Instant,
-) -> anyhow::Result<SocketAddr> {
+) -> anyhow::Result<(SocketAddr, bool)> {
     let target = SocketAddr::new(args.host.ip(), args.dp4_args.enum_port);
     let request = request(args.session_args.app_guid, args.session_args.password.clone());
     let mut found = None;
@@ -592,10 +597,18 @@ fn probe(
     let f = found.with_context(|| {
         format!("no DirectPlay 4 session answered at {target}: check that a host runs there, or give its TCP port (such as {}:2300)", args.host.ip())
     })?;
+    let refused = f.desc.flags & dplay_session::dp4::UNSUPPORTED_SESSION_FLAGS;
+    if !refused.is_empty() {
+        bail!(
+            "the session at {} is a {} session, which dplay does not join yet (only peer-to-peer and client/server DirectPlay 4 sessions)",
+            f.host,
+            unsupported_kind(refused)
+        );
+    }
     if f.desc.flags.contains(SessionFlags::PASSWORD_REQUIRED) && args.session_args.password.is_none() {
         bail!("the session at {} needs a password: give it with --password", f.host);
     }
-    Ok(f.host)
+    Ok((f.host, f.desc.flags.contains(SessionFlags::CLIENT_SERVER)))
 }
 
 /// How long the join's probe waits for an ENUMSESSIONSREPLY before asking again: the window

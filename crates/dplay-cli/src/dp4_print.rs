@@ -7,6 +7,7 @@ use dplay_runtime::{Dp4Event, Dp4Player};
 use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinError};
 
 use dplay_wire::dp4::DpResult;
+use dplay_wire::dp4::session::SessionFlags;
 
 use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
@@ -334,10 +335,26 @@ pub(crate) fn join_error(e: JoinError) -> String {
                 .into()
         }
         JoinError::Unsupported(flags) => {
-            format!("the session needs options this program lacks: {}", flags_text(&flag_names(&flags)))
+            format!("it is a {} session, which this program does not join yet", unsupported_kind(flags))
         }
         _ => "the join failed".into(),
     }
+}
+
+/// The kinds of session a joiner stops at (MC-DPL4CS 1.3), by the flags that make them.
+pub(crate) fn unsupported_kind(flags: SessionFlags) -> String {
+    let mut kinds = Vec::new();
+    if flags.contains(SessionFlags::SECURE_SERVER) {
+        kinds.push("secure-server (DPSESSION_SECURESERVER)".to_owned());
+    }
+    if flags.contains(SessionFlags::MULTICAST_SERVER) {
+        kinds.push("multicast-server (DPSESSION_MULTICASTSERVER)".to_owned());
+    }
+    let rest = flags - SessionFlags::SECURE_SERVER - SessionFlags::MULTICAST_SERVER;
+    if !rest.is_empty() || kinds.is_empty() {
+        kinds.push(flags_text(&flag_names(&rest)));
+    }
+    kinds.join(" and ")
 }
 
 #[cfg(test)]
@@ -359,6 +376,8 @@ mod tests {
         );
         assert!(join_error(JoinError::Refused(dplay_wire::dp4::join::DPERR_NONEWPLAYERS)).contains("full"));
         assert!(join_error(JoinError::Refused(0x8877_0820)).ends_with("(DPERR_LOGONDENIED)"));
+        let ms = join_error(JoinError::Unsupported(SessionFlags::MULTICAST_SERVER));
+        assert!(ms.contains("multicast-server (DPSESSION_MULTICASTSERVER)"), "{ms}");
         assert_eq!(id(0x1234), "0x00001234");
     }
 }

@@ -42,9 +42,11 @@ pub(crate) struct HostArgs {
     /// At most this many players (0: no limit).
     #[arg(long, default_value_t = 0)]
     pub(crate) max_players: u32,
-    /// Client/server instead of peer-to-peer (DirectPlay 8).
-    #[arg(long, conflicts_with = "dp4")]
-    client_server: bool,
+    /// Client/server instead of peer-to-peer (DirectPlay 8: DPNSESSION_CLIENT_SERVER; with
+    /// --dp4: DPSESSION_CLIENTSERVER, clients see only the server player and reach each other
+    /// through this host).
+    #[arg(long)]
+    pub(crate) client_server: bool,
     /// DirectPlay 8: no host migration. Leaving (the duration's end, Ctrl-C, SIGTERM) then
     /// ends the session for everyone with TERMINATE_SESSION; with migration (the default) the
     /// host leaves and the oldest member becomes host.

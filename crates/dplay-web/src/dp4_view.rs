@@ -77,7 +77,11 @@ pub(crate) fn dp4_snapshot(s: &Dp4Session, bytes: &PeerBytes) -> Snapshot {
         name: s.session_name().unwrap_or_default(),
         protocol: "DirectPlay 4",
         guid: desc.map(|d| d.instance_guid.to_string()).unwrap_or_default(),
-        mode: "peer-to-peer",
+        mode: if desc.is_some_and(|d| d.flags.contains(SessionFlags::CLIENT_SERVER)) {
+            "client-server"
+        } else {
+            "peer-to-peer"
+        },
         uptime_s: 0,
         players: players.len(),
         max_players: desc.map_or(0, |d| d.max_players),

@@ -17,6 +17,9 @@ use serde_json::Value;
 
 use super::{Proc, Suite, WAIT, event_with, is};
 
+/// How tshark names the name table a peer-to-peer host sends (MC-DPL4CS 2.2.53).
+pub(super) const SUPER_ENUM_PLAYERS_REPLY: &str = "Super Enum Players Reply";
+
 /// A free UDP port on 127.0.0.1, for a host's enumeration socket.
 pub(crate) fn free_udp_port() -> anyhow::Result<String> {
     Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port().to_string())
@@ -105,7 +108,7 @@ pub(super) fn tcp_session(s: &Suite) -> anyhow::Result<()> {
     s.expect(&host, "alice leaving", WAIT, event_with("player_left", "name", "alice"))?;
     ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join --dp4 did not exit 0");
     drop(host);
-    check_capture(&pcap)?;
+    check_capture(&pcap, SUPER_ENUM_PLAYERS_REPLY)?;
     let _ = std::fs::remove_file(&pcap);
     Ok(())
 }
@@ -303,7 +306,7 @@ fn wait_total(p: &Proc, reason: &str, n: usize) -> anyhow::Result<()> {
 /// tshark's `dplay` dissector decodes the host's capture with no malformed packet, and sees
 /// the join. 29West's LBMSRS heuristic claims some DirectPlay 4 TCP segments before `dplay`
 /// gets them, so it is turned off. Skipped, loudly, without tshark.
-pub(super) fn check_capture(pcap: &Path) -> anyhow::Result<()> {
+pub(super) fn check_capture(pcap: &Path, name_table: &str) -> anyhow::Result<()> {
     if !crate::util::have("tshark") {
         println!("    !!! tshark not installed: the DirectPlay 4 capture was not checked");
         return Ok(());
@@ -318,9 +321,7 @@ pub(super) fn check_capture(pcap: &Path) -> anyhow::Result<()> {
     let text = String::from_utf8_lossy(&out.stdout);
     ensure!(out.status.success(), "tshark failed on {}", pcap.display());
     ensure!(!text.contains("Malformed"), "tshark found a malformed packet in {}", pcap.display());
-    for want in
-        ["Enum Sessions Reply", "Request Player ID", "Add Forward Request", "Super Enum Players Reply"]
-    {
+    for want in ["Enum Sessions Reply", "Request Player ID", "Add Forward Request", name_table] {
         ensure!(text.contains(want), "tshark does not show {want} in {}", pcap.display());
     }
     Ok(())

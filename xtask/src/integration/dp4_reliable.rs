@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, ensure};
 use serde_json::Value;
 
-use super::dp4::{capture_file, check_capture, echoed, free_udp_port, host, join_alice};
+use super::dp4::{
+    SUPER_ENUM_PLAYERS_REPLY, capture_file, check_capture, echoed, free_udp_port, host, join_alice,
+};
 use super::{Suite, WAIT, event_with, is};
 
 /// The joiner's `reliable` event (printed as it leaves): MC-DPL4R carried its messages.
@@ -45,7 +47,7 @@ pub(super) fn guaranteed(s: &Suite) -> anyhow::Result<()> {
     s.expect(&host, "alice leaving", WAIT, event_with("player_left", "name", "alice"))?;
     ensure!(s.exit_code(&mut alice, WAIT)? == Some(0), "join --dp4 did not exit 0");
     drop(host);
-    check_capture(&pcap)?;
+    check_capture(&pcap, SUPER_ENUM_PLAYERS_REPLY)?;
     let _ = std::fs::remove_file(&pcap);
     Ok(())
 }

@@ -334,6 +334,8 @@ pub struct Stats {
     pub dropped: std::collections::BTreeMap<DropReason, u64>,
     /// TCP connections rejected by the framer.
     pub streams_rejected: u64,
+    /// Server of a client/server session: player messages relayed between clients.
+    pub relayed: u64,
     /// Bytes held for others now, charged to the memory budget (docs/limits.md): partial TCP
     /// messages, DPSP and MC-DPL4R reassembly, the Player List.
     pub bytes_held: usize,

@@ -34,12 +34,11 @@ pub const DPERR_INVALIDPARAMS: u32 = 0x8007_0057;
 
 /// Session options not implemented here, refused when hosting and left when found in a
 /// joined session (docs/decisions.md): SS (secure server: the NTLM/SSPI logon of MC-DPL4CS
-/// 3.1.5.2-3.1.5.6 and CAPI signing, 3.1.4.16.1), MS (multicast server: routing group traffic
-/// through the host, 3.1.4.16, 3.2.5.1-2) and CS (client/server: ENUMPLAYERSREPLY name tables
-/// and server-only routing, 3.1.4.3). RP (DPSESSION_DIRECTPLAYPROTOCOL, MC-DPL4R) is
-/// supported.
+/// 3.1.5.2-3.1.5.6 and CAPI signing, 3.1.4.16.1) and MS (multicast server: routing group
+/// traffic through the host, 3.1.4.16, 3.2.5.1-2). RP (DPSESSION_DIRECTPLAYPROTOCOL, MC-DPL4R)
+/// and CS (client/server, `dp4::client_server`) are supported.
 pub const UNSUPPORTED_SESSION_FLAGS: SessionFlags =
-    SessionFlags::SECURE_SERVER.union(SessionFlags::MULTICAST_SERVER).union(SessionFlags::CLIENT_SERVER);
+    SessionFlags::SECURE_SERVER.union(SessionFlags::MULTICAST_SERVER);
 
 impl Dp4Session {
     /// Starts hosting (MC-DPL4CS 3.2.3): a new instance GUID and ID key from the seed (unless
@@ -58,9 +57,15 @@ impl Dp4Session {
         });
         let mut ids = IdAllocator::new(identity.reserved1, self.rng.r#gen());
         let me = ids.allocate().ok_or(CommandError::WrongState)?;
+        // CS "is incompatible with the DPSESSION_MIGRATEHOST option" (MC-DPL4CS 1.3): a
+        // client/server session never says it migrates.
+        let mut flags = config.flags;
+        if flags.contains(SessionFlags::CLIENT_SERVER) {
+            flags.remove(SessionFlags::MIGRATE_HOST);
+        }
         self.desc = Some(SessionDesc2 {
             size: u32::try_from(SESSION_DESC_LEN).unwrap_or_default(),
-            flags: config.flags,
+            flags,
             instance_guid: identity.instance_guid,
             application_guid: config.application_guid,
             max_players: config.max_players,
@@ -133,9 +138,10 @@ impl Dp4Session {
     }
 
     /// DPSP_MSG_ENUMPLAYER from an instance that has not joined: the name table, as
-    /// SUPERENUMPLAYERSREPLY since we never host client/server (MC-DPL4CS 2.2.27, 2.2.53 note,
-    /// 3.1.4.3), without the password; a session with a password is not enumerated, as Windows
-    /// does not (docs/decisions.md). Rate limited as ENUMSESSIONS is.
+    /// SUPERENUMPLAYERSREPLY, or in a client/server session as the ENUMPLAYERSREPLY a client
+    /// gets (MC-DPL4CS 2.2.27, 2.2.28 and 2.2.53 notes, 3.1.4.3), without the password; a
+    /// session with a password is not enumerated, as Windows does not (docs/decisions.md).
+    /// Rate limited as ENUMSESSIONS is.
     pub(crate) fn on_enum_player(&mut self, now: Instant, reply_to: SocketAddr) {
         let Some(desc) = self.current_desc().filter(|_| self.role == Role::Host) else {
             return self.drop_msg(DropReason::Unexpected, "ENUMPLAYER while not hosting");
@@ -146,6 +152,10 @@ impl Dp4Session {
         }
         if !self.reply_allowed(now, reply_to, "SUPERENUMPLAYERSREPLY") {
             return;
+        }
+        if self.client_server() {
+            let body = self.client_table(desc, false);
+            return self.send_body(Via::Tcp, reply_to, body);
         }
         let body = Dp4Body::SuperEnumPlayersReply(SuperEnumPlayersReply {
             session_desc: desc,
@@ -340,8 +350,9 @@ impl Dp4Session {
         }
     }
 
-    /// Sends SUPERENUMPLAYERSREPLY to the joiner: on the last ACK or when the Name Table
-    /// Population timer expires (MC-DPL4CS 3.2.5.6, 3.2.6.1).
+    /// Sends SUPERENUMPLAYERSREPLY to the joiner, or ENUMPLAYERSREPLY in a client/server
+    /// session (2.2.28 note): on the last ACK or when the Name Table Population timer expires
+    /// (MC-DPL4CS 3.2.5.6, 3.2.6.1).
     pub(crate) fn finish_join(&mut self, id: u32) {
         self.timers.cancel(Timer::NameTable(id));
         self.joins.remove(&id);
@@ -349,6 +360,10 @@ impl Dp4Session {
         else {
             return;
         };
+        if self.client_server() {
+            let body = self.client_table(desc, true);
+            return self.send_body(Via::Tcp, to.0, body);
+        }
         let body = Dp4Body::SuperEnumPlayersReply(SuperEnumPlayersReply {
             session_desc: desc,
             session_name: self.session_name.clone(),
@@ -366,6 +381,8 @@ impl Dp4Session {
         let Some(desc) = self.current_desc() else { return };
         let id = if Self::full(&desc) || desc.flags.contains(SessionFlags::NEW_PLAYERS_DISABLED) {
             None
+        } else if let Some(server) = self.server_player_id() {
+            Some(server)
         } else {
             self.ids.as_mut().and_then(IdAllocator::allocate)
         };
@@ -395,7 +412,9 @@ impl Dp4Session {
         });
         self.players.insert(id, p);
         self.recent.insert(id, now);
-        self.send_to_instances(&body, None);
+        if self.announces(id) {
+            self.send_to_instances(&body, None);
+        }
         self.events.push_back(Dp4Event::PlayerCreated { id });
     }
 
@@ -409,6 +428,10 @@ impl Dp4Session {
         let Some(desc) = self.desc.as_mut().filter(|_| self.role == Role::Host) else {
             return Err(CommandError::WrongState);
         };
+        // Client/server or not is fixed for the session's life: clients joined knowing it.
+        if (flags ^ desc.flags).contains(SessionFlags::CLIENT_SERVER) {
+            return Err(CommandError::Unsupported(SessionFlags::CLIENT_SERVER));
+        }
         desc.max_players = max_players;
         desc.flags = flags;
         self.announce_desc();

@@ -31,18 +31,22 @@ impl IdAllocator {
         a
     }
 
-    /// A new ID, or `None` when all 65536 indexes are in use.
+    /// A new ID, or `None` when all 65536 indexes are in use. Never `DPID_ALLPLAYERS` (0) or
+    /// `DPID_SERVERPLAYER` (1), which name other things on the wire.
     pub fn allocate(&mut self) -> Option<u32> {
-        let index = (0..=u16::MAX).find(|i| !self.used.contains(i))?;
+        let id = |i: u16| (u32::from(self.counter) << 16 | u32::from(i)) ^ self.key;
+        let index = (0..=u16::MAX).find(|&i| !self.used.contains(&i) && id(i) > 1)?;
+        let id = id(index);
         self.used.insert(index);
-        let raw = u32::from(self.counter) << 16 | u32::from(index);
         self.counter = self.counter.wrapping_add(1);
-        Some(raw ^ self.key)
+        Some(id)
     }
 
-    /// Frees the index of `id`.
+    /// Frees the index of `id` (not 0 or 1, which were never handed out).
     pub fn release(&mut self, id: u32) {
-        self.used.remove(&low(id ^ self.key));
+        if id > 1 {
+            self.used.remove(&low(id ^ self.key));
+        }
     }
 }
 
@@ -68,6 +72,30 @@ mod tests {
         a.release(0x0005_0000 ^ key);
         // The freed index comes back, with a new counter, so the ID is new.
         assert_eq!(a.allocate(), Some(0x0007_0000 ^ key));
+    }
+
+    /// DPID_ALLPLAYERS (0) and DPID_SERVERPLAYER (1) are never handed out, even when the
+    /// index and counter XOR Reserved1 would make them.
+    #[test]
+    fn reserved_ids_are_skipped() {
+        // Indexes 0 and 1 with counter 5 would give 1 and 0.
+        let mut a = IdAllocator::new(0x0005_0001, 5);
+        assert_eq!(a.allocate(), Some(3));
+        a.release(1);
+        assert_eq!(a.allocate(), Some(0x0006_0000 ^ 0x0005_0001), "releasing 1 frees nothing");
+    }
+
+    proptest::proptest! {
+        /// Whatever Reserved1 and the starting counter, 0 and 1 never come out, and no ID
+        /// comes out twice while it lives.
+        #[test]
+        fn never_a_reserved_or_repeated_id(key: u32, counter: u16, n in 1usize..300) {
+            let mut a = IdAllocator::new(key, counter);
+            let ids: Vec<u32> = (0..n).filter_map(|_| a.allocate()).collect();
+            proptest::prop_assert!(ids.iter().all(|&id| id > 1));
+            let unique: BTreeSet<u32> = ids.iter().copied().collect();
+            proptest::prop_assert_eq!(unique.len(), ids.len());
+        }
     }
 
     /// MC-DPL4CS 3.1.7.1: a new host continues from the IDs it knows, never repeating one.

@@ -123,7 +123,10 @@ impl Dp4Session {
                 self.end(EndReason::Removed);
             }
             Some(p) if p.local => self.drop_msg(DropReason::Unexpected, "DELETEPLAYER of one of ours"),
-            Some(_) => self.remove_player(now, id),
+            Some(_) => {
+                self.relay_delete(id);
+                self.remove_player(now, id);
+            }
         }
     }
 
@@ -173,7 +176,11 @@ impl Dp4Session {
     /// The host is gone: migrate if MH allows, else the session is over (MC-DPL4CS 3.1.7.1).
     fn host_lost(&mut self, now: Instant) {
         self.host_id = None;
-        let migrate = self.desc.is_some_and(|d| d.flags.contains(SessionFlags::MIGRATE_HOST));
+        // Never in client/server, which "is incompatible with the DPSESSION_MIGRATEHOST
+        // option" (MC-DPL4CS 1.3).
+        let migrate = self.desc.is_some_and(|d| {
+            d.flags.contains(SessionFlags::MIGRATE_HOST) && !d.flags.contains(SessionFlags::CLIENT_SERVER)
+        });
         if !migrate {
             return self.end(EndReason::HostLost);
         }
@@ -222,6 +229,10 @@ impl Dp4Session {
     pub(crate) fn on_i_am_name_server(&mut self, now: Instant, reply_to: SocketAddr, m: &IAmNameServer) {
         match self.role {
             Role::Host => self.send_you_are_dead(now, reply_to),
+            // No migration in client/server (MC-DPL4CS 1.3): no other instance becomes host.
+            Role::Member if self.client_server() => {
+                self.drop_msg(DropReason::Unexpected, "IAMNAMESERVER in a client/server session")
+            }
             Role::Member => {
                 let Some(p) = self.players.get_mut(&m.id_host).filter(|p| p.is_system() && !p.local) else {
                     return self.drop_msg(DropReason::UnknownPlayer, "IAMNAMESERVER from an unknown player");
@@ -328,7 +339,7 @@ impl Dp4Session {
         let targets: Vec<(u32, SocketAddr)> = self
             .players
             .values()
-            .filter(|p| p.is_system() && !p.local && due(p))
+            .filter(|p| p.is_system() && !p.local && due(p) && self.reaches(p))
             .filter_map(|p| p.addrs.map(|(_, d)| (p.id, d)))
             .collect();
         let tick = self.tick(now);
@@ -473,7 +484,7 @@ impl Dp4Session {
     /// players with DELETEPLAYER, not only its system player, so every name table loses them
     /// all (MC-DPL4CS 3.1.5.14; issue 27 item 10).
     pub(crate) fn drop_instance_and_tell(&mut self, now: Instant, id: u32) {
-        let ids = self.instance_players(id);
+        let ids = self.told_players(id);
         self.remove_player(now, id);
         for player_id in ids {
             let body = Dp4Body::DeletePlayer(PlayerGroupIds { player_id, ..PlayerGroupIds::default() });
@@ -491,9 +502,7 @@ impl Dp4Session {
             None => (None, None),
             Some(ids) => {
                 let sender = self.players.get(&ids.id_from).filter(|p| !p.local).map(|p| p.system_player_id);
-                let to_ours = ids.id_to == DPID_ALLPLAYERS
-                    || self.group_has_local_member(ids.id_to)
-                    || self.players.get(&ids.id_to).is_some_and(|p| p.local);
+                let to_ours = self.addressed_to_us(ids.id_to);
                 let Some(system) = sender.filter(|_| to_ours) else {
                     return self
                         .drop_msg(DropReason::UnknownPlayer, "player message between unknown players");
@@ -505,6 +514,14 @@ impl Dp4Session {
             }
         };
         self.events.push_back(Dp4Event::Message { from, to, data: pm.payload.0 });
+    }
+
+    /// Whether a player message to `id_to` is for us: everyone, a group with one of our
+    /// players, or one of our players.
+    pub(crate) fn addressed_to_us(&self, id_to: u32) -> bool {
+        id_to == DPID_ALLPLAYERS
+            || self.group_has_local_member(id_to)
+            || self.players.get(&id_to).is_some_and(|p| p.local)
     }
 
     /// Sends `data` from our player `from` to player `to` ([`DPID_ALLPLAYERS`]: one copy to
@@ -535,7 +552,10 @@ impl Dp4Session {
         } else {
             None
         };
-        let targets: Vec<(SocketAddr, SocketAddr)> = if to == DPID_ALLPLAYERS {
+        let targets: Vec<(SocketAddr, SocketAddr)> = if let Some(server) = self.client_route() {
+            // A client/server client sends everything to the server (MC-DPL4CS 1.3).
+            vec![server]
+        } else if to == DPID_ALLPLAYERS {
             self.players.values().filter(|p| p.is_system() && !p.local).filter_map(|p| p.addrs).collect()
         } else if let Some(targets) = self.group_targets(to) {
             targets
@@ -549,11 +569,24 @@ impl Dp4Session {
                 .ok_or(CommandError::UnknownPlayer(to))?;
             vec![target]
         };
+        self.transmit_player(now, ids, &targets, data, guaranteed)
+    }
+
+    /// Sends one player message with `ids` to each instance (listener, game socket) of
+    /// `targets`, as [`Self::send`] describes.
+    pub(crate) fn transmit_player(
+        &mut self,
+        now: Instant,
+        ids: Option<PlayerIds>,
+        targets: &[(SocketAddr, SocketAddr)],
+        data: &[u8],
+        guaranteed: bool,
+    ) -> Result<(), CommandError> {
         if self.uses_reliable_protocol() {
             // 3.1.4.16: "MUST transmit the message using" MC-DPL4R.
             self.sync_links();
             let pm = DatagramPlayerMessage::new(ids, Blob::new(data));
-            for (_, datagram) in targets {
+            for &(_, datagram) in targets {
                 self.send_reliable_player(now, datagram, &pm, guaranteed)?;
             }
             return Ok(());
@@ -582,7 +615,7 @@ impl Dp4Session {
                 pm.to_vec().map_err(|_| CommandError::Unencodable)?
             }
         };
-        for (stream, datagram) in targets {
+        for &(stream, datagram) in targets {
             if guaranteed {
                 self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes: bytes.clone() });
             } else if bytes.len() <= self.config.mtu {

@@ -7,12 +7,16 @@
 //! connections opened to the addresses of [`Dp4Transmit`]s that go [`Via::Tcp`].
 //! Large non-guaranteed messages are fragmented by dplay-dpsp. In sessions with
 //! DPSESSION_DIRECTPLAYPROTOCOL, player traffic between joined instances runs over MC-DPL4R
-//! (`dplay_dpsp::reliable`) on the UDP game sockets instead. DirectPlay Voice rides on
-//! DPSP_MSG_VOICE, handed up and sent as bytes for the voice layer above (`voice`).
+//! (`dplay_dpsp::reliable`) on the UDP game sockets instead. In client/server sessions
+//! (DPSESSION_CLIENTSERVER) clients know only the system players and the server player
+//! ([`DPID_SERVERPLAYER`]) and talk only to the server, which relays between them
+//! (`client_server`). DirectPlay Voice rides on DPSP_MSG_VOICE, handed up and sent as bytes
+//! for the voice layer above (`voice`).
 
 mod admin;
 mod changes;
 mod client;
+mod client_server;
 pub mod config;
 pub mod event;
 pub mod group_table;
@@ -27,6 +31,7 @@ pub mod stream;
 pub mod table;
 mod voice;
 
+pub use client_server::DPID_SERVERPLAYER;
 pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
 pub use dplay_dpsp::reliable::Stats as ReliableStats;

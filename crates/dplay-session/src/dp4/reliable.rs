@@ -99,7 +99,9 @@ impl Dp4Session {
         }
         while let Some(ev) = self.reliable.poll_event() {
             match ev {
-                ReliableEvent::Delivered { from, data, .. } => self.on_reliable_message(now, from, &data),
+                ReliableEvent::Delivered { from, data, reliable, .. } => {
+                    self.on_reliable_message(now, from, reliable, &data)
+                }
                 ReliableEvent::LinkFailed { peer, .. } => {
                     let stream = self.instance_by_datagram(peer).and_then(|(_, s)| s);
                     tracing::info!(%peer, "MC-DPL4R link gave up");
@@ -125,7 +127,7 @@ impl Dp4Session {
     /// DELETEPLAYER, SESSIONDESCCHANGED and the group messages so), or a player message in the
     /// datagram form (also what has 'play' at offset 20 but does not parse as a system
     /// message: an older sender's unwrapped player message).
-    fn on_reliable_message(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+    fn on_reliable_message(&mut self, now: Instant, from: SocketAddr, reliable: bool, data: &[u8]) {
         self.stats.received += 1;
         if self.take_voice(data) {
             return;
@@ -153,14 +155,14 @@ impl Dp4Session {
             };
             return match short.body {
                 Dp4Body::PlayerWrapper(w) => match w.inner_datagram(self.ids_present()) {
-                    Ok(pm) => self.on_player_message(pm),
+                    Ok(pm) => self.on_routed_player_message(now, from, reliable, pm),
                     Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
                 },
                 body => self.dispatch(now, from, Dp4Message { header, body }, Via::Udp),
             };
         }
         match DatagramPlayerMessage::parse_wrapped(data, self.ids_present()) {
-            Ok(pm) => self.on_player_message(pm),
+            Ok(pm) => self.on_routed_player_message(now, from, reliable, pm),
             Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
         }
     }

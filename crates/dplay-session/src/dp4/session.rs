@@ -460,7 +460,7 @@ impl Dp4Session {
         };
         match parsed {
             Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
-            Ok(Dp4UdpDatagram::Player(pm)) => self.on_player_message(pm),
+            Ok(Dp4UdpDatagram::Player(pm)) => self.on_routed_player_message(now, from, via == Via::Tcp, pm),
             Ok(Dp4UdpDatagram::System(msg)) => self.dispatch(now, from, msg, via),
         }
     }
@@ -522,7 +522,7 @@ impl Dp4Session {
                     Via::Udp => w.inner_datagram(ids),
                 };
                 match inner {
-                    Ok(pm) => self.on_player_message(pm),
+                    Ok(pm) => self.on_routed_player_message(now, from, via == Via::Tcp, pm),
                     Err(e) => self.drop_msg(DropReason::Malformed, &e.to_string()),
                 }
             }
@@ -588,7 +588,7 @@ impl Dp4Session {
     pub(crate) fn other_instances(&self) -> Vec<(u32, SocketAddr)> {
         self.players
             .values()
-            .filter(|p| p.is_system() && !p.local)
+            .filter(|p| p.is_system() && !p.local && self.reaches(p))
             .filter_map(|p| p.addrs.map(|(stream, _)| (p.id, stream)))
             .collect()
     }

@@ -1,6 +1,7 @@
 //! Exchanges of typed messages between endpoints wired together in memory.
 
 mod admin;
+mod client_server;
 mod enum_players;
 mod enumeration;
 mod faults;

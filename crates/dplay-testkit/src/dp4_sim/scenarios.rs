@@ -2,7 +2,7 @@
 //! sends: enumeration (MC-DPL4CS 3.1.4.1, 3.2.5.3), joins (4.3, 3.2.5.4-3.2.5.6), player
 //! messages small, large and wrapped (3.1.4.16, 3.1.4.18), name-table changes (3.1.5.12-
 //! 3.1.5.22), ping (3.1.6.2, 3.2.6.2), leave and host migration (3.1.4.5, 3.1.7.1),
-//! refusals, and a session over the reliable protocol (MC-DPL4R). Each returns an error naming
+//! refusals, a session over the reliable protocol (MC-DPL4R) and a client/server session. Each returns an error naming
 //! what did not happen as expected.
 
 use std::time::{Duration, Instant};
@@ -14,7 +14,8 @@ use uuid::Uuid;
 
 use super::Dp4Net;
 use dplay_session::dp4::{
-    DPERR_INVALIDPASSWORD, DPID_ALLPLAYERS, Dp4Event, EndReason, EnumRequest, HostConfig, JoinError, Role,
+    DPERR_INVALIDPASSWORD, DPID_ALLPLAYERS, DPID_SERVERPLAYER, Dp4Event, EndReason, EnumRequest, HostConfig,
+    JoinError, Role,
 };
 
 mod groups;
@@ -38,6 +39,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("explicit_addresses", explicit_addresses),
     ("reliable_protocol", reliable_protocol),
     ("groups", groups),
+    ("client_server", client_server),
 ];
 
 fn check(ok: bool, what: &str) -> Result<(), String> {
@@ -222,6 +224,36 @@ pub fn refusals(start: Instant) -> Result<Dp4Net, String> {
     net.join(1, 0, Some("sesame"))?;
     check(joined(&net, 1), "instances still join with NP")?;
     check(net.create_player(1, "p")?.is_none(), "NP refuses a member's player")?;
+    Ok(net)
+}
+
+/// MC-DPL4CS 1.3, 2.2.5 (CS), 2.2.28 note: a client/server session. Clients get
+/// ENUMPLAYERSREPLY with the system players and the server player (DPID_SERVERPLAYER, 1);
+/// a client's message to the server player, to everyone and to the other client's player goes
+/// to the server, which relays what is not for it; the server leaves and the session ends
+/// for its clients (no migration).
+pub fn client_server(start: Instant) -> Result<Dp4Net, String> {
+    let mut net = Dp4Net::lan(3, start)?;
+    net.host(0, host_config("CS", APP, |c| c.flags = SessionFlags::CLIENT_SERVER))?;
+    check(player(&mut net, 0, "server")? == DPID_SERVERPLAYER, "the server player is 1")?;
+    net.join(1, 0, None)?;
+    net.join(2, 0, None)?;
+    let a = player(&mut net, 1, "alice")?;
+    let b = player(&mut net, 2, "bob")?;
+    let knows =
+        |net: &Dp4Net, i: usize, id: u32| net.nodes.get(i).is_some_and(|n| n.players().contains_key(&id));
+    check(knows(&net, 1, DPID_SERVERPLAYER) && !knows(&net, 1, b), "alice sees the server player only")?;
+    net.send(1, a, DPID_SERVERPLAYER, b"to the server", true)?;
+    net.send(2, b, DPID_ALLPLAYERS, b"to everyone", false)?;
+    net.send(1, a, b, b"to bob, through the server", true)?;
+    net.send(0, DPID_SERVERPLAYER, a, b"from the server", false)?;
+    let got = |net: &Dp4Net, i: usize, text: &[u8]| {
+        net.saw(i, |e| matches!(e, Dp4Event::Message { data, .. } if data == text))
+    };
+    check(got(&net, 0, b"to the server") && got(&net, 1, b"to everyone"), "messages arrive")?;
+    check(got(&net, 2, b"to bob, through the server"), "relayed message arrives")?;
+    net.leave(0)?;
+    check(net.saw(1, |e| *e == Dp4Event::Ended(EndReason::HostLost)), "no migration")?;
     Ok(net)
 }
 

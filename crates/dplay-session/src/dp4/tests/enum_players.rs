@@ -18,21 +18,21 @@ use crate::dp4::table::Player;
 use crate::dp4::{Dp4Event, DropReason, JoinError, Role};
 
 /// Our system player, as the host's REQUESTPLAYERREPLY names it.
-const ME: u32 = 0x1234_5678;
+pub(super) const ME: u32 = 0x1234_5678;
 /// The Windows host's system player.
-const HOST: u32 = 0x51573;
+pub(super) const HOST: u32 = 0x51573;
 
-fn host_addr() -> SocketAddr {
+pub(super) fn host_addr() -> SocketAddr {
     "10.0.0.1:2349".parse().unwrap()
 }
 
-fn from_host() -> SocketAddr {
+pub(super) fn from_host() -> SocketAddr {
     "10.0.0.1:40000".parse().unwrap()
 }
 
 /// A one-node net whose node has sent ADDFORWARDREQUEST to a Windows host at 10.0.0.1:2349
 /// (after the host's 132-byte REQUESTPLAYERREPLY, MC-DPL4CS 2.2.50): waiting for the name table.
-fn joining() -> Net {
+pub(super) fn joining() -> Net {
     let mut net = Net::new(1);
     let now = net.now;
     net.nodes[0].join(now, host_addr(), None).unwrap();
@@ -46,7 +46,15 @@ fn joining() -> Net {
 /// PlayerIDs, as in Windows' CREATEPLAYER), Flags, PlayerID, the name, SPData and data
 /// lengths, NumberOfPlayers, SystemPlayerID, FixedSize 48, PlayerVersion 14, ParentID, then
 /// ShortName, LongName, SPData, PlayerData and PlayerIDs.
-fn packed(flags: u32, id: u32, system: u32, short: &str, sp: &[u8], data: &[u8], members: &[u32]) -> Vec<u8> {
+pub(super) fn packed(
+    flags: u32,
+    id: u32,
+    system: u32,
+    short: &str,
+    sp: &[u8],
+    data: &[u8],
+    members: &[u32],
+) -> Vec<u8> {
     let short = if short.is_empty() { Vec::new() } else { utf16z(short) };
     let size = 48 + len32(&short) + len32(sp) + len32(data);
     let n = u32::try_from(members.len()).unwrap();
@@ -70,7 +78,7 @@ fn desc(flags: u32) -> Vec<u8> {
 /// DescriptionOffset, NameOffset, PasswordOffset 0, then the description, the session name and
 /// the PACKEDPLAYERs, players first. Offsets count from the message (after the 20-byte SP
 /// header), as in SUPERENUMPLAYERSREPLY.
-fn enum_players_reply(flags: u32, players: &[Vec<u8>], groups: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn enum_players_reply(flags: u32, players: &[Vec<u8>], groups: &[Vec<u8>]) -> Vec<u8> {
     let name = utf16z("normal");
     let counts = [u32::try_from(players.len()).unwrap(), u32::try_from(groups.len()).unwrap()];
     let head = dwords(&[counts[0], counts[1], 36 + 80 + len32(&name), 0xCCCC_CCCC, 36, 36 + 80, 0]);
@@ -79,7 +87,7 @@ fn enum_players_reply(flags: u32, players: &[Vec<u8>], groups: &[Vec<u8>]) -> Ve
 }
 
 /// The host's SPData: TCP 2349, UDP 2399, address 0 (the sender's IP).
-fn host_sp() -> Vec<u8> {
+pub(super) fn host_sp() -> Vec<u8> {
     [sock_addr(2349), sock_addr(2399)].concat()
 }
 
@@ -127,18 +135,18 @@ fn join_completes_with_enum_players_reply() {
     assert!(net.nodes[0].poll_transmit().is_none(), "nothing more after the join");
 }
 
-/// MC-DPL4CS 2.2.28 note: a client/server host (CS, 0x1000) answers with ENUMPLAYERSREPLY;
-/// client/server is not implemented, so the joiner leaves as with SUPERENUMPLAYERSREPLY:
-/// DELETEPLAYER of its system player to the host, then `JoinError::Unsupported`.
+/// MC-DPL4CS 1.3: a multicast-server session (MS, 0x800) is not implemented, so a joiner that
+/// finds it in the host's ENUMPLAYERSREPLY leaves as with SUPERENUMPLAYERSREPLY: DELETEPLAYER
+/// of its system player to the host, then `JoinError::Unsupported` naming MS.
 #[test]
-fn client_server_session_is_left() {
+fn multicast_server_session_is_left() {
     let mut net = joining();
     let players = [packed(0xF, HOST, HOST, "", &host_sp(), &[], &[])];
     let now = net.now;
-    net.nodes[0].handle_tcp(now, 1, from_host(), &enum_players_reply(0x1000, &players, &[])).unwrap();
+    net.nodes[0].handle_tcp(now, 1, from_host(), &enum_players_reply(0x800, &players, &[])).unwrap();
     assert_eq!(
         net.nodes[0].poll_event(),
-        Some(Dp4Event::JoinFailed(JoinError::Unsupported(SessionFlags::CLIENT_SERVER)))
+        Some(Dp4Event::JoinFailed(JoinError::Unsupported(SessionFlags::MULTICAST_SERVER)))
     );
     let [bye] = super::wine_facts::drain(&mut net, 0).try_into().unwrap();
     assert_eq!(

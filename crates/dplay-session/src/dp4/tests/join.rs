@@ -184,7 +184,7 @@ fn create_player_verify_within_40_seconds() {
     assert!(net.trace().iter().all(|l| !l.ends_with("DPSP_MSG_CREATEPLAYERVERIFY")));
 }
 
-/// MC-DPL4CS 1.3 (SS, MS, CS): options we do not implement are refused when hosting, and a
+/// MC-DPL4CS 1.3 (SS, MS): options we do not implement are refused when hosting, and a
 /// joiner that finds them in SUPERENUMPLAYERSREPLY leaves again with DELETEPLAYER. (RP is
 /// implemented: tests/reliable.rs.)
 #[test]
@@ -206,7 +206,7 @@ fn unsupported_session_options_are_refused() {
         while let Some(r) = net.nodes[0].poll_transmit() {
             let mut msg = Dp4Message::parse(&r.bytes).unwrap();
             if let Dp4Body::SuperEnumPlayersReply(m) = &mut msg.body {
-                m.session_desc.flags = SessionFlags::CLIENT_SERVER;
+                m.session_desc.flags = SessionFlags::MULTICAST_SERVER;
             }
             net.nodes[1].handle_tcp(now, 2, to_client, &msg.to_vec().unwrap()).unwrap();
         }
@@ -216,7 +216,7 @@ fn unsupported_session_options_are_refused() {
     }
     assert_eq!(
         join_result(&mut net, 1),
-        Dp4Event::JoinFailed(JoinError::Unsupported(SessionFlags::CLIENT_SERVER))
+        Dp4Event::JoinFailed(JoinError::Unsupported(SessionFlags::MULTICAST_SERVER))
     );
     assert_eq!(Dp4Message::parse(&sent_last.unwrap()).unwrap().name(), "DPSP_MSG_DELETEPLAYER");
     assert_eq!(net.nodes[0].players().len(), 1);

@@ -58,8 +58,9 @@ fn rp_session_is_hosted_and_joined() {
     let mut other = Net::new(1);
     let now = other.now;
     let mut cfg = HostConfig::new("secure", super::net::APP);
-    cfg.flags = RP | SessionFlags::SECURE_SERVER | SessionFlags::CLIENT_SERVER;
-    let refused = SessionFlags::SECURE_SERVER | SessionFlags::CLIENT_SERVER;
+    cfg.flags =
+        RP | SessionFlags::SECURE_SERVER | SessionFlags::MULTICAST_SERVER | SessionFlags::CLIENT_SERVER;
+    let refused = SessionFlags::SECURE_SERVER | SessionFlags::MULTICAST_SERVER;
     assert_eq!(other.nodes[0].host(now, cfg), Err(CommandError::Unsupported(refused)));
 }
 
