@@ -87,9 +87,13 @@ impl Connection {
                 let mut command = DframeCommand::DATA | DframeCommand::NEW_MSG | DframeCommand::END_MSG;
                 command.set(DframeCommand::RELIABLE, taken.iter().any(|m| m.kind.reliable));
                 command.set(DframeCommand::SEQUENTIAL, taken.iter().any(|m| m.kind.sequential));
+                let mut done = Vec::new();
+                for m in &taken {
+                    self.sender.last_frame_of(m, &mut done);
+                }
                 return self
                     .sender
-                    .push_built(now, cfg, command, DframeControl::COALESCE, payload)
+                    .push_built(now, cfg, command, DframeControl::COALESCE, payload, done)
                     .map(|f| f.seq);
             }
         }
