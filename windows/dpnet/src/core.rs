@@ -622,7 +622,8 @@ impl Core {
             Op::Send { context, no_complete, guaranteed, started: Instant::now(), sync: sync.then_some(tx) },
         );
         let timeout = (timeout_ms != 0).then(|| Duration::from_millis(u64::from(timeout_ms)));
-        let send = Command::Send { handle, to: target, data, flags: send_flags, on_process, priority, timeout };
+        let send =
+            Command::Send { handle, to: target, data, flags: send_flags, on_process, priority, timeout };
         Self::command(&st, send)?;
         drop(st);
         if sync {

@@ -353,8 +353,7 @@ impl DllProtocol {
             }
             Command::Send { handle, to, data, flags, on_process, priority, timeout } => {
                 let looped = !flags.no_loopback && matches!(to, Target::All) || to == Target::Id(local);
-                let track =
-                    Tracked { id: u64::from(handle), priority, expires: timeout.map(|t| now + t) };
+                let track = Tracked { id: u64::from(handle), priority, expires: timeout.map(|t| now + t) };
                 // Done when the receiver's DN_PROCESS_COMPLETION comes (`waits`), when each copy
                 // the transport took is (SendDone), or now when there is none.
                 let (mut copies, mut waits) = (0, false);
@@ -364,12 +363,10 @@ impl DllProtocol {
                     Target::Id(id) if s.name_table().group(id).is_some() => {
                         s.send_to_group_tracked(now, id, &data, flags, track).map(|n| copies = n)
                     }
-                    Target::Id(id) if on_process => {
-                        s.send_with_completion(now, id, &data).map(|c| {
-                            waits = true;
-                            self.waiting.push((c, handle));
-                        })
-                    }
+                    Target::Id(id) if on_process => s.send_with_completion(now, id, &data).map(|c| {
+                        waits = true;
+                        self.waiting.push((c, handle));
+                    }),
                     Target::Id(id) => s.send_to_tracked(now, id, &data, flags, track).map(|()| copies = 1),
                 };
                 if looped && sent.is_ok() {

@@ -6,6 +6,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 mod client_server;
 mod game;
 mod peer;
+mod sends;
 mod threadpool;
 
 /// The thread pool is the process's: a test that switches it to DoWork mode runs alone.
