@@ -280,8 +280,9 @@ impl Sender {
         let mut next = None;
         let mut kept = VecDeque::with_capacity(self.queue.len());
         for msg in std::mem::take(&mut self.queue) {
-            match msg.expires {
-                Some(at) if at <= now && msg.offset == 0 => {
+            // A message partly on the wire is finished: its deadline no longer counts.
+            match msg.expires.filter(|_| msg.offset == 0) {
+                Some(at) if at <= now => {
                     self.queued_bytes -= msg.data.len();
                     self.timed_out[msg.priority.index()] += 1;
                     if let Some(id) = msg.id {

@@ -182,3 +182,27 @@ fn priorities_order_the_queue() {
     assert_eq!(stats.messages_transmitted, [1, 1, 2]);
     assert_eq!(h.ep.send_queue(peer(), None), Some((0, 0)));
 }
+
+/// A message whose first frame went out before its deadline is finished, and its deadline no
+/// longer wakes the endpoint.
+#[test]
+fn started_message_outlives_its_deadline() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    let big = vec![0x5A; Config::default().max_frame_payload() * 8];
+    let t = Tracked { id: 5, priority: Priority::Normal, expires: Some(h.now + ms(10)) };
+    h.ep.send_tracked(h.now, peer(), &big, MessageKind::RELIABLE, t).unwrap();
+    assert!(!h.sent().is_empty());
+    h.now += ms(20);
+    h.ep.handle_timeout(h.now);
+    assert!(h.ep.poll_timeout().is_some_and(|at| at > h.now), "no deadline left in the past");
+    assert_eq!(done(&h.events()), []);
+    for _ in 0..20 {
+        let last =
+            h.sent().iter().filter_map(|s| if let Sent::D(d) = s { Some(d.header.seq) } else { None }).last();
+        match last {
+            Some(seq) => ack(&mut h, seq.wrapping_add(1)),
+            None => break,
+        }
+    }
+    assert_eq!(done(&h.events()), [(5, SendOutcome::Acknowledged)]);
+}
