@@ -176,7 +176,7 @@ impl Connection {
         }
         self.stats = self.stats_now();
         tracing::debug!(?reason, rtt = ?self.stats.rtt, drops = self.stats.drops.total(), "disconnected");
-        out.events.push_back(Event::Disconnected { peer: self.peer, reason, stats: self.stats });
+        out.events.push_back(Event::Disconnected { peer: self.peer, reason, stats: Box::new(self.stats) });
     }
 
     /// The counters, with those the sender keeps.

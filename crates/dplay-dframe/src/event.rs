@@ -154,8 +154,8 @@ pub enum Event {
         peer: SocketAddr,
         /// Why.
         reason: DisconnectReason,
-        /// The connection's final counters.
-        stats: Stats,
+        /// The connection's final counters (boxed: every event is as large as the largest).
+        stats: Box<Stats>,
     },
     /// A message queued with [`crate::Endpoint::send_tracked`] is done with: acknowledged,
     /// sent, timed out, or lost with its connection (then reported before

@@ -73,6 +73,18 @@ impl OutMessage {
     }
 }
 
+/// A new frame, before it has a sequence number.
+pub(crate) struct NewFrame {
+    /// `bCommand` without POLL.
+    pub(crate) command: DframeCommand,
+    /// `bControl` extras (COALESCE, END_STREAM).
+    pub(crate) control: DframeControl,
+    pub(crate) keepalive: bool,
+    pub(crate) payload: Vec<u8>,
+    /// Tracked reliable messages done when it is acknowledged.
+    pub(crate) done: Vec<u64>,
+}
+
 /// Where a frame in flight stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FrameState {
@@ -141,6 +153,13 @@ pub(crate) struct Retried {
     pub(crate) announce_mask: bool,
     /// A frame reached the retry limit: the connection is lost.
     pub(crate) lost: bool,
+}
+
+/// Counts one message of `priority` in per-priority counters.
+fn count(counters: &mut [u64; 3], priority: Priority) {
+    if let Some(n) = counters.get_mut(priority.index()) {
+        *n += 1;
+    }
 }
 
 /// The sending half of a connection.
@@ -284,7 +303,7 @@ impl Sender {
             match msg.expires.filter(|_| msg.offset == 0) {
                 Some(at) if at <= now => {
                     self.queued_bytes -= msg.data.len();
-                    self.timed_out[msg.priority.index()] += 1;
+                    count(&mut self.timed_out, msg.priority);
                     if let Some(id) = msg.id {
                         self.completions.push((id, SendOutcome::TimedOut));
                     }
@@ -312,7 +331,7 @@ impl Sender {
     /// or once `done`'s frame is acknowledged.
     pub(crate) fn last_frame_of(&mut self, msg: &OutMessage, done: &mut Vec<u64>) {
         if msg.is_application() {
-            self.transmitted[msg.priority.index()] += 1;
+            count(&mut self.transmitted, msg.priority);
         }
         match msg.id {
             Some(id) if msg.kind.reliable => done.push(id),
@@ -393,16 +412,10 @@ impl Sender {
         self.sent_count
     }
 
-    fn put_in_flight(
-        &mut self,
-        now: Instant,
-        cfg: &Config,
-        command: DframeCommand,
-        control: DframeControl,
-        keepalive: bool,
-        payload: Vec<u8>,
-        done: Vec<u64>,
-    ) -> Option<&InFlight> {
+    /// Puts a new frame in flight with Next Send as its `bSeq` (a coalesced frame the caller
+    /// built, or the next one of [`Sender::next_frame`]).
+    pub(crate) fn put_in_flight(&mut self, now: Instant, cfg: &Config, frame: NewFrame) -> Option<&InFlight> {
+        let NewFrame { command, control, keepalive, payload, done } = frame;
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
         let deadline = Some(now + self.retry_interval(cfg, 1));
@@ -450,20 +463,7 @@ impl Sender {
             self.queued_bytes -= total;
             self.last_frame_of(&msg, &mut done);
         }
-        self.put_in_flight(now, cfg, command, control, keepalive, payload, done)
-    }
-
-    /// Puts an already-built frame in flight (a coalesced frame built by the caller).
-    pub(crate) fn push_built(
-        &mut self,
-        now: Instant,
-        cfg: &Config,
-        command: DframeCommand,
-        control: DframeControl,
-        payload: Vec<u8>,
-        done: Vec<u64>,
-    ) -> Option<&InFlight> {
-        self.put_in_flight(now, cfg, command, control, false, payload, done)
+        self.put_in_flight(now, cfg, NewFrame { command, control, keepalive, payload, done })
     }
 
     /// The queue, for the coalescer to look at and take whole small messages from.
