@@ -291,6 +291,16 @@ static inline void send_text(IDirectPlay8Peer *peer, DPNID to, const char *text)
     CHECK(hr == DPNSUCCESS_PENDING || hr == S_OK, "SendTo returned 0x%08lx", (unsigned long)hr);
 }
 
+/* The player `id`'s information, read into `buf` (512 bytes; FAIL if GetPeerInfo fails). */
+static inline DPN_PLAYER_INFO *peer_info(IDirectPlay8Peer *peer, DPNID id, BYTE buf[512])
+{
+    DWORD size = 512;
+    DPN_PLAYER_INFO *info = (DPN_PLAYER_INFO *)buf;
+    info->dwSize = sizeof *info;
+    CHECK_HR(IDirectPlay8Peer_GetPeerInfo(peer, id, info, &size, 0), "GetPeerInfo");
+    return info;
+}
+
 static inline DWORD arg_port(int argc, char **argv, int i)
 {
     CHECK(argc > i, "usage: %s ... PORT", argv[0]);

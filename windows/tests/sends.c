@@ -16,11 +16,7 @@ static DPNID find_host(IDirectPlay8Peer *peer)
 {
     for (int i = 0; i < seen.player_count; i++) {
         BYTE buf[512];
-        DWORD size = sizeof buf;
-        DPN_PLAYER_INFO *info = (DPN_PLAYER_INFO *)buf;
-        info->dwSize = sizeof *info;
-        CHECK_HR(IDirectPlay8Peer_GetPeerInfo(peer, seen.players[i], info, &size, 0), "GetPeerInfo");
-        if (info->dwPlayerFlags & DPNPLAYER_HOST)
+        if (peer_info(peer, seen.players[i], buf)->dwPlayerFlags & DPNPLAYER_HOST)
             return seen.players[i];
     }
     CHECK(0, "no player has DPNPLAYER_HOST");

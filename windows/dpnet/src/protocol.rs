@@ -197,7 +197,7 @@ pub(crate) struct LinkInfo {
     pub(crate) stats: Stats,
     /// Application messages queued and their bytes, by [`Priority::index`].
     pub(crate) queued: [(usize, usize); 3],
-    /// Bytes sent per second since the previous query (or since the link began).
+    /// Bytes sent per second since the previous query for this player (the first: 0).
     pub(crate) throughput: u32,
     /// The highest of those.
     pub(crate) peak: u32,
