@@ -52,7 +52,7 @@ typedef struct {
     HANDLE changed; /* auto-reset: set after every message */
     LONG connect_completes, async_completes, send_completes, create_players, destroy_players;
     LONG receives, enum_responses, host_migrates, create_groups, add_to_groups, terminated;
-    HRESULT connect_result, async_result, send_result;
+    HRESULT connect_result, async_result, send_result, terminate_result;
     DPNHANDLE async_handle, send_handle;
     void *async_context, *send_context;
     DPNID local_id, new_host, players[16];
@@ -62,6 +62,12 @@ typedef struct {
     DWORD received_bytes, last_receive_size;
     BYTE last_receive[256];
     DWORD handler_thread;
+    /* Every SEND_COMPLETE's context and result, in order (the first 16). */
+    void *send_contexts[16];
+    HRESULT send_results[16];
+    DPNID group_owner; /* the last CREATE_GROUP's dpnidOwner */
+    BYTE terminate_data[64]; /* the last TERMINATE_SESSION's data (the first 64 bytes) */
+    DWORD terminate_size;
 } Seen;
 
 static Seen seen;
@@ -110,6 +116,10 @@ static inline HRESULT WINAPI handler(void *context, DWORD id, void *msg)
         seen.send_result = m->hResultCode;
         seen.send_handle = m->hAsyncOp;
         seen.send_context = m->pvUserContext;
+        if (seen.send_completes < 16) {
+            seen.send_contexts[seen.send_completes] = m->pvUserContext;
+            seen.send_results[seen.send_completes] = m->hResultCode;
+        }
         InterlockedIncrement(&seen.send_completes);
         break;
     }
@@ -152,14 +162,23 @@ static inline HRESULT WINAPI handler(void *context, DWORD id, void *msg)
         break;
     }
     case DPN_MSGID_CREATE_GROUP:
+        seen.group_owner = ((DPNMSG_CREATE_GROUP *)msg)->dpnidOwner;
         InterlockedIncrement(&seen.create_groups);
         break;
     case DPN_MSGID_ADD_PLAYER_TO_GROUP:
         InterlockedIncrement(&seen.add_to_groups);
         break;
-    case DPN_MSGID_TERMINATE_SESSION:
+    case DPN_MSGID_TERMINATE_SESSION: {
+        DPNMSG_TERMINATE_SESSION *m = msg;
+        seen.terminate_result = m->hResultCode;
+        seen.terminate_size = m->dwTerminateDataSize;
+        if (m->pvTerminateData)
+            memcpy(seen.terminate_data, m->pvTerminateData,
+                   m->dwTerminateDataSize < sizeof seen.terminate_data ? m->dwTerminateDataSize
+                                                                       : sizeof seen.terminate_data);
         InterlockedIncrement(&seen.terminated);
         break;
+    }
     default:
         break;
     }
@@ -277,6 +296,16 @@ static inline void send_text(IDirectPlay8Peer *peer, DPNID to, const char *text)
     b.pBufferData = (BYTE *)text;
     HRESULT hr = IDirectPlay8Peer_SendTo(peer, to, &b, 1, 0, NULL, &h, DPNSEND_GUARANTEED | DPNSEND_NOLOOPBACK);
     CHECK(hr == DPNSUCCESS_PENDING || hr == S_OK, "SendTo returned 0x%08lx", (unsigned long)hr);
+}
+
+/* The player `id`'s information, read into `buf` (512 bytes; FAIL if GetPeerInfo fails). */
+static inline DPN_PLAYER_INFO *peer_info(IDirectPlay8Peer *peer, DPNID id, BYTE buf[512])
+{
+    DWORD size = 512;
+    DPN_PLAYER_INFO *info = (DPN_PLAYER_INFO *)buf;
+    info->dwSize = sizeof *info;
+    CHECK_HR(IDirectPlay8Peer_GetPeerInfo(peer, id, info, &size, 0), "GetPeerInfo");
+    return info;
 }
 
 static inline DWORD arg_port(int argc, char **argv, int i)

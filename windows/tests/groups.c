@@ -13,10 +13,7 @@ int main(int argc, char **argv)
     DPNID host = 0;
     for (int i = 0; i < seen.player_count; i++) {
         BYTE buf[512];
-        DWORD size = sizeof buf;
-        DPN_PLAYER_INFO *info = (DPN_PLAYER_INFO *)buf;
-        info->dwSize = sizeof *info;
-        CHECK_HR(IDirectPlay8Peer_GetPeerInfo(peer, seen.players[i], info, &size, 0), "GetPeerInfo");
+        DPN_PLAYER_INFO *info = peer_info(peer, seen.players[i], buf);
         if (info->dwPlayerFlags & DPNPLAYER_HOST) {
             host = seen.players[i];
             CHECK(info->pwszName && lstrcmpW(info->pwszName, L"host") == 0, "the host is not named \"host\"");

@@ -200,7 +200,7 @@ impl DframePeer {
                         self.events.push_back(PeerEvent::Latency(age));
                     }
                 }
-                Event::Unowned { .. } => {}
+                Event::Unowned { .. } | Event::SendDone { .. } => {}
             }
         }
     }

@@ -11,7 +11,7 @@ use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 use crate::config::Config;
 use crate::connection::Connection;
 use crate::receive::Delivery;
-use crate::send_queue::{Body, OutMessage};
+use crate::send_queue::{Body, NewFrame, OutMessage};
 
 /// The sub-payloads of a coalesced frame, in order (MC-DPL8R 3.1.5.2.5). `None` when the
 /// payload does not parse or the outer `bCommand` lacks NEW_MSG|END_MSG (MC-DPL8R 2.2.3).
@@ -87,10 +87,13 @@ impl Connection {
                 let mut command = DframeCommand::DATA | DframeCommand::NEW_MSG | DframeCommand::END_MSG;
                 command.set(DframeCommand::RELIABLE, taken.iter().any(|m| m.kind.reliable));
                 command.set(DframeCommand::SEQUENTIAL, taken.iter().any(|m| m.kind.sequential));
-                return self
-                    .sender
-                    .push_built(now, cfg, command, DframeControl::COALESCE, payload)
-                    .map(|f| f.seq);
+                let mut done = Vec::new();
+                for m in &taken {
+                    self.sender.last_frame_of(m, &mut done);
+                }
+                let control = DframeControl::COALESCE;
+                let frame = NewFrame { command, control, keepalive: false, payload, done };
+                return self.sender.put_in_flight(now, cfg, frame).map(|f| f.seq);
             }
         }
         self.sender.next_frame(now, cfg).map(|f| f.seq)

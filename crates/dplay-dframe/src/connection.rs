@@ -13,7 +13,7 @@ use dplay_wire::dp8::dframe::{DframeCommand, DframeContext, DframeControl, Dfram
 
 use crate::config::{COALESCE_VERSION, Config};
 use crate::endpoint::Transmit;
-use crate::event::{DisconnectReason, Event};
+use crate::event::{DisconnectReason, Event, SendOutcome};
 use crate::handshake::Handshake;
 use crate::receive::{Accept, Frame, Receiver};
 use crate::send_queue::Sender;
@@ -169,9 +169,31 @@ impl Connection {
     }
 
     pub(crate) fn report(&mut self, reason: DisconnectReason, out: &mut Out<'_>) {
-        self.stats.rtt = self.sender.rtt();
+        self.report_sends(out);
+        let peer = self.peer;
+        for id in self.sender.abandon() {
+            out.events.push_back(Event::SendDone { peer, id, outcome: SendOutcome::Failed(reason) });
+        }
+        self.stats = self.stats_now();
         tracing::debug!(?reason, rtt = ?self.stats.rtt, drops = self.stats.drops.total(), "disconnected");
-        out.events.push_back(Event::Disconnected { peer: self.peer, reason, stats: self.stats });
+        out.events.push_back(Event::Disconnected { peer: self.peer, reason, stats: Box::new(self.stats) });
+    }
+
+    /// The counters, with those the sender keeps.
+    pub(crate) fn stats_now(&self) -> Stats {
+        let mut s = self.stats;
+        s.rtt = self.sender.rtt();
+        s.messages_transmitted = self.sender.transmitted;
+        s.messages_timed_out = self.sender.timed_out;
+        s
+    }
+
+    /// Reports the tracked messages done with.
+    fn report_sends(&mut self, out: &mut Out<'_>) {
+        let peer = self.peer;
+        for (id, outcome) in self.sender.completions.drain(..) {
+            out.events.push_back(Event::SendDone { peer, id, outcome });
+        }
     }
 
     /// A dedicated SACK with the current state (MC-DPL8R 2.2.1.5, 3.1.6.2-3).
@@ -229,8 +251,16 @@ impl Connection {
             .flatten();
         contents.extend_from_slice(stripped.as_deref().unwrap_or(&frame.payload));
         self.stats.sent(contents.len());
+        let bytes = contents.len() as u64;
         if retry {
             self.stats.retransmissions += 1;
+            self.stats.retransmitted_bytes += bytes;
+        } else if command.contains(DframeCommand::RELIABLE) {
+            self.stats.reliable_frames_sent += 1;
+            self.stats.reliable_bytes_sent += bytes;
+        } else {
+            self.stats.unreliable_frames_sent += 1;
+            self.stats.unreliable_bytes_sent += bytes;
         }
         out.transmits.push_back(Transmit { destination: self.peer, contents });
         self.acknowledged();
@@ -239,6 +269,7 @@ impl Connection {
     /// Sends what may be sent now: new frames while the window allows, then a dedicated SACK if
     /// one is still owed; re-arms the retry timer; completes a graceful close.
     pub(crate) fn flush(&mut self, now: Instant, cfg: &Config, out: &mut Out<'_>) {
+        self.sender.expire(now);
         if matches!(self.phase, Phase::Established) {
             while self.sender.can_send(cfg) {
                 let Some(seq) = self.next_new_frame(now, cfg) else { break };
@@ -261,6 +292,11 @@ impl Connection {
             Some(at) if self.phase == Phase::Established => self.timers.set(Timer::Retry, at),
             _ => self.timers.stop(Timer::Retry),
         }
+        match self.sender.next_expiry() {
+            Some(at) if self.is_open() => self.timers.set(Timer::SendDeadline, at),
+            _ => self.timers.stop(Timer::SendDeadline),
+        }
+        self.report_sends(out);
         self.check_closed(now, cfg, out);
     }
 
@@ -312,6 +348,13 @@ impl Connection {
             Frame::new(header.command, header.control, payload.to_vec())
         };
         self.stats.received(bytes.len());
+        if header.command.contains(DframeCommand::RELIABLE) {
+            self.stats.reliable_frames_received += 1;
+            self.stats.reliable_bytes_received += bytes.len() as u64;
+        } else {
+            self.stats.unreliable_frames_received += 1;
+            self.stats.unreliable_bytes_received += bytes.len() as u64;
+        }
         self.last_rx = now;
         self.process_ack(now, cfg, header.n_rcv, header.masks.sack(), out);
         self.last_rx_retry = header.control.contains(DframeControl::RETRY);
@@ -394,6 +437,7 @@ impl Connection {
             self.end_acked = true;
         }
         self.stats.send_masked += acked.newly_masked;
+        self.stats.send_masked_bytes += acked.masked_bytes;
         if acked.newly_masked > 0 {
             self.timers.set_earlier(Timer::DelayedSendMask, now + cfg.delayed_send_mask);
         }
@@ -451,6 +495,8 @@ impl Connection {
                 Timer::KeepAlive => self.on_keepalive_timer(now, cfg),
                 Timer::HardDisconnect => self.on_hard_disconnect_timer(now, cfg, out),
                 Timer::Linger => self.phase = Phase::Finished,
+                // The flush below drops what expired.
+                Timer::SendDeadline => {}
             }
         }
         if self.phase != Phase::Finished {
@@ -472,6 +518,7 @@ impl Connection {
             return;
         }
         self.stats.send_masked += retried.newly_masked;
+        self.stats.send_masked_bytes += retried.masked_bytes;
         if retried.newly_masked > 0 {
             self.timers.set_earlier(Timer::DelayedSendMask, now + cfg.delayed_send_mask);
         }

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::Config;
 use crate::connection::{Connection, Out};
 use crate::drop_log::DropLog;
-use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
+use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, Priority, SendError, Tracked};
 use crate::half_open::{HALF_OPEN_BYTES, HalfOpen};
 use crate::handshake::version_ok;
 use crate::send_queue::{Body, OutMessage};
@@ -172,6 +172,31 @@ impl Endpoint {
         data: &[u8],
         kind: MessageKind,
     ) -> Result<(), SendError> {
+        self.queue_message(now, peer, data, kind, None)
+    }
+
+    /// Queues a message for `peer` as [`Endpoint::send`] does, at `track`'s priority and with
+    /// its deadline; [`Event::SendDone`] with `track.id` reports how it ended (when this
+    /// returns `Ok`; exactly once).
+    pub fn send_tracked(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        data: &[u8],
+        kind: MessageKind,
+        track: Tracked,
+    ) -> Result<(), SendError> {
+        self.queue_message(now, peer, data, kind, Some(track))
+    }
+
+    fn queue_message(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        data: &[u8],
+        kind: MessageKind,
+        track: Option<Tracked>,
+    ) -> Result<(), SendError> {
         let cfg = &self.config;
         let conn = self.connections.get_mut(&peer).filter(|c| c.is_open()).ok_or(SendError::NotConnected)?;
         if conn.closing.is_some() {
@@ -194,7 +219,11 @@ impl Endpoint {
             return Err(SendError::QueueFull);
         }
         conn.stats.messages_sent += 1;
-        conn.sender.push(OutMessage::new(data.to_vec(), kind, Body::Data));
+        let msg = OutMessage::new(data.to_vec(), kind, Body::Data);
+        conn.sender.push(match track {
+            Some(t) => msg.tracked(t),
+            None => msg,
+        });
         let mut out =
             Out { transmits: &mut self.transmits, events: &mut self.events, spare: &mut self.spare };
         conn.flush(now, cfg, &mut out);
@@ -241,11 +270,14 @@ impl Endpoint {
 
     /// The counters of the connection with `peer`.
     pub fn stats(&self, peer: SocketAddr) -> Option<Stats> {
-        self.connections.get(&peer).map(|c| {
-            let mut s = c.stats;
-            s.rtt = c.sender.rtt();
-            s
-        })
+        self.connections.get(&peer).map(Connection::stats_now)
+    }
+
+    /// Application messages queued for `peer` and not yet sent, and their bytes not yet sent
+    /// (a message partly on the wire counts with what is left), of `priority` or of all;
+    /// session (USER_1) messages are not counted. O(queue).
+    pub fn send_queue(&self, peer: SocketAddr, priority: Option<Priority>) -> Option<(usize, usize)> {
+        self.connections.get(&peer).map(|c| c.sender.queued(priority))
     }
 
     /// Drops that belong to no connection.

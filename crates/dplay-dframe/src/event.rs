@@ -1,6 +1,7 @@
 //! What the endpoint tells its caller, and why commands fail.
 
 use std::net::SocketAddr;
+use std::time::Instant;
 
 use crate::stats::Stats;
 
@@ -33,6 +34,60 @@ impl MessageKind {
     pub const fn new(reliable: bool, sequential: bool) -> Self {
         Self { reliable, sequential, user_1: false, user_2: false }
     }
+}
+
+/// Where a message waits in the send queue: a higher one goes ahead of every lower one not yet
+/// started, and never splits a message already on the wire (MC-DPL8R 3.1.4.4 frames whole
+/// messages in queue order; DirectPlay 8's DPNSEND_PRIORITY_HIGH / _LOW, docs/decisions.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Priority {
+    /// After every normal and high message queued.
+    Low,
+    /// The default, and that of every message [`crate::Endpoint::send`] queues.
+    #[default]
+    Normal,
+    /// Ahead of every normal and low message not yet started.
+    High,
+}
+
+impl Priority {
+    /// Low, normal, high: the index of this priority in per-priority counters.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A message whose end the caller wants to hear of ([`crate::Endpoint::send_tracked`]):
+/// [`Event::SendDone`] reports it once, with `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tracked {
+    /// The caller's name for it, echoed in [`Event::SendDone`].
+    pub id: u64,
+    /// Its place in the queue.
+    pub priority: Priority,
+    /// Not started by then, it is dropped unsent ([`SendOutcome::TimedOut`]).
+    pub expires: Option<Instant>,
+}
+
+impl Tracked {
+    /// Normal priority, no deadline.
+    pub const fn new(id: u64) -> Self {
+        Self { id, priority: Priority::Normal, expires: None }
+    }
+}
+
+/// How a tracked message ended ([`Event::SendDone`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SendOutcome {
+    /// Reliable: every frame of it is acknowledged (`bNRcv` passed its last frame, MC-DPL8R
+    /// 3.1.5.2.2).
+    Acknowledged,
+    /// Not reliable: its last frame went on the wire (nothing acknowledges it).
+    Sent,
+    /// Its deadline passed before its first frame was sent; nothing of it was sent.
+    TimedOut,
+    /// The connection ended first, for this reason.
+    Failed(DisconnectReason),
 }
 
 /// Why a connection ended (every connection reports one in [`Event::Disconnected`]).
@@ -99,8 +154,19 @@ pub enum Event {
         peer: SocketAddr,
         /// Why.
         reason: DisconnectReason,
-        /// The connection's final counters.
-        stats: Stats,
+        /// The connection's final counters (boxed: every event is as large as the largest).
+        stats: Box<Stats>,
+    },
+    /// A message queued with [`crate::Endpoint::send_tracked`] is done with: acknowledged,
+    /// sent, timed out, or lost with its connection (then reported before
+    /// [`Event::Disconnected`]).
+    SendDone {
+        /// The peer.
+        peer: SocketAddr,
+        /// Its [`Tracked::id`].
+        id: u64,
+        /// How it ended.
+        outcome: SendOutcome,
     },
     /// A datagram the transport does not own: lead byte 0, DirectPlay 8 enumeration and path
     /// test (MC-DPL8R 3.1.5; INDEX B.1). The caller answers it with

@@ -30,7 +30,10 @@
 //!    [`Event::Connected`], or [`Event::Disconnected`] with
 //!    [`DisconnectReason::ConnectTimeout`] after 14 unanswered retries (about a minute).
 //! 2. [`Endpoint::send`] in any of the four [`MessageKind`]s (it may be called while
-//!    connecting); [`Event::Message`] at the other end.
+//!    connecting); [`Event::Message`] at the other end. [`Endpoint::send_tracked`] also gives
+//!    the message a [`Priority`] and a deadline, and reports its end with [`Event::SendDone`]:
+//!    acknowledged (reliable), sent (unreliable), timed out unsent, or lost with the connection.
+//!    [`Endpoint::send_queue`] counts what waits.
 //! 3. [`Endpoint::disconnect`]: what is queued goes first, then END_STREAM; once both sides'
 //!    END_STREAMs are acknowledged, [`Event::Disconnected`] with [`DisconnectReason::Closed`]
 //!    (a few round trips on a working link). Keep driving the endpoint until then. The connection then
@@ -109,7 +112,9 @@ mod timer;
 
 pub use config::{COALESCE_VERSION, Config, MIN_DATAGRAM, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
 pub use endpoint::{Endpoint, EndpointStats, Transmit};
-pub use event::{ConnectError, DisconnectReason, Event, MessageKind, SendError};
+pub use event::{
+    ConnectError, DisconnectReason, Event, MessageKind, Priority, SendError, SendOutcome, Tracked,
+};
 pub use half_open::HALF_OPEN_BYTES;
 pub use seq::WINDOW;
 pub use signing::{SIGNING_VERSION, Signing, SigningMode};

@@ -10,7 +10,7 @@ use dplay_wire::budget::Charge;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::config::Config;
-use crate::event::MessageKind;
+use crate::event::{MessageKind, Priority, SendOutcome, Tracked};
 use crate::seq::{WINDOW, distance};
 
 /// What a queued entry becomes on the wire.
@@ -32,11 +32,33 @@ pub(crate) struct OutMessage {
     pub(crate) body: Body,
     /// How much of `data` earlier frames carried.
     offset: usize,
+    pub(crate) priority: Priority,
+    /// Reported in `Event::SendDone` when done with.
+    pub(crate) id: Option<u64>,
+    /// Dropped unsent if not started by then.
+    expires: Option<Instant>,
 }
 
 impl OutMessage {
     pub(crate) fn new(data: Vec<u8>, kind: MessageKind, body: Body) -> Self {
-        Self { data, kind, body, offset: 0 }
+        // A KeepAlive or END_STREAM goes after everything queued before it (MC-DPL8R 3.1.4.3:
+        // END_STREAM after what is queued).
+        let priority = if body == Body::Data { Priority::Normal } else { Priority::Low };
+        Self { data, kind, body, offset: 0, priority, id: None, expires: None }
+    }
+
+    /// The same, tracked: its priority, deadline and id.
+    pub(crate) fn tracked(mut self, track: Tracked) -> Self {
+        self.priority = track.priority;
+        self.id = Some(track.id);
+        self.expires = track.expires;
+        self
+    }
+
+    /// An application message (not a session message, KeepAlive or END_STREAM): what
+    /// [`Sender::queued`] counts.
+    fn is_application(&self) -> bool {
+        self.body == Body::Data && !self.kind.user_1
     }
 
     fn command(&self, first: bool, last: bool) -> DframeCommand {
@@ -49,6 +71,18 @@ impl OutMessage {
         c.set(DframeCommand::USER_2, self.kind.user_2);
         c
     }
+}
+
+/// A new frame, before it has a sequence number.
+pub(crate) struct NewFrame {
+    /// `bCommand` without POLL.
+    pub(crate) command: DframeCommand,
+    /// `bControl` extras (COALESCE, END_STREAM).
+    pub(crate) control: DframeControl,
+    pub(crate) keepalive: bool,
+    pub(crate) payload: Vec<u8>,
+    /// Tracked reliable messages done when it is acknowledged.
+    pub(crate) done: Vec<u64>,
 }
 
 /// Where a frame in flight stands.
@@ -73,6 +107,8 @@ pub(crate) struct InFlight {
     pub(crate) control: DframeControl,
     pub(crate) keepalive: bool,
     pub(crate) payload: Vec<u8>,
+    /// Tracked reliable messages whose last frame this is: acknowledged with it.
+    done: Vec<u64>,
     pub(crate) state: FrameState,
     /// When it was last sent (first transmission or retry).
     sent_at: Instant,
@@ -100,6 +136,8 @@ pub(crate) struct Acked {
     pub(crate) resend: Vec<u8>,
     /// Unreliable frames the SACK mask shows lost: now in the send mask.
     pub(crate) newly_masked: u64,
+    /// Their payload bytes.
+    pub(crate) masked_bytes: u64,
 }
 
 /// What the retry timer did (MC-DPL8R 3.1.6.5).
@@ -109,10 +147,19 @@ pub(crate) struct Retried {
     pub(crate) resend: Vec<u8>,
     /// An unreliable frame timed out: arm the delayed send mask timer.
     pub(crate) newly_masked: u64,
+    /// Their payload bytes.
+    pub(crate) masked_bytes: u64,
     /// A send mask needs announcing again: send a SACK now.
     pub(crate) announce_mask: bool,
     /// A frame reached the retry limit: the connection is lost.
     pub(crate) lost: bool,
+}
+
+/// Counts one message of `priority` in per-priority counters.
+fn count(counters: &mut [u64; 3], priority: Priority) {
+    if let Some(n) = counters.get_mut(priority.index()) {
+        *n += 1;
+    }
 }
 
 /// The sending half of a connection.
@@ -139,6 +186,17 @@ pub(crate) struct Sender {
     /// What we hold unsent and unacknowledged for the peer, charged to the memory budget as
     /// held ([`Sender::sync_charge`]; docs/limits.md).
     charge: Charge,
+    /// Tracked messages done with, for the connection to report.
+    pub(crate) completions: Vec<(u64, SendOutcome)>,
+    /// Tracked messages dropped by [`Sender::clear`], reported lost with the connection.
+    lost: Vec<u64>,
+    /// The earliest deadline of a queued message, when one may have one (a stale, earlier
+    /// value only costs a scan).
+    next_expiry: Option<Instant>,
+    /// Application messages whose last frame went out, and those dropped at their deadline,
+    /// by [`Priority::index`].
+    pub(crate) transmitted: [u64; 3],
+    pub(crate) timed_out: [u64; 3],
 }
 
 impl Sender {
@@ -156,6 +214,11 @@ impl Sender {
             srtt: None,
             rttvar: Duration::ZERO,
             charge,
+            completions: Vec::new(),
+            lost: Vec::new(),
+            next_expiry: None,
+            transmitted: [0; 3],
+            timed_out: [0; 3],
         }
     }
 
@@ -204,9 +267,88 @@ impl Sender {
         }
     }
 
+    /// Queues `msg` after every message of its priority or higher, and after the head when
+    /// frames of it are already out (a message's frames are never interleaved).
     pub(crate) fn push(&mut self, msg: OutMessage) {
         self.queued_bytes += msg.data.len();
-        self.queue.push_back(msg);
+        if let Some(at) = msg.expires {
+            self.next_expiry = Some(self.next_expiry.map_or(at, |e| e.min(at)));
+        }
+        let mut at = self.queue.len();
+        while at > 0 {
+            let Some(prev) = self.queue.get(at - 1) else { break };
+            if prev.priority >= msg.priority || (at == 1 && prev.offset > 0) {
+                break;
+            }
+            at -= 1;
+        }
+        self.queue.insert(at, msg);
+    }
+
+    /// The deadline of the earliest queued message that has one (or an earlier, stale one).
+    pub(crate) fn next_expiry(&self) -> Option<Instant> {
+        self.next_expiry
+    }
+
+    /// Drops the queued messages not yet started whose deadline passed: each completes
+    /// [`SendOutcome::TimedOut`], unsent. O(queue), only while some message has a deadline.
+    pub(crate) fn expire(&mut self, now: Instant) {
+        if self.next_expiry.is_none_or(|at| at > now) {
+            return;
+        }
+        let mut next = None;
+        let mut kept = VecDeque::with_capacity(self.queue.len());
+        for msg in std::mem::take(&mut self.queue) {
+            // A message partly on the wire is finished: its deadline no longer counts.
+            match msg.expires.filter(|_| msg.offset == 0) {
+                Some(at) if at <= now => {
+                    self.queued_bytes -= msg.data.len();
+                    count(&mut self.timed_out, msg.priority);
+                    if let Some(id) = msg.id {
+                        self.completions.push((id, SendOutcome::TimedOut));
+                    }
+                }
+                Some(at) => {
+                    next = Some(next.map_or(at, |n: Instant| n.min(at)));
+                    kept.push_back(msg);
+                }
+                None => kept.push_back(msg),
+            }
+        }
+        self.queue = kept;
+        self.next_expiry = next;
+    }
+
+    /// Application messages queued and their bytes not yet sent, of `priority` (or all).
+    pub(crate) fn queued(&self, priority: Option<Priority>) -> (usize, usize) {
+        self.queue
+            .iter()
+            .filter(|m| m.is_application() && priority.is_none_or(|p| p == m.priority))
+            .fold((0, 0), |(n, b), m| (n + 1, b + (m.data.len() - m.offset)))
+    }
+
+    /// `msg`'s last frame is being built: counted, and, when tracked, done now (not reliable)
+    /// or once `done`'s frame is acknowledged.
+    pub(crate) fn last_frame_of(&mut self, msg: &OutMessage, done: &mut Vec<u64>) {
+        if msg.is_application() {
+            count(&mut self.transmitted, msg.priority);
+        }
+        match msg.id {
+            Some(id) if msg.kind.reliable => done.push(id),
+            Some(id) => self.completions.push((id, SendOutcome::Sent)),
+            None => {}
+        }
+    }
+
+    /// Every tracked message not yet done (queued, in flight, or dropped by
+    /// [`Sender::clear`]): the connection is ending.
+    pub(crate) fn abandon(&mut self) -> Vec<u64> {
+        let mut ids = std::mem::take(&mut self.lost);
+        ids.extend(self.queue.iter_mut().filter_map(|m| m.id.take()));
+        for f in &mut self.inflight {
+            ids.append(&mut f.done);
+        }
+        ids
     }
 
     /// True when nothing is queued or in flight.
@@ -216,6 +358,8 @@ impl Sender {
 
     /// Drops everything queued and in flight (hard disconnect, MC-DPL8R 3.1.4.5).
     pub(crate) fn clear(&mut self) {
+        let ids = self.abandon();
+        self.lost = ids;
         self.queue = VecDeque::new();
         self.inflight = VecDeque::new();
         self.queued_bytes = 0;
@@ -268,15 +412,10 @@ impl Sender {
         self.sent_count
     }
 
-    fn put_in_flight(
-        &mut self,
-        now: Instant,
-        cfg: &Config,
-        command: DframeCommand,
-        control: DframeControl,
-        keepalive: bool,
-        payload: Vec<u8>,
-    ) -> Option<&InFlight> {
+    /// Puts a new frame in flight with Next Send as its `bSeq` (a coalesced frame the caller
+    /// built, or the next one of [`Sender::next_frame`]).
+    pub(crate) fn put_in_flight(&mut self, now: Instant, cfg: &Config, frame: NewFrame) -> Option<&InFlight> {
+        let NewFrame { command, control, keepalive, payload, done } = frame;
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
         let deadline = Some(now + self.retry_interval(cfg, 1));
@@ -287,6 +426,7 @@ impl Sender {
             control,
             keepalive,
             payload,
+            done,
             state: FrameState::Sent,
             sent_at: now,
             sent_order,
@@ -318,22 +458,12 @@ impl Sender {
         let control =
             if msg.body == Body::EndStream { DframeControl::END_STREAM } else { DframeControl::empty() };
         let keepalive = msg.body == Body::KeepAlive;
-        if last && self.queue.pop_front().is_some() {
+        let mut done = Vec::new();
+        if last && let Some(msg) = self.queue.pop_front() {
             self.queued_bytes -= total;
+            self.last_frame_of(&msg, &mut done);
         }
-        self.put_in_flight(now, cfg, command, control, keepalive, payload)
-    }
-
-    /// Puts an already-built frame in flight (a coalesced frame built by the caller).
-    pub(crate) fn push_built(
-        &mut self,
-        now: Instant,
-        cfg: &Config,
-        command: DframeCommand,
-        control: DframeControl,
-        payload: Vec<u8>,
-    ) -> Option<&InFlight> {
-        self.put_in_flight(now, cfg, command, control, false, payload)
+        self.put_in_flight(now, cfg, NewFrame { command, control, keepalive, payload, done })
     }
 
     /// The queue, for the coalescer to look at and take whole small messages from.
@@ -375,7 +505,8 @@ impl Sender {
         }
         let mut sample = None;
         let mut grow = 0u8;
-        for frame in self.inflight.drain(..count) {
+        for mut frame in self.inflight.drain(..count) {
+            self.completions.extend(frame.done.drain(..).map(|id| (id, SendOutcome::Acknowledged)));
             if frame.control.contains(DframeControl::END_STREAM) {
                 result.end_stream = true;
             }
@@ -458,6 +589,7 @@ impl Sender {
             } else {
                 frame.state = FrameState::Masked;
                 result.newly_masked += 1;
+                result.masked_bytes += frame.payload.len() as u64;
             }
             frame.deadline = Some(now + interval);
         }
@@ -518,6 +650,7 @@ impl Sender {
                 (FrameState::Sent, false) => {
                     frame.state = FrameState::Masked;
                     out.newly_masked += 1;
+                    out.masked_bytes += frame.payload.len() as u64;
                 }
                 (FrameState::Masked, _) => {
                     frame.retries += 1;

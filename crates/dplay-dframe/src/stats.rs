@@ -134,10 +134,35 @@ pub struct Stats {
     pub bytes_received: u64,
     /// DFRAMEs sent again (MC-DPL8R 3.1.6.5).
     pub retransmissions: u64,
+    /// Bytes of those datagrams.
+    pub retransmitted_bytes: u64,
     /// Unreliable frames given up and announced in a send mask (MC-DPL8R 3.1.6.5).
     pub send_masked: u64,
+    /// Payload bytes of those frames.
+    pub send_masked_bytes: u64,
+    /// New DFRAMEs sent with `PACKET_COMMAND_RELIABLE` (first transmissions), and their bytes.
+    pub reliable_frames_sent: u64,
+    /// Bytes of those datagrams.
+    pub reliable_bytes_sent: u64,
+    /// New DFRAMEs sent without `PACKET_COMMAND_RELIABLE`.
+    pub unreliable_frames_sent: u64,
+    /// Bytes of those datagrams.
+    pub unreliable_bytes_sent: u64,
+    /// DFRAMEs received with `PACKET_COMMAND_RELIABLE` (those that parse).
+    pub reliable_frames_received: u64,
+    /// Bytes of those datagrams.
+    pub reliable_bytes_received: u64,
+    /// DFRAMEs received without `PACKET_COMMAND_RELIABLE`.
+    pub unreliable_frames_received: u64,
+    /// Bytes of those datagrams.
+    pub unreliable_bytes_received: u64,
     /// Messages handed to the transport.
     pub messages_sent: u64,
+    /// Application messages (not USER_1 session messages) whose last frame went out, by
+    /// [`crate::Priority::index`].
+    pub messages_transmitted: [u64; 3],
+    /// Application messages dropped unsent at their deadline, by [`crate::Priority::index`].
+    pub messages_timed_out: [u64; 3],
     /// Messages delivered to the caller.
     pub messages_received: u64,
     /// Dropped input, by reason.

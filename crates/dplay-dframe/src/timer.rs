@@ -21,10 +21,13 @@ pub enum Timer {
     /// docs/decisions.md: the spec has no TIME_WAIT, but a lost final SACK would otherwise make
     /// the peer report a lost connection).
     Linger,
+    /// The earliest deadline of a queued tracked message (`Tracked::expires`; the send
+    /// timeout of DirectPlay 8's SendTo, not a timer of MC-DPL8R).
+    SendDeadline,
 }
 
 impl Timer {
-    const COUNT: usize = 7;
+    const COUNT: usize = 8;
 
     fn index(self) -> usize {
         match self {
@@ -35,6 +38,7 @@ impl Timer {
             Self::KeepAlive => 4,
             Self::HardDisconnect => 5,
             Self::Linger => 6,
+            Self::SendDeadline => 7,
         }
     }
 
@@ -46,6 +50,7 @@ impl Timer {
         Self::KeepAlive,
         Self::HardDisconnect,
         Self::Linger,
+        Self::SendDeadline,
     ];
 }
 

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_dframe::MessageKind;
+use dplay_dframe::{MessageKind, Tracked};
 use dplay_wire::Wire;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{CHAT_MESSAGE_LEN, ChatMessage};
@@ -23,23 +23,92 @@ impl Session {
         data: &[u8],
         flags: SendFlags,
     ) -> Result<(), CommandError> {
+        self.send_to_player_app(now, to, data, flags, None)
+    }
+
+    /// [`Session::send_to`], tracked by the transport: [`Event::SendDone`] with `track.id`
+    /// follows once the message is acknowledged (reliable), sent (not reliable), dropped at
+    /// its deadline, or lost with the connection (DPN_MSGID_SEND_COMPLETE).
+    pub fn send_to_tracked(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+        track: Tracked,
+    ) -> Result<(), CommandError> {
+        self.send_to_player_app(now, to, data, flags, Some(track))
+    }
+
+    fn send_to_player_app(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+        track: Option<Tracked>,
+    ) -> Result<(), CommandError> {
         if !self.is_joined() {
             return Err(CommandError::WrongState);
         }
         let addr = self.route(to).ok_or(CommandError::UnknownPlayer)?;
-        self.ep.send(now, addr, data, MessageKind::new(flags.reliable, flags.sequential))?;
+        self.send_app(now, addr, data, flags, track)
+    }
+
+    /// One application message to `addr`, tracked or not.
+    pub(crate) fn send_app(
+        &mut self,
+        now: Instant,
+        addr: SocketAddr,
+        data: &[u8],
+        flags: SendFlags,
+        track: Option<Tracked>,
+    ) -> Result<(), CommandError> {
+        let kind = MessageKind::new(flags.reliable, flags.sequential);
+        match track {
+            Some(t) => self.ep.send_tracked(now, addr, data, kind, t)?,
+            None => self.ep.send(now, addr, data, kind)?,
+        }
         Ok(())
     }
 
     /// Sends `data` to every player we are connected to.
     pub fn send_all(&mut self, now: Instant, data: &[u8], flags: SendFlags) -> Result<(), CommandError> {
+        self.send_all_app(now, data, flags, None).map(|_| ())
+    }
+
+    /// [`Session::send_all`], each copy tracked with `track` ([`Session::send_to_tracked`]):
+    /// returns how many copies were queued, as many [`Event::SendDone`] follow.
+    pub fn send_all_tracked(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        flags: SendFlags,
+        track: Tracked,
+    ) -> Result<usize, CommandError> {
+        self.send_all_app(now, data, flags, Some(track))
+    }
+
+    fn send_all_app(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        flags: SendFlags,
+        track: Option<Tracked>,
+    ) -> Result<usize, CommandError> {
         if !self.is_joined() {
             return Err(CommandError::WrongState);
         }
-        for (_, addr) in self.member_routes(None) {
-            self.ep.send(now, addr, data, MessageKind::new(flags.reliable, flags.sequential))?;
+        let routes = self.member_routes(None);
+        for (_, addr) in &routes {
+            self.send_app(now, *addr, data, flags, track)?;
         }
-        Ok(())
+        Ok(routes.len())
+    }
+
+    /// A tracked message is done with (the transport's `SendDone`).
+    pub(crate) fn on_send_done(&mut self, id: u64, outcome: dplay_dframe::SendOutcome) {
+        self.events.push_back(Event::SendDone { id, outcome });
     }
 
     /// Sends DXDiag's TRANS_USERDATA_SEND_MESSAGE to everyone, sequential and not reliable

@@ -115,6 +115,14 @@ pub enum Event {
         /// Done, or why not.
         result: Result<(), CompletionError>,
     },
+    /// An application message sent with [`crate::Session::send_to_tracked`] (or the group and
+    /// everyone forms, one per copy) is done with.
+    SendDone {
+        /// The `Tracked::id` it was sent with.
+        id: u64,
+        /// Acknowledged, sent, timed out unsent, or lost with its connection.
+        outcome: dplay_dframe::SendOutcome,
+    },
     /// Host: a joiner was refused with DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1 step 2): banned,
     /// a wrong password, the session full, a name over its limit ... One a refused
     /// PLAYER_CONNECT_INFO; joiners dropped at a deadline or past a cap are not reported here.

@@ -12,7 +12,6 @@
 
 use std::time::Instant;
 
-use dplay_dframe::MessageKind;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{
     CreateGroup, DestroyGroup, GroupFlags, GroupMember, InfoFlags, NameTableEntry, NameTableEntryFlags,
@@ -112,6 +111,31 @@ impl Session {
         data: &[u8],
         flags: SendFlags,
     ) -> Result<(), CommandError> {
+        self.send_to_group_app(now, group, data, flags, None).map(|_| ())
+    }
+
+    /// [`Session::send_to_group`], each copy tracked with `track`
+    /// ([`Session::send_to_tracked`]): returns how many copies the transport queued, as many
+    /// [`Event::SendDone`] follow (the copy to ourselves is not one).
+    pub fn send_to_group_tracked(
+        &mut self,
+        now: Instant,
+        group: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+        track: dplay_dframe::Tracked,
+    ) -> Result<usize, CommandError> {
+        self.send_to_group_app(now, group, data, flags, Some(track))
+    }
+
+    fn send_to_group_app(
+        &mut self,
+        now: Instant,
+        group: Dpnid,
+        data: &[u8],
+        flags: SendFlags,
+        track: Option<dplay_dframe::Tracked>,
+    ) -> Result<usize, CommandError> {
         if !self.is_joined() {
             return Err(CommandError::WrongState);
         }
@@ -120,19 +144,21 @@ impl Session {
         }
         let local = self.local;
         let mut looped = false;
+        let mut queued = 0;
         let members: Vec<Dpnid> = self.table.group_members(group).collect();
         for player in members {
             if player == local {
                 looped = !flags.no_loopback;
             } else if let Some(addr) = self.route(player) {
-                self.ep.send(now, addr, data, MessageKind::new(flags.reliable, flags.sequential))?;
+                self.send_app(now, addr, data, flags, track)?;
+                queued += 1;
             }
         }
         if looped {
             let (reliable, sequential) = (flags.reliable, flags.sequential);
             self.events.push_back(Event::Message { from: local, data: data.to_vec(), reliable, sequential });
         }
-        Ok(())
+        Ok(queued)
     }
 
     /// Host: applies `ask` at once; member: sends it as a request.

@@ -109,7 +109,10 @@ impl Session {
             SessionMessage::ConnectAttemptFailed { dpn_id } if !self.joined => {
                 self.end(now, EndReason::ConnectAttemptFailed { peer: dpn_id })
             }
-            SessionMessage::TerminateSession(_) => self.end(now, EndReason::Terminated),
+            SessionMessage::TerminateSession(t) => {
+                self.terminate_data = t.terminate_data.0;
+                self.end(now, EndReason::Terminated)
+            }
             SessionMessage::IntegrityCheck(c) => {
                 self.send_msg(now, peer, &SessionMessage::IntegrityCheckResponse(c));
             }

@@ -48,18 +48,33 @@ impl Session {
     /// Host: removes a player (MS-DPDX 3.1.5.5; MC-DPL8CS 3.2.5.2): TERMINATE_SESSION to it,
     /// DESTROY_PLAYER to the others.
     pub fn remove_player(&mut self, now: Instant, dpnid: Dpnid) -> Result<(), CommandError> {
+        self.remove_player_with_data(now, dpnid, &[])
+    }
+
+    /// [`Session::remove_player`], telling the player why: DN_TERMINATE_SESSION carries
+    /// `terminate_data` (MC-DPL8CS 2.2.2.1: "data passed from the server/host application that
+    /// describes why the client or the peer is being terminated"; DestroyPeer's
+    /// `pvDestroyData`), which the player reads in [`Session::terminate_data`].
+    pub fn remove_player_with_data(
+        &mut self,
+        now: Instant,
+        dpnid: Dpnid,
+        terminate_data: &[u8],
+    ) -> Result<(), CommandError> {
         if self.phase != Phase::Host || dpnid == self.local {
             return Err(CommandError::WrongState);
         }
         let addr = self.route(dpnid).ok_or(CommandError::UnknownPlayer)?;
-        let msg = SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::default() });
+        let msg =
+            SessionMessage::TerminateSession(TerminateSession { terminate_data: Blob::new(terminate_data) });
         self.send_msg(now, addr, &msg);
         self.close_link(now, addr);
         self.destroy_player(now, dpnid, DestroyReason::DPNDESTROYPLAYERREASON_HOSTDESTROYEDPLAYER);
         Ok(())
     }
 
-    /// Host: ends the session for everyone with TERMINATE_SESSION (MC-DPL8CS 2.2.2.1).
+    /// Host: ends the session for everyone with TERMINATE_SESSION (MC-DPL8CS 2.2.2.1), which
+    /// carries `terminate_data` to every member ([`Session::terminate_data`] there).
     pub fn terminate_session(&mut self, now: Instant, terminate_data: &[u8]) -> Result<(), CommandError> {
         if self.phase != Phase::Host {
             return Err(CommandError::WrongState);

@@ -146,6 +146,8 @@ pub use app_data::{EARLY_DATA_BYTES, EARLY_DATA_MESSAGES};
 pub use bans::{BanError, Bans, DPERR_ACCESSDENIED, DPNERR_HOSTREJECTEDCONNECTION, MAX_BAN_NAME, MAX_BANS};
 pub use completion::MAX_PENDING;
 pub use config::{Limits, MIN_PERIOD, Mode, SessionConfig};
+/// A tracked send's priority, deadline and outcome ([`Session::send_to_tracked`]).
+pub use dplay_dframe::{Priority, SendOutcome, Tracked};
 pub use event::{
     CommandError, CompletionError, EndReason, Event, REFUSED_NAME_CHARS, SendFlags, TableChange,
 };

@@ -120,6 +120,8 @@ pub struct Session {
     pub(crate) indications: BTreeMap<SocketAddr, Box<dplay_wire::dp8::session::PlayerConnectInfo>>,
     /// Joiner: the host's `reply` (SEND_CONNECT_INFO or CONNECT_FAILED).
     pub(crate) connect_reply: Vec<u8>,
+    /// Member: the host's DN_TERMINATE_SESSION data.
+    pub(crate) terminate_data: Vec<u8>,
 }
 
 impl Session {
@@ -162,6 +164,7 @@ impl Session {
             admission,
             indications: BTreeMap::new(),
             connect_reply: Vec::new(),
+            terminate_data: Vec::new(),
         }
     }
 
@@ -194,6 +197,13 @@ impl Session {
     /// DN_SEND_CONNECT_INFO or DN_CONNECT_FAILED, MC-DPL8CS 2.2.1.3-2.2.1.4); empty before.
     pub fn connect_reply(&self) -> &[u8] {
         &self.connect_reply
+    }
+
+    /// Member: the data of the host's DN_TERMINATE_SESSION that ended our session
+    /// ([`EndReason::Terminated`]; MC-DPL8CS 2.2.2.1): DestroyPeer's or TerminateSession's data
+    /// on the host. Empty before, or when it carried none.
+    pub fn terminate_data(&self) -> &[u8] {
+        &self.terminate_data
     }
 
     /// Our copy of the name table.
@@ -280,6 +290,7 @@ impl Session {
                     self.on_disconnected(now, peer, reason)
                 }
                 dplay_dframe::Event::Unowned { from, data } => self.on_unowned(from, &data),
+                dplay_dframe::Event::SendDone { id, outcome, .. } => self.on_send_done(id, outcome),
             }
         }
         self.admission.memory.sync_table(&self.table);

@@ -39,6 +39,7 @@ pub(crate) const DPNERR_NORESPONSE: HRESULT = hr(ResultCode::DPNERR_NORESPONSE);
 pub(crate) const DPNERR_NOTALLOWED: HRESULT = hr(ResultCode::DPNERR_NOTALLOWED);
 pub(crate) const DPNERR_NOTHOST: HRESULT = hr(ResultCode::DPNERR_NOTHOST);
 pub(crate) const DPNERR_NOTREADY: HRESULT = hr(ResultCode::DPNERR_NOTREADY);
+pub(crate) const DPNERR_TIMEDOUT: HRESULT = hr(ResultCode::DPNERR_TIMEDOUT);
 pub(crate) const DPNERR_SENDTOOLARGE: HRESULT = hr(ResultCode::DPNERR_SENDTOOLARGE);
 pub(crate) const DPNERR_UNINITIALIZED: HRESULT = hr(ResultCode::DPNERR_UNINITIALIZED);
 pub(crate) const DPNERR_USERCANCEL: HRESULT = hr(ResultCode::DPNERR_USERCANCEL);

@@ -26,7 +26,7 @@ use uuid::Uuid;
 use crate::com::{GUID, HRESULT};
 use crate::devices::Devices;
 use crate::dpn::{self, *};
-use crate::protocol::{Command, DllProtocol, GroupRow, Member, Out, Target};
+use crate::protocol::{Command, DllProtocol, GroupRow, LinkInfo, Member, Out, Target};
 use crate::{addressing, threadpool};
 
 /// Which interface the object serves: it sets the session's topology and some message ids.
@@ -626,16 +626,18 @@ impl Core {
 
     // ---- Sends and groups --------------------------------------------------------------------
 
-    /// SendTo: `to` 0 is every player; a player or a group otherwise.
+    /// SendTo: `to` 0 is every player; a player or a group otherwise. `timeout_ms` 0: none.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send(
         &self,
         to: u32,
         data: Vec<u8>,
         flags: u32,
+        timeout_ms: u32,
         context: usize,
         sync: bool,
     ) -> Result<u32, HRESULT> {
+        let priority = crate::sends::priority(flags)?;
         let mut st = self.lock();
         if st.live.is_none() || st.local == 0 {
             return Err(DPNERR_NOCONNECTION);
@@ -661,7 +663,10 @@ impl Core {
             handle,
             Op::Send { context, no_complete, guaranteed, started: Instant::now(), sync: sync.then_some(tx) },
         );
-        Self::command(&st, Command::Send { handle, to: target, data, flags: send_flags, on_process })?;
+        let timeout = (timeout_ms != 0).then(|| Duration::from_millis(u64::from(timeout_ms)));
+        let send =
+            Command::Send { handle, to: target, data, flags: send_flags, on_process, priority, timeout };
+        Self::command(&st, send)?;
         drop(st);
         if sync {
             let r = threadpool::wait(&rx, None).unwrap_or(DPNERR_CONNECTIONLOST);
@@ -693,6 +698,14 @@ impl Core {
             return if r < 0 { Err(r) } else { Ok(0) };
         }
         Ok(handle)
+    }
+
+    /// The link with a remote player, read on the network thread (GetConnectionInfo,
+    /// GetSendQueueInfo); DPNERR_INVALIDPLAYER for ourselves or a player we have no link with.
+    pub(crate) fn link(&self, dpnid: u32) -> Result<LinkInfo, HRESULT> {
+        let (tx, rx) = bounded(1);
+        Self::command(&self.lock(), Command::Link { dpnid: Dpnid(dpnid), reply: tx })?;
+        rx.recv_timeout(Duration::from_secs(1)).ok().flatten().ok_or(DPNERR_INVALIDPLAYER)
     }
 
     pub(crate) fn plain_command(&self, c: Command) -> HRESULT {
@@ -993,8 +1006,8 @@ impl Core {
         }
     }
 
-    fn create_group(&self, row: GroupRow, owner: u32) {
-        let dpnid = row.dpnid.0;
+    fn create_group(&self, row: GroupRow) {
+        let (dpnid, owner) = (row.dpnid.0, row.owner.0);
         let mut st = self.lock();
         // Our own CreateGroup: the context it was given.
         let mine = st.ops.values().find_map(|op| match op {
@@ -1132,7 +1145,7 @@ impl Core {
                 };
                 self.call(DPN_MSGID_HOST_MIGRATE, &mut msg);
             }
-            Out::GroupCreated { group, owner } => self.create_group(group, owner.0),
+            Out::GroupCreated(group) => self.create_group(group),
             Out::GroupDestroyed(group) => {
                 let g = self.lock().groups.remove(&group.0);
                 if let Some(g) = g {
@@ -1172,7 +1185,7 @@ impl Core {
                     self.complete(handle, op, result);
                 }
             }
-            Out::Ended { reason, reply } => self.ended(reason, reply),
+            Out::Ended { reason, reply, terminate_data } => self.ended(reason, reply, terminate_data),
             Out::Found { .. } | Out::EnumDone => {}
         }
     }
@@ -1258,15 +1271,16 @@ impl Core {
             self.announce_player(dpnid);
         }
         for g in groups {
-            let owner = 0;
-            self.create_group(g, owner);
+            self.create_group(g);
         }
         if let Some((tx, _)) = hosting {
             let _ = tx.send(DPN_OK);
         }
     }
 
-    fn ended(&self, reason: EndReason, reply: Vec<u8>) {
+    /// The session ended: CONNECT_COMPLETE for a join under way, else TERMINATE_SESSION with
+    /// the host's data (DestroyPeer's `pvDestroyData`, TerminateSession's `pvTerminateData`).
+    fn ended(&self, reason: EndReason, reply: Vec<u8>, mut terminate_data: Vec<u8>) {
         let connecting = self.lock().connecting.take();
         if let Some(c) = connecting {
             let result = match reason {
@@ -1285,8 +1299,12 @@ impl Core {
         let mut msg = DPNMSG_TERMINATE_SESSION {
             dwSize: size_of::<DPNMSG_TERMINATE_SESSION>() as u32,
             hResultCode: result,
-            pvTerminateData: std::ptr::null_mut(),
-            dwTerminateDataSize: 0,
+            pvTerminateData: if terminate_data.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                terminate_data.as_mut_ptr().cast()
+            },
+            dwTerminateDataSize: terminate_data.len() as u32,
         };
         self.call(DPN_MSGID_TERMINATE_SESSION, &mut msg);
     }

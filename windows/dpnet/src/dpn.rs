@@ -69,6 +69,11 @@ pub const DPNSEND_COMPLETEONPROCESS: u32 = 0x0004;
 pub const DPNSEND_GUARANTEED: u32 = 0x0008;
 pub const DPNSEND_NONSEQUENTIAL: u32 = 0x0010;
 pub const DPNSEND_NOLOOPBACK: u32 = 0x0020;
+pub const DPNSEND_PRIORITY_LOW: u32 = 0x0040;
+pub const DPNSEND_PRIORITY_HIGH: u32 = 0x0080;
+pub const DPNGETSENDQUEUEINFO_PRIORITY_NORMAL: u32 = 0x0001;
+pub const DPNGETSENDQUEUEINFO_PRIORITY_HIGH: u32 = 0x0002;
+pub const DPNGETSENDQUEUEINFO_PRIORITY_LOW: u32 = 0x0004;
 pub const DPNSENDCOMPLETE_GUARANTEED: u32 = 0x0001;
 pub const DPNSESSION_CLIENT_SERVER: u32 = 0x0001;
 pub const DPNSESSION_MIGRATE_HOST: u32 = 0x0004;
@@ -152,10 +157,31 @@ pub struct DPN_SP_CAPS {
 }
 
 #[repr(C)]
+#[derive(Default)]
 pub struct DPN_CONNECTION_INFO {
     pub dwSize: u32,
     pub dwRoundTripLatencyMS: u32,
-    pub rest: [u32; 21],
+    pub dwThroughputBPS: u32,
+    pub dwPeakThroughputBPS: u32,
+    pub dwBytesSentGuaranteed: u32,
+    pub dwPacketsSentGuaranteed: u32,
+    pub dwBytesSentNonGuaranteed: u32,
+    pub dwPacketsSentNonGuaranteed: u32,
+    pub dwBytesRetried: u32,
+    pub dwPacketsRetried: u32,
+    pub dwBytesDropped: u32,
+    pub dwPacketsDropped: u32,
+    pub dwMessagesTransmittedHighPriority: u32,
+    pub dwMessagesTimedOutHighPriority: u32,
+    pub dwMessagesTransmittedNormalPriority: u32,
+    pub dwMessagesTimedOutNormalPriority: u32,
+    pub dwMessagesTransmittedLowPriority: u32,
+    pub dwMessagesTimedOutLowPriority: u32,
+    pub dwBytesReceivedGuaranteed: u32,
+    pub dwPacketsReceivedGuaranteed: u32,
+    pub dwBytesReceivedNonGuaranteed: u32,
+    pub dwPacketsReceivedNonGuaranteed: u32,
+    pub dwMessagesReceived: u32,
 }
 
 #[repr(C)]

@@ -36,6 +36,7 @@ pub mod log;
 mod methods;
 mod peer;
 mod protocol;
+mod sends;
 mod server;
 mod slots;
 #[cfg(test)]

@@ -247,7 +247,7 @@ pub(crate) unsafe extern "system" fn send_to<V: 'static>(
     dpnid: u32,
     buffers: *const DPN_BUFFER_DESC,
     count: u32,
-    _timeout: u32,
+    timeout: u32,
     context: *mut c_void,
     handle: *mut u32,
     flags: u32,
@@ -261,30 +261,36 @@ pub(crate) unsafe extern "system" fn send_to<V: 'static>(
             Ok(d) => d,
             Err(e) => return e,
         };
-        pending(c.send(dpnid, data, flags, context as usize, sync), handle, sync)
+        pending(c.send(dpnid, data, flags, timeout, context as usize, sync), handle, sync)
     })
 }
 
-/// GetSendQueueInfo: our transport hands messages to the wire as its window allows and keeps
-/// no per-priority queue the API could count, so it answers 0 messages, 0 bytes.
+/// GetSendQueueInfo: the application messages queued for the player and not yet sent, and
+/// their bytes, of the priorities `flags` names (none: all), from the transport's queue.
+/// Nothing is ever queued to the local player.
 pub(crate) unsafe extern "system" fn get_send_queue_info<V: 'static>(
     this: *mut c_void,
     dpnid: u32,
     msgs: *mut u32,
     bytes: *mut u32,
-    _flags: u32,
+    flags: u32,
 ) -> HRESULT {
     initialized::<V>(this, |c| {
-        if !c.is_player(dpnid) {
-            return DPNERR_INVALIDPLAYER;
-        }
+        let (n, b) = match c.player_info(dpnid) {
+            None => return DPNERR_INVALIDPLAYER,
+            Some((_, _, f)) if f & DPNPLAYER_LOCAL != 0 => (0, 0),
+            Some(_) => match c.link(dpnid).and_then(|link| crate::sends::queued(&link, flags)) {
+                Ok(q) => q,
+                Err(e) => return e,
+            },
+        };
         // SAFETY: the game's out pointers, each optional.
         unsafe {
             if !msgs.is_null() {
-                *msgs = 0;
+                *msgs = n;
             }
             if !bytes.is_null() {
-                *bytes = 0;
+                *bytes = b;
             }
         }
         DPN_OK
@@ -849,8 +855,8 @@ pub(crate) unsafe extern "system" fn get_sp_caps<V: 'static>(
     })
 }
 
-/// GetConnectionInfo: the structure checked and zeroed (the transport's per-connection
-/// counters are not carried to the COM side yet).
+/// GetConnectionInfo: the transport's counters of the link with the player
+/// ([`crate::sends::connection_info`]); `dwSize` must be the header's (92 bytes).
 pub(crate) unsafe extern "system" fn get_connection_info<V: 'static>(
     this: *mut c_void,
     dpnid: u32,
@@ -864,10 +870,13 @@ pub(crate) unsafe extern "system" fn get_connection_info<V: 'static>(
             return DPNERR_INVALIDPARAM;
         }
         match c.player_info(dpnid) {
-            Some((_, _, flags)) if flags & DPNPLAYER_LOCAL == 0 => {
-                *info = DPN_CONNECTION_INFO { dwSize: info.dwSize, dwRoundTripLatencyMS: 0, rest: [0; 21] };
-                DPN_OK
-            }
+            Some((_, _, flags)) if flags & DPNPLAYER_LOCAL == 0 => match c.link(dpnid) {
+                Ok(link) => {
+                    *info = crate::sends::connection_info(&link);
+                    DPN_OK
+                }
+                Err(e) => e,
+            },
             _ => DPNERR_INVALIDPLAYER,
         }
     })
@@ -893,12 +902,13 @@ pub(crate) unsafe extern "system" fn register_lobby<V: 'static>(
     })
 }
 
-/// DestroyPeer / DestroyClient: the host removes a player.
+/// DestroyPeer / DestroyClient: the host removes a player, who gets TERMINATE_SESSION with
+/// `data` (DN_TERMINATE_SESSION's TerminateData, MC-DPL8CS 2.2.2.1).
 pub(crate) unsafe extern "system" fn destroy_player<V: 'static>(
     this: *mut c_void,
     dpnid: u32,
-    _data: *const c_void,
-    _size: u32,
+    data: *const c_void,
+    size: u32,
     _flags: u32,
 ) -> HRESULT {
     initialized::<V>(this, |c| {
@@ -907,7 +917,8 @@ pub(crate) unsafe extern "system" fn destroy_player<V: 'static>(
         }
         match c.player_info(dpnid) {
             Some((_, _, f)) if f & DPNPLAYER_LOCAL == 0 => {
-                c.plain_command(Command::RemovePlayer(Dpnid(dpnid)))
+                // SAFETY: the game's `size` bytes.
+                c.plain_command(Command::RemovePlayer(Dpnid(dpnid), unsafe { dpn::read_bytes(data, size) }))
             }
             _ => DPNERR_INVALIDPLAYER,
         }

@@ -4,10 +4,12 @@
 //! callbacks need (names, data and flags of the name table, read from the session itself, so
 //! the COM side never asks the network thread anything).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use crossbeam_channel::Sender;
+use dplay_dframe::{Priority, SendOutcome, Stats, Tracked};
 use dplay_runtime::{Protocol, SocketId};
 use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
@@ -48,6 +50,15 @@ pub(crate) enum Command {
         data: Vec<u8>,
         flags: SendFlags,
         on_process: bool,
+        priority: Priority,
+        /// SendTo's `dwTimeOut` (`None`: 0, no limit).
+        timeout: Option<Duration>,
+    },
+    /// GetConnectionInfo and GetSendQueueInfo: the link with a player, answered at once on
+    /// the network thread (never through the handler's dispatcher, so a handler may ask).
+    Link {
+        dpnid: Dpnid,
+        reply: Sender<Option<LinkInfo>>,
     },
     SetInfo {
         handle: u32,
@@ -79,7 +90,8 @@ pub(crate) enum Command {
         group: Dpnid,
         player: Dpnid,
     },
-    RemovePlayer(Dpnid),
+    /// DestroyPeer / DestroyClient, with the data the player is told.
+    RemovePlayer(Dpnid, Vec<u8>),
     /// The application's answer to a [`Out::JoinRequest`]: reply data, or a refusal with it.
     AnswerJoin {
         from: SocketAddr,
@@ -110,6 +122,8 @@ pub(crate) struct Member {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GroupRow {
     pub(crate) dpnid: Dpnid,
+    /// `dpnidOwner` of its name-table entry (MC-DPL8CS 2.2.1.5): who created it.
+    pub(crate) owner: Dpnid,
     pub(crate) name: String,
     pub(crate) data: Vec<u8>,
     pub(crate) members: Vec<Dpnid>,
@@ -148,10 +162,7 @@ pub(crate) enum Out {
         reliable: bool,
     },
     HostMigrated(Dpnid),
-    GroupCreated {
-        group: GroupRow,
-        owner: Dpnid,
-    },
+    GroupCreated(GroupRow),
     GroupDestroyed(Dpnid),
     MemberAdded {
         group: Dpnid,
@@ -174,7 +185,30 @@ pub(crate) enum Out {
     Ended {
         reason: EndReason,
         reply: Vec<u8>,
+        /// The host's DN_TERMINATE_SESSION data (DestroyPeer's or TerminateSession's).
+        terminate_data: Vec<u8>,
     },
+}
+
+/// What GetConnectionInfo and GetSendQueueInfo read of the link with one player.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LinkInfo {
+    /// The transport's counters.
+    pub(crate) stats: Stats,
+    /// Application messages queued and their bytes, by [`Priority::index`].
+    pub(crate) queued: [(usize, usize); 3],
+    /// Bytes sent per second since the previous query for this player (the first: 0).
+    pub(crate) throughput: u32,
+    /// The highest of those.
+    pub(crate) peak: u32,
+}
+
+/// Where a player's throughput was last measured.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    at: Instant,
+    bytes: u64,
+    peak: u32,
 }
 
 /// A [`Session`] as the runtime's protocol, for one COM object.
@@ -184,6 +218,10 @@ pub(crate) struct DllProtocol {
     out: VecDeque<Out>,
     /// Session contexts of operations that wait for an answer, with their handles.
     waiting: Vec<(u32, u32)>,
+    /// Tracked sends by handle: the copies still under way and the result so far.
+    sends: HashMap<u32, (usize, HRESULT)>,
+    /// Throughput samples by player.
+    samples: HashMap<Dpnid, Sample>,
     enum_started: Option<Instant>,
     /// Joined was reported: before it, the players a joiner learns come in its snapshot.
     joined: bool,
@@ -196,6 +234,8 @@ impl DllProtocol {
             session: Session::new(config, now),
             out: VecDeque::new(),
             waiting: Vec::new(),
+            sends: HashMap::new(),
+            samples: HashMap::new(),
             enum_started: None,
             joined: false,
             ended: false,
@@ -219,6 +259,7 @@ impl DllProtocol {
         let g = t.group(dpnid)?;
         Some(GroupRow {
             dpnid,
+            owner: g.dpnid_owner,
             name: text(&g.name),
             data: g.data.0.clone(),
             members: t.group_members(dpnid).collect(),
@@ -275,8 +316,14 @@ impl DllProtocol {
                 }
                 Event::SessionEnded { reason } => {
                     self.ended = true;
-                    Out::Ended { reason, reply: self.session.connect_reply().to_vec() }
+                    let s = &self.session;
+                    let (reply, terminate_data) = (s.connect_reply().to_vec(), s.terminate_data().to_vec());
+                    Out::Ended { reason, reply, terminate_data }
                 }
+                Event::SendDone { id, outcome } => match self.send_done(id, outcome) {
+                    Some(o) => o,
+                    None => continue,
+                },
                 Event::JoinRequest { from, connect_data, .. } => Out::JoinRequest { from, connect_data },
                 Event::JoinAborted { from } => Out::JoinAborted(from),
                 _ => continue,
@@ -304,21 +351,38 @@ impl DllProtocol {
                 s.stop_enum();
                 (0, Ok(None))
             }
-            Command::Send { handle, to, data, flags, on_process } => {
+            Command::Send { handle, to, data, flags, on_process, priority, timeout } => {
                 let looped = !flags.no_loopback && matches!(to, Target::All) || to == Target::Id(local);
+                let track = Tracked { id: u64::from(handle), priority, expires: timeout.map(|t| now + t) };
+                // Done when the receiver's DN_PROCESS_COMPLETION comes (`waits`), when each copy
+                // the transport took is (SendDone), or now when there is none.
+                let (mut copies, mut waits) = (0, false);
                 let sent = match to {
-                    Target::All => s.send_all(now, &data, flags).map(|()| None),
-                    Target::Id(id) if id == local => Ok(None),
+                    Target::All => s.send_all_tracked(now, &data, flags, track).map(|n| copies = n),
+                    Target::Id(id) if id == local => Ok(()),
                     Target::Id(id) if s.name_table().group(id).is_some() => {
-                        s.send_to_group(now, id, &data, flags).map(|()| None)
+                        s.send_to_group_tracked(now, id, &data, flags, track).map(|n| copies = n)
                     }
-                    Target::Id(id) if on_process => s.send_with_completion(now, id, &data).map(Some),
-                    Target::Id(id) => s.send_to(now, id, &data, flags).map(|()| None),
+                    Target::Id(id) if on_process => s.send_with_completion(now, id, &data).map(|c| {
+                        waits = true;
+                        self.waiting.push((c, handle));
+                    }),
+                    Target::Id(id) => s.send_to_tracked(now, id, &data, flags, track).map(|()| copies = 1),
                 };
                 if looped && sent.is_ok() {
                     self.out.push_back(Out::Received { from: local, data, reliable: flags.reliable });
                 }
-                (handle, sent)
+                if copies > 0 || waits {
+                    if copies > 0 {
+                        self.sends.insert(handle, (copies, dpn::DPN_OK));
+                    }
+                    return;
+                }
+                (handle, sent.map(|()| None))
+            }
+            Command::Link { dpnid, reply } => {
+                let _ = reply.send(self.link_info(now, dpnid));
+                return;
             }
             Command::SetInfo { handle, name, data } => {
                 (handle, s.set_info(now, local, name.as_deref(), data.as_deref()).map(Some))
@@ -336,7 +400,9 @@ impl DllProtocol {
             Command::RemoveFromGroup { handle, group, player } => {
                 (handle, s.remove_from_group(now, group, player).map(Some))
             }
-            Command::RemovePlayer(dpnid) => (0, s.remove_player(now, dpnid).map(|()| None)),
+            Command::RemovePlayer(dpnid, data) => {
+                (0, s.remove_player_with_data(now, dpnid, &data).map(|()| None))
+            }
             Command::AnswerJoin { from, accept, reply } => {
                 let code = dplay_wire::dp8::session::ResultCode::DPNERR_HOSTREJECTEDCONNECTION;
                 let answer = if accept { Ok(reply) } else { Err((code, reply)) };
@@ -360,6 +426,46 @@ impl DllProtocol {
             Err(e) if handle != 0 => self.out.push_back(Out::OpDone { handle, result: command_error(e) }),
             Err(_) => {}
         }
+    }
+}
+
+impl DllProtocol {
+    /// One copy of a tracked send is done: the send's OpDone once every copy is, with the
+    /// first failure (DPNERR_TIMEDOUT unsent at its deadline, DPNERR_CONNECTIONLOST when the
+    /// link ended first) or DPN_OK.
+    fn send_done(&mut self, id: u64, outcome: SendOutcome) -> Option<Out> {
+        let handle = u32::try_from(id).ok()?;
+        let (left, result) = self.sends.get_mut(&handle)?;
+        let this = match outcome {
+            SendOutcome::Acknowledged | SendOutcome::Sent => dpn::DPN_OK,
+            SendOutcome::TimedOut => dpn::DPNERR_TIMEDOUT,
+            _ => dpn::DPNERR_CONNECTIONLOST,
+        };
+        if *result == dpn::DPN_OK {
+            *result = this;
+        }
+        *left -= 1;
+        if *left > 0 {
+            return None;
+        }
+        let (_, result) = self.sends.remove(&handle)?;
+        Some(Out::OpDone { handle, result })
+    }
+
+    /// The link with `dpnid`, when we have one; its throughput measured since the last query.
+    fn link_info(&mut self, now: Instant, dpnid: Dpnid) -> Option<LinkInfo> {
+        let addr = self.session.player_addresses().into_iter().find(|(d, _)| *d == dpnid)?.1;
+        let ep = self.session.endpoint();
+        let stats = ep.stats(addr)?;
+        let queued = [Priority::Low, Priority::Normal, Priority::High]
+            .map(|p| ep.send_queue(addr, Some(p)).unwrap_or_default());
+        let sample = self.samples.entry(dpnid).or_insert(Sample { at: now, bytes: 0, peak: 0 });
+        let elapsed = now.saturating_duration_since(sample.at).as_secs_f64();
+        let sent = stats.bytes_sent.saturating_sub(sample.bytes);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // saturating casts
+        let throughput = if elapsed > 0.0 { (sent as f64 / elapsed) as u32 } else { 0 };
+        *sample = Sample { at: now, bytes: stats.bytes_sent, peak: sample.peak.max(throughput) };
+        Some(LinkInfo { stats, queued, throughput, peak: sample.peak })
     }
 }
 
@@ -389,9 +495,7 @@ fn destroy_reason(r: DestroyReason) -> u32 {
 fn table_change(p: &DllProtocol, change: dplay_session::TableChange) -> Option<Out> {
     use dplay_session::TableChange as T;
     Some(match change {
-        T::GroupCreated { group, requested_by, .. } => {
-            Out::GroupCreated { group: p.group_row(group)?, owner: requested_by }
-        }
+        T::GroupCreated { group, .. } => Out::GroupCreated(p.group_row(group)?),
         T::GroupDestroyed { group } => Out::GroupDestroyed(group),
         T::MemberAdded { group, player } => Out::MemberAdded { group, player },
         T::MemberRemoved { group, player } => Out::MemberRemoved { group, player },

@@ -66,14 +66,18 @@ pub(crate) fn run() -> anyhow::Result<()> {
 /// source on Debian's stable compiler (`RUSTC_BOOTSTRAP`), mingw-w64 as linker, the folder of
 /// `rsbegin.o`/`rsend.o`, the project's own target dir and the registry kept in the chroot. A
 /// new target dir starts as a copy of the last used one (outputs name only paths inside the
-/// chroot, the same for every project), so a new checkout's first build is a warm one.
+/// chroot, the same for every project), so a new checkout's first build is a warm one; the
+/// copy forgets the fingerprints of the project's own crates, which cargo would otherwise
+/// take as fresh whenever that checkout's sources are older than the seed's outputs (a
+/// worktree made before another checkout's build: the DLL then linked that checkout's crates).
 fn cargo_env(session: &Session<'_>) -> anyhow::Result<String> {
     let target_env = TARGET.to_uppercase().replace('-', "_");
     let dir = session.target_dir()?;
     Ok(format!(
         "if [ ! -d {dir} ]; then seed=$(ls -td {BUILD}/targets/*[0-9a-f]/ {BUILD}/target 2>/dev/null | head -n 1); \
          rm -rf {dir}.new && mkdir -p {dir}.new && \
-         if [ -n \"$seed\" ]; then cp -a $seed/. {dir}.new/; fi && mv {dir}.new {dir}; fi; \
+         if [ -n \"$seed\" ]; then cp -a $seed/. {dir}.new/ && find {dir}.new -type d -path '*/.fingerprint/*' \
+         \\( -name 'dplay-*' -o -name 'dpnet-*' \\) -prune -exec rm -rf {{}} +; fi && mv {dir}.new {dir}; fi; \
          export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR={dir} \
          CARGO_TARGET_{target_env}_LINKER=i686-w64-mingw32-gcc \
          CARGO_TARGET_{target_env}_RUSTFLAGS='-L native={RTSTARTUP}' \

@@ -36,6 +36,7 @@ const EXPECTED: &[&str] = &[
     "dowork",
     "portless",
     "devices",
+    "sends",
 ];
 
 /// Every test: its name (also its C file's, unless it names another), and the run.
@@ -55,6 +56,7 @@ const TESTS: &[(&str, Case)] = &[
     ("dowork", dowork),
     ("portless", portless),
     ("devices", devices),
+    ("sends", sends),
 ];
 
 /// The application GUID of every test session (`GUID_TEST_APP` in windows/tests/game.h).
@@ -466,6 +468,19 @@ fn cancel(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let silent = std::net::UdpSocket::bind("127.0.0.1:0")?;
     let silent_port = silent.local_addr()?.port().to_string();
     ctx.wine(Prefix::Win32, "cancel", &[port(&addr), &silent_port])?.success()
+}
+
+/// Send completion on acknowledgement, timeouts, priorities and the counters against a native
+/// host; then, between two Wine members, an existing group's owner and DestroyPeer's data.
+fn sends(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let addr = free_addr()?;
+    let _host = native_host(ctx, &addr, &[])?;
+    ctx.wine(Prefix::Win32, "sends", &["join", port(&addr)])?.success()?;
+    let addr = free_addr()?;
+    let mut a = ctx.wine(Prefix::Win32, "sends", &["host", port(&addr)])?;
+    a.wait_line("ready")?;
+    ctx.wine(Prefix::Win32, "sends", &["member", port(&addr)])?.success()?;
+    a.success()
 }
 
 fn dowork(ctx: &Ctx<'_>) -> anyhow::Result<()> {

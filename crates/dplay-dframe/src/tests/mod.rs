@@ -4,6 +4,7 @@ mod data;
 mod handshake;
 mod lifecycle;
 mod signing;
+mod tracked;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

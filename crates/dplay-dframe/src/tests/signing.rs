@@ -252,13 +252,13 @@ fn unexpected_signing_fails_the_connect_at_once() {
             [Event::Disconnected {
                 peer: peer(),
                 reason: DisconnectReason::SigningRequired(mode),
-                stats: crate::Stats {
+                stats: Box::new(crate::Stats {
                     frames_sent: 1,
                     bytes_sent: 16,
                     frames_received: 1,
                     bytes_received: 48,
                     ..Default::default()
-                },
+                }),
             }]
         );
         assert_eq!(h.ep.connection_count(), 0);

@@ -417,6 +417,7 @@ fn check(
                     }
                 }
                 Event::Unowned { .. } => v.push(format!("{name}: unexpected unowned datagram")),
+                Event::SendDone { .. } => v.push(format!("{name}: unexpected send completion")),
             }
         }
         for (p, n) in sender_plan.iter().zip(&seen) {

@@ -166,3 +166,50 @@ fn a_departed_client_leaves_at_its_end_stream() {
     assert!(!session(&mesh, 0).name_table().contains(client), "the client lingers");
     assert_eq!(removals(&mesh, 0, client), [DestroyReason::DPNDESTROYPLAYERREASON_NORMAL]);
 }
+
+/// MC-DPL8CS 2.2.2.1: DN_TERMINATE_SESSION carries the host application's data: to the
+/// removed peer alone (DestroyPeer's `pvDestroyData`), then to every member (TerminateSession's
+/// `pvTerminateData`).
+#[test]
+fn terminate_data_reaches_the_members() {
+    let mut mesh = joined_mesh(211, 3, 0.05);
+    let victim = session(&mesh, 2).local_dpnid();
+    mesh.with(0, |s, now| s.remove_player_with_data(now, victim, b"kicked")).expect("host removes");
+    mesh.sim.run_for(Duration::from_secs(30));
+    assert_eq!(events(&mesh, 2).last(), Some(&Event::SessionEnded { reason: EndReason::Terminated }));
+    assert_eq!(session(&mesh, 2).terminate_data(), b"kicked");
+    assert_eq!(session(&mesh, 1).terminate_data(), b"");
+    mesh.with(0, |s, now| s.terminate_session(now, b"game over")).expect("host terminates");
+    mesh.sim.run_for(Duration::from_secs(30));
+    assert_eq!(events(&mesh, 1).last(), Some(&Event::SessionEnded { reason: EndReason::Terminated }));
+    assert_eq!(session(&mesh, 1).terminate_data(), b"game over");
+}
+
+/// A tracked send's copies each complete once: acknowledged under 20% loss (MC-DPL8R
+/// 3.1.5.2.2), or failed with the connection of a peer that was killed (MC-DPL8R 3.1.6.5).
+#[test]
+fn tracked_sends_complete_once() {
+    use dplay_session::{SendFlags, SendOutcome, Tracked};
+    let done = |mesh: &Mesh| -> Vec<(u64, SendOutcome)> {
+        events(mesh, 0)
+            .iter()
+            .filter_map(|e| match e {
+                Event::SendDone { id, outcome } => Some((*id, *outcome)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut mesh = joined_mesh(212, 3, 0.2);
+    let copies =
+        mesh.with(0, |s, now| s.send_all_tracked(now, &[7; 3000], SendFlags::RELIABLE, Tracked::new(42)));
+    assert_eq!(copies, Ok(2));
+    mesh.sim.run_for(Duration::from_secs(30));
+    assert_eq!(done(&mesh), [(42, SendOutcome::Acknowledged); 2]);
+    let to = session(&mesh, 2).local_dpnid();
+    mesh.kill(2);
+    mesh.with(0, |s, now| s.send_to_tracked(now, to, b"gone", SendFlags::RELIABLE, Tracked::new(43)))
+        .expect("queued");
+    mesh.sim.run_for(Duration::from_secs(240));
+    let last = done(&mesh).pop();
+    assert!(matches!(last, Some((43, SendOutcome::Failed(_)))), "{last:?}");
+}

@@ -19,11 +19,11 @@ pub(crate) enum Heard {
     DestroyPlayer { dpnid: u32, reason: u32, context: usize },
     Receive { from: u32, data: Vec<u8>, context: usize, guaranteed: bool },
     SendComplete { handle: u32, result: HRESULT, context: usize },
-    CreateGroup { group: u32 },
+    CreateGroup { group: u32, owner: u32 },
     AddToGroup { group: u32, player: u32 },
     PeerInfo { dpnid: u32 },
     HostMigrate { new_host: u32 },
-    Terminate { result: HRESULT },
+    Terminate { result: HRESULT, data: Vec<u8> },
     Other(u32),
 }
 
@@ -177,7 +177,8 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                 }
             }
             DPN_MSGID_CREATE_GROUP => {
-                Heard::CreateGroup { group: (*msg.cast::<DPNMSG_CREATE_GROUP>()).dpnidGroup }
+                let m = &*msg.cast::<DPNMSG_CREATE_GROUP>();
+                Heard::CreateGroup { group: m.dpnidGroup, owner: m.dpnidOwner }
             }
             DPN_MSGID_ADD_PLAYER_TO_GROUP => {
                 let m = &*msg.cast::<DPNMSG_GROUP_MEMBER>();
@@ -188,7 +189,11 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                 Heard::HostMigrate { new_host: (*msg.cast::<DPNMSG_ID_CONTEXT>()).dpnid }
             }
             DPN_MSGID_TERMINATE_SESSION => {
-                Heard::Terminate { result: (*msg.cast::<DPNMSG_TERMINATE_SESSION>()).hResultCode }
+                let m = &*msg.cast::<DPNMSG_TERMINATE_SESSION>();
+                Heard::Terminate {
+                    result: m.hResultCode,
+                    data: read_bytes(m.pvTerminateData, m.dwTerminateDataSize),
+                }
             }
             other => Heard::Other(other),
         }

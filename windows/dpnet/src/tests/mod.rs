@@ -7,6 +7,7 @@ mod client_server;
 mod devices;
 mod game;
 mod peer;
+mod sends;
 mod threadpool;
 
 /// The thread pool is the process's: a test that switches it to DoWork mode runs alone.

@@ -450,15 +450,16 @@ fn groups_info_migration_and_termination() {
 
     // A group made by bob (a request to the host), with alice in it.
     assert_eq!(b.create_group("wingmen", 0xAB), DPN_OK);
-    let Heard::CreateGroup { group } =
+    let Heard::CreateGroup { group, owner } =
         b_game.wait_for("CREATE_GROUP", |h| matches!(h, Heard::CreateGroup { .. }))
     else {
         unreachable!()
     };
+    assert_eq!(owner, bob);
     let mut ctx = std::ptr::null_mut();
     assert_eq!(unsafe { (b.v().get_group_context)(b.0, group, &mut ctx, 0) }, DPN_OK);
     assert_eq!(ctx as usize, 0xAB);
-    a_game.wait_for("CREATE_GROUP on the host", |h| *h == Heard::CreateGroup { group });
+    a_game.wait_for("CREATE_GROUP on the host", |h| *h == Heard::CreateGroup { group, owner: bob });
     let hr = unsafe {
         (b.v().add_player_to_group)(b.0, group, alice, std::ptr::null_mut(), std::ptr::null_mut(), DPNOP_SYNC)
     };
@@ -489,14 +490,21 @@ fn groups_info_migration_and_termination() {
     );
     assert_eq!(b.name_of(bob).unwrap().1, DPNPLAYER_LOCAL | DPNPLAYER_HOST);
 
-    // A newcomer joins the new host, which then ends the session.
+    // A newcomer joins the new host: the group that exists comes with its owner (the name
+    // table's dpnidOwner); then the host ends the session, telling why.
     let c_game = Game::new(0x3000);
     let c = Peer::new();
     c.init(&c_game);
     let b_port = unsafe { crate::methods::core::<PeerVtbl>(b.0) }.bound().unwrap().port();
     assert_eq!(c.connect(b_port, 0, true).0, DPN_OK);
-    assert_eq!(unsafe { (b.v().terminate_session)(b.0, std::ptr::null(), 0, 0) }, DPN_OK);
-    c_game.wait_for("TERMINATE_SESSION", |h| *h == Heard::Terminate { result: DPNERR_HOSTTERMINATEDSESSION });
+    c_game.wait_for("the group's CREATE_GROUP on the newcomer", |h| {
+        *h == Heard::CreateGroup { group, owner: bob }
+    });
+    let why = b"game over";
+    assert_eq!(unsafe { (b.v().terminate_session)(b.0, why.as_ptr().cast(), why.len() as u32, 0) }, DPN_OK);
+    c_game.wait_for("TERMINATE_SESSION", |h| {
+        *h == Heard::Terminate { result: DPNERR_HOSTTERMINATEDSESSION, data: why.to_vec() }
+    });
     assert_eq!(c.close(), DPN_OK);
     assert_eq!(b.close(), DPN_OK);
 }

@@ -1,0 +1,139 @@
+//! SendTo's completion, priorities and timeouts, GetSendQueueInfo and GetConnectionInfo from
+//! the transport, and DestroyPeer's data, between two peers on loopback.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use super::game::{Game, Heard};
+use super::peer::Peer;
+use crate::com::HRESULT;
+use crate::dpn::*;
+
+impl Peer {
+    fn send_timed(&self, to: u32, data: &[u8], flags: u32, timeout: u32, context: usize) -> (HRESULT, u32) {
+        let buf = DPN_BUFFER_DESC { dwBufferSize: data.len() as u32, pBufferData: data.as_ptr().cast_mut() };
+        let mut handle = 0;
+        let hr = unsafe {
+            (self.v().send_to)(self.0, to, &buf, 1, timeout, context as *mut c_void, &mut handle, flags)
+        };
+        (hr, handle)
+    }
+
+    fn queue_info(&self, to: u32, flags: u32) -> Result<(u32, u32), HRESULT> {
+        let (mut msgs, mut bytes) = (0, 0);
+        match unsafe { (self.v().get_send_queue_info)(self.0, to, &mut msgs, &mut bytes, flags) } {
+            DPN_OK => Ok((msgs, bytes)),
+            e => Err(e),
+        }
+    }
+
+    fn connection_info(&self, to: u32, size: u32) -> Result<DPN_CONNECTION_INFO, HRESULT> {
+        let mut info = DPN_CONNECTION_INFO { dwSize: size, ..DPN_CONNECTION_INFO::default() };
+        match unsafe { (self.v().get_connection_info)(self.0, to, &mut info, 0) } {
+            DPN_OK => Ok(info),
+            e => Err(e),
+        }
+    }
+}
+
+/// A host and a joiner's games, the host and the joiner, and their DPNIDs. The games come
+/// first: bound in this order, the peers (whose release may still call a handler) drop first.
+fn pair() -> (Arc<Game>, Arc<Game>, Peer, Peer, u32, u32) {
+    let (host_game, join_game) = (Game::new(0x1000), Game::new(0x2000));
+    let host = Peer::new();
+    host.init(&host_game);
+    let port = host.host(0);
+    let joiner = Peer::new();
+    joiner.init(&join_game);
+    assert_eq!(joiner.connect(port, 0, true).0, DPN_OK);
+    let Heard::ConnectComplete { local, .. } =
+        join_game.wait_for("CONNECT_COMPLETE", |h| matches!(h, Heard::ConnectComplete { .. }))
+    else {
+        unreachable!()
+    };
+    let host_id = *joiner.players().iter().find(|p| **p != local).unwrap();
+    host_game.wait_for("the joiner on the host", |h| *h == Heard::CreatePlayer { dpnid: local });
+    (host_game, join_game, host, joiner, host_id, local)
+}
+
+fn completion(game: &Game, handle: u32) -> HRESULT {
+    match game
+        .wait_for("SEND_COMPLETE", |h| matches!(h, Heard::SendComplete { handle: x, .. } if *x == handle))
+    {
+        Heard::SendComplete { result, .. } => result,
+        _ => unreachable!(),
+    }
+}
+
+/// Behind a large guaranteed message: a message whose `dwTimeOut` passes before its turn
+/// completes with DPNERR_TIMEDOUT and never arrives; a DPNSEND_PRIORITY_HIGH one overtakes a
+/// normal one queued before it; GetSendQueueInfo counts what waits; every guaranteed send
+/// completes DPN_OK once acknowledged, and GetConnectionInfo counts them.
+#[test]
+fn queue_priorities_timeouts_and_counters() {
+    let _pool = super::shared();
+    let (host_game, join_game, host, joiner, host_id, _) = pair();
+    assert_eq!(
+        joiner.send_timed(host_id, b"x", DPNSEND_PRIORITY_HIGH | DPNSEND_PRIORITY_LOW, 0, 0).0,
+        DPNERR_INVALIDFLAGS
+    );
+    let big = vec![0xB1; 600 * 1024];
+    let (hr, big_handle) = joiner.send_timed(host_id, &big, DPNSEND_GUARANTEED, 0, 1);
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    let (_, late) = joiner.send_timed(host_id, b"late", DPNSEND_GUARANTEED, 1, 2);
+    let (_, normal) = joiner.send_timed(host_id, b"normal", DPNSEND_GUARANTEED, 0, 3);
+    let (_, high) = joiner.send_timed(host_id, b"high", DPNSEND_GUARANTEED | DPNSEND_PRIORITY_HIGH, 0, 4);
+    let (msgs, bytes) = joiner.queue_info(host_id, 0).unwrap();
+    assert!(msgs >= 2 && bytes >= 10, "{msgs} messages, {bytes} bytes queued");
+    assert_eq!(joiner.queue_info(host_id, DPNGETSENDQUEUEINFO_PRIORITY_HIGH).unwrap(), (1, 4));
+    assert_eq!(joiner.queue_info(host_id, 0x8), Err(DPNERR_INVALIDFLAGS));
+
+    assert_eq!(completion(&join_game, late), DPNERR_TIMEDOUT);
+    for h in [big_handle, normal, high] {
+        assert_eq!(completion(&join_game, h), DPN_OK);
+    }
+    host_game
+        .wait_for("the normal message", |h| matches!(h, Heard::Receive { data, .. } if data == b"normal"));
+    // What arrived, in order, by length and first byte (the large one is 600 KiB).
+    let received: Vec<(usize, u8)> = host_game
+        .heard()
+        .into_iter()
+        .filter_map(|h| match h {
+            Heard::Receive { data, .. } => Some((data.len(), data[0])),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(received, [(big.len(), 0xB1), (4, b'h'), (6, b'n')]);
+    assert_eq!(joiner.queue_info(host_id, 0).unwrap(), (0, 0));
+
+    assert_eq!(joiner.connection_info(host_id, 88).err(), Some(DPNERR_INVALIDPARAM));
+    let info = joiner.connection_info(host_id, size_of::<DPN_CONNECTION_INFO>() as u32).unwrap();
+    assert_eq!(info.dwSize, 92);
+    assert!(info.dwPacketsSentGuaranteed > 400, "{}", info.dwPacketsSentGuaranteed);
+    assert!(info.dwBytesSentGuaranteed > 600 * 1024);
+    assert_eq!(info.dwMessagesTransmittedHighPriority, 1);
+    assert_eq!(info.dwMessagesTimedOutNormalPriority, 1);
+    assert!(info.dwMessagesTransmittedNormalPriority >= 2);
+    assert!(info.dwPacketsReceivedGuaranteed > 0 && info.dwMessagesReceived > 0);
+    assert!(info.dwPeakThroughputBPS >= info.dwThroughputBPS);
+    let local = joiner.players().into_iter().find(|p| *p != host_id).unwrap();
+    assert_eq!(joiner.connection_info(local, 92).err(), Some(DPNERR_INVALIDPLAYER));
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
+
+/// DestroyPeer: the removed peer hears TERMINATE_SESSION with the host's data
+/// (DN_TERMINATE_SESSION, MC-DPL8CS 2.2.2.1).
+#[test]
+fn destroy_peer_tells_the_player_why() {
+    let _pool = super::shared();
+    let (_host_game, join_game, host, joiner, _, local) = pair();
+    let why = b"kicked";
+    let hr = unsafe { (host.v().destroy_peer)(host.0, local, why.as_ptr().cast(), why.len() as u32, 0) };
+    assert_eq!(hr, DPN_OK);
+    join_game.wait_for("TERMINATE_SESSION", |h| {
+        *h == Heard::Terminate { result: DPNERR_HOSTTERMINATEDSESSION, data: why.to_vec() }
+    });
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
