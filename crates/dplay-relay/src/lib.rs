@@ -18,20 +18,23 @@
 //!   or at least its IP.
 //! - Only members, only toward members: anything else is dropped and counted.
 
+pub mod dp4;
 mod latch;
+mod outbox;
 mod rate;
 mod stats;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dplay_session::AddressMap;
-use dplay_wire::budget::{Charge, MemoryBudget};
+use dplay_wire::budget::MemoryBudget;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::log_limit::LogLimit;
 use uuid::Uuid;
 
+use outbox::{Outbox, Sender};
 pub use rate::RateLimit;
 pub use stats::{MemberStats, RelayStats};
 
@@ -77,8 +80,7 @@ struct Member {
     endpoint: usize,
     /// Admission order: older members connect to newer ones (MS-DPDX 4.3 step 11).
     order: u64,
-    bucket: rate::Bucket,
-    stats: MemberStats,
+    sender: Sender,
 }
 
 /// A relay endpoint: its owner, and who latched where.
@@ -105,8 +107,7 @@ pub struct Relay {
     /// The session's application and instance GUIDs (PATH_TEST keys).
     application: Uuid,
     instance: Uuid,
-    queue: VecDeque<(Forward, Vec<u8>)>,
-    charge: Charge,
+    outbox: Outbox<Forward>,
     stats: RelayStats,
     log: LogLimit,
 }
@@ -115,7 +116,7 @@ impl Relay {
     /// A relay with every endpoint free.
     pub fn new(cfg: RelayConfig) -> Self {
         let endpoints = cfg.endpoints.iter().map(|_| Endpoint::default()).collect();
-        let charge = cfg.budget.account();
+        let outbox = Outbox::new(&cfg.budget, cfg.max_queue, cfg.rate);
         Self {
             cfg,
             endpoints,
@@ -124,8 +125,7 @@ impl Relay {
             frees: 0,
             application: Uuid::nil(),
             instance: Uuid::nil(),
-            queue: VecDeque::new(),
-            charge,
+            outbox,
             stats: RelayStats::default(),
             log: LogLimit::default(),
         }
@@ -134,10 +134,7 @@ impl Relay {
     /// Charges the datagrams waiting from now on to `budget` (the host's, once its session
     /// exists); those already waiting stay charged where they were.
     pub fn set_budget(&mut self, budget: &MemoryBudget) {
-        let mut charge = budget.account();
-        if charge.grow(self.charge.bytes()) {
-            self.charge = charge;
-        }
+        self.outbox.set_budget(budget);
     }
 
     /// The endpoints' public addresses, by index.
@@ -177,7 +174,12 @@ impl Relay {
         };
         let order = self.next_order;
         self.next_order += 1;
-        let member = Member { addr: from, endpoint: index, order, bucket: rate::Bucket::new(), stats };
+        let member = Member {
+            addr: from,
+            endpoint: index,
+            order,
+            sender: Sender { bucket: rate::Bucket::new(), stats },
+        };
         self.members.insert(player, member);
         tracing::debug!(%player, %from, %endpoint, "relay endpoint taken");
         Some(endpoint)
@@ -219,40 +221,22 @@ impl Relay {
             self.stats.unlatched += 1;
             return;
         };
-        let rate = self.cfg.rate;
-        let Some(s) = self.members.get_mut(&sender) else { return };
-        if !s.bucket.take(now, data.len(), rate) {
-            s.stats.rate_limited += 1;
-            self.stats.rate_limited += 1;
+        if sender == owner {
             return;
         }
-        if self.queue.len() >= self.cfg.max_queue || !self.charge.grow(data.len()) {
-            self.stats.over_budget += 1;
-            return;
-        }
-        let len = data.len() as u64;
-        s.stats.datagrams_from += 1;
-        s.stats.bytes_from += len;
-        if let Some(o) = self.members.get_mut(&owner) {
-            o.stats.datagrams_to += 1;
-            o.stats.bytes_to += len;
-        }
-        self.stats.datagrams += 1;
-        self.stats.bytes += len;
-        self.queue.push_back((Forward { endpoint: via, to }, data.to_vec()));
+        let [Some(s), o] = self.members.get_disjoint_mut([&sender, &owner]) else { return };
+        let receiver = o.map(|o| &mut o.sender.stats);
+        self.outbox.offer(now, &mut s.sender, receiver, &mut self.stats, Forward { endpoint: via, to }, data);
     }
 
     /// The next datagram to send: its bytes into `buf` (cleared by the caller).
     pub fn poll_forward(&mut self, buf: &mut Vec<u8>) -> Option<Forward> {
-        let (forward, data) = self.queue.pop_front()?;
-        self.charge.shrink(data.len());
-        buf.extend_from_slice(&data);
-        Some(forward)
+        self.outbox.pop(buf)
     }
 
     /// What the relay did so far, members by DPNID.
     pub fn stats(&self) -> RelayStats {
-        let mut members: Vec<MemberStats> = self.members.values().map(|m| m.stats).collect();
+        let mut members: Vec<MemberStats> = self.members.values().map(|m| m.sender.stats).collect();
         members.sort_by_key(|m| m.dpnid);
         RelayStats {
             endpoints: self.endpoints.len(),

@@ -47,6 +47,9 @@ pub struct Dp4Binding {
     pub advertised_datagram: Option<SocketAddrV4>,
     /// Deadlines and the per-source cap of accepted TCP connections (docs/limits.md).
     pub stream_limits: StreamLimits,
+    /// A relaying host's relay endpoints (a UDP socket and a TCP listener each), opened after
+    /// the others ([`crate::dp4_relay_sockets`]; docs/relay.md).
+    pub relay_endpoints: usize,
 }
 
 impl Dp4Binding {
@@ -66,6 +69,7 @@ impl Dp4Binding {
             enum_port: Some(ENUM_PORT),
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
+            relay_endpoints: 0,
         }
     }
 
@@ -78,7 +82,13 @@ impl Dp4Binding {
             enum_port: None,
             advertised_datagram: None,
             stream_limits: StreamLimits::default(),
+            relay_endpoints: 0,
         }
+    }
+
+    /// How many sockets the session itself has: the relay endpoints' come after them.
+    pub fn session_sockets(&self) -> usize {
+        2 + usize::from(self.enum_port.is_some())
     }
 
     /// The runtime configuration opening these sockets, in [`SocketId`] order.
@@ -92,6 +102,7 @@ impl Dp4Binding {
         if let Some(port) = self.enum_port {
             sockets.push(SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast());
         }
+        sockets.extend(crate::dp4_relay_sockets(ip, self.relay_endpoints));
         let mut config = RuntimeConfig::with_sockets(sockets);
         config.thread_name = "dplay-dp4".into();
         config.stream_limits = self.stream_limits.clone();

@@ -9,6 +9,7 @@
 //! DPSESSION_DIRECTPLAYPROTOCOL, player traffic between joined instances runs over MC-DPL4R
 //! (`dplay_dpsp::reliable`) on the UDP game sockets instead.
 
+mod address_map;
 mod admin;
 mod changes;
 mod client;
@@ -25,6 +26,7 @@ mod session;
 pub mod stream;
 pub mod table;
 
+pub use address_map::{Dp4AddressMap, Dp4AddressMapHandle};
 pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.
 pub use dplay_dpsp::reliable::Stats as ReliableStats;

@@ -124,6 +124,9 @@ pub struct Dp4Session {
     pub(crate) guard: Guard,
     /// The memory budget and the Player List's charge on it (docs/limits.md).
     pub(crate) memory: Memory,
+    /// Host: the SPData addresses the address map gave instances, by system player
+    /// (`dp4::address_map`).
+    pub(crate) advertised: BTreeMap<u32, (SocketAddr, SocketAddr)>,
 }
 
 impl Dp4Session {
@@ -172,6 +175,7 @@ impl Dp4Session {
             stats: Stats::default(),
             guard: Guard::default(),
             memory,
+            advertised: BTreeMap::new(),
         })
     }
 
