@@ -24,8 +24,8 @@ use dplay_wire::dp4::session::SessionFlags;
 use crate::dp4_report::Report;
 use crate::peer_bytes::PeerBytes;
 use crate::{
-    CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec, StreamClosed,
-    StreamId, StreamLimits, StreamStatus, Tap, Transmit,
+    CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SharedDp4Relay, SocketId, SocketSpec,
+    StreamClosed, StreamId, StreamLimits, StreamStatus, Tap, Transmit,
 };
 
 /// Where a DirectPlay 4 endpoint opens its sockets (MC-DPL4CS 2.1).
@@ -84,6 +84,16 @@ impl Dp4Binding {
             stream_limits: StreamLimits::default(),
             relay_endpoints: 0,
         }
+    }
+
+    /// The bound sockets `local` as peers are told them: the game socket at
+    /// `advertised_datagram` when set.
+    pub(crate) fn told(&self, local: &[SocketAddr]) -> Vec<SocketAddr> {
+        let mut told = local.to_vec();
+        if let (Some(addr), Some(game)) = (self.advertised_datagram, told.get_mut(Self::GAME_SOCKET.0)) {
+            *game = SocketAddr::V4(addr);
+        }
+        told
     }
 
     /// How many sockets the session itself has: the relay endpoints' come after them.
@@ -307,14 +317,29 @@ impl Dp4Protocol {
     ) -> Result<Runtime<W>, RuntimeError> {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
-        let advertised = binding.advertised_datagram;
-        Runtime::try_spawn_with(rc, |local| {
-            let mut told = local.to_vec();
-            if let (Some(addr), Some(game)) = (advertised, told.get_mut(Dp4Binding::GAME_SOCKET.0)) {
-                *game = SocketAddr::V4(addr);
-            }
-            Self::new(config, &told).map(wrap)
-        })
+        Runtime::try_spawn_with(rc, |local| Self::new(config, &binding.told(local)).map(wrap))
+    }
+
+    /// [`Dp4Protocol::spawn_wrapped`] for a host that relays for members behind NAT through
+    /// `binding.relay_endpoints` endpoints (none: no relay), advertised at the IP `public`
+    /// gives for the bound listener (docs/relay.md, "DirectPlay 4"); the relay comes back too.
+    pub fn spawn_relayed<W: Protocol>(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        tap: Option<Box<dyn Tap>>,
+        public: impl FnOnce(SocketAddr) -> IpAddr,
+        wrap: impl FnOnce(crate::Relayed<Self, SharedDp4Relay>) -> W,
+    ) -> Result<(Runtime<W>, Option<SharedDp4Relay>), RuntimeError> {
+        let mut rc = binding.runtime_config();
+        rc.tap = tap;
+        crate::relayed_dp4::spawn(
+            binding,
+            rc,
+            config,
+            public,
+            |c, local| Self::new(c, &binding.told(local)),
+            wrap,
+        )
     }
 
     /// The session (read-only: commands go through [`Dp4Command`]).

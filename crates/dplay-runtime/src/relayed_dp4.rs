@@ -11,8 +11,13 @@ use dplay_relay::dp4::{Dp4Endpoint, Dp4Forward, Dp4Relay, Dp4RelayConfig};
 use dplay_session::dp4::config::GAME_PORT_LAST;
 use dplay_session::dp4::{Dp4AddressMap, Dp4AddressMapHandle};
 
+use dplay_session::dp4::Dp4Config;
+
 use crate::relayed::RelayIo;
-use crate::{Dp4Binding, Path, SocketId, SocketSpec, StreamId, StreamStatus, Transmit};
+use crate::{
+    Dp4Binding, Path, Protocol, Relayed, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec,
+    StreamId, StreamStatus, Transmit,
+};
 
 /// The sockets of `endpoints` relay endpoints, after a DirectPlay 4 binding's: a UDP socket
 /// and a TCP listener each, on the first free ports after the game ports (2401 on), so an
@@ -81,6 +86,36 @@ impl SharedDp4Relay {
         let k = socket.0.checked_sub(self.first)?;
         Some((k / 2, k % 2 == 1))
     }
+}
+
+/// Starts a runtime on `rc` (a [`Dp4Binding::runtime_config`] of `binding`) driving the host
+/// protocol `make` builds from `config` and the bound sockets, with a relay on
+/// `binding.relay_endpoints` endpoints (none: no relay) advertised at the IP `public` gives for
+/// the bound listener, inside the protocol `wrap` makes of them; the relay comes back too.
+pub(crate) fn spawn<P: Protocol, W: Protocol>(
+    binding: &Dp4Binding,
+    rc: RuntimeConfig,
+    mut config: Dp4Config,
+    public: impl FnOnce(SocketAddr) -> IpAddr,
+    make: impl FnOnce(Dp4Config, &[SocketAddr]) -> Result<P, RuntimeError>,
+    wrap: impl FnOnce(Relayed<P, SharedDp4Relay>) -> W,
+) -> Result<(Runtime<W>, Option<SharedDp4Relay>), RuntimeError> {
+    let mut relay = None;
+    let runtime = Runtime::try_spawn_with(rc, |local| {
+        if binding.relay_endpoints > 0 {
+            let listener = local.get(Dp4Binding::LISTENER.0).copied();
+            let ip = listener.map_or(IpAddr::V4(binding.ip), public);
+            let shared = SharedDp4Relay::new(binding, local, ip, |_| {});
+            config.address_map = Some(shared.address_map());
+            relay = Some(shared);
+        }
+        let p = make(config, local)?;
+        if let (Some(r), Some(budget)) = (&relay, p.memory_budget()) {
+            r.charge_to(&budget);
+        }
+        Ok(wrap(Relayed::new(p, relay.clone())))
+    })?;
+    Ok((runtime, relay))
 }
 
 impl RelayIo for SharedDp4Relay {
