@@ -276,3 +276,47 @@ pub(super) fn dp4_behind_nat(s: &Suite) -> anyhow::Result<()> {
     ensure!(relay["strangers"].as_u64().is_some_and(|n| n >= 4), "the stranger was not counted: {relay}");
     Ok(())
 }
+
+/// `dplay fs host --sim fs98 --relay` on the public side; three FS98 pilots behind three NATs
+/// (one symmetric), given only the host's address: every pilot sees every other pilot's
+/// positions, through the relay (DirectPlay 4 over TCP and UDP).
+pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
+    if !ready()? {
+        return Ok(());
+    }
+    let net = Net::build()?;
+    let host_addr = format!("{HOST_IP}:2300");
+    let host = s.start_in(
+        &net.ns("pub"),
+        "relay host",
+        &["fs", "host", "--sim", "fs98", "--relay", "--json", "--bind", &host_addr, "--duration", "40"],
+    )?;
+    s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    let names = ["alpha", "bravo", "charlie"];
+    let mut pilots = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let ns = format!("p{}", k + 1);
+        let args = [
+            "fs", "join", "--sim", "fs98", &host_addr, "--player", "--name", name, "--json", "--duration", "30",
+        ];
+        let p = s.start_in(&net.ns(&ns), name, &args)?;
+        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
+        pilots.push(p);
+    }
+    for (p, me) in pilots.iter().zip(names) {
+        for other in names.iter().filter(|n| **n != me) {
+            s.expect(p, &format!("{other}'s position"), WAIT, |v| {
+                v["event"] == "position" && v["name"] == *other
+            })?;
+        }
+    }
+    // The positions keep coming through the relay (several a second from each pilot).
+    std::thread::sleep(Duration::from_secs(5));
+    drop(pilots);
+    let relay = s.expect(&host, "the relay's line", Duration::from_secs(45), is("relay"))?;
+    ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 60), "too little relayed: {relay}");
+    if relay["over_budget"].as_u64() != Some(0) {
+        bail!("relay over budget: {relay}");
+    }
+    Ok(())
+}
