@@ -418,10 +418,14 @@ impl Dp4Relay {
     }
 
     /// The sender of a first datagram at `owner`'s endpoint: by its header's listener, or, for
-    /// a headerless player message (MC-DPL4CS 2.2.45), the only other member at its IP.
+    /// a headerless player message (MC-DPL4CS 2.2.45), the member whose game socket it comes
+    /// from (a cone NAT that keeps the port), else the only other member at its IP.
     fn identify_datagram(&self, owner: u32, from: SocketAddr, data: &[u8]) -> Option<u32> {
         if let Some(listener) = header_listener(data, from.ip()) {
             return self.member_at(listener).filter(|s| *s != owner);
+        }
+        if let Some((id, _)) = self.members.iter().find(|(id, m)| **id != owner && m.datagram == from) {
+            return Some(*id);
         }
         let mut at_ip = self.members.iter().filter(|(id, m)| **id != owner && m.stream.ip() == from.ip());
         match (at_ip.next(), at_ip.next()) {

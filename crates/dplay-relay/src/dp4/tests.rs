@@ -214,6 +214,22 @@ fn datagrams_latch_and_go_from_the_senders_endpoint() {
     assert_eq!(r.route_datagram(addr("203.0.113.1:2350")), Some(addr("203.0.113.1:50009")));
 }
 
+/// Two members behind one NAT (one public IP): a headerless datagram is theirs when it
+/// comes from a member's game socket (a cone NAT keeps the port), else nobody's.
+#[test]
+fn members_behind_one_nat_by_their_game_ports() {
+    let now = Instant::now();
+    let mut r = relay();
+    r.admit(0x30, addr("203.0.113.2:2310"), addr("203.0.113.2:2360"));
+    let pos = b"\x30\0\0\0\x10\0\0\0pos";
+    r.handle_datagram(now, 0, addr("203.0.113.2:40000"), pos);
+    assert_eq!(r.stats().strangers, 1);
+    r.handle_datagram(now, 0, addr("203.0.113.2:2360"), pos);
+    r.handle_datagram(now, 0, addr("203.0.113.2:2350"), pos);
+    let s = r.stats();
+    assert_eq!((s.strangers, s.latched, s.unlatched), (1, 2, 2));
+}
+
 /// A member that leaves frees its endpoint (the next joiner takes the one freed longest
 /// ago) and its latches.
 #[test]
