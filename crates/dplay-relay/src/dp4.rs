@@ -469,7 +469,7 @@ fn rewrite(m: &mut [u8], r: Dp4Endpoint, stream: bool) {
     {
         write_sock_addr(h, l);
     }
-    let command = m.get(24..26).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let command = m.get(24..26).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes);
     if signed && command.is_some_and(|c| CREATE_PLAYER.contains(&c)) {
         rewrite_sp_data(m, r);
     }
@@ -485,8 +485,8 @@ fn write_sock_addr(out: &mut [u8], addr: SocketAddrV4) {
 /// signature, INDEX D.17), when it is Winsock's 32 bytes.
 fn rewrite_sp_data(m: &mut [u8], r: Dp4Endpoint) -> Option<()> {
     let dword = |m: &[u8], at: usize| -> Option<usize> {
-        let b = m.get(at..at.checked_add(4)?)?;
-        usize::try_from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])).ok()
+        let b: [u8; 4] = m.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        usize::try_from(u32::from_le_bytes(b)).ok()
     };
     let packed = SIGNATURE_OFFSET.checked_add(dword(m, 40)?)?;
     let short = dword(m, packed + 12)?;

@@ -54,10 +54,12 @@ impl SharedDp4Relay {
         let endpoints = bound
             .get(first..)
             .unwrap_or_default()
-            .chunks_exact(2)
-            .map(|pair| Dp4Endpoint {
-                datagram: SocketAddr::new(public, pair[0].port()),
-                stream: SocketAddr::new(public, pair[1].port()),
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|[datagram, stream]| Dp4Endpoint {
+                datagram: SocketAddr::new(public, datagram.port()),
+                stream: SocketAddr::new(public, stream.port()),
             })
             .collect();
         let mut cfg = Dp4RelayConfig::new(endpoints);

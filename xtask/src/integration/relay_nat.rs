@@ -297,7 +297,17 @@ pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
     for (k, name) in names.iter().enumerate() {
         let ns = format!("p{}", k + 1);
         let args = [
-            "fs", "join", "--sim", "fs98", &host_addr, "--player", "--name", name, "--json", "--duration", "30",
+            "fs",
+            "join",
+            "--sim",
+            "fs98",
+            &host_addr,
+            "--player",
+            "--name",
+            name,
+            "--json",
+            "--duration",
+            "30",
         ];
         let p = s.start_in(&net.ns(&ns), name, &args)?;
         s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;

@@ -1,7 +1,6 @@
 //! The DirectPlay 4 relay's rules, one message at a time (docs/relay.md, "DirectPlay 4").
 
 use std::net::{SocketAddr, SocketAddrV4};
-use std::time::Instant;
 
 use dplay_session::dp4::table::sp_data;
 use dplay_wire::dp4::header::{SockAddrIn, Token};
@@ -96,7 +95,7 @@ fn header_addr(m: &[u8]) -> SocketAddrV4 {
 /// listener, its header naming Alice's endpoint, every other byte as sent.
 #[test]
 fn a_stream_message_goes_back_on_the_connection_the_receiver_opened() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     r.accepted(1, None);
     r.accepted(2, Some(1));
@@ -132,7 +131,7 @@ fn a_stream_message_goes_back_on_the_connection_the_receiver_opened() {
 /// reaches the new player through the relay.
 #[test]
 fn create_player_sp_data_names_the_senders_endpoint() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     r.accepted(1, None);
     r.accepted(2, Some(1));
@@ -152,7 +151,7 @@ fn create_player_sp_data_names_the_senders_endpoint() {
 /// counted; a member's own endpoint does not relay to itself.
 #[test]
 fn strangers_are_closed_and_counted() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     let m = player_message(2300, b"spam");
     for (conn, at) in [(3, 1), (4, 3), (5, 0), (6, 0)] {
@@ -172,7 +171,7 @@ fn strangers_are_closed_and_counted() {
 /// one): the message is dropped as unlatched.
 #[test]
 fn no_connection_from_the_receiver_drops_as_unlatched() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     r.accepted(2, Some(1));
     r.handle_stream(now, 2, addr("203.0.113.1:40002"), &player_message(2300, b"x")).unwrap();
@@ -184,7 +183,7 @@ fn no_connection_from_the_receiver_drops_as_unlatched() {
 /// from the sender's endpoint once it sent there itself; a stranger gets nothing.
 #[test]
 fn datagrams_latch_and_go_from_the_senders_endpoint() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     let ping = player_message(2300, b"playXXXX");
     // Bob sends to Alice's endpoint first (headerless): latched by IP, Alice not yet latched
@@ -218,7 +217,7 @@ fn datagrams_latch_and_go_from_the_senders_endpoint() {
 /// comes from a member's game socket (a cone NAT keeps the port), else nobody's.
 #[test]
 fn members_behind_one_nat_by_their_game_ports() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     r.admit(0x30, addr("203.0.113.2:2310"), addr("203.0.113.2:2360"));
     let pos = b"\x30\0\0\0\x10\0\0\0pos";
@@ -234,7 +233,7 @@ fn members_behind_one_nat_by_their_game_ports() {
 /// ago) and its latches.
 #[test]
 fn leaving_frees_the_endpoint() {
-    let now = Instant::now();
+    let now = crate::tests::t0();
     let mut r = relay();
     r.handle_datagram(now, 1, addr("203.0.113.1:50002"), &player_message(2300, b"playXXXX"));
     r.remove(ALICE);
@@ -251,7 +250,7 @@ proptest! {
     fn forwards_only_to_members(
         inputs in proptest::collection::vec((0u64..4, proptest::option::of(0usize..5), 0u8..4, any::<bool>(), proptest::collection::vec(any::<u8>(), 0..80)), 0..40),
     ) {
-        let now = Instant::now();
+        let now = crate::tests::t0();
         let mut r = relay();
         let ips = ["203.0.113.1", "203.0.113.2", "192.0.2.9", "203.0.113.3"];
         let mut member_sources = Vec::new();
