@@ -1,5 +1,6 @@
 //! Exchanges of typed messages between endpoints wired together in memory.
 
+mod address_map;
 mod admin;
 mod enum_players;
 mod enumeration;
