@@ -58,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 37] = [
+    let cases: [(&str, Case); 39] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -111,6 +111,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "--relay: three DirectPlay 8 members behind three NATs (one symmetric) get each other's first messages",
             relay_nat::dp8_behind_nat,
+        ),
+        (
+            "--relay: three DirectPlay 4 members behind three NATs (one symmetric) get each other's messages",
+            relay_nat::dp4_behind_nat,
+        ),
+        (
+            "--relay: three FS98 pilots behind three NATs (one symmetric) see each other over DirectPlay 4",
+            relay_nat::fs98_behind_nat,
         ),
         ("SIGTERM ends a DirectPlay 8 host's session: migration or TERMINATE_SESSION", cli_ux::sigterm_dp8),
         ("SIGTERM ends a DirectPlay 4 host's session: the member hears it leave", cli_ux::sigterm_dp4),

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 use dplay_runtime::{
-    Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Protocol, Runtime, RuntimeError, Tap, VoiceEvent,
-    VoiceRole,
+    Dp4Binding, Dp4Command, Dp4Event, Dp4Protocol, Protocol, Relayed, Runtime, RuntimeError, SharedDp4Relay,
+    Tap, VoiceEvent, VoiceRole,
 };
 use dplay_session::dp4::config::ENUM_PORT;
 use dplay_session::dp4::{
@@ -168,32 +168,44 @@ fn config(keepalive: Option<Duration>) -> Dp4Config {
 }
 
 /// Starts a DirectPlay 4 runtime, with the errors a user can act on.
-fn spawn(
-    binding: &Dp4Binding,
-    config: Dp4Config,
-    pcap: Option<&std::path::PathBuf>,
-) -> anyhow::Result<Runtime<Dp4Protocol>> {
-    spawn_wrapped(binding, config, pcap, |p| p)
-}
-
-/// [`spawn`], with the endpoint inside the protocol `wrap` makes of it.
 fn spawn_wrapped<W: Protocol>(
     binding: &Dp4Binding,
     config: Dp4Config,
     pcap: Option<&std::path::PathBuf>,
     wrap: impl FnOnce(Dp4Protocol) -> W,
 ) -> anyhow::Result<Runtime<W>> {
-    let tap = match pcap {
+    Dp4Protocol::spawn_wrapped(binding, config, tap(pcap)?, wrap).map_err(|e| spawn_error(binding, e))
+}
+
+/// A host's runtime, relaying when `binding.relay_endpoints` asks (docs/relay.md), with the
+/// endpoint inside the protocol `wrap` makes of it.
+fn spawn_host<W: Protocol>(
+    binding: &Dp4Binding,
+    config: Dp4Config,
+    pcap: Option<&std::path::PathBuf>,
+    wrap: impl FnOnce(Relayed<Dp4Protocol, SharedDp4Relay>) -> W,
+) -> anyhow::Result<(Runtime<W>, Option<SharedDp4Relay>)> {
+    Dp4Protocol::spawn_relayed(binding, config, tap(pcap)?, crate::relay::public_ip, wrap)
+        .map_err(|e| spawn_error(binding, e))
+}
+
+/// The capture `--pcap` asks for.
+fn tap(pcap: Option<&std::path::PathBuf>) -> anyhow::Result<Option<Box<dyn Tap>>> {
+    Ok(match pcap {
         Some(path) => Some(Box::new(crate::live::pcap_tap(path)?) as Box<dyn Tap>),
         None => None,
-    };
-    Dp4Protocol::spawn_wrapped(binding, config, tap, wrap).map_err(|e| match e {
+    })
+}
+
+/// A runtime's error as a user can act on it.
+fn spawn_error(binding: &Dp4Binding, e: RuntimeError) -> anyhow::Error {
+    match e {
         RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
             "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host or DPNSVR-like service is using it; stop it, or give another port with --enum-port",
             addr.port()
         ),
         e => e.into(),
-    })
+    }
 }
 
 /// Runs `dplay host --dp4` until the duration passes or Ctrl-C.
@@ -208,6 +220,10 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     binding.datagram_port = port;
     binding.enum_port = Some(args.dp4_args.enum_port);
     binding.advertised_datagram = args.dp4_args.advertise_udp;
+    binding.relay_endpoints = args.relay.endpoints(args.max_players).unwrap_or(0);
+    if args.relay.relay && args.dp4_args.reliable_protocol {
+        bail!("--relay does not relay --reliable-protocol sessions yet (docs/relay.md)");
+    }
     let keepalive = args.session_args.keepalive;
     let mut session =
         HostConfig::new(&args.session, args.session_args.app_guid.unwrap_or(DXDIAG_APPLICATION_GUID));
@@ -231,29 +247,32 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     let bans = crate::web::bans(&args.web)?;
     let internet = crate::internet::Internet::new(&args.internet, args.net.json);
     // `--voice`: the session's voice server too (`--voice` offers only types that are served).
-    let voiced = |mut p: Dp4Protocol| {
+    let voiced = |mut p: Relayed<Dp4Protocol, SharedDp4Relay>| {
         if let Some(role) = args.voice.role() {
-            p.set_voice(role);
+            p.inner_mut().set_voice(role);
         }
         p
     };
+    let pcap = args.net.pcap.as_ref();
     let Some(at) = args.web.web else {
-        let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), voiced)?;
+        let (runtime, relay) = spawn_host(&binding, dp4_config, pcap, voiced)?;
         let ports = crate::internet::dp4_ports(&runtime);
-        return internet
-            .around(start, ports, None, || serve(args, runtime, session, bans, start, &interrupt, None));
+        return internet.around(start, ports, None, || {
+            serve(args, runtime, session, bans, start, &interrupt, None, relay.as_ref())
+        });
     };
     let (loop_side, server_side) = dplay_web::link();
-    let runtime = spawn_wrapped(&binding, dp4_config, args.net.pcap.as_ref(), |p| {
-        dplay_web::Observed::new(voiced(p), loop_side, start)
-    })?;
+    let (runtime, relay) =
+        spawn_host(&binding, dp4_config, pcap, |p| dplay_web::Observed::new(voiced(p), loop_side, start))?;
     let ports = crate::internet::dp4_ports(&runtime);
     internet.around(start, ports, Some(server_side.clone()), || {
-        serve(args, runtime, session, bans, start, &interrupt, Some((at, server_side)))
+        serve(args, runtime, session, bans, start, &interrupt, Some((at, server_side)), relay.as_ref())
     })
 }
 
-/// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked.
+/// Hosts on `runtime` until the duration passes or Ctrl-C, with the dashboard when asked;
+/// the relay's line at the end when it relays.
+#[allow(clippy::too_many_arguments)] // the host's parts, each used once
 fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
     args: &HostArgs,
     runtime: Runtime<P>,
@@ -262,6 +281,7 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
     start: Instant,
     interrupt: &crossbeam_channel::Receiver<()>,
     web: Option<(SocketAddr, dplay_web::ServerSide)>,
+    relay: Option<&SharedDp4Relay>,
 ) -> anyhow::Result<bool> {
     let addr = |id| runtime.socket_addr(id).map(|a| a.to_string());
     let mut out = Dp4Output::new(Output::new(args.net.json, start));
@@ -327,6 +347,9 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
         let _ = runtime.command(Dp4Command::Leave);
     }
     finish(runtime, &mut out);
+    if let Some(r) = relay {
+        crate::relay::report(&out.out, r);
+    }
     out.out.stopped(stop);
     Ok(true)
 }
@@ -368,7 +391,7 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
         (None, Some(t)) => live::bind_for(t).ip(),
         (None, None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
     };
-    let runtime = spawn(&Dp4Binding::client(ipv4(ip)?), config(None), args.pcap.as_ref())?;
+    let runtime = spawn_wrapped(&Dp4Binding::client(ipv4(ip)?), config(None), args.pcap.as_ref(), |p| p)?;
     runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
     let out = Output::new(args.json, start);
     let mut seen = Vec::new();

@@ -144,6 +144,16 @@ impl FsHostArgs {
     fn bind_ip(&self) -> std::net::IpAddr {
         self.bind.map_or(Ipv4Addr::UNSPECIFIED.into(), |b| b.ip())
     }
+
+    /// The session's player limit, the host included (0: none).
+    fn session_max_players(&self) -> u32 {
+        self.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX))
+    }
+
+    /// The relay endpoints `--relay` asks for (`None`: no relay).
+    fn relay_endpoints(&self) -> Option<usize> {
+        self.relay.endpoints(self.session_max_players())
+    }
 }
 
 /// `dplay fs join` options.
@@ -213,9 +223,6 @@ impl FsJoinArgs {
 pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
     match command {
         FsCommand::Host(a) => match sim(a.sim, a.dp4)? {
-            s if a.relay.relay && (a.dp4 || s == Sim::Fs98) => {
-                anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)")
-            }
             Sim::Fs98 => dp4::host(&a, GUID_FS6),
             Sim::Other if a.dp4 => dp4::host(&a, dp8_guid(Sim::Other, &a.session_args)?),
             s => host(&a, s),
@@ -246,7 +253,7 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         c.application_guid = guid;
         c.player_data = info.to_bytes().to_vec();
         // The DP8 session refuses joins beyond the limit: FS2004 has no add-on refusal.
-        c.max_players = a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX));
+        c.max_players = a.session_max_players();
         a.limits.apply(c);
     };
     // `--voice`: the session's voice server too (`--voice` offers only types that are served).
@@ -256,9 +263,7 @@ fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
         }
         p
     };
-    let endpoints = a
-        .relay
-        .endpoints(a.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX)));
+    let endpoints = a.relay_endpoints();
     let mut internet = crate::internet::Internet::new(&a.internet, a.net.json);
     let Some(web) = a.web.web else {
         let (runtime, relay, out, start) =

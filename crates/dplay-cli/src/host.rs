@@ -57,7 +57,7 @@ pub(crate) struct HostArgs {
     #[arg(long, value_enum, default_value_t, conflicts_with = "dp4")]
     signing: live::SigningArg,
     #[command(flatten)]
-    relay: crate::relay::RelayArgs,
+    pub(crate) relay: crate::relay::RelayArgs,
     #[command(flatten)]
     pub(crate) voice: crate::voice::VoiceArgs,
     #[command(flatten)]
@@ -76,9 +76,6 @@ pub(crate) struct HostArgs {
 
 /// Runs `dplay host` until the duration passes or Ctrl-C.
 pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
-    if args.dp4 && args.relay.relay {
-        anyhow::bail!("--relay relays DirectPlay 8 sessions only so far (docs/relay.md)");
-    }
     if args.dp4 {
         return crate::dp4::host(&args);
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use dplay_relay::RelayStats;
-use dplay_runtime::{Protocol, Runtime, RuntimeError, SharedRelay, SocketSpec, relay_sockets};
+use dplay_runtime::{Protocol, RelayIo, Runtime, RuntimeError, SharedRelay, SocketSpec, relay_sockets};
 use dplay_web::RelayView;
 use serde::Serialize;
 
@@ -16,10 +16,11 @@ use crate::live::{self, Output};
 /// The `--relay` option.
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub(crate) struct RelayArgs {
-    /// Relay the peer mesh for members behind NAT (DirectPlay 8 peer-to-peer): every member
-    /// reaches the others through relay endpoints on this host (UDP, on the ports after the
-    /// session's, one per member), so players open no ports. Implies --no-migration: a
-    /// relayed session ends with its host (docs/relay.md).
+    /// Relay the peer mesh for members behind NAT (peer-to-peer, DirectPlay 8 or 4): every
+    /// member reaches the others through relay endpoints on this host (DirectPlay 8: UDP, on
+    /// the ports after the session's; DirectPlay 4: UDP and TCP from port 2401; one per
+    /// member), so players open no ports. Implies --no-migration: a relayed session ends with
+    /// its host (docs/relay.md).
     #[arg(long)]
     pub(crate) relay: bool,
 }
@@ -57,7 +58,7 @@ pub(crate) fn spawn<P: Protocol>(
 }
 
 /// The address members reach the endpoints at: the one bound, else the first joinable one.
-fn public_ip(local: SocketAddr) -> IpAddr {
+pub(crate) fn public_ip(local: SocketAddr) -> IpAddr {
     address::joinable(local).first().map_or(local.ip(), SocketAddr::ip)
 }
 
@@ -72,7 +73,7 @@ struct RelayEvent {
 }
 
 /// Prints the relay's counters: the totals, then one row per member.
-pub(crate) fn report(out: &Output, relay: &SharedRelay) {
+pub(crate) fn report(out: &Output, relay: &impl RelayIo) {
     let s: RelayStats = relay.stats();
     let text = format!(
         "relay: {} datagrams ({} bytes) relayed, {}/{} endpoints held; dropped: {} from strangers, {} not yet \

@@ -18,30 +18,28 @@
 //!   or at least its IP.
 //! - Only members, only toward members: anything else is dropped and counted.
 
+pub mod dp4;
 mod latch;
+mod outbox;
 mod rate;
 mod stats;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dplay_session::AddressMap;
-use dplay_wire::budget::{Charge, MemoryBudget};
+use dplay_wire::budget::MemoryBudget;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::log_limit::LogLimit;
 use uuid::Uuid;
 
+use outbox::{Outbox, Sender};
 pub use rate::RateLimit;
 pub use stats::{MemberStats, RelayStats};
 
 /// How often one source's dropped datagrams are logged at most.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
-
-/// Datagram buffers kept for reuse at most, and the largest kept: forwarding allocates
-/// nothing once the queue's buffers exist, and what is kept stays small (64 x 4 KiB).
-const SPARES: usize = 64;
-const SPARE_CAPACITY: usize = 4096;
 
 /// The relay's maps, hashed with foldhash: every datagram looks up its source and the
 /// members (SipHash was a third of the relay's own time per datagram). Only members' addresses
@@ -87,8 +85,7 @@ struct Member {
     endpoint: usize,
     /// Admission order: older members connect to newer ones (MS-DPDX 4.3 step 11).
     order: u64,
-    bucket: rate::Bucket,
-    stats: MemberStats,
+    sender: Sender,
 }
 
 /// A relay endpoint: its owner, and who latched where.
@@ -115,10 +112,7 @@ pub struct Relay {
     /// The session's application and instance GUIDs (PATH_TEST keys).
     application: Uuid,
     instance: Uuid,
-    queue: VecDeque<(Forward, Vec<u8>)>,
-    /// Buffers of datagrams sent, for the next ones (at most [`SPARES`]).
-    spares: Vec<Vec<u8>>,
-    charge: Charge,
+    outbox: Outbox<Forward>,
     stats: RelayStats,
     log: LogLimit,
 }
@@ -127,7 +121,7 @@ impl Relay {
     /// A relay with every endpoint free.
     pub fn new(cfg: RelayConfig) -> Self {
         let endpoints = cfg.endpoints.iter().map(|_| Endpoint::default()).collect();
-        let charge = cfg.budget.account();
+        let outbox = Outbox::new(&cfg.budget, cfg.max_queue, cfg.rate);
         Self {
             cfg,
             endpoints,
@@ -136,9 +130,7 @@ impl Relay {
             frees: 0,
             application: Uuid::nil(),
             instance: Uuid::nil(),
-            queue: VecDeque::new(),
-            spares: Vec::new(),
-            charge,
+            outbox,
             stats: RelayStats::default(),
             log: LogLimit::default(),
         }
@@ -147,10 +139,7 @@ impl Relay {
     /// Charges the datagrams waiting from now on to `budget` (the host's, once its session
     /// exists); those already waiting stay charged where they were.
     pub fn set_budget(&mut self, budget: &MemoryBudget) {
-        let mut charge = budget.account();
-        if charge.grow(self.charge.bytes()) {
-            self.charge = charge;
-        }
+        self.outbox.set_budget(budget);
     }
 
     /// The endpoints' public addresses, by index.
@@ -190,7 +179,12 @@ impl Relay {
         };
         let order = self.next_order;
         self.next_order += 1;
-        let member = Member { addr: from, endpoint: index, order, bucket: rate::Bucket::new(), stats };
+        let member = Member {
+            addr: from,
+            endpoint: index,
+            order,
+            sender: Sender { bucket: rate::Bucket::new(), stats },
+        };
         self.members.insert(player, member);
         tracing::debug!(%player, %from, %endpoint, "relay endpoint taken");
         Some(endpoint)
@@ -228,48 +222,23 @@ impl Relay {
                 None => return self.stranger(now, from, "not a member"),
             },
         };
-        let (rate, len) = (self.cfg.rate, data.len());
-        let Some(s) = self.members.get_mut(&sender) else { return };
-        let via = s.endpoint;
+        let Some(via) = self.members.get(&sender).map(|m| m.endpoint) else { return };
         let Some(to) = self.endpoints.get(via).and_then(|e| e.by_member.get(&owner)).copied() else {
             self.stats.unlatched += 1;
             return;
         };
-        if !s.bucket.take(now, len, rate) {
-            s.stats.rate_limited += 1;
-            self.stats.rate_limited += 1;
+        if sender == owner {
             return;
         }
-        if self.queue.len() >= self.cfg.max_queue || !self.charge.grow(len) {
-            self.stats.over_budget += 1;
-            return;
-        }
-        s.stats.count_from(len);
-        if let Some(o) = self.members.get_mut(&owner) {
-            o.stats.count_to(len);
-        }
-        self.stats.datagrams += 1;
-        self.stats.bytes += len as u64;
-        let mut bytes = self.spares.pop().unwrap_or_default();
-        bytes.extend_from_slice(data);
-        self.queue.push_back((Forward { endpoint: via, to }, bytes));
+        let [Some(s), o] = self.members.get_disjoint_mut([&sender, &owner]) else { return };
+        let receiver = o.map(|o| &mut o.sender.stats);
+        self.outbox.offer(now, &mut s.sender, receiver, &mut self.stats, Forward { endpoint: via, to }, data);
     }
 
     /// The next datagram to send: its bytes into `buf` (cleared by the caller; an empty `buf`
     /// is swapped with the datagram's own buffer rather than copied into).
     pub fn poll_forward(&mut self, buf: &mut Vec<u8>) -> Option<Forward> {
-        let (forward, mut data) = self.queue.pop_front()?;
-        self.charge.shrink(data.len());
-        if buf.is_empty() {
-            std::mem::swap(buf, &mut data);
-        } else {
-            buf.extend_from_slice(&data);
-        }
-        if self.spares.len() < SPARES && data.capacity() <= SPARE_CAPACITY {
-            data.clear();
-            self.spares.push(data);
-        }
-        Some(forward)
+        self.outbox.pop(buf)
     }
 
     /// Advertises endpoint `index` at `public` from now on (the host's router mapped its port
@@ -283,7 +252,7 @@ impl Relay {
 
     /// What the relay did so far, members by DPNID.
     pub fn stats(&self) -> RelayStats {
-        let mut members: Vec<MemberStats> = self.members.values().map(|m| m.stats).collect();
+        let mut members: Vec<MemberStats> = self.members.values().map(|m| m.sender.stats).collect();
         members.sort_by_key(|m| m.dpnid);
         RelayStats {
             endpoints: self.endpoints.len(),

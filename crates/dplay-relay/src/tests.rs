@@ -15,7 +15,7 @@ const APP: Uuid = Uuid::from_u128(0xa);
 const INSTANCE: Uuid = Uuid::from_u128(0x1);
 
 #[allow(clippy::disallowed_methods)] // tests need one real starting instant; time then advances by hand
-fn t0() -> Instant {
+pub(crate) fn t0() -> Instant {
     Instant::now()
 }
 

@@ -195,6 +195,30 @@ impl AddonDp4Protocol {
         Runtime::try_spawn_with(rc, |local| Self::new(config, local, role, name).map(wrap))
     }
 
+    /// [`AddonDp4Protocol::spawn_wrapped`] for a host that relays for members behind NAT
+    /// ([`crate::Dp4Protocol::spawn_relayed`]; docs/relay.md, "DirectPlay 4").
+    pub fn spawn_relayed<W: Protocol>(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        role: AddonDp4Role,
+        name: &str,
+        tap: Option<Box<dyn Tap>>,
+        public: impl FnOnce(SocketAddr) -> std::net::IpAddr,
+        wrap: impl FnOnce(crate::Relayed<Self, crate::SharedDp4Relay>) -> W,
+    ) -> Result<(Runtime<W>, Option<crate::SharedDp4Relay>), RuntimeError> {
+        let mut rc = binding.runtime_config();
+        rc.tap = tap;
+        rc.thread_name = "dplay-fs-dp4".into();
+        crate::relayed_dp4::spawn(
+            binding,
+            rc,
+            config,
+            public,
+            |c, local| Self::new(c, local, role, name),
+            wrap,
+        )
+    }
+
     /// The bridge (read-only: commands go through [`AddonDp4Command`]).
     pub fn bridge(&self) -> &AddonOverDp4 {
         &self.bridge

@@ -25,8 +25,8 @@ use crate::dp4_report::Report;
 use crate::peer_bytes::PeerBytes;
 use crate::voice::{VoiceEvent, VoiceLayer, VoiceRole};
 use crate::{
-    CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec, StreamClosed,
-    StreamId, StreamLimits, StreamStatus, Tap, Transmit,
+    CloseReason, Path, Protocol, Runtime, RuntimeConfig, RuntimeError, SharedDp4Relay, SocketId, SocketSpec,
+    StreamClosed, StreamId, StreamLimits, StreamStatus, Tap, Transmit,
 };
 
 /// Where a DirectPlay 4 endpoint opens its sockets (MC-DPL4CS 2.1).
@@ -56,6 +56,9 @@ pub struct Dp4Binding {
     /// host by migration (MC-DPL4CS 3.1.7.1, 3.2.3): a joiner that takes over answers
     /// enumeration, and until then leaves the port to the host it joined.
     pub enum_when_host: bool,
+    /// A relaying host's relay endpoints (a UDP socket and a TCP listener each), opened after
+    /// the others ([`crate::dp4_relay_sockets`]; docs/relay.md).
+    pub relay_endpoints: usize,
 }
 
 impl Dp4Binding {
@@ -77,6 +80,7 @@ impl Dp4Binding {
             stream_limits: StreamLimits::default(),
             avoid_port: None,
             enum_when_host: false,
+            relay_endpoints: 0,
         }
     }
 
@@ -91,7 +95,23 @@ impl Dp4Binding {
             stream_limits: StreamLimits::default(),
             avoid_port: None,
             enum_when_host: false,
+            relay_endpoints: 0,
         }
+    }
+
+    /// The bound sockets `local` as peers are told them: the game socket at
+    /// `advertised_datagram` when set.
+    pub(crate) fn told(&self, local: &[SocketAddr]) -> Vec<SocketAddr> {
+        let mut told = local.to_vec();
+        if let (Some(addr), Some(game)) = (self.advertised_datagram, told.get_mut(Self::GAME_SOCKET.0)) {
+            *game = SocketAddr::V4(addr);
+        }
+        told
+    }
+
+    /// How many sockets the session itself has: the relay endpoints' come after them.
+    pub fn session_sockets(&self) -> usize {
+        2 + usize::from(self.enum_port.is_some())
     }
 
     /// The runtime configuration opening these sockets, in [`SocketId`] order.
@@ -112,6 +132,7 @@ impl Dp4Binding {
             let spec = SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast();
             sockets.push(if self.enum_when_host { spec.on_demand() } else { spec });
         }
+        sockets.extend(crate::dp4_relay_sockets(ip, self.relay_endpoints));
         let mut config = RuntimeConfig::with_sockets(sockets);
         config.thread_name = "dplay-dp4".into();
         config.stream_limits = self.stream_limits.clone();
@@ -364,19 +385,39 @@ impl Dp4Protocol {
     ) -> Result<Runtime<W>, RuntimeError> {
         let mut rc = binding.runtime_config();
         rc.tap = tap;
-        let advertised = binding.advertised_datagram;
-        let waiting = binding.enum_when_host && binding.enum_port.is_some();
-        Runtime::try_spawn_with(rc, |local| {
-            let mut told = local.to_vec();
-            if let (Some(addr), Some(game)) = (advertised, told.get_mut(Dp4Binding::GAME_SOCKET.0)) {
-                *game = SocketAddr::V4(addr);
-            }
-            let mut p = Self::new(config, &told)?;
-            if waiting {
-                p.enum_on_demand = EnumSocket::Waiting;
-            }
-            Ok(wrap(p))
-        })
+        Runtime::try_spawn_with(rc, |local| Self::bound(config, binding, local).map(wrap))
+    }
+
+    /// [`Dp4Protocol::spawn_wrapped`] for a host that relays for members behind NAT through
+    /// `binding.relay_endpoints` endpoints (none: no relay), advertised at the IP `public`
+    /// gives for the bound listener (docs/relay.md, "DirectPlay 4"); the relay comes back too.
+    pub fn spawn_relayed<W: Protocol>(
+        binding: &Dp4Binding,
+        config: Dp4Config,
+        tap: Option<Box<dyn Tap>>,
+        public: impl FnOnce(SocketAddr) -> IpAddr,
+        wrap: impl FnOnce(crate::Relayed<Self, SharedDp4Relay>) -> W,
+    ) -> Result<(Runtime<W>, Option<SharedDp4Relay>), RuntimeError> {
+        let mut rc = binding.runtime_config();
+        rc.tap = tap;
+        crate::relayed_dp4::spawn(
+            binding,
+            rc,
+            config,
+            public,
+            |c, local| Self::bound(c, binding, local),
+            wrap,
+        )
+    }
+
+    /// A participant on the sockets `local` bound as `binding` says: told at its advertised
+    /// game socket, its enumeration socket waiting for a migration when asked for.
+    fn bound(config: Dp4Config, binding: &Dp4Binding, local: &[SocketAddr]) -> Result<Self, RuntimeError> {
+        let mut p = Self::new(config, &binding.told(local))?;
+        if binding.enum_when_host && binding.enum_port.is_some() {
+            p.enum_on_demand = EnumSocket::Waiting;
+        }
+        Ok(p)
     }
 
     /// The session (read-only: commands go through [`Dp4Command`]).

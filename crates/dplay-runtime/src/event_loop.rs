@@ -381,9 +381,12 @@ impl<P: Protocol> EventLoop<P> {
                 let Some(transmit) = self.protocol.poll_send(now, buf) else { break };
                 match transmit.path {
                     Path::Udp(id) => self.outbox.push(id, transmit.to),
-                    Path::Tcp => {
+                    Path::Tcp | Path::Stream(_) => {
                         let bytes = self.outbox.slot().map(std::mem::take).unwrap_or_default();
-                        self.send_stream(now, transmit.to, &bytes)?;
+                        match transmit.path {
+                            Path::Stream(id) => self.send_on_stream(now, id, &bytes)?,
+                            _ => self.send_stream(now, transmit.to, &bytes)?,
+                        }
                         if let Some(slot) = self.outbox.slot() {
                             *slot = bytes;
                         }

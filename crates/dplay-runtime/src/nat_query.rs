@@ -64,6 +64,16 @@ impl<P: Protocol> Protocol for NatQuery<P> {
         self.inner.handle_stream(now, stream, peer, data)
     }
 
+    fn handle_stream_accepted(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        listener: SocketId,
+        peer: SocketAddr,
+    ) {
+        self.inner.handle_stream_accepted(now, stream, listener, peer);
+    }
+
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.inner.handle_stream_closed(now, stream, closed);
     }

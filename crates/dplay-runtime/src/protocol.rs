@@ -26,6 +26,10 @@ pub enum Path {
     /// blocking) on first use and reused while it stays open. The bytes are written in order,
     /// whole, after everything queued before them on that connection.
     Tcp,
+    /// Bytes on this connection, accepted or opened (a relay answers a peer behind NAT on the
+    /// connection the peer opened; docs/relay.md). Dropped when it has closed; `to` is only
+    /// for the record.
+    Stream(StreamId),
 }
 
 /// Where the bytes [`Protocol::poll_send`] wrote go.
@@ -176,6 +180,16 @@ pub trait Protocol: Send + 'static {
     ) -> Result<StreamStatus, String> {
         let _ = (now, stream, peer, data);
         Err("this protocol takes no TCP connections".into())
+    }
+    /// Listener `listener` accepted connection `stream` from `peer` (before its first bytes).
+    fn handle_stream_accepted(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        listener: SocketId,
+        peer: SocketAddr,
+    ) {
+        let _ = (now, stream, listener, peer);
     }
     /// TCP connection `stream` ended; nothing more is read from or written to it. Connections
     /// refused at once ([`CloseReason::Refused`]) are reported here too, with a fresh id.

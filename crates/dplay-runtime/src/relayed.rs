@@ -1,7 +1,9 @@
-//! [`Relayed`]: a DirectPlay 8 host's protocol with a [`Relay`] on the sockets after its own
-//! (issue 23; docs/relay.md). The session's socket is [`SocketId::MAIN`]; relay endpoint `i`
-//! is socket `i + 1`.
+//! [`Relayed`]: a host's protocol with its relay on the sockets after its own (issue 23;
+//! docs/relay.md): a DirectPlay 8 [`SharedRelay`], whose session socket is
+//! [`SocketId::MAIN`] and relay endpoint `i` socket `i + 1`, or a DirectPlay 4
+//! [`crate::SharedDp4Relay`].
 
+use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -10,6 +12,45 @@ use dplay_relay::{Relay, RelayConfig, RelayStats};
 use dplay_session::AddressMapHandle;
 
 use crate::{Path, Protocol, SocketId, SocketSpec, StreamClosed, StreamId, StreamStatus, Transmit};
+
+/// What a relay does around the host protocol of a [`Relayed`]: it takes the datagrams and
+/// connections of its endpoints, may send the protocol's own transmits another way, and has
+/// its forwards to send.
+pub trait RelayIo: Clone + Send + fmt::Debug + 'static {
+    /// A datagram on UDP socket `socket`: true when it was an endpoint's (the relay's), false
+    /// when it is the protocol's.
+    fn udp(&self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) -> bool;
+    /// Listener `listener` accepted connection `stream`.
+    fn stream_accepted(&self, stream: StreamId, listener: SocketId) {
+        let _ = (stream, listener);
+    }
+    /// Bytes on connection `stream`: `Some` when it is an endpoint's, with what the relay
+    /// made of them; `None`: the protocol's.
+    fn stream(
+        &self,
+        now: Instant,
+        stream: StreamId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Option<Result<StreamStatus, String>> {
+        let _ = (now, stream, peer, data);
+        None
+    }
+    /// Connection `stream` closed: true when it was an endpoint's.
+    fn stream_closed(&self, stream: StreamId) -> bool {
+        let _ = stream;
+        false
+    }
+    /// The protocol's transmit, sent another way where the relay knows one (a member behind
+    /// NAT is answered where it sent from).
+    fn route(&self, t: Transmit) -> Transmit {
+        t
+    }
+    /// The next forward: its bytes into `buf`.
+    fn poll_forward(&self, buf: &mut Vec<u8>) -> Option<Transmit>;
+    /// What the relay did so far.
+    fn stats(&self) -> RelayStats;
+}
 
 /// The sockets of a relaying host: the session's on `bind`, then `endpoints` relay endpoints
 /// on the first free ports after it (any free ports when `bind`'s port is 0).
@@ -74,19 +115,35 @@ impl SharedRelay {
     }
 }
 
-/// A host protocol `P` (DirectPlay 8, or the add-on over it) with its relay when it has one:
-/// datagrams on the main socket are `P`'s, those on the endpoints the relay's. Without a relay
-/// it is `P` (so a command builds one protocol type, relaying or not).
-#[derive(Debug)]
-pub struct Relayed<P> {
-    inner: P,
-    relay: Option<SharedRelay>,
+impl RelayIo for SharedRelay {
+    fn udp(&self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) -> bool {
+        let Some(endpoint) = socket.0.checked_sub(1) else { return false };
+        self.lock().handle_datagram(now, endpoint, from, data);
+        true
+    }
+
+    fn poll_forward(&self, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let f = self.lock().poll_forward(buf)?;
+        Some(Transmit { to: f.to, path: Path::Udp(SocketId(f.endpoint + 1)) })
+    }
+
+    fn stats(&self) -> RelayStats {
+        SharedRelay::stats(self)
+    }
 }
 
-impl<P> Relayed<P> {
-    /// `inner`, whose session was configured with `relay`'s [`SharedRelay::address_map`]
-    /// (`None`: no relay).
-    pub fn new(inner: P, relay: Option<SharedRelay>) -> Self {
+/// A host protocol `P` (DirectPlay 8 or 4, or the add-on over them) with its relay `R` when
+/// it has one: datagrams and connections of the endpoints are the relay's, the rest `P`'s.
+/// Without a relay it is `P` (so a command builds one protocol type, relaying or not).
+#[derive(Debug)]
+pub struct Relayed<P, R = SharedRelay> {
+    inner: P,
+    relay: Option<R>,
+}
+
+impl<P, R> Relayed<P, R> {
+    /// `inner`, whose session was configured with `relay`'s address map (`None`: no relay).
+    pub fn new(inner: P, relay: Option<R>) -> Self {
         Self { inner, relay }
     }
 
@@ -101,21 +158,32 @@ impl<P> Relayed<P> {
     }
 
     /// The relay, if any.
-    pub fn relay(&self) -> Option<&SharedRelay> {
+    pub fn relay(&self) -> Option<&R> {
         self.relay.as_ref()
     }
 }
 
-impl<P: Protocol> Protocol for Relayed<P> {
+impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
     type Command = P::Command;
     type Event = P::Event;
 
     fn handle_udp(&mut self, now: Instant, socket: SocketId, from: SocketAddr, data: &[u8]) {
-        match (socket.0.checked_sub(1), &self.relay) {
-            (None, _) => self.inner.handle_udp(now, socket, from, data),
-            (Some(endpoint), Some(relay)) => relay.lock().handle_datagram(now, endpoint, from, data),
-            (Some(_), None) => {}
+        if !self.relay.as_ref().is_some_and(|r| r.udp(now, socket, from, data)) {
+            self.inner.handle_udp(now, socket, from, data);
         }
+    }
+
+    fn handle_stream_accepted(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        listener: SocketId,
+        peer: SocketAddr,
+    ) {
+        if let Some(r) = &self.relay {
+            r.stream_accepted(stream, listener);
+        }
+        self.inner.handle_stream_accepted(now, stream, listener, peer);
     }
 
     fn handle_stream(
@@ -125,11 +193,16 @@ impl<P: Protocol> Protocol for Relayed<P> {
         peer: SocketAddr,
         data: &[u8],
     ) -> Result<StreamStatus, String> {
-        self.inner.handle_stream(now, stream, peer, data)
+        match self.relay.as_ref().and_then(|r| r.stream(now, stream, peer, data)) {
+            Some(relayed) => relayed,
+            None => self.inner.handle_stream(now, stream, peer, data),
+        }
     }
 
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
-        self.inner.handle_stream_closed(now, stream, closed);
+        if !self.relay.as_ref().is_some_and(|r| r.stream_closed(stream)) {
+            self.inner.handle_stream_closed(now, stream, closed);
+        }
     }
 
     fn handle_command(&mut self, now: Instant, command: Self::Command) {
@@ -142,10 +215,9 @@ impl<P: Protocol> Protocol for Relayed<P> {
 
     fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         if let Some(t) = self.inner.poll_send(now, buf) {
-            return Some(t);
+            return Some(self.relay.as_ref().map_or(t, |r| r.route(t)));
         }
-        let f = self.relay.as_ref()?.lock().poll_forward(buf)?;
-        Some(Transmit { to: f.to, path: Path::Udp(SocketId(f.endpoint + 1)) })
+        self.relay.as_ref()?.poll_forward(buf)
     }
 
     fn poll_event(&mut self) -> Option<Self::Event> {

@@ -239,6 +239,7 @@ impl<P: Protocol> EventLoop<P> {
             };
             *self.streams.per_source.entry(peer.ip()).or_default() += 1;
             self.streams.conns.insert(stream, conn);
+            self.protocol.handle_stream_accepted(now, stream, id, peer);
         }
     }
 
@@ -278,7 +279,21 @@ impl<P: Protocol> EventLoop<P> {
                 None => return Ok(()),
             },
         };
-        let Some(conn) = self.streams.conns.get_mut(&id) else { return Ok(()) };
+        self.send_on_stream(now, id, data)
+    }
+
+    /// Queues `data` on connection `id`, accepted or opened ([`crate::Path::Stream`]); dropped
+    /// when it is closed.
+    pub(crate) fn send_on_stream(
+        &mut self,
+        now: Instant,
+        id: StreamId,
+        data: &[u8],
+    ) -> Result<(), RuntimeError> {
+        let Some(conn) = self.streams.conns.get_mut(&id) else {
+            tracing::debug!(stream = id.0, len = data.len(), "bytes for a closed connection dropped");
+            return Ok(());
+        };
         let behind = conn.unsent() >= WRITE_BACKLOG && !self.streams.budget.fits(data.len());
         if conn.unsent() + data.len() > self.streams.write_limit || behind {
             let unsent = conn.unsent() + data.len();

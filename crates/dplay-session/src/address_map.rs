@@ -28,33 +28,41 @@ pub trait AddressMap: Send + fmt::Debug {
     fn removed(&mut self, player: Dpnid);
 }
 
-/// A shared [`AddressMap`] in a [`crate::SessionConfig`]: the relay keeps a clone to forward
-/// with what the session told it. Two handles are equal when they share one map.
-#[derive(Clone)]
-pub struct AddressMapHandle(Arc<Mutex<dyn AddressMap>>);
+/// A shared [`AddressMap`] in a [`crate::SessionConfig`] (or a
+/// [`crate::dp4::Dp4AddressMap`] in a [`crate::dp4::Dp4Config`]): the relay keeps a clone to
+/// forward with what the session told it. Two handles are equal when they share one map.
+pub struct AddressMapHandle<M: ?Sized = dyn AddressMap>(Arc<Mutex<M>>);
 
-impl AddressMapHandle {
+impl<M: ?Sized> Clone for AddressMapHandle<M> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<M: ?Sized> AddressMapHandle<M> {
     /// Shares `map`.
-    pub fn new(map: Arc<Mutex<dyn AddressMap>>) -> Self {
+    pub fn new(map: Arc<Mutex<M>>) -> Self {
         Self(map)
     }
 
     /// Runs `f` on the map (a poisoned lock is taken over: the map holds no invariant a
     /// panic elsewhere could break halfway).
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut dyn AddressMap) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut M) -> R) -> R {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut *map)
     }
 }
 
-impl fmt::Debug for AddressMapHandle {
+impl<M: ?Sized> fmt::Debug for AddressMapHandle<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("AddressMapHandle")
     }
 }
 
-impl PartialEq for AddressMapHandle {
+impl<M: ?Sized> PartialEq for AddressMapHandle<M> {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
 }
+
+impl<M: ?Sized> Eq for AddressMapHandle<M> {}

@@ -289,6 +289,16 @@ impl<P: Hosted> Protocol for Observed<P> {
         status
     }
 
+    fn handle_stream_accepted(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        listener: SocketId,
+        peer: SocketAddr,
+    ) {
+        self.inner.handle_stream_accepted(now, stream, listener, peer);
+    }
+
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         self.inner.handle_stream_closed(now, stream, closed);
         self.tick(now);

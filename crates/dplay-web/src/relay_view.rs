@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use dplay_relay::RelayStats;
-use dplay_runtime::Relayed;
+use dplay_runtime::{RelayIo, Relayed};
 use serde::Serialize;
 
 use crate::host_view::{Hosted, Seen};
@@ -89,12 +89,12 @@ impl From<RelayStats> for RelayView {
 }
 
 /// `s` with the relay's counters.
-fn with_relay<P>(relayed: &Relayed<P>, mut s: Snapshot) -> Snapshot {
+fn with_relay<P, R: RelayIo>(relayed: &Relayed<P, R>, mut s: Snapshot) -> Snapshot {
     s.relay = relayed.relay().map(|r| r.stats().into());
     s
 }
 
-impl<P: Hosted> Hosted for Relayed<P> {
+impl<P: Hosted, R: RelayIo> Hosted for Relayed<P, R> {
     fn snapshot(&self) -> Snapshot {
         with_relay(self, self.inner().snapshot())
     }

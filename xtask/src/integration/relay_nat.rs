@@ -230,3 +230,103 @@ pub(super) fn dp8_behind_nat(s: &Suite) -> anyhow::Result<()> {
     ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 0), "nothing relayed: {relay}");
     Ok(())
 }
+
+/// `dplay host --dp4 --relay` on the public side; three `dplay join --dp4` members behind three
+/// NATs (one symmetric), given only the host's address, join one after another, each sending
+/// a guaranteed message once it has its player: every member already there gets it, through
+/// the relay (TCP back on the connection each member opened to the host); a stranger's
+/// datagrams at the relay endpoints are dropped and counted (docs/relay.md, "DirectPlay 4").
+pub(super) fn dp4_behind_nat(s: &Suite) -> anyhow::Result<()> {
+    if !ready()? {
+        return Ok(());
+    }
+    let net = Net::build()?;
+    let host_addr = format!("{HOST_IP}:2300");
+    let host = s.start_in(
+        &net.ns("pub"),
+        "relay host",
+        &["host", "--dp4", "--relay", "--json", "--bind", &host_addr, "--duration", "30"],
+    )?;
+    s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    let names = ["m1", "m2", "m3"];
+    let mut members = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let text = format!("hello from {name}");
+        let args =
+            ["join", "--dp4", &host_addr, "--json", "--name", name, "--send", &text, "--duration", "20"];
+        let p = s.start_in(&net.ns(&format!("p{}", k + 1)), name, &args)?;
+        s.expect(&p, "its message sent", WAIT, is("sent"))?;
+        members.push(p);
+    }
+    for (k, p) in members.iter().enumerate() {
+        for later in names.iter().skip(k + 1) {
+            let text = format!("hello from {later}");
+            s.expect(p, &format!("{later}'s message"), WAIT, event_with("message", "text", &text))?;
+        }
+    }
+    // A stranger on the public side sends a datagram to each of the first relay endpoints.
+    let stranger = (2401..2405)
+        .map(|port| format!("printf 'stranger' > /dev/udp/{HOST_IP}/{port}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    net.exec("x", &["bash", "-c", &stranger])?;
+    drop(members);
+    let relay = s.expect(&host, "the relay's line", Duration::from_secs(35), is("relay"))?;
+    ensure!(relay["datagrams"].as_u64().is_some_and(|n| n >= 3), "too little relayed: {relay}");
+    ensure!(relay["strangers"].as_u64().is_some_and(|n| n >= 4), "the stranger was not counted: {relay}");
+    Ok(())
+}
+
+/// `dplay fs host --sim fs98 --relay` on the public side; three FS98 pilots behind three NATs
+/// (one symmetric), given only the host's address: every pilot sees every other pilot's
+/// positions, through the relay (DirectPlay 4 over TCP and UDP).
+pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
+    if !ready()? {
+        return Ok(());
+    }
+    let net = Net::build()?;
+    let host_addr = format!("{HOST_IP}:2300");
+    let host = s.start_in(
+        &net.ns("pub"),
+        "relay host",
+        &["fs", "host", "--sim", "fs98", "--relay", "--json", "--bind", &host_addr, "--duration", "40"],
+    )?;
+    s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    let names = ["alpha", "bravo", "charlie"];
+    let mut pilots = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let ns = format!("p{}", k + 1);
+        let args = [
+            "fs",
+            "join",
+            "--sim",
+            "fs98",
+            &host_addr,
+            "--player",
+            "--name",
+            name,
+            "--json",
+            "--duration",
+            "30",
+        ];
+        let p = s.start_in(&net.ns(&ns), name, &args)?;
+        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
+        pilots.push(p);
+    }
+    for (p, me) in pilots.iter().zip(names) {
+        for other in names.iter().filter(|n| **n != me) {
+            s.expect(p, &format!("{other}'s position"), WAIT, |v| {
+                v["event"] == "position" && v["name"] == *other
+            })?;
+        }
+    }
+    // The positions keep coming through the relay (several a second from each pilot).
+    std::thread::sleep(Duration::from_secs(5));
+    drop(pilots);
+    let relay = s.expect(&host, "the relay's line", Duration::from_secs(45), is("relay"))?;
+    ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 60), "too little relayed: {relay}");
+    if relay["over_budget"].as_u64() != Some(0) {
+        bail!("relay over budget: {relay}");
+    }
+    Ok(())
+}

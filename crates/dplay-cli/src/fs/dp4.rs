@@ -10,8 +10,8 @@ use anyhow::bail;
 use dplay_addon::over_dp4::fs98_host_config;
 use dplay_addon::{ClientConfig, Event, HostConfig, HostPolicy, Role};
 use dplay_runtime::{
-    AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Protocol, Runtime,
-    RuntimeError, Tap,
+    AddonDp4Command, AddonDp4Event, AddonDp4Protocol, AddonDp4Role, Dp4Binding, Dp4Event, Protocol, Relayed,
+    Runtime, RuntimeError, SharedDp4Relay, Tap,
 };
 use dplay_session::dp4::{Dp4Config, Dp4Event as SessionEvent, EndReason};
 use dplay_wire::dp4::session::SessionFlags;
@@ -33,28 +33,18 @@ fn ipv4(addr: IpAddr) -> anyhow::Result<Ipv4Addr> {
     }
 }
 
-/// Starts the add-on over DirectPlay 4, with the errors a user can act on.
-fn spawn(
-    binding: &Dp4Binding,
-    role: AddonDp4Role,
-    name: &str,
-    keepalive: Option<Duration>,
-    pcap: Option<&PathBuf>,
-    config: Dp4Config,
-) -> anyhow::Result<Runtime<AddonDp4Protocol>> {
-    spawn_wrapped(binding, role, name, keepalive, pcap, config, |p| p)
-}
-
-/// [`spawn`], with the add-on inside the protocol `wrap` makes of it (the dashboard's).
-fn spawn_wrapped<W: Protocol>(
+/// Starts the add-on over DirectPlay 4 (a host relaying when `binding.relay_endpoints` asks;
+/// docs/relay.md), inside the protocol `wrap` makes of it (the dashboard's), with the errors a
+/// user can act on.
+fn spawn<W: Protocol>(
     binding: &Dp4Binding,
     role: AddonDp4Role,
     name: &str,
     keepalive: Option<Duration>,
     pcap: Option<&PathBuf>,
     mut config: Dp4Config,
-    wrap: impl FnOnce(AddonDp4Protocol) -> W,
-) -> anyhow::Result<Runtime<W>> {
+    wrap: impl FnOnce(Relayed<AddonDp4Protocol, SharedDp4Relay>) -> W,
+) -> anyhow::Result<(Runtime<W>, Option<SharedDp4Relay>)> {
     let tap = match pcap {
         Some(path) => Some(Box::new(crate::live::pcap_tap(path)?) as Box<dyn Tap>),
         None => None,
@@ -63,13 +53,15 @@ fn spawn_wrapped<W: Protocol>(
     if let Some(period) = keepalive {
         config.set_ping_interval(period.max(live::MIN_KEEPALIVE));
     }
-    AddonDp4Protocol::spawn_wrapped(binding, config, role, name, tap, wrap).map_err(|e| match e {
-        RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
-            "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host is using it; stop it, or give another port with --enum-port",
-            addr.port()
-        ),
-        e => e.into(),
-    })
+    AddonDp4Protocol::spawn_relayed(binding, config, role, name, tap, crate::relay::public_ip, wrap).map_err(
+        |e| match e {
+            RuntimeError::AddrInUse { addr } if Some(addr.port()) == binding.enum_port => anyhow::anyhow!(
+                "UDP port {} (DirectPlay 4 enumeration) is in use: another DirectPlay 4 host is using it; stop it, or give another port with --enum-port",
+                addr.port()
+            ),
+            e => e.into(),
+        },
+    )
 }
 
 fn joined(e: &AddonDp4Event) -> bool {
@@ -131,6 +123,7 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     let start = Instant::now();
     let mut binding = Dp4Binding::host(ipv4(a.bind_ip())?);
     binding.enum_port = Some(a.enum_port);
+    binding.relay_endpoints = a.relay_endpoints().unwrap_or(0);
     let mut policy = HostPolicy::default();
     policy.max_players = a.max_players;
     policy.allow_observers = true;
@@ -144,29 +137,29 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     let pcap = a.net.pcap.as_ref();
     let internet = crate::internet::Internet::new(&a.internet, a.net.json);
     // `--voice`: the session's voice server too (`--voice` offers only types that are served).
-    let voiced = |mut p: AddonDp4Protocol| {
+    let voiced = |mut p: Relayed<AddonDp4Protocol, SharedDp4Relay>| {
         if let Some(role) = a.voice.role() {
-            p.set_voice(role);
+            p.inner_mut().set_voice(role);
         }
         p
     };
     let Some(at) = a.web.web else {
-        let runtime = spawn_wrapped(&binding, role, &a.name, keepalive, pcap, config, voiced)?;
+        let (runtime, relay) = spawn(&binding, role, &a.name, keepalive, pcap, config, voiced)?;
         let ports = crate::internet::dp4_ports(&runtime);
-        return internet.around(start, ports, None, || serve(a, guid, runtime, start, bans, None));
+        return internet.around(start, ports, None, || serve(a, guid, runtime, start, bans, None, relay));
     };
     let (loop_side, server_side) = dplay_web::link();
-    let runtime = spawn_wrapped(&binding, role, &a.name, keepalive, pcap, config, |p| {
+    let (runtime, relay) = spawn(&binding, role, &a.name, keepalive, pcap, config, |p| {
         dplay_web::Observed::new(voiced(p), loop_side, start)
     })?;
     let ports = crate::internet::dp4_ports(&runtime);
     internet.around(start, ports, Some(server_side.clone()), || {
-        serve(a, guid, runtime, start, bans, Some((at, server_side)))
+        serve(a, guid, runtime, start, bans, Some((at, server_side)), relay)
     })
 }
 
 /// Hosts the FS98 session on `runtime` until the duration passes or Ctrl-C, with the
-/// dashboard when asked.
+/// dashboard when asked; the relay's line at the end when it relays.
 fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
     a: &FsHostArgs,
     guid: Uuid,
@@ -174,6 +167,7 @@ fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
     start: Instant,
     bans: dplay_web::BanFile,
     web: Option<(SocketAddr, dplay_web::ServerSide)>,
+    relay: Option<SharedDp4Relay>,
 ) -> anyhow::Result<bool> {
     let keepalive = a.session_args.keepalive;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
@@ -228,6 +222,9 @@ fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
     if let Some(why) = failed {
         bail!("cannot host: {why}");
     }
+    if let Some(r) = &relay {
+        crate::relay::report(&out.out, r);
+    }
     stopped(&out.out, stop)
 }
 
@@ -246,7 +243,8 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
     let keepalive = a.session_args.keepalive;
     let mut dp4_config = Dp4Config::default();
     a.budget.apply_dp4(&mut dp4_config.limits);
-    let runtime = spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref(), dp4_config)?;
+    let (runtime, _) =
+        spawn(&binding, role_config, &a.name, keepalive, a.net.pcap.as_ref(), dp4_config, |p| p)?;
     let mut out = Dp4Output::new(Output::new(a.net.json, start));
     let password = a.session_args.password.clone();
     let (command, target) = match a.host.port() {

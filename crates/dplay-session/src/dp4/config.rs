@@ -51,6 +51,9 @@ pub struct Dp4Config {
     /// What we hold and answer for others who are not (yet) in the session (issue 14;
     /// docs/limits.md).
     pub limits: Dp4Limits,
+    /// Host: what the other instances are told of a joiner's addresses (a relay's endpoints;
+    /// `None`: its own; docs/relay.md).
+    pub address_map: Option<crate::dp4::Dp4AddressMapHandle>,
 }
 
 /// Caps on what a DirectPlay 4 endpoint accepts from others, and on the replies it sends to
@@ -121,6 +124,7 @@ impl Default for Dp4Config {
             ping_give_up: 8,
             max_stream_message: dplay_wire::dp4::header::MAX_MESSAGE_SIZE,
             limits: Dp4Limits::default(),
+            address_map: None,
         }
     }
 }

@@ -161,7 +161,7 @@ impl Dp4Session {
             session_desc: desc,
             session_name: self.session_name.clone(),
             password: None,
-            players: self.players.values().map(Player::to_super).collect(),
+            players: self.super_players(),
             groups: self.super_groups(),
             shortcuts: self.super_shortcuts(),
         });
@@ -302,12 +302,13 @@ impl Dp4Session {
         // The UDP game socket at the sender's IP too, unless told to follow headers.
         let datagram = p.addrs.map_or(reply_to, |(_, d)| self.reply_addr(sock_v4(d), seen));
         p.addrs = Some((reply_to, datagram));
+        self.map_admitted(p.id, (reply_to, datagram));
         let body = Dp4Body::AddForward(PlayerInfoMessage {
             id_to: 0,
             player_id: p.id,
             group_id: 0,
             password_offset: 0,
-            player_info: p.to_packed(),
+            player_info: self.packed_for_others(&p),
             reserved: None,
         });
         self.add_player(p);
@@ -368,7 +369,7 @@ impl Dp4Session {
             session_desc: desc,
             session_name: self.session_name.clone(),
             password: self.password.clone(),
-            players: self.players.values().map(Player::to_super).collect(),
+            players: self.super_players(),
             groups: self.super_groups(),
             shortcuts: self.super_shortcuts(),
         });

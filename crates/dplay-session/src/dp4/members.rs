@@ -143,6 +143,7 @@ impl Dp4Session {
             self.dpsp.forget_peer(now, datagram);
             self.pump_dpsp(now);
         }
+        self.map_removed(id);
         for g in &gone {
             let system = self.players.remove(g).is_some_and(|p| p.is_system());
             self.forget_in_groups(*g, system);

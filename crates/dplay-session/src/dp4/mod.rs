@@ -13,6 +13,7 @@
 //! (`client_server`). DirectPlay Voice rides on DPSP_MSG_VOICE, handed up and sent as bytes
 //! for the voice layer above (`voice`).
 
+mod address_map;
 mod admin;
 mod changes;
 mod client;
@@ -31,6 +32,7 @@ pub mod stream;
 pub mod table;
 mod voice;
 
+pub use address_map::{Dp4AddressMap, Dp4AddressMapHandle};
 pub use client_server::DPID_SERVERPLAYER;
 pub use config::{Dp4Config, Dp4Limits, ENUM_PORT, EnumRequest, HostConfig, SessionIdentity};
 /// MC-DPL4R's counters, as [`Dp4Session::reliable_stats`] gives them.

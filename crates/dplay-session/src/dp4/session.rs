@@ -130,6 +130,9 @@ pub struct Dp4Session {
     pub(crate) checked: BTreeMap<u32, Instant>,
     /// The memory budget and the Player List's charge on it (docs/limits.md).
     pub(crate) memory: Memory,
+    /// Host: the SPData addresses the address map gave instances, by system player
+    /// (`dp4::address_map`).
+    pub(crate) advertised: BTreeMap<u32, (SocketAddr, SocketAddr)>,
 }
 
 impl Dp4Session {
@@ -179,6 +182,7 @@ impl Dp4Session {
             guard: Guard::default(),
             checked: BTreeMap::new(),
             memory,
+            advertised: BTreeMap::new(),
         })
     }
 

@@ -1,5 +1,6 @@
 //! Exchanges of typed messages between endpoints wired together in memory.
 
+mod address_map;
 mod admin;
 mod client_server;
 mod enum_players;
@@ -13,8 +14,8 @@ mod messages;
 pub(crate) mod net;
 mod reliable;
 mod scenario;
-mod voice;
 mod vanish;
+mod voice;
 mod windows;
 mod windows_rp;
 mod wine_facts;

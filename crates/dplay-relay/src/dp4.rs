@@ -1,0 +1,520 @@
+//! A DirectPlay 4 host's relay for members behind NAT, sans-IO (issue 23; docs/relay.md,
+//! "DirectPlay 4").
+//!
+//! A DirectPlay 4 peer-to-peer session is a mesh too: every instance sends its guaranteed
+//! messages over TCP to each other instance's listener and the others over UDP to its game
+//! socket, both named in its system player's SPData (MC-DPL4CS 2.2.2), and answers each
+//! message at the listener its header's SockAddr names (2.2.6). Behind NAT neither is
+//! reachable. The relay gives each member `M` an endpoint `R(M)`, a TCP listener and a UDP
+//! socket on the host, which the host's session hands out as `M`'s SPData (through
+//! [`dplay_session::dp4::Dp4AddressMap`], which [`Dp4Relay`] implements).
+//!
+//! - **TCP.** A message from member `S` on a connection to `R(M)` goes to `M` over a
+//!   connection `M` itself opened to the host (to its session's listener or to any endpoint):
+//!   a NAT refuses connections the host opens, never the answers on one the member opened.
+//!   Its header's SockAddr becomes `R(S)`'s listener, and the SPData of a CREATEPLAYER or
+//!   CREATEPLAYERVERIFY (2.2.21, 2.2.22) `R(S)`'s addresses, so `M` answers `S` and reaches
+//!   `S`'s new players through the relay; nothing else changes. The host's own session
+//!   answers a member the same way ([`Dp4Relay::route_stream`]).
+//! - **UDP.** A datagram from `S` at `R(M)` goes to `M` from `R(S)`, at the address `M` sent
+//!   from to `R(S)` (an endpoint never sends first); the host's own datagrams to a member go
+//!   to the address it sent from to the host's game socket ([`Dp4Relay::route_datagram`]).
+//! - **Who sent it.** A member is known by its public IP and the listener port its headers
+//!   name (the address the host's session answers it at); a headerless player datagram, by
+//!   its public IP when no other member shares it.
+//! - Only members, only toward members: anything else is dropped and counted.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, SocketAddrV4};
+use std::time::{Duration, Instant};
+
+use dplay_session::dp4::table::{SP_DATA_LEN, sp_data};
+use dplay_session::dp4::{Dp4AddressMap, StreamFramer};
+use dplay_wire::budget::{Charge, MemoryBudget};
+use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SIGNATURE, SIGNATURE_OFFSET, SockAddrIn};
+use dplay_wire::dp8::dpnid::Dpnid;
+use dplay_wire::log_limit::LogLimit;
+use dplay_wire::{Reader, Writer};
+
+use crate::outbox::{Outbox, Sender};
+use crate::rate::Bucket;
+use crate::{MemberStats, RateLimit, RelayStats};
+
+/// How often one source's dropped messages are logged at most.
+const LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// DPSP_MSG_CREATEPLAYER and DPSP_MSG_CREATEPLAYERVERIFY (MC-DPL4CS 2.2.21, 2.2.22).
+const CREATE_PLAYER: [u16; 2] = [0x08, 0x38];
+
+/// One TCP connection, as the runtime numbers it.
+pub type ConnId = u64;
+
+/// One relay endpoint's public addresses: its TCP listener and its UDP socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dp4Endpoint {
+    /// The TCP listener, written as a member's stream address.
+    pub stream: SocketAddr,
+    /// The UDP socket, written as a member's datagram address.
+    pub datagram: SocketAddr,
+}
+
+/// How a [`Dp4Relay`] is set up.
+#[derive(Debug, Clone)]
+pub struct Dp4RelayConfig {
+    /// The endpoints, by index; a member takes a free one when admitted.
+    pub endpoints: Vec<Dp4Endpoint>,
+    /// Each member's rate cap.
+    pub rate: RateLimit,
+    /// At most this many messages waiting to be sent.
+    pub max_queue: usize,
+    /// The host's memory budget, which the waiting messages and partial TCP messages are
+    /// charged to (docs/limits.md).
+    pub budget: MemoryBudget,
+}
+
+impl Dp4RelayConfig {
+    /// Endpoints at `endpoints`, default caps, no memory budget of its own.
+    pub fn new(endpoints: Vec<Dp4Endpoint>) -> Self {
+        Self { endpoints, rate: RateLimit::default(), max_queue: 4096, budget: MemoryBudget::unlimited() }
+    }
+}
+
+/// Where a relayed message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dp4Forward {
+    /// On this connection, which the receiver opened to the host from `peer`.
+    Stream {
+        /// The connection.
+        conn: ConnId,
+        /// Its remote end.
+        peer: SocketAddr,
+    },
+    /// A datagram from endpoint `endpoint`'s UDP socket to `to`.
+    Datagram {
+        /// The endpoint's index.
+        endpoint: usize,
+        /// The receiver's latched address there.
+        to: SocketAddr,
+    },
+}
+
+/// Why a connection to an endpoint is to be closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dp4StreamError {
+    /// Its bytes are not DirectPlay 4 messages (MC-DPL4CS 2.2.6).
+    Framing,
+    /// It comes from no member, or to an endpoint no member holds.
+    Stranger,
+    /// Its partial message does not fit the memory budget.
+    OverBudget,
+}
+
+impl std::fmt::Display for Dp4StreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Framing => "not DirectPlay 4 messages",
+            Self::Stranger => "not a member of the relayed session",
+            Self::OverBudget => "a partial message over the memory budget",
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Member {
+    /// Its listener as the host's session answers it (public IP, header port).
+    stream: SocketAddr,
+    /// Its game socket, as the host's session sends to it.
+    datagram: SocketAddr,
+    endpoint: usize,
+    sender: Sender,
+}
+
+#[derive(Debug, Default)]
+struct Endpoint {
+    owner: Option<u32>,
+    freed: u64,
+    /// UDP: who latched where.
+    by_source: HashMap<SocketAddr, u32>,
+    by_member: HashMap<u32, SocketAddr>,
+}
+
+/// A connection to the host: the session's listener (`endpoint` `None`) or an endpoint's.
+#[derive(Debug)]
+struct Conn {
+    endpoint: Option<usize>,
+    /// The listener its sender's headers name, at its IP: once its first header is read.
+    sender: Option<SocketAddr>,
+    /// The first bytes, until a header is whole (session connections only).
+    head: Vec<u8>,
+    framer: StreamFramer,
+    charge: Charge,
+}
+
+/// The DirectPlay 4 relay: endpoints, members, the connections they opened, and what waits.
+#[derive(Debug)]
+pub struct Dp4Relay {
+    cfg: Dp4RelayConfig,
+    endpoints: Vec<Endpoint>,
+    members: HashMap<u32, Member>,
+    frees: u64,
+    conns: HashMap<ConnId, Conn>,
+    /// The newest connection each listener address opened to the host, and its remote end.
+    back: HashMap<SocketAddr, (ConnId, SocketAddr)>,
+    /// Where each listener address's datagrams to the host's game socket come from.
+    game_sources: HashMap<SocketAddr, SocketAddr>,
+    outbox: Outbox<Dp4Forward>,
+    stats: RelayStats,
+    log: LogLimit,
+}
+
+impl Dp4Relay {
+    /// A relay with every endpoint free.
+    pub fn new(cfg: Dp4RelayConfig) -> Self {
+        let endpoints = cfg.endpoints.iter().map(|_| Endpoint::default()).collect();
+        let outbox = Outbox::new(&cfg.budget, cfg.max_queue, cfg.rate);
+        Self {
+            cfg,
+            endpoints,
+            members: HashMap::new(),
+            frees: 0,
+            conns: HashMap::new(),
+            back: HashMap::new(),
+            game_sources: HashMap::new(),
+            outbox,
+            stats: RelayStats::default(),
+            log: LogLimit::default(),
+        }
+    }
+
+    /// Charges what waits from now on to `budget` (the host session's).
+    pub fn set_budget(&mut self, budget: &MemoryBudget) {
+        self.outbox.set_budget(budget);
+        self.cfg.budget = budget.clone();
+    }
+
+    /// The endpoints' public addresses, by index.
+    pub fn endpoints(&self) -> &[Dp4Endpoint] {
+        &self.cfg.endpoints
+    }
+
+    /// The instance of system player `player`, answered at `stream` and `datagram`, joins: it takes the free
+    /// endpoint freed longest ago, whose addresses are returned; `None` when every one is
+    /// taken (the others then get its own).
+    pub fn admit(&mut self, player: u32, stream: SocketAddr, datagram: SocketAddr) -> Option<Dp4Endpoint> {
+        self.remove(player);
+        let (index, _) = self
+            .endpoints
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.owner.is_none())
+            .min_by_key(|(_, e)| e.freed)?;
+        let endpoint = *self.cfg.endpoints.get(index)?;
+        self.endpoints.get_mut(index)?.owner = Some(player);
+        let stats = MemberStats {
+            dpnid: Dpnid(player),
+            addr: stream,
+            endpoint: endpoint.stream,
+            datagrams_from: 0,
+            bytes_from: 0,
+            datagrams_to: 0,
+            bytes_to: 0,
+            rate_limited: 0,
+        };
+        let sender = Sender { bucket: Bucket::new(), stats };
+        self.members.insert(player, Member { stream, datagram, endpoint: index, sender });
+        tracing::debug!(player, %stream, endpoint = %endpoint.stream, "DP4 relay endpoint taken");
+        Some(endpoint)
+    }
+
+    /// The instance of `player` left: its endpoint is free again, its latches forgotten.
+    pub fn remove(&mut self, player: u32) {
+        let Some(member) = self.members.remove(&player) else { return };
+        self.frees += 1;
+        if let Some(e) = self.endpoints.get_mut(member.endpoint) {
+            *e = Endpoint { freed: self.frees, ..Endpoint::default() };
+        }
+        for e in &mut self.endpoints {
+            if let Some(addr) = e.by_member.remove(&player) {
+                e.by_source.remove(&addr);
+            }
+        }
+        self.game_sources.remove(&member.stream);
+        tracing::debug!(player, "DP4 relay endpoint freed");
+    }
+
+    /// Connection `conn` was accepted by endpoint `endpoint`'s listener (`None`: by the
+    /// session's).
+    pub fn accepted(&mut self, conn: ConnId, endpoint: Option<usize>) {
+        let conn_state = Conn {
+            endpoint,
+            sender: None,
+            head: Vec::new(),
+            framer: StreamFramer::new(MAX_MESSAGE_SIZE),
+            charge: self.cfg.budget.account(),
+        };
+        self.conns.insert(conn, conn_state);
+    }
+
+    /// Bytes read on connection `conn` from `peer`. `Ok(true)`: an endpoint's connection, its
+    /// messages relayed; `Ok(false)`: the session's (a connection the session's listener
+    /// accepted tells the relay who opened it; one the host opened, nothing). An error closes
+    /// it.
+    pub fn handle_stream(
+        &mut self,
+        now: Instant,
+        conn: ConnId,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<bool, Dp4StreamError> {
+        let Some(c) = self.conns.get_mut(&conn) else { return Ok(false) };
+        let Some(at) = c.endpoint else {
+            if c.sender.is_none() {
+                let want = SIGNATURE_OFFSET.saturating_sub(c.head.len()).min(data.len());
+                c.head.extend_from_slice(data.get(..want).unwrap_or_default());
+                if let Some(listener) = header_listener(&c.head, peer.ip()) {
+                    c.sender = Some(listener);
+                    c.head = Vec::new();
+                    self.back.insert(listener, (conn, peer));
+                }
+            }
+            return Ok(false);
+        };
+        let messages = c.framer.push(data).map_err(|_| Dp4StreamError::Framing)?;
+        if !c.charge.set(c.framer.buffered()) {
+            self.stats.over_budget += 1;
+            return Err(Dp4StreamError::OverBudget);
+        }
+        for mut m in messages {
+            self.relay_message(now, conn, at, peer, &mut m)?;
+        }
+        Ok(true)
+    }
+
+    /// Connection `conn` closed: it carries nothing more either way. True when it was an
+    /// endpoint's.
+    pub fn stream_closed(&mut self, conn: ConnId) -> bool {
+        let Some(c) = self.conns.remove(&conn) else { return false };
+        if let Some(listener) = c.sender
+            && self.back.get(&listener).is_some_and(|(c, _)| *c == conn)
+        {
+            self.back.remove(&listener);
+        }
+        c.endpoint.is_some()
+    }
+
+    /// The connection to send the host session's TCP message for the listener `to` on: the
+    /// newest one that listener's instance opened to the host (`None`: open one to `to`).
+    pub fn route_stream(&self, to: SocketAddr) -> Option<ConnId> {
+        self.back.get(&to).map(|(c, _)| *c)
+    }
+
+    /// A datagram at the host's game socket from `from`: a member's (by its header) tells
+    /// where its NAT maps it toward the host.
+    pub fn observe_game_datagram(&mut self, from: SocketAddr, data: &[u8]) {
+        if let Some(listener) = header_listener(data, from.ip())
+            && self.members.values().any(|m| m.stream == listener)
+        {
+            self.game_sources.insert(listener, from);
+        }
+    }
+
+    /// Where to send the host session's datagram for the game socket `to`: the address its
+    /// member's datagrams to the host's game socket come from (`None`: `to` itself).
+    pub fn route_datagram(&self, to: SocketAddr) -> Option<SocketAddr> {
+        let member = self.members.values().find(|m| m.datagram == to)?;
+        self.game_sources.get(&member.stream).copied()
+    }
+
+    /// A datagram at endpoint `endpoint`'s UDP socket from `from`: forwarded to the
+    /// endpoint's owner when it comes from another member, else dropped and counted.
+    pub fn handle_datagram(&mut self, now: Instant, endpoint: usize, from: SocketAddr, data: &[u8]) {
+        let Some(owner) = self.endpoints.get(endpoint).and_then(|e| e.owner) else {
+            return self.stranger(now, from, "an endpoint no member holds");
+        };
+        let known = self.endpoints.get(endpoint).and_then(|e| e.by_source.get(&from)).copied();
+        let Some(sender) = known.or_else(|| self.identify_datagram(owner, from, data)) else {
+            return self.stranger(now, from, "not a member");
+        };
+        if known.is_none()
+            && let Some(e) = self.endpoints.get_mut(endpoint)
+        {
+            e.by_source.insert(from, sender);
+            e.by_member.insert(sender, from);
+            self.stats.latched += 1;
+        }
+        let Some(via) = self.members.get(&sender).map(|m| m.endpoint) else { return };
+        let Some(to) = self.endpoints.get(via).and_then(|e| e.by_member.get(&owner)).copied() else {
+            self.stats.unlatched += 1;
+            return;
+        };
+        let mut bytes = data.to_vec();
+        if let Some(r) = self.cfg.endpoints.get(via).copied() {
+            rewrite(&mut bytes, r, false);
+        }
+        self.offer(now, sender, owner, Dp4Forward::Datagram { endpoint: via, to }, &bytes);
+    }
+
+    /// The next message to send: its bytes into `buf` (cleared by the caller).
+    pub fn poll_forward(&mut self, buf: &mut Vec<u8>) -> Option<Dp4Forward> {
+        self.outbox.pop(buf)
+    }
+
+    /// What the relay did so far, members by system player ID (in `dpnid`).
+    pub fn stats(&self) -> RelayStats {
+        let mut members: Vec<MemberStats> = self.members.values().map(|m| m.sender.stats).collect();
+        members.sort_by_key(|m| m.dpnid);
+        RelayStats {
+            endpoints: self.endpoints.len(),
+            endpoints_held: self.members.len(),
+            members,
+            ..self.stats.clone()
+        }
+    }
+
+    /// One whole message from `peer` on connection `conn` to endpoint `at`.
+    fn relay_message(
+        &mut self,
+        now: Instant,
+        conn: ConnId,
+        at: usize,
+        peer: SocketAddr,
+        m: &mut [u8],
+    ) -> Result<(), Dp4StreamError> {
+        let Some(owner) = self.endpoints.get(at).and_then(|e| e.owner) else {
+            self.stranger(now, peer, "an endpoint no member holds");
+            return Err(Dp4StreamError::Stranger);
+        };
+        let sender = match self.conns.get(&conn).and_then(|c| c.sender) {
+            Some(listener) => self.member_at(listener),
+            None => {
+                let listener = header_listener(m, peer.ip());
+                let member = listener.and_then(|l| self.member_at(l)).filter(|s| *s != owner);
+                if let (Some(l), Some(_), Some(c)) = (listener, member, self.conns.get_mut(&conn)) {
+                    c.sender = Some(l);
+                    self.back.insert(l, (conn, peer));
+                }
+                member
+            }
+        };
+        let Some(sender) = sender else {
+            self.stranger(now, peer, "not a member");
+            return Err(Dp4StreamError::Stranger);
+        };
+        let Some((stream, to)) = self.members.get(&owner).and_then(|o| self.back.get(&o.stream)).copied()
+        else {
+            self.stats.unlatched += 1;
+            return Ok(());
+        };
+        if let Some(r) = self.members.get(&sender).and_then(|s| self.cfg.endpoints.get(s.endpoint)).copied() {
+            rewrite(m, r, true);
+        }
+        self.offer(now, sender, owner, Dp4Forward::Stream { conn: stream, peer: to }, m);
+        Ok(())
+    }
+
+    /// The member whose listener is `listener` (as the host's session answers it).
+    fn member_at(&self, listener: SocketAddr) -> Option<u32> {
+        self.members.iter().find(|(_, m)| m.stream == listener).map(|(id, _)| *id)
+    }
+
+    /// The sender of a first datagram at `owner`'s endpoint: by its header's listener, or, for
+    /// a headerless player message (MC-DPL4CS 2.2.45), the member whose game socket it comes
+    /// from (a cone NAT that keeps the port), else the only other member at its IP.
+    fn identify_datagram(&self, owner: u32, from: SocketAddr, data: &[u8]) -> Option<u32> {
+        if let Some(listener) = header_listener(data, from.ip()) {
+            return self.member_at(listener).filter(|s| *s != owner);
+        }
+        if let Some((id, _)) = self.members.iter().find(|(id, m)| **id != owner && m.datagram == from) {
+            return Some(*id);
+        }
+        let mut at_ip = self.members.iter().filter(|(id, m)| **id != owner && m.stream.ip() == from.ip());
+        match (at_ip.next(), at_ip.next()) {
+            (Some((id, _)), None) => Some(*id),
+            _ => None,
+        }
+    }
+
+    fn offer(&mut self, now: Instant, sender: u32, owner: u32, to: Dp4Forward, data: &[u8]) {
+        if sender == owner {
+            return;
+        }
+        let [Some(s), o] = self.members.get_disjoint_mut([&sender, &owner]) else { return };
+        let receiver = o.map(|o| &mut o.sender.stats);
+        self.outbox.offer(now, &mut s.sender, receiver, &mut self.stats, to, data);
+    }
+
+    fn stranger(&mut self, now: Instant, from: SocketAddr, why: &str) {
+        self.stats.strangers += 1;
+        if self.log.may_log(now, from.ip(), LOG_INTERVAL) {
+            tracing::info!(%from, why, "DP4 relay: message dropped (logged once per source per 10 s)");
+        }
+    }
+}
+
+/// The listener a full DPSP header names (MC-DPL4CS 2.2.6), at the sender's IP `seen` as the
+/// host's session answers it (docs/decisions.md); `None` without one.
+fn header_listener(m: &[u8], seen: IpAddr) -> Option<SocketAddr> {
+    let addr = SockAddrIn::read(&mut Reader::new(m.get(4..SIGNATURE_OFFSET)?)).ok()?;
+    (addr.family == SockAddrIn::AF_INET).then(|| SocketAddr::new(seen, addr.addr.port()))
+}
+
+/// Writes `r`'s listener as the header's SockAddr of message `m` (MC-DPL4CS 2.2.6), and, in a
+/// CREATEPLAYER or CREATEPLAYERVERIFY, `r`'s addresses as its player's SPData (2.2.2, 2.2.21).
+/// Every message on a stream has the SockAddr, player messages too; a datagram only with the
+/// signature (a player datagram is only its IDs and data; docs/decisions.md).
+fn rewrite(m: &mut [u8], r: Dp4Endpoint, stream: bool) {
+    let signed = m.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]);
+    if (stream || signed)
+        && let (Some(h), SocketAddr::V4(l)) = (m.get_mut(4..SIGNATURE_OFFSET), r.stream)
+    {
+        write_sock_addr(h, l);
+    }
+    let command = m.get(24..26).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes);
+    if signed && command.is_some_and(|c| CREATE_PLAYER.contains(&c)) {
+        rewrite_sp_data(m, r);
+    }
+}
+
+fn write_sock_addr(out: &mut [u8], addr: SocketAddrV4) {
+    if let Ok(mut w) = Writer::new(out, SockAddrIn::LEN) {
+        SockAddrIn::new(addr).write(&mut w);
+    }
+}
+
+/// The SPData of the PACKEDPLAYER at CreateOffset (MC-DPL4CS 2.2.21; offsets from the
+/// signature, INDEX D.17), when it is Winsock's 32 bytes.
+fn rewrite_sp_data(m: &mut [u8], r: Dp4Endpoint) -> Option<()> {
+    let dword = |m: &[u8], at: usize| -> Option<usize> {
+        let b: [u8; 4] = m.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        usize::try_from(u32::from_le_bytes(b)).ok()
+    };
+    let packed = SIGNATURE_OFFSET.checked_add(dword(m, 40)?)?;
+    let short = dword(m, packed + 12)?;
+    let long = dword(m, packed + 16)?;
+    if dword(m, packed + 20)? != SP_DATA_LEN {
+        return None;
+    }
+    let fixed = dword(m, packed + 36)?;
+    let at = packed.checked_add(fixed)?.checked_add(short)?.checked_add(long)?;
+    let out = m.get_mut(at..at.checked_add(SP_DATA_LEN)?)?;
+    out.copy_from_slice(&sp_data(r.stream, r.datagram).0);
+    Some(())
+}
+
+impl Dp4AddressMap for Dp4Relay {
+    fn admitted(
+        &mut self,
+        player: u32,
+        stream: SocketAddr,
+        datagram: SocketAddr,
+    ) -> Option<(SocketAddr, SocketAddr)> {
+        self.admit(player, stream, datagram).map(|e| (e.stream, e.datagram))
+    }
+
+    fn removed(&mut self, player: u32) {
+        self.remove(player);
+    }
+}
+
+#[cfg(test)]
+mod tests;

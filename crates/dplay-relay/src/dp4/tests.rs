@@ -1,0 +1,284 @@
+//! The DirectPlay 4 relay's rules, one message at a time (docs/relay.md, "DirectPlay 4").
+
+use std::net::{SocketAddr, SocketAddrV4};
+
+use dplay_session::dp4::table::sp_data;
+use dplay_wire::dp4::header::{SockAddrIn, Token};
+use dplay_wire::dp4::join::PlayerInfoMessage;
+use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
+use dplay_wire::dp4::player::PackedPlayer;
+use dplay_wire::dp4::session::PlayerFlags;
+use dplay_wire::{Blob, WideString, Wire};
+use proptest::prelude::*;
+
+use super::*;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn endpoint(i: u16) -> Dp4Endpoint {
+    Dp4Endpoint {
+        stream: addr(&format!("198.51.100.1:{}", 2410 + i)),
+        datagram: addr(&format!("198.51.100.1:{}", 2450 + i)),
+    }
+}
+
+/// Alice behind one NAT, Bob behind another, both on private port 2300: the host answers
+/// them at their public IPs and the ports their headers name.
+const ALICE: u32 = 0x10;
+const BOB: u32 = 0x20;
+
+fn relay() -> Dp4Relay {
+    let mut r = Dp4Relay::new(Dp4RelayConfig::new((0..4).map(endpoint).collect()));
+    assert_eq!(r.admit(ALICE, addr("203.0.113.1:2300"), addr("203.0.113.1:2350")), Some(endpoint(0)));
+    assert_eq!(
+        r.admitted(BOB, addr("203.0.113.2:2300"), addr("203.0.113.2:2350")),
+        Some((endpoint(1).stream, endpoint(1).datagram))
+    );
+    r
+}
+
+/// A 20-byte stream prefix (MC-DPL4CS 2.2.6) naming listener port `port` at 0.0.0.0, then
+/// `body`: a player message on a stream (idFrom, idTo, data; 2.2.45).
+fn player_message(port: u16, body: &[u8]) -> Vec<u8> {
+    let len = 20 + body.len();
+    let mut m = (u32::try_from(len).unwrap() | 0xFAB << 20).to_le_bytes().to_vec();
+    m.extend_from_slice(&[2, 0]);
+    m.extend_from_slice(&port.to_be_bytes());
+    m.extend_from_slice(&[0; 12]);
+    m.extend_from_slice(body);
+    m
+}
+
+fn create_player(port: u16, id: u32, system: u32) -> Vec<u8> {
+    let player = PackedPlayer {
+        flags: PlayerFlags::empty(),
+        player_id: id,
+        system_player_id: system,
+        player_version: 14,
+        parent_id: 0,
+        short_name: Some(WideString::new("pilot")),
+        long_name: None,
+        sp_data: sp_data(addr("192.168.1.5:2300"), addr("192.168.1.5:2350")),
+        player_data: Blob(vec![7; 5]),
+        player_ids: Vec::new(),
+        size_counts_player_ids: false,
+    };
+    let body = Dp4Body::CreatePlayer(PlayerInfoMessage {
+        id_to: 0,
+        player_id: id,
+        group_id: 0,
+        password_offset: 0,
+        player_info: player,
+        reserved: None,
+    });
+    let sock = SockAddrIn::new(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, port));
+    Dp4Message::new(Token::FROM_REMOTE, sock, 14, body).to_vec().unwrap()
+}
+
+fn forwards(r: &mut Dp4Relay) -> Vec<(Dp4Forward, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while let Some(f) = r.poll_forward(&mut buf) {
+        out.push((f, std::mem::take(&mut buf)));
+    }
+    out
+}
+
+/// The SockAddr a message's header names.
+fn header_addr(m: &[u8]) -> SocketAddrV4 {
+    SockAddrIn::read(&mut Reader::new(&m[4..20])).unwrap().addr
+}
+
+/// A message from Alice to Bob's endpoint goes on the connection Bob opened to the host's
+/// listener, its header naming Alice's endpoint, every other byte as sent.
+#[test]
+fn a_stream_message_goes_back_on_the_connection_the_receiver_opened() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    r.accepted(1, None);
+    r.accepted(2, Some(1));
+    assert_eq!(
+        r.handle_stream(now, 1, addr("203.0.113.2:40001"), &player_message(2300, b"hello")),
+        Ok(false)
+    );
+    let m = player_message(2300, &[0x10, 0, 0, 0, 0x20, 0, 0, 0, b'h', b'i']);
+    // Split across reads: the relay waits for the whole message.
+    assert_eq!(r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m[..9]), Ok(true));
+    assert!(forwards(&mut r).is_empty());
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m[9..]).unwrap();
+    let out = forwards(&mut r);
+    assert_eq!(out.len(), 1);
+    let (f, bytes) = &out[0];
+    assert_eq!(*f, Dp4Forward::Stream { conn: 1, peer: addr("203.0.113.2:40001") });
+    assert_eq!(SocketAddr::V4(header_addr(bytes)), endpoint(0).stream);
+    assert_eq!(bytes[..4], m[..4]);
+    assert_eq!(bytes[20..], m[20..]);
+    let s = r.stats();
+    assert_eq!((s.datagrams, s.bytes), (1, m.len() as u64));
+    assert_eq!(s.members[0].datagrams_from, 1);
+    assert_eq!(s.members[1].datagrams_to, 1);
+    // Alice's connection now carries messages for her: the host answers her on it.
+    assert_eq!(r.route_stream(addr("203.0.113.1:2300")), Some(2));
+    assert_eq!(r.route_stream(addr("203.0.113.2:2300")), Some(1));
+    assert!(!r.stream_closed(1));
+    assert_eq!(r.route_stream(addr("203.0.113.2:2300")), None);
+    assert!(r.stream_closed(2));
+}
+
+/// MC-DPL4CS 2.2.21: a CREATEPLAYER's SPData becomes its sender's endpoint, so the receiver
+/// reaches the new player through the relay.
+#[test]
+fn create_player_sp_data_names_the_senders_endpoint() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    r.accepted(1, None);
+    r.accepted(2, Some(1));
+    r.handle_stream(now, 1, addr("203.0.113.2:40001"), &player_message(2300, b"x")).unwrap();
+    let m = create_player(2300, 0x11, ALICE);
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m).unwrap();
+    let out = forwards(&mut r);
+    let bytes = &out[0].1;
+    let parsed = Dp4Message::parse(bytes).unwrap();
+    let Dp4Body::CreatePlayer(p) = parsed.body else { panic!("not CREATEPLAYER") };
+    assert_eq!(p.player_info.sp_data, sp_data(endpoint(0).stream, endpoint(0).datagram));
+    assert_eq!(p.player_info.short_name, Some(WideString::new("pilot")));
+    assert_eq!(bytes.len(), m.len());
+}
+
+/// Not an open relay: a connection from no member, or to a free endpoint, is closed and
+/// counted; a member's own endpoint does not relay to itself.
+#[test]
+fn strangers_are_closed_and_counted() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    let m = player_message(2300, b"spam");
+    for (conn, at) in [(3, 1), (4, 3), (5, 0), (6, 0)] {
+        r.accepted(conn, Some(at));
+    }
+    assert_eq!(r.handle_stream(now, 3, addr("192.0.2.9:4000"), &m), Err(Dp4StreamError::Stranger));
+    assert_eq!(r.handle_stream(now, 4, addr("203.0.113.1:4000"), &m), Err(Dp4StreamError::Stranger));
+    assert_eq!(r.handle_stream(now, 5, addr("203.0.113.1:4001"), &m), Err(Dp4StreamError::Stranger));
+    assert_eq!(r.handle_stream(now, 6, addr("203.0.113.1:4001"), &[0xFF; 8]), Err(Dp4StreamError::Framing));
+    // A connection the host opened is the session's.
+    assert_eq!(r.handle_stream(now, 7, addr("203.0.113.1:2300"), &m), Ok(false));
+    assert_eq!(r.stats().strangers, 3);
+    assert!(forwards(&mut r).is_empty());
+}
+
+/// A receiver that opened no connection to the host cannot be sent to (a NAT refuses a new
+/// one): the message is dropped as unlatched.
+#[test]
+fn no_connection_from_the_receiver_drops_as_unlatched() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    r.accepted(2, Some(1));
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &player_message(2300, b"x")).unwrap();
+    assert!(forwards(&mut r).is_empty());
+    assert_eq!(r.stats().unlatched, 1);
+}
+
+/// UDP: the sender is known by its header, or, headerless, by its IP; the receiver gets it
+/// from the sender's endpoint once it sent there itself; a stranger gets nothing.
+#[test]
+fn datagrams_latch_and_go_from_the_senders_endpoint() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    let ping = player_message(2300, b"playXXXX");
+    // Bob sends to Alice's endpoint first (headerless): latched by IP, Alice not yet latched
+    // at Bob's endpoint.
+    r.handle_datagram(now, 0, addr("203.0.113.2:50001"), b"\x20\0\0\0\x10\0\0\0pos");
+    assert_eq!(r.stats().unlatched, 1);
+    // Alice sends to Bob's endpoint (a system message with a header).
+    r.handle_datagram(now, 1, addr("203.0.113.1:50002"), &ping);
+    let out = forwards(&mut r);
+    assert_eq!(out[0].0, Dp4Forward::Datagram { endpoint: 0, to: addr("203.0.113.2:50001") });
+    assert_eq!(SocketAddr::V4(header_addr(&out[0].1)), endpoint(0).stream);
+    r.handle_datagram(now, 0, addr("203.0.113.2:50001"), b"\x20\0\0\0\x10\0\0\0pos");
+    let out = forwards(&mut r);
+    assert_eq!(
+        out,
+        vec![(
+            Dp4Forward::Datagram { endpoint: 1, to: addr("203.0.113.1:50002") },
+            b"\x20\0\0\0\x10\0\0\0pos".to_vec()
+        )]
+    );
+    r.handle_datagram(now, 0, addr("192.0.2.9:1"), b"\x20\0\0\0\x10\0\0\0pos");
+    r.handle_datagram(now, 3, addr("203.0.113.2:50001"), b"x");
+    assert_eq!(r.stats().strangers, 2);
+    // The host's own datagrams to Alice go where hers to the host's game socket come from.
+    assert_eq!(r.route_datagram(addr("203.0.113.1:2350")), None);
+    r.observe_game_datagram(addr("203.0.113.1:50009"), &ping);
+    assert_eq!(r.route_datagram(addr("203.0.113.1:2350")), Some(addr("203.0.113.1:50009")));
+}
+
+/// Two members behind one NAT (one public IP): a headerless datagram is theirs when it
+/// comes from a member's game socket (a cone NAT keeps the port), else nobody's.
+#[test]
+fn members_behind_one_nat_by_their_game_ports() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    r.admit(0x30, addr("203.0.113.2:2310"), addr("203.0.113.2:2360"));
+    let pos = b"\x30\0\0\0\x10\0\0\0pos";
+    r.handle_datagram(now, 0, addr("203.0.113.2:40000"), pos);
+    assert_eq!(r.stats().strangers, 1);
+    r.handle_datagram(now, 0, addr("203.0.113.2:2360"), pos);
+    r.handle_datagram(now, 0, addr("203.0.113.2:2350"), pos);
+    let s = r.stats();
+    assert_eq!((s.strangers, s.latched, s.unlatched), (1, 2, 2));
+}
+
+/// A member that leaves frees its endpoint (the next joiner takes the one freed longest
+/// ago) and its latches.
+#[test]
+fn leaving_frees_the_endpoint() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    r.handle_datagram(now, 1, addr("203.0.113.1:50002"), &player_message(2300, b"playXXXX"));
+    r.remove(ALICE);
+    assert_eq!(r.stats().endpoints_held, 1);
+    r.handle_datagram(now, 1, addr("203.0.113.1:50002"), b"x");
+    assert_eq!(r.stats().strangers, 1);
+    assert_eq!(r.admit(0x30, addr("203.0.113.3:2300"), addr("203.0.113.3:2350")), Some(endpoint(2)));
+}
+
+proptest! {
+    /// Whatever arrives, nothing panics, and forwards go only on connections members opened
+    /// or to addresses members sent from.
+    #[test]
+    fn forwards_only_to_members(
+        inputs in proptest::collection::vec((0u64..4, proptest::option::of(0usize..5), 0u8..4, any::<bool>(), proptest::collection::vec(any::<u8>(), 0..80)), 0..40),
+    ) {
+        let now = crate::tests::t0();
+        let mut r = relay();
+        let ips = ["203.0.113.1", "203.0.113.2", "192.0.2.9", "203.0.113.3"];
+        let mut member_sources = Vec::new();
+        for (conn, at, who, stream, mut data) in inputs {
+            let from = addr(&format!("{}:{}", ips[usize::from(who)], 40000 + conn));
+            if data.len() >= 20 && who < 2 {
+                let size = u32::try_from(data.len()).unwrap() | 0xFAB << 20;
+                data[..4].copy_from_slice(&size.to_le_bytes());
+                data[4..8].copy_from_slice(&[2, 0, 0x08, 0xFC]);
+            }
+            if who < 2 {
+                member_sources.push(from);
+            }
+            if stream {
+                if data.len() % 3 == 0 {
+                    r.accepted(conn, at);
+                }
+                let _ = r.handle_stream(now, conn, from, &data);
+            } else {
+                r.handle_datagram(now, at.unwrap_or(0), from, &data);
+            }
+        }
+        let mut buf = Vec::new();
+        while let Some(f) = r.poll_forward(&mut buf) {
+            if let Dp4Forward::Datagram { to, .. } = f {
+                prop_assert!(member_sources.contains(&to));
+            }
+            buf.clear();
+        }
+    }
+}
