@@ -5,7 +5,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::ops::RangeInclusive;
 
-use mio::net::{TcpListener, UdpSocket};
+use mio::net::{TcpListener, TcpStream, UdpSocket};
 use socket2::{Domain, Socket, Type};
 
 use crate::RuntimeError;
@@ -117,6 +117,31 @@ pub(crate) fn open(spec: &SocketSpec) -> Result<Bound, RuntimeError> {
         }
     }
     Err(RuntimeError::NoFreePort { ip: spec.ip, first, last })
+}
+
+/// Starts a non-blocking TCP connection to `to`, from `from` (any port) when given. A peer
+/// answers at the address a connection comes from with the port our headers name
+/// (MC-DPL4CS 2.2.1, 3.2.5.3; docs/decisions.md), so an endpoint bound to one address must
+/// connect from it too, not from whatever address the route picks.
+pub(crate) fn connect(from: Option<IpAddr>, to: SocketAddr) -> io::Result<TcpStream> {
+    let Some(ip) = from else { return TcpStream::connect(to) };
+    let socket = Socket::new(Domain::for_address(to), Type::STREAM, Some(socket2::Protocol::TCP))?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&SocketAddr::new(ip, 0).into())?;
+    match socket.connect(&to.into()) {
+        Err(e) if !in_progress(&e) => return Err(e),
+        _ => {}
+    }
+    Ok(TcpStream::from_std(socket.into()))
+}
+
+/// Whether a non-blocking connect's error only says it goes on in the background.
+fn in_progress(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(nix::errno::Errno::EINPROGRESS as i32) {
+        return true;
+    }
+    e.kind() == io::ErrorKind::WouldBlock
 }
 
 /// A non-blocking TCP listener on `addr`. SO_REUSEADDR lets a restarted host take its port

@@ -308,6 +308,14 @@ impl<P: Protocol> EventLoop<P> {
         if conn.connecting_until.is_none() { self.write_pending(now, id) } else { Ok(()) }
     }
 
+    /// The address to connect to `to` from: that of our first TCP listener when it is bound to
+    /// one address of `to`'s family; else the route picks it.
+    fn stream_source(&self, to: SocketAddr) -> Option<IpAddr> {
+        let listener =
+            self.sockets.iter().zip(&self.local_addrs).find(|(s, _)| matches!(s, Bound::Listener(_)));
+        listener.map(|(_, a)| a.ip()).filter(|ip| !ip.is_unspecified() && ip.is_ipv4() == to.is_ipv4())
+    }
+
     /// Starts connecting to `to`; on an immediate failure the protocol hears of it (with the
     /// `queued` bytes that will not be sent) and `None` comes back.
     fn connect(
@@ -325,7 +333,7 @@ impl<P: Protocol> EventLoop<P> {
             return Ok(None);
         }
         let stream = self.streams.allocate();
-        let mut socket = match TcpStream::connect(to) {
+        let mut socket = match crate::bind::connect(self.stream_source(to), to) {
             Ok(s) => s,
             Err(e) => {
                 let closed = StreamClosed {

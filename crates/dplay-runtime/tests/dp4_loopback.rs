@@ -263,3 +263,26 @@ fn a_joiner_that_takes_over_answers_enumeration() {
         matches!(e, Dp4Event::Session(SessionEvent::SessionFound(_))).then_some(())
     });
 }
+
+/// MC-DPL4CS 2.2.1, 3.1.4.1, 3.1.4.2: a joiner on another loopback address (127.0.0.2)
+/// finds the host on 127.0.0.1 and joins it: the host answers at the joiner's address.
+#[test]
+fn join_from_another_loopback_address() {
+    let (host, _) = host("host");
+    let other = Ipv4Addr::new(127, 0, 0, 2);
+    let seeker = Dp4Protocol::spawn(&Dp4Binding::client(other), config(11), None).unwrap();
+    let enum_port = host.socket_addr(Dp4Binding::ENUM_SOCKET).unwrap().port();
+    let request = EnumRequest { application_guid: APP, password: None, flags: EnumSessionsFlags::AVAILABLE };
+    let target = Some(SocketAddr::from((Ipv4Addr::LOCALHOST, enum_port)));
+    seeker.command(Dp4Command::EnumSessions { target, request }).unwrap();
+    let found = wait_for(seeker.events(), |e| match e {
+        Dp4Event::Session(SessionEvent::SessionFound(f)) => Some(f.host),
+        _ => None,
+    });
+    assert_eq!(found, listener(&host));
+    let joiner = Dp4Protocol::spawn(&Dp4Binding::client(other), config(12), None).unwrap();
+    let id = join(&joiner, listener(&host), "remote");
+    let send = Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data: b"hi".to_vec(), guaranteed: true };
+    joiner.command(send).unwrap();
+    assert_eq!(message_from(host.events(), id), b"hi");
+}

@@ -561,16 +561,20 @@ impl Dp4Session {
         } else if let Some(targets) = self.group_targets(to) {
             targets
         } else {
-            let target = self
-                .players
-                .get(&to)
-                .filter(|p| !p.local)
-                .and_then(|p| self.players.get(&p.system_player_id))
-                .and_then(|s| s.addrs)
-                .ok_or(CommandError::UnknownPlayer(to))?;
-            vec![target]
+            vec![self.player_instance(to)?]
         };
         self.transmit_player(now, ids, &targets, data, guaranteed)
+    }
+
+    /// The (listener, game socket) of the instance of remote player `to`: those of its
+    /// system player.
+    pub(crate) fn player_instance(&self, to: u32) -> Result<(SocketAddr, SocketAddr), CommandError> {
+        self.players
+            .get(&to)
+            .filter(|p| !p.local)
+            .and_then(|p| self.players.get(&p.system_player_id))
+            .and_then(|s| s.addrs)
+            .ok_or(CommandError::UnknownPlayer(to))
     }
 
     /// Sends one player message with `ids` to each instance (listener, game socket) of
@@ -616,17 +620,31 @@ impl Dp4Session {
                 pm.to_vec().map_err(|_| CommandError::Unencodable)?
             }
         };
-        for &(stream, datagram) in targets {
-            if guaranteed {
-                self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes: bytes.clone() });
-            } else if bytes.len() <= self.config.mtu {
-                self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: datagram, bytes: bytes.clone() });
-            } else {
-                self.dpsp
-                    .send(now, datagram, &bytes, Reliability::Unreliable)
-                    .map_err(|_| CommandError::Unencodable)?;
-                self.pump_dpsp(now);
-            }
+        for &target in targets {
+            self.transmit_message(now, target, bytes.clone(), guaranteed)?;
+        }
+        Ok(())
+    }
+
+    /// Sends one whole message `bytes` to instance `target` (listener, game socket) without
+    /// MC-DPL4R: on a TCP connection to the listener when `guaranteed`, else a UDP datagram
+    /// to the game socket, fragmented with DPSP_MSG_PACKET beyond the MTU (3.1.4.18).
+    pub(crate) fn transmit_message(
+        &mut self,
+        now: Instant,
+        (stream, datagram): (SocketAddr, SocketAddr),
+        bytes: Vec<u8>,
+        guaranteed: bool,
+    ) -> Result<(), CommandError> {
+        if guaranteed {
+            self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes });
+        } else if bytes.len() <= self.config.mtu {
+            self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: datagram, bytes });
+        } else {
+            self.dpsp
+                .send(now, datagram, &bytes, Reliability::Unreliable)
+                .map_err(|_| CommandError::Unencodable)?;
+            self.pump_dpsp(now);
         }
         Ok(())
     }

@@ -5,11 +5,10 @@
 
 use std::time::Instant;
 
-use dplay_dpsp::Reliability;
 use dplay_wire::Writer;
 use dplay_wire::dp4::header::{Command, HEADER_LEN, Header, SIGNATURE_OFFSET, SockAddrIn, Token};
 
-use crate::dp4::event::{CommandError, Dp4Event, Dp4Transmit, DropReason, Via};
+use crate::dp4::event::{CommandError, Dp4Event, DropReason};
 use crate::dp4::members::DPID_ALLPLAYERS;
 use crate::dp4::session::{Dp4Session, Role};
 
@@ -31,28 +30,14 @@ impl Dp4Session {
         reliable: bool,
     ) -> Result<(), CommandError> {
         self.local_player(from)?;
-        let (stream, datagram) = self
-            .players
-            .get(&to)
-            .filter(|p| !p.local)
-            .and_then(|p| self.players.get(&p.system_player_id))
-            .and_then(|s| s.addrs)
-            .ok_or(CommandError::UnknownPlayer(to))?;
+        let target = self.player_instance(to)?;
         let bytes = self.voice_message(from, to, data)?;
-        if self.uses_reliable_protocol() {
-            self.sync_links();
-            self.reliable.send(now, datagram, &bytes, reliable).map_err(|_| CommandError::Unencodable)?;
-            self.pump_reliable(now);
-        } else if reliable {
-            self.transmits.push_back(Dp4Transmit { via: Via::Tcp, to: stream, bytes });
-        } else if bytes.len() <= self.config.mtu {
-            self.transmits.push_back(Dp4Transmit { via: Via::Udp, to: datagram, bytes });
-        } else {
-            self.dpsp
-                .send(now, datagram, &bytes, Reliability::Unreliable)
-                .map_err(|_| CommandError::Unencodable)?;
-            self.pump_dpsp(now);
+        if !self.uses_reliable_protocol() {
+            return self.transmit_message(now, target, bytes, reliable);
         }
+        self.sync_links();
+        self.reliable.send(now, target.1, &bytes, reliable).map_err(|_| CommandError::Unencodable)?;
+        self.pump_reliable(now);
         Ok(())
     }
 
