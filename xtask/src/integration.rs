@@ -25,7 +25,9 @@ mod fs2004;
 mod fs_capture;
 mod fs_dp4;
 mod nat_resolver;
+mod netns;
 mod relay_nat;
+mod second_contact;
 mod signing;
 mod upnp;
 mod voice;
@@ -56,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 32] = [
+    let cases: [(&str, Case); 34] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -113,6 +115,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
             nat_resolver::resolver_on_loopback,
         ),
         (upnp::CASE, upnp::mapped_host),
+        (
+            "a LAN without a default route: enum --dp4 broadcasts on the interface; a loopback DirectPlay 4 host answers on loopback only",
+            second_contact::dp4_lan,
+        ),
+        (
+            "a DirectPlay 8 command at a DirectPlay 4 host says try --dp4, and the reverse",
+            second_contact::other_protocol,
+        ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");

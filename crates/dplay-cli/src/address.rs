@@ -74,6 +74,24 @@ pub(crate) fn joinable(bound: SocketAddr) -> Vec<SocketAddr> {
     }
 }
 
+/// The directed broadcast address of every IPv4 interface (of the one holding `bound`, when
+/// bound to one): where a LAN enumeration goes (issue 25 item 9). The limited broadcast,
+/// 255.255.255.255, follows the default route only, and fails without one ("Network is
+/// unreachable"); empty when no interface has a broadcast address.
+pub(crate) fn broadcasts(bound: std::net::Ipv4Addr) -> Vec<std::net::Ipv4Addr> {
+    let mut all: Vec<std::net::Ipv4Addr> = if_addrs::get_if_addrs()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| match i.addr {
+            if_addrs::IfAddr::V4(a) if bound.is_unspecified() || a.ip == bound => a.broadcast,
+            _ => None,
+        })
+        .collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
 /// `a, b, c` for the text output.
 pub(crate) fn list(addrs: &[SocketAddr]) -> String {
     addrs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")

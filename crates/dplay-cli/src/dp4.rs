@@ -23,6 +23,7 @@ use crate::host::HostArgs;
 use crate::join::JoinArgs;
 use crate::join_opts::check_player_data;
 use crate::live::{self, Output, Stop};
+use crate::other_protocol::{OTHER_GRACE, OtherProbe};
 
 /// `dplay host --dp4` options.
 #[derive(Args, Clone)]
@@ -348,7 +349,19 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
         (None, None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
     };
     let runtime = spawn(&Dp4Binding::client(ipv4(ip)?), config(None), args.pcap.as_ref())?;
-    runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
+    // Without a target, each interface's broadcast address (the limited broadcast only when
+    // no interface has one): a LAN without a default route is found too (issue 25 item 9).
+    let targets: Vec<Option<SocketAddr>> = match target {
+        Some(t) => vec![Some(t)],
+        None => match address::broadcasts(ipv4(ip)?) {
+            all if all.is_empty() => vec![None],
+            all => all.into_iter().map(|b| Some(SocketAddr::from((b, ENUM_PORT)))).collect(),
+        },
+    };
+    for target in targets {
+        runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
+    }
+    let other = target.map_or(OtherProbe::None, OtherProbe::dp8_at);
     let out = Output::new(args.json, start);
     let mut seen = Vec::new();
     let deadline = start + args.timeout.max(live::MIN_TIMEOUT);
@@ -363,6 +376,9 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
     });
     drop(runtime);
     if seen.is_empty() {
+        if let Some(hint) = other.hint(OTHER_GRACE) {
+            bail!("no DirectPlay 4 session answered; {hint}");
+        }
         let at = target.map_or_else(|| format!("broadcast to port {ENUM_PORT}"), |t| t.to_string());
         bail!(
             "no DirectPlay 4 session answered ({at}): check that a host runs there and that UDP {ENUM_PORT} and TCP 2300-2400 are not blocked"
@@ -503,6 +519,7 @@ fn probe(
     let target = SocketAddr::new(args.host.ip(), args.dp4_args.enum_port);
     let request = request(args.session_args.app_guid, args.session_args.password.clone());
     runtime.command(Dp4Command::EnumSessions { target: Some(target), request })?;
+    let other = OtherProbe::dp8_at(target);
     let mut found = None;
     live::wait(runtime.events(), interrupt, Some(deadline), |e| match e {
         Dp4Event::Session(SessionEvent::SessionFound(f)) => {
@@ -511,6 +528,11 @@ fn probe(
         }
         _ => true,
     });
+    if found.is_none()
+        && let Some(hint) = other.hint(OTHER_GRACE)
+    {
+        bail!("no DirectPlay 4 session answered at {target}; {hint}");
+    }
     let f = found.with_context(|| {
         format!("no DirectPlay 4 session answered at {target}: check that a host runs there, or give its TCP port (such as {}:2300)", args.host.ip())
     })?;
