@@ -58,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 34] = [
+    let cases: [(&str, Case); 35] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -122,6 +122,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "a DirectPlay 8 command at a DirectPlay 4 host says try --dp4, and the reverse",
             second_contact::other_protocol,
+        ),
+        (
+            "one --max-players in host, fs host and FS98, advertised and enforced; the summaries count refusals",
+            second_contact::max_players,
         ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {

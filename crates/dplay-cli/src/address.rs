@@ -41,6 +41,28 @@ pub(crate) fn parse_target(text: &str) -> Result<SocketAddr, String> {
     Ok(addr)
 }
 
+/// A host's `--bind`: its address, and its port only when one was given. `:0` is "any free
+/// port"; no port, the command's default (issue 25 item 12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bind {
+    pub(crate) ip: IpAddr,
+    pub(crate) port: Option<u16>,
+}
+
+impl Bind {
+    /// The address to bind, with `default` when no port was given.
+    pub(crate) fn or_port(self, default: u16) -> SocketAddr {
+        SocketAddr::new(self.ip, self.port.unwrap_or(default))
+    }
+}
+
+/// Parses a host's `--bind` (`ip`, `ip:port`, `name`, `name:port`).
+pub(crate) fn parse_bind(text: &str) -> Result<Bind, String> {
+    let addr = parse_host(text)?;
+    let given = text.parse::<IpAddr>().is_err() && (addr.port() != 0 || text.ends_with(":0"));
+    Ok(Bind { ip: addr.ip(), port: given.then_some(addr.port()) })
+}
+
 /// Parses an address that must carry its port (`ip:port` or `name:port`).
 pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     match parse_host(text)? {
@@ -119,6 +141,14 @@ mod tests {
         assert!(parse_target("127.0.0.1:0").unwrap_err().contains("port 0"));
         assert!(parse_target("[::1]:0").is_err());
         assert_eq!(parse_target("127.0.0.1"), Ok("127.0.0.1:0".parse().unwrap()));
+        // A bind's `:0` is any free port; no port, the default.
+        let ip = IpAddr::from([127, 0, 0, 1]);
+        assert_eq!(parse_bind("127.0.0.1:0"), Ok(Bind { ip, port: Some(0) }));
+        assert_eq!(parse_bind("127.0.0.1"), Ok(Bind { ip, port: None }));
+        assert_eq!(parse_bind("127.0.0.1:2300"), Ok(Bind { ip, port: Some(2300) }));
+        assert_eq!(parse_bind("::0").map(|b| b.port), Ok(None));
+        assert_eq!(parse_bind("[::1]:0").map(|b| b.port), Ok(Some(0)));
+        assert_eq!(parse_bind("localhost:0"), Ok(Bind { ip, port: Some(0) }));
     }
 
     /// Issue #15 item 5: host names resolve (`localhost` needs no DNS server).

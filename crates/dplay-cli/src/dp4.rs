@@ -191,7 +191,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let bind = args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+    let bind = args.bind.map_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)), |b| b.or_port(0));
     let port = (bind.port() != 0).then_some(bind.port());
     let mut binding = Dp4Binding::host(ipv4(bind.ip())?);
     binding.stream_port = port;
@@ -313,19 +313,9 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
 
 /// Like [`live::finish`], printing the events of the leave (the MC-DPL4R counters among them).
 fn finish<P: Protocol<Event = Dp4Event>>(runtime: Runtime<P>, out: &mut Dp4Output) {
-    #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
-    let until = Instant::now() + Duration::from_secs(1);
-    #[allow(clippy::disallowed_methods)]
-    while runtime.is_running() && Instant::now() < until {
-        while let Ok(e) = runtime.events().try_recv() {
-            out.event(&e);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    while let Ok(e) = runtime.events().try_recv() {
+    live::finish_with(runtime, |e| {
         out.event(&e);
-    }
-    live::finish(runtime);
+    });
 }
 
 /// The request `dplay enum --dp4` and the join probe send: every session, passworded or not.

@@ -14,10 +14,16 @@ use crate::live::{Output, printable};
 /// Application data longer than this is printed cut, with its length and digest.
 const SHOWN: usize = 256;
 
+/// The summary's count of refused joins (DirectPlay 8's summary says `joins_refused`).
+const JOINS_REFUSED: &str = "joins-refused";
+
 /// Prints DirectPlay 4 events, remembering player names.
 pub(crate) struct Dp4Output {
     pub(crate) out: Output,
     names: BTreeMap<u32, String>,
+    /// The joins refused so far (session full, wrong password, banned), for the summary: the
+    /// session counts only what it drops (issue 25 item 15).
+    joins_refused: u64,
 }
 
 /// A player ID as DirectPlay shows it.
@@ -36,7 +42,7 @@ pub(crate) fn digest(data: &[u8]) -> String {
 
 impl Dp4Output {
     pub(crate) fn new(out: Output) -> Self {
-        Self { out, names: BTreeMap::new() }
+        Self { out, names: BTreeMap::new(), joins_refused: 0 }
     }
 
     /// The name of player `p`, or its ID.
@@ -54,10 +60,14 @@ impl Dp4Output {
                 format!("dropped or refused {count} more ({total} in all): {}", reason.replace('-', " ")),
             ),
             Dp4Event::DropSummary(counts) => {
+                let mut counts = counts.clone();
+                if self.joins_refused > 0 {
+                    counts.insert(JOINS_REFUSED, self.joins_refused);
+                }
                 let text: Vec<String> =
                     counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('-', " "))).collect();
                 let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
-                self.out.event(&Dp4JsonEvent::DropSummary { counts: counts.clone() }, format!("dropped or refused: {text}"));
+                self.out.event(&Dp4JsonEvent::DropSummary { counts }, format!("dropped or refused: {text}"));
             }
             Dp4Event::MemoryHeld { held, peak, budget } => self.out.event(
                 &Dp4JsonEvent::Memory { bytes_held: *held, bytes_peak: *peak, memory_budget: *budget },
@@ -173,6 +183,7 @@ impl Dp4Output {
                 );
             }
             SessionEvent::JoinRefused { from, name, code } => {
+                self.joins_refused += 1;
                 let code = DpResult(*code).to_string();
                 let who = name.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
                 self.out.event(

@@ -354,13 +354,19 @@ fn wait_on<E>(
 
 /// Waits up to one second for a leaving runtime to close its connections, then stops it.
 pub(crate) fn finish<P: Protocol>(runtime: Runtime<P>) {
+    finish_with(runtime, drop);
+}
+
+/// [`finish`], handing the leave's events (a host's end-of-run summary among them) to `print`.
+pub(crate) fn finish_with<P: Protocol>(runtime: Runtime<P>, mut print: impl FnMut(P::Event)) {
     #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
     let until = Instant::now() + Duration::from_secs(1);
     #[allow(clippy::disallowed_methods)]
     while runtime.is_running() && Instant::now() < until {
-        while runtime.events().try_recv().is_ok() {}
+        runtime.events().try_iter().for_each(&mut print);
         std::thread::sleep(Duration::from_millis(20));
     }
+    runtime.events().try_iter().for_each(&mut print);
     if let Err(e) = runtime.shutdown() {
         tracing::warn!("{e}");
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, ensure};
 
 use super::netns::Net;
-use super::{Suite, WAIT, is};
+use super::{Suite, WAIT, event_with, is};
 use crate::util::have;
 
 /// The host's address, in namespace "a".
@@ -102,5 +102,58 @@ pub(super) fn other_protocol(s: &Suite) -> anyhow::Result<()> {
             "{args:?}: exit {code:?}: {err}"
         );
     }
+    Ok(())
+}
+
+/// Items 12, 14, 15 and 18, on loopback ports the case opens: `--bind ADDR:0` hosts on a free
+/// port; `--max-players` is DirectPlay's limit in `host`, `fs host` and `fs host --sim fs98`
+/// alike (the host and observers count), advertised in enumeration and enforced; each host's
+/// end-of-run summary counts the refusal; `fs host --sim fs98 --bind ADDR` takes no port.
+pub(super) fn max_players(s: &Suite) -> anyhow::Result<()> {
+    let args = ["host", "--json", "--bind", "127.0.0.1:0", "--max-players", "2", "--duration", "30"];
+    let host = s.start("host", &args)?;
+    let addr = hosting_addr(s, &host)?;
+    ensure!(!addr.ends_with(":6073"), "--bind 127.0.0.1:0 hosted on {addr}");
+    advertised(s, &["enum", &addr, "--json", "--timeout", "2"], 2)?;
+    drop(host);
+
+    let args = ["fs", "host", "--json", "--bind", "127.0.0.1:0", "--max-players", "2", "--duration", "6"];
+    let mut host = s.start("fs host", &args)?;
+    let addr = hosting_addr(s, &host)?;
+    advertised(s, &["enum", &addr, "--json", "--timeout", "2"], 2)?;
+    let observer = s.start("observer", &["fs", "join", &addr, "--observer", "--json", "--duration", "10"])?;
+    s.expect(&observer, "addon_joined", WAIT, event_with("addon_joined", "role", "observer"))?;
+    let mut player = s.start("player", &["fs", "join", &addr, "--player", "--json", "--timeout", "3"])?;
+    ensure!(s.exit_code(&mut player, WAIT)? == Some(1), "a third player got into a session of 2");
+    ensure!(s.exit_code(&mut host, WAIT)? == Some(0), "fs host did not exit 0");
+    let summary = s.expect(&host, "its summary", WAIT, is("refusals"))?;
+    ensure!(summary["counts"]["joins_refused"] == 1, "fs host's summary: {summary}");
+
+    let enum_port = super::dp4::free_udp_port()?;
+    let args = ["fs", "host", "--sim", "fs98", "--json", "--bind", "127.0.0.1", "--enum-port", &enum_port];
+    let mut host = s.start("fs98 host", &[&args[..], &["--max-players", "1", "--duration", "5"]].concat())?;
+    s.expect(&host, "hosting", WAIT, is("hosting"))?;
+    advertised(s, &["enum", "--dp4", &format!("127.0.0.1:{enum_port}"), "--json", "--timeout", "2"], 1)?;
+    let args = ["fs", "join", "--sim", "fs98", "127.0.0.1", "--host-enum-port", &enum_port, "--player"];
+    let mut player = s.start("fs98 player", &[&args[..], &["--json", "--timeout", "3"]].concat())?;
+    ensure!(s.exit_code(&mut player, WAIT)? == Some(1), "a second player got into an FS98 session of 1");
+    ensure!(s.exit_code(&mut host, WAIT)? == Some(0), "fs host --sim fs98 did not exit 0");
+    let summary = s.expect(&host, "its summary", WAIT, is("drop_summary"))?;
+    ensure!(summary["counts"]["joins-refused"] == 1, "the FS98 host's summary: {summary}");
+    Ok(())
+}
+
+/// The address a DirectPlay 8 host says it hosts on.
+fn hosting_addr(s: &Suite, host: &super::Proc) -> anyhow::Result<String> {
+    let hosting = s.expect(host, "hosting", WAIT, is("hosting"))?;
+    hosting["addr"].as_str().map(str::to_owned).context("no addr in the hosting event")
+}
+
+/// `enum args...` finds one session advertising `max` players at most.
+fn advertised(s: &Suite, args: &[&str], max: u64) -> anyhow::Result<()> {
+    let mut en = s.start("enum", args)?;
+    let found = s.expect(&en, "a session", WAIT, is("session"))?;
+    ensure!(found["max_players"] == max, "{args:?} found {found}");
+    ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "{args:?} did not exit 0");
     Ok(())
 }

@@ -83,6 +83,8 @@ fn commands() -> Commands<AddonDp4Command> {
         leave: || AddonDp4Command::Leave,
         stats: || AddonDp4Command::Stats,
         stats_every: None,
+        // The session's end gives it (DropSummary, MemoryHeld).
+        summary: None,
     }
 }
 
@@ -131,8 +133,9 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     let start = Instant::now();
     let mut binding = Dp4Binding::host(ipv4(a.bind_ip())?);
     binding.enum_port = Some(a.enum_port);
+    // `--max-players` is DirectPlay's MaxPlayers, advertised and enforced by the session
+    // (issue 25 item 15), not an add-on limit on aircraft alone.
     let mut policy = HostPolicy::default();
-    policy.max_players = a.max_players;
     policy.allow_observers = true;
     let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
@@ -193,6 +196,7 @@ fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
     out.out.event(&hosting, text);
     let mut session = fs98_host_config(&a.session);
     session.application_guid = guid;
+    session.max_players = a.max_players;
     session.password.clone_from(&a.session_args.password);
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
