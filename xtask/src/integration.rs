@@ -58,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 35] = [
+    let cases: [(&str, Case); 36] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -126,6 +126,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "one --max-players in host, fs host and FS98, advertised and enforced; the summaries count refusals",
             second_contact::max_players,
+        ),
+        (
+            "IPv6: fs host, fs join and enum with --bind [::1]; a --bind of the other family refused",
+            second_contact::ipv6,
         ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {

@@ -61,7 +61,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
         args.target.context("give the host's address, such as 192.168.1.10 (or --dp4 to broadcast)")?,
         live::DPLAY8_PORT,
     );
-    let bind = args.bind.unwrap_or_else(|| live::bind_for(target));
+    let bind = live::bind_towards(args.bind, target)?;
     let runtime = live::spawn_broadcast(bind, args.pcap.as_ref(), |local| {
         let mut c = dplay_session::SessionConfig::new(Uuid::nil(), local, "enum");
         c.set_enum_retry(Duration::from_millis(500));

@@ -179,7 +179,7 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, default_value = "Cessna Skyhawk 172SP")]
     aircraft: String,
     /// The local address (default: loopback for a loopback host, else any, port 0).
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
     bind: Option<SocketAddr>,
     /// Give up (exit 1) when the add-on has not taken us in within this long (seconds, or a
     /// unit such as 30s). The default outlasts a host's removal of a crashed player.
@@ -342,7 +342,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     let config = a.client(Dialect::Fs2004);
     let role = config.role;
     let info = config.player_info();
-    let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
+    let bind = live::bind_towards(a.bind, a.host)?;
     let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
     let tune = |c: &mut dplay_session::SessionConfig| {
         c.application_guid = guid;

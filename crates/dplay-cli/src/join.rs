@@ -102,7 +102,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
+    let bind = live::bind_towards(args.bind, args.host)?;
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     // One capture for the probe and the session (issue 25 item 11).
     let tap = args.net.pcap.as_deref().map(|p| crate::live::pcap_tap(p).map(SharedTap::new)).transpose()?;

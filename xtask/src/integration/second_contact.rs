@@ -157,3 +157,31 @@ fn advertised(s: &Suite, args: &[&str], max: u64) -> anyhow::Result<()> {
     ensure!(s.exit_code(&mut en, WAIT)? == Some(0), "{args:?} did not exit 0");
     Ok(())
 }
+
+/// Item 8, in namespace "a" (its own loopback, so the default ports are free): `fs join` and
+/// `enum` reach an IPv6 host, with `--bind [::1]` (no port), and print no Debug `Some(...)`;
+/// a `--bind` of the other family is refused at once.
+pub(super) fn ipv6(s: &Suite) -> anyhow::Result<()> {
+    let Some(net) = lan("dpsix")? else { return Ok(()) };
+    let host = s.start_in(
+        &net.ns("a"),
+        "fs host",
+        &["fs", "host", "--json", "--bind", "[::1]", "--duration", "30"],
+    )?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    for args in [
+        &["fs", "join", "[::1]", "--bind", "[::1]", "--observer", "--duration", "1"][..],
+        &["enum", "[::1]:23456", "--timeout", "2"],
+    ] {
+        let out = run_in(s, &net, "a", args)?;
+        let (code, err) = ended(&out);
+        ensure!(code == Some(0) && !err.contains("Some("), "{args:?}: exit {code:?}: {err}");
+    }
+    let out = run_in(s, &net, "a", &["join", "127.0.0.1:23456", "--bind", "[::1]", "--timeout", "5"])?;
+    let (code, err) = ended(&out);
+    ensure!(
+        code == Some(1) && err.contains("cannot reach"),
+        "an IPv6 --bind to an IPv4 host: exit {code:?}: {err}"
+    );
+    Ok(())
+}
