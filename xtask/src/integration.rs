@@ -58,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 36] = [
+    let cases: [(&str, Case); 37] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -130,6 +130,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "IPv6: fs host, fs join and enum with --bind [::1]; a --bind of the other family refused",
             second_contact::ipv6,
+        ),
+        (
+            "words: a failed fs join says how long it waited; demo --fly refused out of range, said before",
+            second_contact::words,
         ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {

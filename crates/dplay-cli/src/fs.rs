@@ -194,6 +194,12 @@ pub(crate) struct FsJoinArgs {
 }
 
 impl FsJoinArgs {
+    /// How long the join was given: `--timeout`, or a shorter `--duration` (issue 25 item 16:
+    /// a failure says the time it waited).
+    fn join_wait(&self) -> Duration {
+        self.net.duration.map_or(self.timeout, |d| d.min(self.timeout))
+    }
+
     /// The add-on client for `dialect`: a player flies `--aircraft` (a piston, as the default
     /// Cessna), sending POSITION_VELOCITY; FS2004 positions go guaranteed, as swift sends them
     /// (FS-MULTIPLAYER.md 3.1; docs/decisions.md issue 16).
@@ -371,7 +377,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     })?;
     drop(view);
     if !joined {
-        return Err(out.join_failed(watch.error(a.host, stop, a.timeout)));
+        return Err(out.join_failed(watch.error(a.host, stop, a.join_wait())));
     }
     stopped(&out, stop)
 }

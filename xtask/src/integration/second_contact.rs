@@ -185,3 +185,32 @@ pub(super) fn ipv6(s: &Suite) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Items 16 and 18: a failed `fs join` says the time it waited (a `--duration` shorter than
+/// `--timeout`); `demo --fly` out of range is refused, not clamped, and says it flies before
+/// the flight.
+pub(super) fn words(s: &Suite) -> anyhow::Result<()> {
+    let nothing = super::free_addr()?;
+    let args = ["fs", "join", &nothing, "--player", "--timeout", "3", "--duration", "1"];
+    let out = run_here(s, &args)?;
+    let (code, err) = ended(&out);
+    ensure!(code == Some(1) && err.contains("within 1s"), "{args:?}: exit {code:?}: {err}");
+    let out = run_here(s, &["demo", "--fly", "100"])?;
+    ensure!(out.status.code() == Some(2), "demo --fly 100 was not refused");
+    let out = run_here(s, &["demo", "--fly", "0.5"])?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    ensure!(
+        text.lines().next().is_some_and(|l| l.contains("flies")),
+        "demo said nothing before flying: {text:.300}"
+    );
+    Ok(())
+}
+
+/// Runs `dplay args...` here to its end; its output.
+fn run_here(s: &Suite, args: &[&str]) -> anyhow::Result<Output> {
+    Command::new(&s.bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run dplay {}", args.join(" ")))
+}

@@ -301,7 +301,7 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
         bail!("could not join {target}: {why}");
     }
     if !joined {
-        let within = crate::duration::show(a.timeout);
+        let within = crate::duration::show(a.join_wait());
         match stop {
             Stop::Interrupted => bail!("interrupted before the join completed"),
             _ if session => bail!(
