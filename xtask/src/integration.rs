@@ -58,7 +58,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 37] = [
+    let cases: [(&str, Case); 38] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -135,6 +135,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "words: a failed fs join says how long it waited; demo --fly refused out of range, said before",
             second_contact::words,
         ),
+        ("two quick kicks of one player: the second says so and exits 1", second_contact::kicks),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");

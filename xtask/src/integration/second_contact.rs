@@ -214,3 +214,27 @@ fn run_here(s: &Suite, args: &[&str]) -> anyhow::Result<Output> {
         .output()
         .with_context(|| format!("cannot run dplay {}", args.join(" ")))
 }
+
+/// Item 13: two quick kicks of one player: the first is queued, the second says the kick is
+/// already queued (or the player gone) and exits 1; no log line has an empty name.
+pub(super) fn kicks(s: &Suite) -> anyhow::Result<()> {
+    let addr = super::free_addr()?;
+    let web = super::free_addr()?;
+    let args = ["host", "--json", "--bind", &addr, "--web", &web, "--web-token", "tok", "--duration", "30"];
+    let host = s.start("host", &args)?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    let victim = s.start("victim", &["join", &addr, "--json", "--name", "victim", "--duration", "30"])?;
+    s.expect(&victim, "the name table", WAIT, is("name_table"))?;
+    let table = s.expect(&host, "victim joining", WAIT, event_with("player_joined", "name", "victim"))?;
+    let id = table["id"].as_str().context("no id")?.to_owned();
+    let kick = ["admin", &web, "--token", "tok", "kick", &id];
+    let (first, second) = (run_here(s, &kick)?, run_here(s, &kick)?);
+    ensure!(first.status.success(), "the first kick: {}", ended(&first).1);
+    let (code, err) = ended(&second);
+    ensure!(
+        code == Some(1) && (err.contains("already queued") || err.contains("no such player")),
+        "the second kick: exit {code:?}: {err}"
+    );
+    s.expect(&host, "victim removed", WAIT, event_with("player_left", "name", "victim"))?;
+    Ok(())
+}
