@@ -492,7 +492,11 @@ fn send_all(runtime: &Runtime<Dp4Protocol>, out: &Dp4Output, args: &JoinArgs) ->
         let text = std::str::from_utf8(&data).ok().filter(|_| data.len() <= 256).map(str::to_owned);
         out.out.event(
             &JsonEvent::Sent { text, len: data.len(), digest: digest(&data), guaranteed },
-            format!("sent {} bytes{}", data.len(), if guaranteed { "" } else { " (not guaranteed)" }),
+            format!(
+                "sent {}{}",
+                crate::events::bytes(data.len()),
+                if guaranteed { "" } else { " (not guaranteed)" }
+            ),
         );
         runtime.command(Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data, guaranteed })?;
     }

@@ -8,7 +8,7 @@ use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinEr
 
 use dplay_wire::dp4::DpResult;
 
-use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, data_fields, flag_names, flags_text};
+use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, bytes, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
 
 /// Application data longer than this is printed cut, with its length and digest.
@@ -198,7 +198,7 @@ impl Dp4Output {
             SessionEvent::Message { from, to, data } => self.message(*from, *to, data),
             SessionEvent::PlayerDataChanged { id: p, data } => self.out.event(
                 &JsonEvent::PlayerData { id: id(*p), len: data.len() },
-                format!("player data of {}: {} bytes", self.name(*p), data.len()),
+                format!("player data of {}: {}", self.name(*p), bytes(data.len())),
             ),
             SessionEvent::PlayerNameChanged { id: p, short_name, .. } => {
                 if let Some(name) = short_name {
@@ -261,7 +261,8 @@ impl Dp4Output {
         if shown.len() < data.len() {
             value.push_str("...");
         }
-        let text = format!("message from {} ({} bytes): {value}", name.as_deref().unwrap_or("?"), data.len());
+        let text =
+            format!("message from {} ({}): {value}", name.as_deref().unwrap_or("?"), bytes(data.len()));
         let (text_field, addon, hex_field) = data_fields(key, value);
         let e = JsonEvent::Message {
             from: from.map(id),
@@ -303,7 +304,7 @@ impl Dp4Output {
             ),
             GroupEvent::DataChanged { id: g, data } => (
                 GroupChange::Data { id: id(*g), len: data.len() },
-                format!("group data of {}: {} bytes", id(*g), data.len()),
+                format!("group data of {}: {}", id(*g), bytes(data.len())),
             ),
             GroupEvent::NameChanged { id: g, short_name, .. } => (
                 GroupChange::Renamed { id: id(*g), name: short_name.clone() },
