@@ -35,8 +35,8 @@ mod web;
 mod web_fs;
 mod web_fs98;
 
-/// The whole suite must finish within this.
-const SUITE_LIMIT: Duration = Duration::from_secs(180);
+/// The whole suite must finish within this (issue 25's cases add about 30 s).
+const SUITE_LIMIT: Duration = Duration::from_secs(210);
 
 /// Builds `dplay` once and runs every case.
 #[allow(clippy::disallowed_methods)] // the suite's own clock: deadlines for real processes
