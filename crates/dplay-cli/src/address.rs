@@ -7,11 +7,11 @@
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
-use crate::live::DPLAY8_PORT;
-
 /// Parses `ip`, `ip:port`, `name` or `name:port`.
 pub(crate) fn parse_host(text: &str) -> Result<SocketAddr, String> {
-    if let Ok(ip) = text.parse::<IpAddr>() {
+    // `[::1]` without a port too (issue 25 item 8), as `[::1]:6073` is written.
+    let bare = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')).unwrap_or(text);
+    if let Ok(ip) = bare.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, 0));
     }
     if let Ok(addr) = text.parse::<SocketAddr>() {
@@ -41,14 +41,27 @@ pub(crate) fn parse_target(text: &str) -> Result<SocketAddr, String> {
     Ok(addr)
 }
 
-/// Parses an address that must carry its port (`ip:port` or `name:port`).
-pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
-    match parse_host(text)? {
-        addr if addr.port() == 0 && !text.ends_with(":0") => {
-            Err(format!("`{text}` has no port: give ip:port or name:port, such as 127.0.0.1:{DPLAY8_PORT}"))
-        }
-        addr => Ok(addr),
+/// A host's `--bind`: its address, and its port only when one was given. `:0` is "any free
+/// port"; no port, the command's default (issue 25 item 12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bind {
+    pub(crate) ip: IpAddr,
+    pub(crate) port: Option<u16>,
+}
+
+impl Bind {
+    /// The address to bind, with `default` when no port was given.
+    pub(crate) fn or_port(self, default: u16) -> SocketAddr {
+        SocketAddr::new(self.ip, self.port.unwrap_or(default))
     }
+}
+
+/// Parses a host's `--bind` (`ip`, `ip:port`, `name`, `name:port`).
+pub(crate) fn parse_bind(text: &str) -> Result<Bind, String> {
+    let addr = parse_host(text)?;
+    let given =
+        !text.ends_with(']') && text.parse::<IpAddr>().is_err() && (addr.port() != 0 || text.ends_with(":0"));
+    Ok(Bind { ip: addr.ip(), port: given.then_some(addr.port()) })
 }
 
 const EXAMPLE: &str =
@@ -74,6 +87,24 @@ pub(crate) fn joinable(bound: SocketAddr) -> Vec<SocketAddr> {
     }
 }
 
+/// The directed broadcast address of every IPv4 interface (of the one holding `bound`, when
+/// bound to one): where a LAN enumeration goes (issue 25 item 9). The limited broadcast,
+/// 255.255.255.255, follows the default route only, and fails without one ("Network is
+/// unreachable"); empty when no interface has a broadcast address.
+pub(crate) fn broadcasts(bound: std::net::Ipv4Addr) -> Vec<std::net::Ipv4Addr> {
+    let mut all: Vec<std::net::Ipv4Addr> = if_addrs::get_if_addrs()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| match i.addr {
+            if_addrs::IfAddr::V4(a) if bound.is_unspecified() || a.ip == bound => a.broadcast,
+            _ => None,
+        })
+        .collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
 /// `a, b, c` for the text output.
 pub(crate) fn list(addrs: &[SocketAddr]) -> String {
     addrs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
@@ -95,12 +126,20 @@ mod tests {
         assert_eq!(parse_host("10.0.0.1:2300"), Ok("10.0.0.1:2300".parse().unwrap()));
         assert_eq!(parse_host("::1"), Ok("[::1]:0".parse().unwrap()));
         assert_eq!(parse_host("[::1]:6073"), Ok("[::1]:6073".parse().unwrap()));
-        assert_eq!(parse_addr("127.0.0.1:0"), Ok("127.0.0.1:0".parse().unwrap()));
-        assert!(parse_addr("127.0.0.1").is_err());
+        assert_eq!(parse_host("[::1]"), Ok("[::1]:0".parse().unwrap()));
         // Issue 25 item 12: port 0 is no target.
         assert!(parse_target("127.0.0.1:0").unwrap_err().contains("port 0"));
         assert!(parse_target("[::1]:0").is_err());
         assert_eq!(parse_target("127.0.0.1"), Ok("127.0.0.1:0".parse().unwrap()));
+        // A bind's `:0` is any free port; no port, the default.
+        let ip = IpAddr::from([127, 0, 0, 1]);
+        assert_eq!(parse_bind("127.0.0.1:0"), Ok(Bind { ip, port: Some(0) }));
+        assert_eq!(parse_bind("127.0.0.1"), Ok(Bind { ip, port: None }));
+        assert_eq!(parse_bind("127.0.0.1:2300"), Ok(Bind { ip, port: Some(2300) }));
+        assert_eq!(parse_bind("::0").map(|b| b.port), Ok(None));
+        assert_eq!(parse_bind("[::1]:0").map(|b| b.port), Ok(Some(0)));
+        assert_eq!(parse_bind("[::1]").map(|b| b.port), Ok(None));
+        assert_eq!(parse_bind("localhost:0"), Ok(Bind { ip, port: Some(0) }));
     }
 
     /// Issue #15 item 5: host names resolve (`localhost` needs no DNS server).
@@ -108,7 +147,7 @@ mod tests {
     fn host_names() {
         assert_eq!(parse_host("localhost"), Ok("127.0.0.1:0".parse().unwrap()));
         assert_eq!(parse_host("localhost:6073"), Ok("127.0.0.1:6073".parse().unwrap()));
-        assert_eq!(parse_addr("localhost:47101"), Ok("127.0.0.1:47101".parse().unwrap()));
+        assert_eq!(parse_host("localhost:47101"), Ok("127.0.0.1:47101".parse().unwrap()));
         assert!(parse_host("localhost:70000").unwrap_err().contains("not a port"));
         assert!(parse_host(":6073").unwrap_err().contains("no host"));
         assert!(parse_host("no-such-host.invalid").unwrap_err().contains("not an address"));

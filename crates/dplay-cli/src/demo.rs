@@ -27,8 +27,20 @@ use crate::message::Carrier;
 #[derive(Args)]
 pub(crate) struct DemoArgs {
     /// How long the add-on player flies (seconds, or a unit such as 5s; 0.5 s to 60 s).
-    #[arg(long, value_name = "TIME", default_value = "3", value_parser = crate::duration::parse)]
+    #[arg(long, value_name = "TIME", default_value = "3", value_parser = parse_fly)]
     fly: Duration,
+}
+
+/// The shortest and longest flights `--fly` takes: others are refused, not clamped (issue 25
+/// item 18).
+const FLIGHT: std::ops::RangeInclusive<Duration> = Duration::from_millis(500)..=Duration::from_secs(60);
+
+fn parse_fly(text: &str) -> Result<Duration, String> {
+    let d = crate::duration::parse(text)?;
+    if !FLIGHT.contains(&d) {
+        return Err(format!("`{}` is outside 0.5s to 60s, the flights the demo takes", text.trim()));
+    }
+    Ok(d)
 }
 
 /// One datagram as one runtime's tap saw it.
@@ -256,7 +268,10 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<bool> {
     d.check("the player was accepted", ok);
     #[allow(clippy::disallowed_methods)] // the flight's clock
     let took_off = Instant::now();
-    let fly = args.fly.clamp(Duration::from_millis(500), Duration::from_secs(60));
+    let fly = args.fly;
+    // Said before the flight, so that a long one is not a silent one (issue 25 item 16).
+    let flight = crate::duration::show(fly);
+    writeln!(std::io::stdout(), "the player flies the circuit for {flight}; the timeline follows")?;
     let mut positions = 0;
     let ticks = crossbeam_channel::tick(Duration::from_millis(250));
     let landing = crossbeam_channel::after(fly);

@@ -26,6 +26,7 @@ use crate::host::HostArgs;
 use crate::join::JoinArgs;
 use crate::join_opts::check_player_data;
 use crate::live::{self, Output, Stop};
+use crate::other_protocol::{OTHER_GRACE, OtherProbe};
 
 /// `dplay host --dp4` options.
 #[derive(Args, Clone)]
@@ -213,7 +214,7 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let bind = args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+    let bind = args.bind.map_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)), |b| b.or_port(0));
     let port = (bind.port() != 0).then_some(bind.port());
     let mut binding = Dp4Binding::host(ipv4(bind.ip())?);
     binding.stream_port = port;
@@ -356,19 +357,9 @@ fn serve<P: Protocol<Command = Dp4Command, Event = Dp4Event>>(
 
 /// Like [`live::finish`], printing the events of the leave (the MC-DPL4R counters among them).
 fn finish<P: Protocol<Event = Dp4Event>>(runtime: Runtime<P>, out: &mut Dp4Output) {
-    #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
-    let until = Instant::now() + Duration::from_secs(1);
-    #[allow(clippy::disallowed_methods)]
-    while runtime.is_running() && Instant::now() < until {
-        while let Ok(e) = runtime.events().try_recv() {
-            out.event(&e);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    while let Ok(e) = runtime.events().try_recv() {
+    live::finish_with(runtime, |e| {
         out.event(&e);
-    }
-    live::finish(runtime);
+    });
 }
 
 /// The request `dplay enum --dp4` and the join probe send: every session, passworded or not.
@@ -392,7 +383,19 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
         (None, None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
     };
     let runtime = spawn_wrapped(&Dp4Binding::client(ipv4(ip)?), config(None), args.pcap.as_ref(), |p| p)?;
-    runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
+    // Without a target, each interface's broadcast address (the limited broadcast only when
+    // no interface has one): a LAN without a default route is found too (issue 25 item 9).
+    let targets: Vec<Option<SocketAddr>> = match target {
+        Some(t) => vec![Some(t)],
+        None => match address::broadcasts(ipv4(ip)?) {
+            all if all.is_empty() => vec![None],
+            all => all.into_iter().map(|b| Some(SocketAddr::from((b, ENUM_PORT)))).collect(),
+        },
+    };
+    for target in targets {
+        runtime.command(Dp4Command::EnumSessions { target, request: request(args.app_guid, None) })?;
+    }
+    let other = target.map_or(OtherProbe::None, OtherProbe::dp8_at);
     let out = Output::new(args.json, start);
     let mut seen = Vec::new();
     let deadline = start + args.timeout.max(live::MIN_TIMEOUT);
@@ -407,6 +410,9 @@ pub(crate) fn enumerate(args: &EnumArgs) -> anyhow::Result<bool> {
     });
     drop(runtime);
     if seen.is_empty() {
+        if let Some(hint) = other.hint(OTHER_GRACE) {
+            bail!("no DirectPlay 4 session answered; {hint}");
+        }
         let at = target.map_or_else(|| format!("broadcast to port {ENUM_PORT}"), |t| t.to_string());
         bail!(
             "no DirectPlay 4 session answered ({at}): check that a host runs there and that UDP {ENUM_PORT} and TCP 2300-2400 are not blocked"
@@ -581,7 +587,11 @@ fn send_all(runtime: &Runtime<Dp4Protocol>, out: &Dp4Output, args: &JoinArgs) ->
         let text = std::str::from_utf8(&data).ok().filter(|_| data.len() <= 256).map(str::to_owned);
         out.out.event(
             &JsonEvent::Sent { text, len: data.len(), digest: digest(&data), guaranteed },
-            format!("sent {} bytes{}", data.len(), if guaranteed { "" } else { " (not guaranteed)" }),
+            format!(
+                "sent {}{}",
+                crate::events::bytes(data.len()),
+                if guaranteed { "" } else { " (not guaranteed)" }
+            ),
         );
         runtime.command(Dp4Command::Send { from: None, to: DPID_ALLPLAYERS, data, guaranteed })?;
     }
@@ -600,6 +610,7 @@ fn probe(
 ) -> anyhow::Result<(SocketAddr, bool)> {
     let target = SocketAddr::new(args.host.ip(), args.dp4_args.enum_port);
     let request = request(args.session_args.app_guid, args.session_args.password.clone());
+    let other = OtherProbe::dp8_at(target);
     let mut found = None;
     loop {
         let ask = Dp4Command::EnumSessions { target: Some(target), request: request.clone() };
@@ -616,6 +627,11 @@ fn probe(
         if found.is_some() || stop != Stop::Deadline || until >= deadline {
             break;
         }
+    }
+    if found.is_none()
+        && let Some(hint) = other.hint(OTHER_GRACE)
+    {
+        bail!("no DirectPlay 4 session answered at {target}; {hint}");
     }
     let f = found.with_context(|| {
         format!("no DirectPlay 4 session answered at {target}: check that a host runs there, or give its TCP port (such as {}:2300)", args.host.ip())

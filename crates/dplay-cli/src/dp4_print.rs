@@ -9,16 +9,22 @@ use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinEr
 use dplay_wire::dp4::DpResult;
 use dplay_wire::dp4::session::SessionFlags;
 
-use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, data_fields, flag_names, flags_text};
+use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, bytes, data_fields, flag_names, flags_text};
 use crate::live::{Output, printable};
 
 /// Application data longer than this is printed cut, with its length and digest.
 const SHOWN: usize = 256;
 
+/// The summary's count of refused joins (DirectPlay 8's summary says `joins_refused`).
+const JOINS_REFUSED: &str = "joins-refused";
+
 /// Prints DirectPlay 4 events, remembering player names.
 pub(crate) struct Dp4Output {
     pub(crate) out: Output,
     names: BTreeMap<u32, String>,
+    /// The joins refused so far (session full, wrong password, banned), for the summary: the
+    /// session counts only what it drops (issue 25 item 15).
+    joins_refused: u64,
 }
 
 /// A player ID as DirectPlay shows it.
@@ -37,7 +43,7 @@ pub(crate) fn digest(data: &[u8]) -> String {
 
 impl Dp4Output {
     pub(crate) fn new(out: Output) -> Self {
-        Self { out, names: BTreeMap::new() }
+        Self { out, names: BTreeMap::new(), joins_refused: 0 }
     }
 
     /// The name of player `p`, or its ID.
@@ -55,10 +61,14 @@ impl Dp4Output {
                 format!("dropped or refused {count} more ({total} in all): {}", reason.replace('-', " ")),
             ),
             Dp4Event::DropSummary(counts) => {
+                let mut counts = counts.clone();
+                if self.joins_refused > 0 {
+                    counts.insert(JOINS_REFUSED, self.joins_refused);
+                }
                 let text: Vec<String> =
                     counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('-', " "))).collect();
                 let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
-                self.out.event(&Dp4JsonEvent::DropSummary { counts: counts.clone() }, format!("dropped or refused: {text}"));
+                self.out.event(&Dp4JsonEvent::DropSummary { counts }, format!("dropped or refused: {text}"));
             }
             Dp4Event::MemoryHeld { held, peak, budget } => self.out.event(
                 &Dp4JsonEvent::Memory { bytes_held: *held, bytes_peak: *peak, memory_budget: *budget },
@@ -179,6 +189,7 @@ impl Dp4Output {
                 );
             }
             SessionEvent::JoinRefused { from, name, code } => {
+                self.joins_refused += 1;
                 let code = DpResult(*code).to_string();
                 let who = name.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
                 self.out.event(
@@ -193,7 +204,7 @@ impl Dp4Output {
             SessionEvent::Message { from, to, data } => self.message(*from, *to, data),
             SessionEvent::PlayerDataChanged { id: p, data } => self.out.event(
                 &JsonEvent::PlayerData { id: id(*p), len: data.len() },
-                format!("player data of {}: {} bytes", self.name(*p), data.len()),
+                format!("player data of {}: {}", self.name(*p), bytes(data.len())),
             ),
             SessionEvent::PlayerNameChanged { id: p, short_name, .. } => {
                 if let Some(name) = short_name {
@@ -256,7 +267,8 @@ impl Dp4Output {
         if shown.len() < data.len() {
             value.push_str("...");
         }
-        let text = format!("message from {} ({} bytes): {value}", name.as_deref().unwrap_or("?"), data.len());
+        let text =
+            format!("message from {} ({}): {value}", name.as_deref().unwrap_or("?"), bytes(data.len()));
         let (text_field, addon, hex_field) = data_fields(key, value);
         let e = JsonEvent::Message {
             from: from.map(id),
@@ -298,7 +310,7 @@ impl Dp4Output {
             ),
             GroupEvent::DataChanged { id: g, data } => (
                 GroupChange::Data { id: id(*g), len: data.len() },
-                format!("group data of {}: {} bytes", id(*g), data.len()),
+                format!("group data of {}: {}", id(*g), bytes(data.len())),
             ),
             GroupEvent::NameChanged { id: g, short_name, .. } => (
                 GroupChange::Renamed { id: id(*g), name: short_name.clone() },

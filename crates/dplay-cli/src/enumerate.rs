@@ -14,12 +14,13 @@ use uuid::Uuid;
 
 use crate::events::{JsonEvent, flag_names, flags_text};
 use crate::live::{self, Output};
+use crate::other_protocol::{OTHER_GRACE, OtherProbe};
 
 /// `dplay enum` options.
 #[derive(Args)]
 pub(crate) struct EnumArgs {
-    /// Look for DirectPlay 4 sessions (ENUMSESSIONS to UDP port 47624; broadcast when no
-    /// address is given).
+    /// Look for DirectPlay 4 sessions (ENUMSESSIONS to UDP port 47624; with no address, to
+    /// every interface's broadcast address).
     #[arg(long)]
     pub(crate) dp4: bool,
     /// The host (or broadcast) address to ask (default port: 6073; DirectPlay 4: 47624).
@@ -60,7 +61,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
         args.target.context("give the host's address, such as 192.168.1.10 (or --dp4 to broadcast)")?,
         live::DPLAY8_PORT,
     );
-    let bind = args.bind.unwrap_or_else(|| live::bind_for(target));
+    let bind = live::bind_towards(args.bind, target)?;
     let runtime = live::spawn_broadcast(bind, args.pcap.as_ref(), |local| {
         let mut c = dplay_session::SessionConfig::new(Uuid::nil(), local, "enum");
         c.set_enum_retry(Duration::from_millis(500));
@@ -74,6 +75,7 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
     // One host answers at a unicast address: done at its answer (issue 25 item 16); a
     // broadcast is listened to for the whole --timeout.
     let unicast = !is_broadcast(target.ip());
+    let other = if unicast { OtherProbe::dp4_at(target) } else { OtherProbe::None };
     live::wait(runtime.events(), &interrupt, Some(deadline), |e| {
         if let Dp8Event::Session(Event::HostFound { from, response: r }) = e
             && seen.insert((from, r.application_instance_guid))
@@ -107,6 +109,9 @@ pub(crate) fn run(args: EnumArgs) -> anyhow::Result<bool> {
     // Enumeration opens no connection: nothing to wait for.
     drop(runtime);
     if seen.is_empty() {
+        if let Some(hint) = other.hint(OTHER_GRACE) {
+            anyhow::bail!("no DirectPlay 8 session answered at {target}; {hint}");
+        }
         anyhow::bail!(
             "no session answered at {}: check that a host runs there and that the address and port are right",
             target

@@ -428,11 +428,23 @@ pub(crate) fn flags_text(names: &[String]) -> String {
     if names.is_empty() { "none".to_owned() } else { names.join(", ") }
 }
 
+/// `1 byte`, `2 bytes` (issue 25 item 18: not "1 bytes").
+pub(crate) fn bytes(n: usize) -> String {
+    if n == 1 { "1 byte".to_owned() } else { format!("{n} bytes") }
+}
+
 #[cfg(test)]
 mod tests {
     use dplay_wire::dp8::session::ApplicationDescFlags;
 
     use super::*;
+
+    #[test]
+    fn one_byte_is_singular() {
+        assert_eq!(bytes(1), "1 byte");
+        assert_eq!(bytes(0), "0 bytes");
+        assert_eq!(bytes(2), "2 bytes");
+    }
 
     /// Issue #15 item 8: no Rust Debug text (`ApplicationDescFlags(MIGRATE_HOST)`).
     #[test]

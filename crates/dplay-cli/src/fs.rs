@@ -108,19 +108,21 @@ pub(crate) struct FsHostArgs {
     /// share a machine).
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     enum_port: u16,
-    /// The address to listen on [default: 0.0.0.0:23456 for FS2004, 0.0.0.0:6073 for another
-    /// DirectPlay 8 simulator].
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
-    bind: Option<SocketAddr>,
+    /// The address to listen on [default: 0.0.0.0, port 23456 for FS2004, 6073 for another
+    /// DirectPlay 8 simulator; `:0` any free port; DirectPlay 4: the port is not used].
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = crate::address::parse_bind)]
+    bind: Option<crate::address::Bind>,
     /// The session name.
     #[arg(long, default_value = "dplay fs")]
     session: String,
     /// The host's player name.
     #[arg(long, default_value = "fs-host")]
     name: String,
-    /// At most this many players besides the host (no limit when absent).
-    #[arg(long)]
-    max_players: Option<usize>,
+    /// At most this many players in the session, counted as DirectPlay counts them and
+    /// enumeration shows them: the host's own player and observers included (0: no limit).
+    /// A join beyond it is refused by DirectPlay (DPNERR_SESSIONFULL, DPERR_NONEWPLAYERS).
+    #[arg(long, default_value_t = 0)]
+    max_players: u32,
     #[command(flatten)]
     relay: crate::relay::RelayArgs,
     #[command(flatten)]
@@ -142,17 +144,12 @@ pub(crate) struct FsHostArgs {
 impl FsHostArgs {
     /// The IP address to listen on.
     fn bind_ip(&self) -> std::net::IpAddr {
-        self.bind.map_or(Ipv4Addr::UNSPECIFIED.into(), |b| b.ip())
-    }
-
-    /// The session's player limit, the host included (0: none).
-    fn session_max_players(&self) -> u32 {
-        self.max_players.map_or(0, |m| u32::try_from(m.saturating_add(1)).unwrap_or(u32::MAX))
+        self.bind.map_or(Ipv4Addr::UNSPECIFIED.into(), |b| b.ip)
     }
 
     /// The relay endpoints `--relay` asks for (`None`: no relay).
     fn relay_endpoints(&self) -> Option<usize> {
-        self.relay.endpoints(self.session_max_players())
+        self.relay.endpoints(self.max_players)
     }
 }
 
@@ -187,7 +184,7 @@ pub(crate) struct FsJoinArgs {
     #[arg(long, default_value = "Cessna Skyhawk 172SP")]
     aircraft: String,
     /// The local address (default: loopback for a loopback host, else any, port 0).
-    #[arg(long, value_name = "ADDR:PORT", value_parser = live::parse_addr)]
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
     bind: Option<SocketAddr>,
     /// Give up (exit 1) when the add-on has not taken us in within this long (seconds, or a
     /// unit such as 30s). The default outlasts a host's removal of a crashed player.
@@ -202,6 +199,12 @@ pub(crate) struct FsJoinArgs {
 }
 
 impl FsJoinArgs {
+    /// How long the join was given: `--timeout`, or a shorter `--duration` (issue 25 item 16:
+    /// a failure says the time it waited).
+    fn join_wait(&self) -> Duration {
+        self.net.duration.map_or(self.timeout, |d| d.min(self.timeout))
+    }
+
     /// The add-on client for `dialect`: a player flies `--aircraft` (a piston, as the default
     /// Cessna), sending POSITION_VELOCITY; FS2004 positions go guaranteed, as swift sends them
     /// (FS-MULTIPLAYER.md 3.1; docs/decisions.md issue 16).
@@ -242,18 +245,17 @@ pub(crate) fn run(command: FsCommand) -> anyhow::Result<bool> {
 /// aircraft.
 fn host(a: &FsHostArgs, sim: Sim) -> anyhow::Result<bool> {
     let guid = dp8_guid(sim, &a.session_args)?;
-    let bind = a.bind.unwrap_or_else(|| SocketAddr::new(a.bind_ip(), dp8_port(sim)));
-    let mut policy = HostPolicy::default();
-    policy.max_players = a.max_players;
-    let role = AddonRole::Host(HostConfig::new(Dialect::Fs2004, Role::Observer, policy));
+    let bind = SocketAddr::new(a.bind_ip(), a.bind.and_then(|b| b.port).unwrap_or(dp8_port(sim)));
+    // `--max-players` is the DP8 session's limit (issue 25 item 15): FS2004 has no add-on
+    // refusal.
+    let role = AddonRole::Host(HostConfig::new(Dialect::Fs2004, Role::Observer, HostPolicy::default()));
     let info = PlayerInfo { flags: PlayerInfoFlags::OBSERVER, aircraft: ZString::default() };
     let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
     let tune = |c: &mut dplay_session::SessionConfig| {
         c.session_name = a.session.clone();
         c.application_guid = guid;
         c.player_data = info.to_bytes().to_vec();
-        // The DP8 session refuses joins beyond the limit: FS2004 has no add-on refusal.
-        c.max_players = a.session_max_players();
+        c.max_players = a.max_players;
         a.limits.apply(c);
     };
     // `--voice`: the session's voice server too (`--voice` offers only types that are served).
@@ -351,7 +353,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     let config = a.client(Dialect::Fs2004);
     let role = config.role;
     let info = config.player_info();
-    let bind = a.bind.unwrap_or_else(|| live::bind_for(a.host));
+    let bind = live::bind_towards(a.bind, a.host)?;
     let setup = Setup { bind, name: &a.name, session_args: &a.session_args, net: &a.net };
     let tune = |c: &mut dplay_session::SessionConfig| {
         c.application_guid = guid;
@@ -380,7 +382,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     })?;
     drop(view);
     if !joined {
-        return Err(out.join_failed(watch.error(a.host, stop, a.timeout)));
+        return Err(out.join_failed(watch.error(a.host, stop, a.join_wait())));
     }
     stopped(&out, stop)
 }
@@ -453,6 +455,8 @@ struct Commands<C> {
     stats: fn() -> C,
     /// Ask for that line this often too (`--stats-every`).
     stats_every: Option<Duration>,
+    /// The command asking for a host's end-of-run summary, when leaving does not give it.
+    summary: Option<fn() -> C>,
 }
 
 fn dp8_commands() -> Commands<AddonCommand> {
@@ -462,6 +466,7 @@ fn dp8_commands() -> Commands<AddonCommand> {
         leave: || AddonCommand::Session(Dp8Command::Leave),
         stats: || AddonCommand::Session(Dp8Command::Refusals),
         stats_every: None,
+        summary: Some(|| AddonCommand::Session(Dp8Command::Refusals)),
     }
 }
 
@@ -619,10 +624,20 @@ fn drive<P: Protocol>(
             }
         }
     }
+    // A host's end-of-run summary, where leaving does not give it (issue 25 item 14).
+    if let (None, Some(summary), false) = (&join, commands.summary, stop == Stop::Closed) {
+        let _ = runtime.command(summary());
+    }
     if stop != Stop::Closed && (stop != Stop::Done || !joined) {
         let _ = runtime.command((commands.leave)());
     }
-    live::finish(runtime);
+    // A host prints the leave's events (its summary); a joiner's failure is told already.
+    let host = join.is_none();
+    live::finish_with(runtime, |e| {
+        if host {
+            print(&e);
+        }
+    });
     Ok((stop, joined))
 }
 

@@ -29,17 +29,19 @@ pub(crate) struct HostArgs {
     /// 2300) instead of DirectPlay 8.
     #[arg(long)]
     pub(crate) dp4: bool,
-    /// The address to listen on (default 0.0.0.0:6073; DirectPlay 4: 0.0.0.0 with the first
-    /// free TCP and UDP ports of 2300-2400, a port given fixes both).
-    #[arg(long, value_name = "ADDR[:PORT]", value_parser = live::parse_host)]
-    pub(crate) bind: Option<SocketAddr>,
+    /// The address to listen on (default 0.0.0.0:6073, `:0` any free port; DirectPlay 4:
+    /// 0.0.0.0 with the first free TCP and UDP ports of 2300-2400, a port given fixes both).
+    #[arg(long, value_name = "ADDR[:PORT]", value_parser = crate::address::parse_bind)]
+    pub(crate) bind: Option<crate::address::Bind>,
     /// The session name.
     #[arg(long, default_value = "dplay")]
     pub(crate) session: String,
     /// The host's player name.
     #[arg(long, default_value = "host")]
     pub(crate) name: String,
-    /// At most this many players (0: no limit).
+    /// At most this many players in the session, counted as DirectPlay counts them and
+    /// enumeration shows them: the host's own player and observers included (0: no limit).
+    /// A join beyond it is refused by DirectPlay (DPNERR_SESSIONFULL, DPERR_NONEWPLAYERS).
     #[arg(long, default_value_t = 0)]
     pub(crate) max_players: u32,
     /// Client/server instead of peer-to-peer (DirectPlay 8: DPNSESSION_CLIENT_SERVER; with
@@ -83,7 +85,8 @@ pub(crate) fn run(args: HostArgs) -> anyhow::Result<bool> {
     if args.relay.relay && args.client_server {
         anyhow::bail!("--relay relays a peer-to-peer session: a client/server session has no mesh");
     }
-    let bind = live::or_port(args.bind.unwrap_or(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))), DPLAY8_PORT);
+    let any = crate::address::Bind { ip: Ipv4Addr::UNSPECIFIED.into(), port: None };
+    let bind = args.bind.unwrap_or(any).or_port(DPLAY8_PORT);
     #[allow(clippy::disallowed_methods)] // the command's start, for event times
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;

@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::events::{JsonEvent, Proto};
 use crate::join_opts::{JoinBudgetArgs, PlayerData, check_player_data};
 use crate::live::{self, NetArgs, Output, SessionArgs, Stop};
+use crate::other_protocol::OtherProbe;
 
 /// `dplay join` options.
 #[derive(Args)]
@@ -98,12 +99,20 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     #[allow(clippy::disallowed_methods)] // the command's start
     let start = Instant::now();
     let interrupt = live::ctrl_c()?;
-    let bind = args.bind.unwrap_or_else(|| live::bind_for(args.host));
+    let bind = live::bind_towards(args.bind, args.host)?;
     let join_deadline = start + args.timeout.max(live::MIN_TIMEOUT);
     // One capture for the probe and the session (issue 25 item 11).
     let tap = args.net.pcap.as_deref().map(|p| crate::live::pcap_tap(p).map(SharedTap::new)).transpose()?;
     let boxed = |t: &Option<SharedTap>| t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>);
+    let other = OtherProbe::dp4_at(args.host);
     let session = probe(args.host, bind, args.session_args.app_guid, join_deadline, boxed(&tap), &interrupt)?;
+    // Silent in DirectPlay 8 but answered in DirectPlay 4: no use waiting out --timeout.
+    if session.is_none()
+        && let Some(hint) = other.hint(Duration::ZERO)
+    {
+        let error = anyhow::anyhow!("no DirectPlay 8 answer from {}; {hint}", args.host);
+        return Err(Output::new(args.net.json, start).join_failed(error));
+    }
     let flags = session.map(|(_, flags)| flags);
     if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
@@ -179,7 +188,11 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
             let _ = runtime.command(Dp8Command::Leave);
             live::finish(runtime);
         }
-        return Err(out.join_failed(failure.error(args.timeout, |d| out.name(d))));
+        let error = match other.hint(Duration::ZERO).filter(|_| session.is_none()) {
+            Some(hint) => anyhow::anyhow!("no DirectPlay 8 answer from {}; {hint}", args.host),
+            None => failure.error(args.timeout, |d| out.name(d)),
+        };
+        return Err(out.join_failed(error));
     }
     if let Some(name) = &args.set_name {
         runtime.command(Dp8Command::SetInfo { name: Some(name.clone()), data: None })?;

@@ -102,7 +102,7 @@ pub(crate) fn full_signing_error() -> anyhow::Error {
     )
 }
 
-pub(crate) use crate::address::{parse_addr, parse_host};
+pub(crate) use crate::address::parse_host;
 
 /// `addr`, with `port` when it has none (port 0).
 pub(crate) fn or_port(addr: SocketAddr, port: u16) -> SocketAddr {
@@ -124,6 +124,19 @@ pub(crate) fn bind_for(target: SocketAddr) -> SocketAddr {
         (false, true) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
     };
     SocketAddr::new(ip, 0)
+}
+
+/// `--bind` when given, else [`bind_for`]: the address a joiner or enumerator binds to reach
+/// `target`. One of the other family can reach nothing (issue 25 item 8): an error.
+pub(crate) fn bind_towards(bind: Option<SocketAddr>, target: SocketAddr) -> anyhow::Result<SocketAddr> {
+    match bind {
+        Some(b) if b.is_ipv4() != target.is_ipv4() => anyhow::bail!(
+            "--bind {} cannot reach {target}: give a --bind address of the target's family (IPv4 or IPv6), or none",
+            b.ip()
+        ),
+        Some(b) => Ok(b),
+        None => Ok(bind_for(target)),
+    }
 }
 
 /// The default join `--timeout` of `join` and `fs join`: 20 s. A joiner instructed to
@@ -354,13 +367,19 @@ fn wait_on<E>(
 
 /// Waits up to one second for a leaving runtime to close its connections, then stops it.
 pub(crate) fn finish<P: Protocol>(runtime: Runtime<P>) {
+    finish_with(runtime, drop);
+}
+
+/// [`finish`], handing the leave's events (a host's end-of-run summary among them) to `print`.
+pub(crate) fn finish_with<P: Protocol>(runtime: Runtime<P>, mut print: impl FnMut(P::Event)) {
     #[allow(clippy::disallowed_methods)] // a grace period for the goodbyes
     let until = Instant::now() + Duration::from_secs(1);
     #[allow(clippy::disallowed_methods)]
     while runtime.is_running() && Instant::now() < until {
-        while runtime.events().try_recv().is_ok() {}
+        runtime.events().try_iter().for_each(&mut print);
         std::thread::sleep(Duration::from_millis(20));
     }
+    runtime.events().try_iter().for_each(&mut print);
     if let Err(e) = runtime.shutdown() {
         tracing::warn!("{e}");
     }

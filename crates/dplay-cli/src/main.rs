@@ -29,6 +29,7 @@ mod limits;
 mod live;
 mod message;
 mod net;
+mod other_protocol;
 mod reassembly;
 mod relay;
 mod render;

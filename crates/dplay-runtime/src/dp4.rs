@@ -129,7 +129,10 @@ impl Dp4Binding {
             SocketSpec::tcp_listener(SocketAddr::new(ip, 0)).first_free(listener),
         ];
         if let Some(port) = self.enum_port {
-            let spec = SocketSpec::udp(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))).broadcast();
+            // Broadcast ENUMSESSIONS reach only a socket bound to any address; a host bound
+            // to loopback answers on loopback alone (issue 25 item 12, docs/decisions.md).
+            let on = if self.ip.is_loopback() { self.ip } else { Ipv4Addr::UNSPECIFIED };
+            let spec = SocketSpec::udp(SocketAddr::from((on, port))).broadcast();
             sockets.push(if self.enum_when_host { spec.on_demand() } else { spec });
         }
         sockets.extend(crate::dp4_relay_sockets(ip, self.relay_endpoints));
@@ -741,8 +744,8 @@ mod tests {
     use super::*;
     use crate::SocketKind;
 
-    /// MC-DPL4CS 2.1: game TCP and UDP ports from 2300-2400; a host adds UDP 47624 on every
-    /// address, able to broadcast; a client has no enumeration socket.
+    /// MC-DPL4CS 2.1: game TCP and UDP ports from 2300-2400; a host adds UDP 47624 (on every
+    /// address but for a loopback host), able to broadcast; a client has no enumeration socket.
     #[test]
     fn binding_opens_the_sockets_of_2_1() {
         let host = Dp4Binding::host(Ipv4Addr::LOCALHOST).runtime_config();
@@ -758,7 +761,11 @@ mod tests {
         assert_eq!(host.sockets[0].ports, GAME_PORT_FIRST..=GAME_PORT_LAST);
         assert_eq!(host.sockets[1].ports, GAME_PORT_FIRST..=GAME_PORT_LAST);
         assert_eq!(host.sockets[2].ports, ENUM_PORT..=ENUM_PORT);
-        assert_eq!(host.sockets[2].ip, IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        // On loopback, enumeration on loopback alone (issue 25 item 12); else on every address,
+        // where broadcasts arrive.
+        assert_eq!(host.sockets[2].ip, IpAddr::V4(Ipv4Addr::LOCALHOST));
+        let lan = Dp4Binding::host(Ipv4Addr::new(192, 168, 1, 10)).runtime_config();
+        assert_eq!(lan.sockets[2].ip, IpAddr::V4(Ipv4Addr::UNSPECIFIED));
         let fixed = Dp4Binding { stream_port: Some(2345), ..Dp4Binding::client(Ipv4Addr::LOCALHOST) };
         let client = fixed.runtime_config();
         assert_eq!(client.sockets.len(), 2);

@@ -424,8 +424,9 @@ impl<P: Protocol> EventLoop<P> {
                 // Unreachable hosts and the like lose this datagram, as a network would; the
                 // protocol's retry and timeout rules handle it.
                 Err(e) => {
-                    let to = run.first().map(|d| d.to);
-                    tracing::warn!("send to {to:?} failed: {e}");
+                    // Display, not Debug (issue 25 item 8: it said `Some(...)`).
+                    let to = run.first().map(|d| d.to.to_string()).unwrap_or_default();
+                    tracing::warn!("send to {to} failed: {e}");
                     1
                 }
             };

@@ -163,8 +163,9 @@ impl std::fmt::Display for Refusals {
         }
         write!(
             f,
-            "; held: {} connections, {} half-open, {} joining, {} of {} bytes budgeted (peak {})",
+            "; held: {} connection{}, {} half-open, {} joining, {} of {} bytes budgeted (peak {})",
             self.connections,
+            if self.connections == 1 { "" } else { "s" },
             self.half_open,
             self.joining,
             self.bytes_held,
@@ -213,5 +214,17 @@ impl crate::Session {
             bytes_peak: budget.peak(),
             memory_budget: budget.limit(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// One connection is one, not "1 connections" (issue 25 item 18).
+    #[test]
+    fn refusals_count_in_words() {
+        let one = super::Refusals { connections: 1, ..Default::default() };
+        assert!(one.to_string().contains("held: 1 connection, "), "{one}");
+        let two = super::Refusals { connections: 2, ..Default::default() };
+        assert!(two.to_string().contains("held: 2 connections, "), "{two}");
     }
 }

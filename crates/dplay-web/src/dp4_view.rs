@@ -131,6 +131,10 @@ pub(crate) fn dp4_seen(e: &SessionEvent, s: &Dp4Session) -> Option<Seen> {
 /// its CHAT_TEXT_SEND instead.
 pub(crate) fn dp4_commands(command: AdminCommand, s: &Dp4Session) -> (Vec<Dp4Command>, String) {
     match command {
+        // A player gone by the time the kick is carried out (issue 25 item 13) is said so.
+        AdminCommand::Kick(id) if !s.players().contains_key(&id) => {
+            (Vec::new(), format!("kick of {}: no such player (already gone)", dpnid(id)))
+        }
         AdminCommand::Kick(id) => {
             let who = s.players().get(&id).and_then(name).unwrap_or_default();
             (vec![Dp4Command::RemoveInstance(id)], format!("kicked {who} ({})", dpnid(id)))

@@ -128,6 +128,10 @@ fn session_view(session: &Session, players: usize) -> SessionView {
 /// CHAT_TEXT instead (`AddonCommand::Chat`).
 pub fn dp8_commands(command: AdminCommand, session: &Session) -> (Vec<Dp8Command>, String) {
     match command {
+        // A player gone by the time the kick is carried out (issue 25 item 13) is said so.
+        AdminCommand::Kick(id) if session.name_table().get(Dpnid(id)).is_none() => {
+            (Vec::new(), format!("kick of {}: no such player (already gone)", dpnid(id)))
+        }
         AdminCommand::Kick(id) => {
             let name = player_name(session, Dpnid(id));
             (vec![Dp8Command::RemovePlayer(Dpnid(id))], format!("kicked {name} ({})", dpnid(id)))

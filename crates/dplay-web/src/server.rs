@@ -123,6 +123,9 @@ pub(crate) struct AppState {
     public: bool,
     streams: Arc<AtomicUsize>,
     rate: Arc<Mutex<RateLimit>>,
+    /// Players whose kick is queued and whom the snapshot still lists: a second kick of one
+    /// says so instead of "kick queued" again (issue 25 item 13).
+    kicks: Arc<Mutex<std::collections::BTreeSet<u32>>>,
 }
 
 /// A running dashboard server; stops when dropped.
@@ -153,6 +156,7 @@ impl WebServer {
             public: config.public,
             streams: Arc::new(AtomicUsize::new(0)),
             rate: Arc::new(Mutex::new(RateLimit::new(config.rate, config.burst))),
+            kicks: Arc::default(),
         };
         let header_timeout = config.header_timeout;
         let thread = std::thread::Builder::new().name("dplay-web".into()).spawn(move || {
@@ -437,15 +441,25 @@ async fn kick(State(s): State<AppState>, Path(id): Path<String>, headers: Header
         return (StatusCode::BAD_REQUEST, "not a DPNID\n").into_response();
     };
     let snapshot = s.link.snapshot();
+    let Ok(mut kicks) = s.kicks.lock() else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "try again\n").into_response();
+    };
+    kicks.retain(|k| snapshot.players.iter().any(|p| p.id == *k));
     match snapshot.players.iter().find(|p| p.id == id) {
         None => (StatusCode::NOT_FOUND, "no such player\n").into_response(),
         Some(p) if p.state == "local" => {
             (StatusCode::CONFLICT, "the host cannot kick itself\n").into_response()
         }
+        Some(_) if kicks.contains(&id) => {
+            (StatusCode::CONFLICT, "this player's kick is already queued\n").into_response()
+        }
         Some(_) if !s.link.admin(AdminCommand::Kick(id)) => {
             (StatusCode::SERVICE_UNAVAILABLE, "admin queue full, try again\n").into_response()
         }
-        Some(_) => (StatusCode::ACCEPTED, "kick queued\n").into_response(),
+        Some(_) => {
+            kicks.insert(id);
+            (StatusCode::ACCEPTED, "kick queued\n").into_response()
+        }
     }
 }
 

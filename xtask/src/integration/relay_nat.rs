@@ -5,72 +5,22 @@
 //! sits on the public side. No traffic leaves the namespaces: every link is a veth pair
 //! between them. Needs root, `ip` and `nft` (skipped, with a line, without them).
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{bail, ensure};
 
+use super::netns::Net;
 use super::{Suite, WAIT, event_with, is};
 use crate::util::have;
 
 /// The host's public address.
 const HOST_IP: &str = "203.0.113.1";
 
-/// The namespaces of one run, removed when dropped.
-struct Net {
-    prefix: String,
-    names: Vec<String>,
-}
-
-fn ip(args: &[&str]) -> anyhow::Result<()> {
-    let status = Command::new("ip").args(args).stdout(Stdio::null()).status().context("running ip")?;
-    ensure!(status.success(), "ip {} failed", args.join(" "));
-    Ok(())
-}
-
 impl Net {
-    fn ns(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
-    }
-
-    fn exec(&self, ns: &str, args: &[&str]) -> anyhow::Result<()> {
-        let ns = self.ns(ns);
-        let mut all = vec!["netns", "exec", ns.as_str()];
-        all.extend_from_slice(args);
-        ip(&all)
-    }
-
-    fn add(&mut self, name: &str) -> anyhow::Result<()> {
-        let ns = self.ns(name);
-        ip(&["netns", "add", &ns])?;
-        self.names.push(ns);
-        self.exec(name, &["ip", "link", "set", "lo", "up"])
-    }
-
-    /// A veth pair between `a` (named `a_if`, address `a_addr`) and `b`.
-    fn link(
-        &self,
-        a: &str,
-        a_if: &str,
-        a_addr: Option<&str>,
-        b: &str,
-        b_if: &str,
-        b_addr: Option<&str>,
-    ) -> anyhow::Result<()> {
-        let (na, nb) = (self.ns(a), self.ns(b));
-        ip(&["link", "add", a_if, "netns", &na, "type", "veth", "peer", "name", b_if, "netns", &nb])?;
-        for (ns, ifname, addr) in [(a, a_if, a_addr), (b, b_if, b_addr)] {
-            if let Some(addr) = addr {
-                self.exec(ns, &["ip", "addr", "add", addr, "dev", ifname])?;
-            }
-            self.exec(ns, &["ip", "link", "set", ifname, "up"])?;
-        }
-        Ok(())
-    }
-
     /// The public side, three NAT routers with a pilot each, and a stranger.
     fn build() -> anyhow::Result<Self> {
-        let mut net = Net { prefix: format!("dprelay{}-", std::process::id()), names: Vec::new() };
+        let mut net = Net::new("dprelay");
         for name in ["pub", "r1", "r2", "r3", "p1", "p2", "p3", "x"] {
             net.add(name)?;
         }
@@ -100,14 +50,6 @@ impl Net {
             net.exec(&router, &["nft", &format!("add rule ip nat post oifname \"wan\" {masquerade}")])?;
         }
         Ok(net)
-    }
-}
-
-impl Drop for Net {
-    fn drop(&mut self) {
-        for ns in self.names.iter().rev() {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
     }
 }
 

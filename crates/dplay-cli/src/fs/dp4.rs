@@ -75,6 +75,8 @@ fn commands() -> Commands<AddonDp4Command> {
         leave: || AddonDp4Command::Leave,
         stats: || AddonDp4Command::Stats,
         stats_every: None,
+        // The session's end gives it (DropSummary, MemoryHeld).
+        summary: None,
     }
 }
 
@@ -124,8 +126,9 @@ pub(super) fn host(a: &FsHostArgs, guid: Uuid) -> anyhow::Result<bool> {
     let mut binding = Dp4Binding::host(ipv4(a.bind_ip())?);
     binding.enum_port = Some(a.enum_port);
     binding.relay_endpoints = a.relay_endpoints().unwrap_or(0);
+    // `--max-players` is DirectPlay's MaxPlayers, advertised and enforced by the session
+    // (issue 25 item 15), not an add-on limit on aircraft alone.
     let mut policy = HostPolicy::default();
-    policy.max_players = a.max_players;
     policy.allow_observers = true;
     let role = AddonDp4Role::Host(HostConfig::new(dplay_addon::Dialect::Fs98, Role::Observer, policy));
     let keepalive = a.session_args.keepalive;
@@ -195,6 +198,7 @@ fn serve<P: Protocol<Command = AddonDp4Command, Event = AddonDp4Event>>(
     crate::voice::announce(&out.out, &a.voice);
     let mut session = fs98_host_config(&a.session);
     session.application_guid = guid;
+    session.max_players = a.max_players;
     session.password.clone_from(&a.session_args.password);
     if session.password.is_some() {
         session.flags |= SessionFlags::PASSWORD_REQUIRED;
@@ -303,7 +307,7 @@ pub(super) fn join(a: &FsJoinArgs, config: ClientConfig) -> anyhow::Result<bool>
         bail!("could not join {target}: {why}");
     }
     if !joined {
-        let within = crate::duration::show(a.timeout);
+        let within = crate::duration::show(a.join_wait());
         match stop {
             Stop::Interrupted => bail!("interrupted before the join completed"),
             _ if session => bail!(
