@@ -189,7 +189,7 @@ impl Connection {
     }
 
     /// Reports the tracked messages done with.
-    fn report_sends(&mut self, out: &mut Out<'_>) {
+    pub(crate) fn report_sends(&mut self, out: &mut Out<'_>) {
         let peer = self.peer;
         for (id, outcome) in self.sender.completions.drain(..) {
             out.events.push_back(Event::SendDone { peer, id, outcome });

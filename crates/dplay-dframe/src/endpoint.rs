@@ -21,7 +21,9 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::Config;
 use crate::connection::{Connection, Out};
 use crate::drop_log::DropLog;
-use crate::event::{ConnectError, DisconnectReason, Event, MessageKind, Priority, SendError, Tracked};
+use crate::event::{
+    Cancelled, ConnectError, DisconnectReason, Event, MessageKind, Priority, SendError, Tracked,
+};
 use crate::half_open::{HALF_OPEN_BYTES, HalfOpen};
 use crate::handshake::version_ok;
 use crate::send_queue::{Body, OutMessage};
@@ -230,6 +232,35 @@ impl Endpoint {
         conn.sender.sync_charge();
         self.reschedule(peer);
         Ok(())
+    }
+
+    /// Cancels the tracked message `id` ([`Endpoint::send_tracked`]) on every connection it
+    /// was queued on: a copy none of whose frames went out is dropped and reported
+    /// [`SendOutcome::Cancelled`] now; one partly sent, or waiting for its acknowledgement, is
+    /// finished (frames on the wire cannot be taken back) and counted as started. Nothing
+    /// found: the message is done with, or was never tracked. O(connections x queue).
+    pub fn cancel(&mut self, id: u64) -> Cancelled {
+        let peers: Vec<SocketAddr> = self.connections.keys().copied().collect();
+        let mut total = Cancelled::default();
+        for peer in peers {
+            total = total.add(self.cancel_on(peer, |i, _| i == id));
+        }
+        total
+    }
+
+    /// Cancels, as [`Endpoint::cancel`] does, every tracked message queued for `peer`, or
+    /// only those of `priority`.
+    pub fn cancel_queued(&mut self, peer: SocketAddr, priority: Option<Priority>) -> Cancelled {
+        self.cancel_on(peer, |_, p| priority.is_none_or(|want| want == p))
+    }
+
+    fn cancel_on(&mut self, peer: SocketAddr, which: impl Fn(u64, Priority) -> bool) -> Cancelled {
+        let mut result = Cancelled::default();
+        self.with_conn(peer, |conn, _, out| {
+            result = conn.sender.cancel(which);
+            conn.report_sends(out);
+        });
+        result
     }
 
     /// Closes the connection with `peer` gracefully: queued messages go first, then

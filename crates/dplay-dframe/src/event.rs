@@ -76,6 +76,25 @@ impl Tracked {
     }
 }
 
+/// What [`crate::Endpoint::cancel`] and [`crate::Endpoint::cancel_queued`] did with the
+/// tracked messages they were asked to cancel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Cancelled {
+    /// Taken out of the queue unsent: each reported [`SendOutcome::Cancelled`].
+    pub removed: usize,
+    /// Left to finish, as frames of them are on the wire (partly sent, or waiting for their
+    /// acknowledgement): each reported later, as it ends.
+    pub started: usize,
+}
+
+impl Cancelled {
+    /// The two counts together (cancelling several messages, or one sent to several peers).
+    #[must_use]
+    pub fn add(self, other: Self) -> Self {
+        Self { removed: self.removed + other.removed, started: self.started + other.started }
+    }
+}
+
 /// How a tracked message ended ([`Event::SendDone`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SendOutcome {
@@ -86,6 +105,9 @@ pub enum SendOutcome {
     Sent,
     /// Its deadline passed before its first frame was sent; nothing of it was sent.
     TimedOut,
+    /// [`crate::Endpoint::cancel`] took it out of the queue before its first frame was sent;
+    /// nothing of it was sent.
+    Cancelled,
     /// The connection ended first, for this reason.
     Failed(DisconnectReason),
 }

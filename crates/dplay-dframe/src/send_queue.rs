@@ -10,7 +10,7 @@ use dplay_wire::budget::Charge;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::config::Config;
-use crate::event::{MessageKind, Priority, SendOutcome, Tracked};
+use crate::event::{Cancelled, MessageKind, Priority, SendOutcome, Tracked};
 use crate::seq::{WINDOW, distance};
 
 /// What a queued entry becomes on the wire.
@@ -81,8 +81,8 @@ pub(crate) struct NewFrame {
     pub(crate) control: DframeControl,
     pub(crate) keepalive: bool,
     pub(crate) payload: Vec<u8>,
-    /// Tracked reliable messages done when it is acknowledged.
-    pub(crate) done: Vec<u64>,
+    /// Tracked reliable messages done when it is acknowledged, with their priorities.
+    pub(crate) done: Vec<(u64, Priority)>,
 }
 
 /// Where a frame in flight stands.
@@ -107,8 +107,9 @@ pub(crate) struct InFlight {
     pub(crate) control: DframeControl,
     pub(crate) keepalive: bool,
     pub(crate) payload: Vec<u8>,
-    /// Tracked reliable messages whose last frame this is: acknowledged with it.
-    done: Vec<u64>,
+    /// Tracked reliable messages whose last frame this is, with their priorities:
+    /// acknowledged with it.
+    done: Vec<(u64, Priority)>,
     pub(crate) state: FrameState,
     /// When it was last sent (first transmission or retry).
     sent_at: Instant,
@@ -329,12 +330,12 @@ impl Sender {
 
     /// `msg`'s last frame is being built: counted, and, when tracked, done now (not reliable)
     /// or once `done`'s frame is acknowledged.
-    pub(crate) fn last_frame_of(&mut self, msg: &OutMessage, done: &mut Vec<u64>) {
+    pub(crate) fn last_frame_of(&mut self, msg: &OutMessage, done: &mut Vec<(u64, Priority)>) {
         if msg.is_application() {
             count(&mut self.transmitted, msg.priority);
         }
         match msg.id {
-            Some(id) if msg.kind.reliable => done.push(id),
+            Some(id) if msg.kind.reliable => done.push((id, msg.priority)),
             Some(id) => self.completions.push((id, SendOutcome::Sent)),
             None => {}
         }
@@ -346,9 +347,36 @@ impl Sender {
         let mut ids = std::mem::take(&mut self.lost);
         ids.extend(self.queue.iter_mut().filter_map(|m| m.id.take()));
         for f in &mut self.inflight {
-            ids.append(&mut f.done);
+            ids.extend(f.done.drain(..).map(|(id, _)| id));
         }
         ids
+    }
+
+    /// Takes the tracked messages `which` selects (by id and priority) out of the queue when
+    /// no frame of theirs went out yet: each completes [`SendOutcome::Cancelled`], unsent.
+    /// Those it selects that are partly on the wire or wait for their acknowledgement stay
+    /// (their frames cannot be taken back) and are counted as started. O(queue + window).
+    pub(crate) fn cancel(&mut self, which: impl Fn(u64, Priority) -> bool) -> Cancelled {
+        let mut result = Cancelled::default();
+        let mut kept = VecDeque::with_capacity(self.queue.len());
+        for msg in std::mem::take(&mut self.queue) {
+            match msg.id {
+                Some(id) if which(id, msg.priority) && msg.offset == 0 => {
+                    self.queued_bytes -= msg.data.len();
+                    self.completions.push((id, SendOutcome::Cancelled));
+                    result.removed += 1;
+                }
+                Some(id) if which(id, msg.priority) => {
+                    result.started += 1;
+                    kept.push_back(msg);
+                }
+                _ => kept.push_back(msg),
+            }
+        }
+        self.queue = kept;
+        let in_flight = self.inflight.iter().flat_map(|f| &f.done);
+        result.started += in_flight.filter(|(id, p)| which(*id, *p)).count();
+        result
     }
 
     /// True when nothing is queued or in flight.
@@ -506,7 +534,7 @@ impl Sender {
         let mut sample = None;
         let mut grow = 0u8;
         for mut frame in self.inflight.drain(..count) {
-            self.completions.extend(frame.done.drain(..).map(|id| (id, SendOutcome::Acknowledged)));
+            self.completions.extend(frame.done.drain(..).map(|(id, _)| (id, SendOutcome::Acknowledged)));
             if frame.control.contains(DframeControl::END_STREAM) {
                 result.end_stream = true;
             }

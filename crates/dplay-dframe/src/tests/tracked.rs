@@ -5,7 +5,7 @@ use dplay_wire::dp8::cframe::{Cframe, Masks, Sack};
 use dplay_wire::dp8::dframe::Dframe;
 
 use super::*;
-use crate::{DisconnectReason, MessageKind, PROTOCOL_VERSION, Priority, SendOutcome, Tracked};
+use crate::{Cancelled, DisconnectReason, MessageKind, PROTOCOL_VERSION, Priority, SendOutcome, Tracked};
 
 /// The peer's SACK: everything before `n_rcv` received.
 fn ack(h: &mut Harness, n_rcv: u8) {
@@ -209,4 +209,52 @@ fn started_message_outlives_its_deadline() {
         }
     }
     assert_eq!(done(&h.events()), [(5, SendOutcome::Acknowledged)]);
+}
+
+/// CancelAsyncOperation's transport half: a tracked message none of whose frames went out is
+/// taken from the queue and reported cancelled, unsent; one partly sent, or sent and waiting
+/// for its acknowledgement, is finished and only counted as started.
+#[test]
+fn cancel_removes_only_unsent_messages() {
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    let kind = MessageKind::RELIABLE;
+    h.ep.send_tracked(h.now, peer(), b"small", kind, track(4, Priority::Normal)).unwrap();
+    let big = vec![0x5A; Config::default().max_frame_payload() * 8];
+    h.ep.send_tracked(h.now, peer(), &big, kind, track(1, Priority::Normal)).unwrap();
+    h.ep.send_tracked(h.now, peer(), b"queued", kind, track(2, Priority::High)).unwrap();
+    h.ep.send_tracked(h.now, peer(), b"low", kind, track(3, Priority::Low)).unwrap();
+    h.ep.send(h.now, peer(), b"untracked", kind).unwrap();
+    let mut last = last_seq(&mut h).expect("the first frames");
+    let removed = |n| Cancelled { removed: n, started: 0 };
+    let started = |n| Cancelled { removed: 0, started: n };
+
+    assert_eq!(h.ep.cancel(2), removed(1));
+    assert_eq!(done(&h.events()), [(2, SendOutcome::Cancelled)]);
+    assert_eq!(h.ep.cancel(1), started(1), "partly sent");
+    assert_eq!(h.ep.cancel(4), started(1), "waiting for its acknowledgement");
+    assert_eq!(h.ep.cancel(99), Cancelled::default());
+    assert_eq!(h.ep.cancel_queued(peer(), Some(Priority::High)), Cancelled::default());
+    assert_eq!(h.ep.cancel_queued(peer(), None), Cancelled { removed: 1, started: 2 });
+    assert_eq!(done(&h.events()), [(3, SendOutcome::Cancelled)]);
+    assert_eq!(h.ep.send_queue(peer(), None).map(|(n, _)| n), Some(2), "the big one and the untracked");
+
+    let mut payloads = Vec::new();
+    for _ in 0..20 {
+        ack(&mut h, last.wrapping_add(1));
+        let sent = h.sent();
+        payloads.extend(
+            sent.iter().filter_map(|s| if let Sent::D(d) = s { Some(d.payload.0.clone()) } else { None }),
+        );
+        match sent
+            .iter()
+            .filter_map(|s| if let Sent::D(d) = s { Some(d.header.seq) } else { None })
+            .next_back()
+        {
+            Some(seq) => last = seq,
+            None => break,
+        }
+    }
+    assert_eq!(payloads.last(), Some(&b"untracked".to_vec()), "the cancelled never went out");
+    assert!(!payloads.iter().any(|p| p == b"queued" || p == b"low"));
+    assert_eq!(done(&h.events()), [(4, SendOutcome::Acknowledged), (1, SendOutcome::Acknowledged)]);
 }
