@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_dframe::{MessageKind, Tracked};
+use dplay_dframe::{Cancelled, MessageKind, Priority, Tracked};
 use dplay_wire::Wire;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{CHAT_MESSAGE_LEN, ChatMessage};
@@ -53,6 +53,30 @@ impl Session {
         }
         let addr = self.route(to).ok_or(CommandError::UnknownPlayer)?;
         self.send_app(now, addr, data, flags, track)
+    }
+
+    /// Cancels the tracked send `id` (every copy of it: to a group or to everyone), as
+    /// [`dplay_dframe::Endpoint::cancel`] does: a copy not yet started is dropped and
+    /// [`Event::SendDone`] reports it [`dplay_dframe::SendOutcome::Cancelled`]; the started
+    /// ones are counted and finish (DirectPlay 8's CancelAsyncOperation on a send).
+    pub fn cancel_send(&mut self, now: Instant, id: u64) -> Cancelled {
+        let result = self.ep.cancel(id);
+        self.pump(now);
+        result
+    }
+
+    /// Cancels, as [`Session::cancel_send`] does, every tracked send queued for the member `to`, or only those of
+    /// `priority` (CancelAsyncOperation's DPNCANCEL_PLAYER_SENDS forms).
+    pub fn cancel_sends_to(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        priority: Option<Priority>,
+    ) -> Result<Cancelled, CommandError> {
+        let addr = self.route(to).ok_or(CommandError::UnknownPlayer)?;
+        let result = self.ep.cancel_queued(addr, priority);
+        self.pump(now);
+        Ok(result)
     }
 
     /// One application message to `addr`, tracked or not.

@@ -27,6 +27,7 @@ use crate::com::{GUID, HRESULT};
 use crate::devices::Devices;
 use crate::dpn::{self, *};
 use crate::protocol::{Command, DllProtocol, GroupRow, LinkInfo, Member, Out, Target};
+use crate::sends::CancelSends;
 use crate::{addressing, threadpool};
 
 /// Which interface the object serves: it sets the session's topology and some message ids.
@@ -717,11 +718,28 @@ impl Core {
 
     // ---- Cancel and Close --------------------------------------------------------------------
 
-    /// CancelAsyncOperation: an enumeration or the connect ends with DPNERR_USERCANCEL; a send
-    /// was handed to the transport at once and cannot be cancelled.
+    /// CancelAsyncOperation: an enumeration or the connect ends with DPNERR_USERCANCEL; sends
+    /// are cancelled by the transport ([`DllProtocol`]'s answer). DPNCANCEL_PLAYER_SENDS
+    /// names the player in `handle` (a client: 0, the server).
     pub(crate) fn cancel(&self, handle: u32, flags: u32) -> HRESULT {
         let mut st = self.lock();
+        if flags & DPNCANCEL_PLAYER_SENDS != 0 {
+            let priority = match crate::sends::player_sends_priority(flags) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
+            let player = match (self.role, handle) {
+                (Role::Client, 0) => st.host,
+                (Role::Client, _) => return DPNERR_INVALIDPARAM,
+                (_, dpnid) if st.players.contains_key(&dpnid) => dpnid,
+                _ => return DPNERR_INVALIDPLAYER,
+            };
+            return Self::cancel_sends(&st, CancelSends::To(Dpnid(player), priority));
+        }
         if handle != 0 {
+            if flags != 0 {
+                return DPNERR_INVALIDFLAGS;
+            }
             if let Some(e) = st.enums.get_mut(&handle) {
                 e.cancelled = true;
                 let _ = e.runtime.command(Command::StopEnum);
@@ -732,7 +750,11 @@ impl Core {
                 self.cancel_connect();
                 return DPN_OK;
             }
-            return if st.ops.contains_key(&handle) { DPNERR_CANNOTCANCEL } else { DPNERR_INVALIDHANDLE };
+            return match st.ops.get(&handle) {
+                Some(Op::Send { .. }) => Self::cancel_sends(&st, CancelSends::One(handle)),
+                Some(Op::Request { .. }) => DPNERR_CANNOTCANCEL,
+                None => DPNERR_INVALIDHANDLE,
+            };
         }
         if flags & (DPNCANCEL_ENUM | DPNCANCEL_ALL_OPERATIONS) != 0 {
             for e in st.enums.values_mut() {
@@ -740,12 +762,24 @@ impl Core {
                 let _ = e.runtime.command(Command::StopEnum);
             }
         }
+        let sends = flags & (DPNCANCEL_SEND | DPNCANCEL_ALL_OPERATIONS) != 0 && st.live.is_some();
+        let result = if sends { Self::cancel_sends(&st, CancelSends::All) } else { DPN_OK };
         let connect = flags & (DPNCANCEL_CONNECT | DPNCANCEL_ALL_OPERATIONS) != 0 && st.connecting.is_some();
         drop(st);
         if connect {
             self.cancel_connect();
         }
-        DPN_OK
+        result
+    }
+
+    /// Sends cancelled on the network thread, which answers at once (never through the
+    /// handler's dispatcher, so a handler may cancel); the completions follow as messages.
+    fn cancel_sends(st: &State, which: CancelSends) -> HRESULT {
+        let (tx, rx) = bounded(1);
+        if let Err(e) = Self::command(st, Command::CancelSends { which, reply: tx }) {
+            return e;
+        }
+        rx.recv_timeout(Duration::from_secs(1)).unwrap_or(DPNERR_CANNOTCANCEL)
     }
 
     fn cancel_connect(&self) {

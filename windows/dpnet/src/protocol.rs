@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use dplay_dframe::{Priority, SendOutcome, Stats, Tracked};
+use dplay_dframe::{Cancelled, Priority, SendOutcome, Stats, Tracked};
 use dplay_runtime::{Protocol, SocketId};
 use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use crate::com::HRESULT;
 use crate::dpn;
+use crate::sends::CancelSends;
 
 /// Who a send goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +54,11 @@ pub(crate) enum Command {
         priority: Priority,
         /// SendTo's `dwTimeOut` (`None`: 0, no limit).
         timeout: Option<Duration>,
+    },
+    /// CancelAsyncOperation of sends, answered at once on the network thread.
+    CancelSends {
+        which: CancelSends,
+        reply: Sender<HRESULT>,
     },
     /// GetConnectionInfo and GetSendQueueInfo: the link with a player, answered at once on
     /// the network thread (never through the handler's dispatcher, so a handler may ask).
@@ -380,6 +386,10 @@ impl DllProtocol {
                 }
                 (handle, sent.map(|()| None))
             }
+            Command::CancelSends { which, reply } => {
+                let _ = reply.send(self.cancel_sends(now, which));
+                return;
+            }
             Command::Link { dpnid, reply } => {
                 let _ = reply.send(self.link_info(now, dpnid));
                 return;
@@ -430,15 +440,38 @@ impl DllProtocol {
 }
 
 impl DllProtocol {
+    /// Cancels the sends `which` names in the transport: those not started complete with
+    /// DPNERR_USERCANCEL (through [`DllProtocol::send_done`]); the answer is
+    /// [`crate::sends::cancel_result`]. A send waiting for DN_PROCESS_COMPLETION is on the
+    /// wire already: DPNERR_CANNOTCANCEL.
+    fn cancel_sends(&mut self, now: Instant, which: CancelSends) -> HRESULT {
+        let s = &mut self.session;
+        let done = match which {
+            CancelSends::One(handle) if !self.sends.contains_key(&handle) => return dpn::DPNERR_CANNOTCANCEL,
+            CancelSends::One(handle) => s.cancel_send(now, u64::from(handle)),
+            CancelSends::All => {
+                let handles: Vec<u32> = self.sends.keys().copied().collect();
+                let all = handles.into_iter().map(|h| s.cancel_send(now, u64::from(h)));
+                all.fold(Cancelled::default(), Cancelled::add)
+            }
+            CancelSends::To(dpnid, priority) => match s.cancel_sends_to(now, dpnid, priority) {
+                Ok(done) => done,
+                Err(e) => return command_error(e),
+            },
+        };
+        crate::sends::cancel_result(done)
+    }
+
     /// One copy of a tracked send is done: the send's OpDone once every copy is, with the
-    /// first failure (DPNERR_TIMEDOUT unsent at its deadline, DPNERR_CONNECTIONLOST when the
-    /// link ended first) or DPN_OK.
+    /// first failure (DPNERR_TIMEDOUT unsent at its deadline, DPNERR_USERCANCEL cancelled
+    /// unsent, DPNERR_CONNECTIONLOST when the link ended first) or DPN_OK.
     fn send_done(&mut self, id: u64, outcome: SendOutcome) -> Option<Out> {
         let handle = u32::try_from(id).ok()?;
         let (left, result) = self.sends.get_mut(&handle)?;
         let this = match outcome {
             SendOutcome::Acknowledged | SendOutcome::Sent => dpn::DPN_OK,
             SendOutcome::TimedOut => dpn::DPNERR_TIMEDOUT,
+            SendOutcome::Cancelled => dpn::DPNERR_USERCANCEL,
             _ => dpn::DPNERR_CONNECTIONLOST,
         };
         if *result == dpn::DPN_OK {

@@ -1,8 +1,10 @@
-//! What SendTo's flags ask of the transport (priorities), and what GetSendQueueInfo and
+//! What SendTo's flags ask of the transport (priorities), which sends CancelAsyncOperation
+//! asks it to cancel and what it answers, and what GetSendQueueInfo and
 //! GetConnectionInfo read back from it: the transport's own queue and counters
 //! ([`dplay_dframe::Stats`]), as the DirectPlay 8 documentation defines each field.
 
-use dplay_dframe::Priority;
+use dplay_dframe::{Cancelled, Priority};
+use dplay_wire::dp8::dpnid::Dpnid;
 
 use crate::com::HRESULT;
 use crate::dpn::*;
@@ -16,6 +18,37 @@ pub(crate) fn priority(flags: u32) -> Result<Priority, HRESULT> {
         (false, true) => Ok(Priority::Low),
         (false, false) => Ok(Priority::Normal),
     }
+}
+
+/// The sends CancelAsyncOperation asks the transport to cancel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CancelSends {
+    /// The send of this handle.
+    One(u32),
+    /// Every send (DPNCANCEL_SEND, DPNCANCEL_ALL_OPERATIONS).
+    All,
+    /// The sends to a player, of one priority or all (DPNCANCEL_PLAYER_SENDS and its
+    /// _PRIORITY_ forms).
+    To(Dpnid, Option<Priority>),
+}
+
+/// The priority a DPNCANCEL_PLAYER_SENDS form names (the plain flag: every one); other bits
+/// with it are DPNERR_INVALIDFLAGS.
+pub(crate) fn player_sends_priority(flags: u32) -> Result<Option<Priority>, HRESULT> {
+    match flags {
+        DPNCANCEL_PLAYER_SENDS => Ok(None),
+        DPNCANCEL_PLAYER_SENDS_PRIORITY_HIGH => Ok(Some(Priority::High)),
+        DPNCANCEL_PLAYER_SENDS_PRIORITY_NORMAL => Ok(Some(Priority::Normal)),
+        DPNCANCEL_PLAYER_SENDS_PRIORITY_LOW => Ok(Some(Priority::Low)),
+        _ => Err(DPNERR_INVALIDFLAGS),
+    }
+}
+
+/// CancelAsyncOperation's answer for sends: DPNERR_CANNOTCANCEL when any send it tried is
+/// already (partly) on the wire, even though others were cancelled, as the DirectPlay 8
+/// documentation says of the forms that cancel several; DPN_OK otherwise.
+pub(crate) fn cancel_result(c: Cancelled) -> HRESULT {
+    if c.started > 0 { DPNERR_CANNOTCANCEL } else { DPN_OK }
 }
 
 /// GetSendQueueInfo: the messages and bytes queued for the player and not yet sent, of the

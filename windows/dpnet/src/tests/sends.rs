@@ -19,6 +19,10 @@ impl Peer {
         (hr, handle)
     }
 
+    fn cancel(&self, handle: u32, flags: u32) -> HRESULT {
+        unsafe { (self.v().cancel_async_operation)(self.0, handle, flags) }
+    }
+
     fn queue_info(&self, to: u32, flags: u32) -> Result<(u32, u32), HRESULT> {
         let (mut msgs, mut bytes) = (0, 0);
         match unsafe { (self.v().get_send_queue_info)(self.0, to, &mut msgs, &mut bytes, flags) } {
@@ -118,6 +122,60 @@ fn queue_priorities_timeouts_and_counters() {
     assert!(info.dwPeakThroughputBPS >= info.dwThroughputBPS);
     let local = joiner.players().into_iter().find(|p| *p != host_id).unwrap();
     assert_eq!(joiner.connection_info(local, 92).err(), Some(DPNERR_INVALIDPLAYER));
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
+
+/// CancelAsyncOperation of sends, behind large guaranteed messages partly on the wire: a
+/// send still wholly queued completes DPNERR_USERCANCEL and never arrives; the first large
+/// one answers DPNERR_CANNOTCANCEL and completes DPN_OK; the DPNCANCEL_PLAYER_SENDS forms
+/// cancel by player and priority, DPNCANCEL_SEND everything queued (answering
+/// DPNERR_CANNOTCANCEL, as a large one on the wire could not be).
+#[test]
+fn cancel_sends_still_queued() {
+    let _pool = super::shared();
+    let (host_game, join_game, host, joiner, host_id, local) = pair();
+    let big = vec![0xB2; 1 << 20];
+    let bigs: Vec<u32> =
+        (1..=3).map(|c| joiner.send_timed(host_id, &big, DPNSEND_GUARANTEED, 0, c).1).collect();
+    let (_, one) = joiner.send_timed(host_id, b"one", DPNSEND_GUARANTEED, 0, 4);
+    let (_, high) = joiner.send_timed(host_id, b"high", DPNSEND_GUARANTEED | DPNSEND_PRIORITY_HIGH, 0, 5);
+    let (_, low) = joiner.send_timed(host_id, b"low", DPNSEND_GUARANTEED | DPNSEND_PRIORITY_LOW, 0, 6);
+    let (_, rest) = joiner.send_timed(host_id, b"rest", DPNSEND_GUARANTEED, 0, 7);
+
+    // Every cancel at once, the one next in line first, while the large ones are on the wire.
+    assert_eq!(joiner.cancel(host_id, DPNCANCEL_PLAYER_SENDS_PRIORITY_HIGH), DPN_OK);
+    assert_eq!(joiner.cancel(bigs[0], 0), DPNERR_CANNOTCANCEL);
+    assert_eq!(joiner.cancel(one, 0), DPN_OK);
+    assert_eq!(joiner.cancel(host_id, DPNCANCEL_PLAYER_SENDS_PRIORITY_LOW), DPN_OK);
+    assert_eq!(joiner.cancel(0, DPNCANCEL_SEND), DPNERR_CANNOTCANCEL, "a large one is on the wire");
+    assert_eq!(joiner.cancel(bigs[0], DPNCANCEL_SEND), DPNERR_INVALIDFLAGS);
+    assert_eq!(joiner.cancel(0x7777, 0), DPNERR_INVALIDHANDLE);
+    assert_eq!(joiner.cancel(local + 99, DPNCANCEL_PLAYER_SENDS), DPNERR_INVALIDPLAYER);
+    assert_eq!(joiner.cancel(host_id, DPNCANCEL_PLAYER_SENDS | 0x4), DPNERR_INVALIDFLAGS);
+    for h in [high, one, low, rest] {
+        assert_eq!(completion(&join_game, h), DPNERR_USERCANCEL);
+    }
+    assert_eq!(completion(&join_game, bigs[0]), DPN_OK);
+    // The later large ones: finished if they had started, cancelled if not.
+    let later: Vec<HRESULT> = bigs[1..].iter().map(|h| completion(&join_game, *h)).collect();
+    assert!(later.iter().all(|r| [DPN_OK, DPNERR_USERCANCEL].contains(r)), "{later:?}");
+
+    let (_, after) = joiner.send_timed(host_id, b"after", DPNSEND_GUARANTEED, 0, 8);
+    assert_eq!(completion(&join_game, after), DPN_OK);
+    host_game.wait_for("the last message", |h| matches!(h, Heard::Receive { data, .. } if data == b"after"));
+    let received: Vec<usize> = host_game
+        .heard()
+        .into_iter()
+        .filter_map(|h| match h {
+            Heard::Receive { data, .. } => Some(data.len()),
+            _ => None,
+        })
+        .collect();
+    let arrived = 1 + later.iter().filter(|r| **r == DPN_OK).count();
+    let mut expected = vec![big.len(); arrived];
+    expected.push(5);
+    assert_eq!(received, expected, "nothing cancelled arrived");
     assert_eq!(joiner.close(), DPN_OK);
     assert_eq!(host.close(), DPN_OK);
 }
