@@ -1,8 +1,64 @@
 /* Send completion and CancelAsyncOperation: a guaranteed SendTo to the native host completes
  * with SEND_COMPLETE S_OK, its handle and context; an enumeration of a silent port is
  * cancelled by its handle (ASYNC_OP_COMPLETE DPNERR_USERCANCEL), another by
- * DPNCANCEL_ENUM. Usage: cancel.exe HOST_PORT SILENT_PORT */
+ * DPNCANCEL_ENUM; sends still queued behind large ones on the wire are cancelled by handle,
+ * by DPNCANCEL_PLAYER_SENDS_PRIORITY_* and by DPNCANCEL_SEND (SEND_COMPLETE
+ * DPNERR_USERCANCEL), a large one on the wire answers DPNERR_CANNOTCANCEL.
+ * Usage: cancel.exe HOST_PORT SILENT_PORT */
 #include "game.h"
+
+#define BIG (1000 * 1024)
+
+/* The result of the SEND_COMPLETE with context `ctx` (one of the first 16), or S_FALSE. */
+static HRESULT send_result_of(void *ctx)
+{
+    for (LONG i = 0; i < seen.send_completes && i < 16; i++)
+        if (seen.send_contexts[i] == ctx)
+            return seen.send_results[i];
+    return S_FALSE;
+}
+
+static DPNHANDLE send_ctx(IDirectPlay8Peer *peer, DPNID to, BYTE *data, DWORD size, DWORD flags, UINT_PTR ctx)
+{
+    DPN_BUFFER_DESC b = {size, data};
+    DPNHANDLE h = 0;
+    HRESULT hr = IDirectPlay8Peer_SendTo(peer, to, &b, 1, 0, (void *)ctx, &h, DPNSEND_GUARANTEED | flags);
+    CHECK(hr == DPNSUCCESS_PENDING && h != 0, "SendTo returned 0x%08lx", (unsigned long)hr);
+    return h;
+}
+
+static void cancel_sends(IDirectPlay8Peer *peer, DPNID host)
+{
+    LONG before = seen.send_completes;
+    BYTE *big = calloc(BIG, 1);
+    DPNHANDLE first = send_ctx(peer, host, big, BIG, 0, 0xB0);
+    send_ctx(peer, host, big, BIG, 0, 0xB1);
+    send_ctx(peer, host, big, BIG, 0, 0xB2);
+    DPNHANDLE one = send_ctx(peer, host, (BYTE *)"one", 3, 0, 0xC1);
+    send_ctx(peer, host, (BYTE *)"high", 4, DPNSEND_PRIORITY_HIGH, 0xC2);
+    send_ctx(peer, host, (BYTE *)"low", 3, DPNSEND_PRIORITY_LOW, 0xC3);
+    send_ctx(peer, host, (BYTE *)"rest", 4, 0, 0xC4);
+    CHECK_HR(IDirectPlay8Peer_CancelAsyncOperation(peer, host, DPNCANCEL_PLAYER_SENDS_PRIORITY_HIGH),
+             "CancelAsyncOperation(DPNCANCEL_PLAYER_SENDS_PRIORITY_HIGH)");
+    HRESULT hr = IDirectPlay8Peer_CancelAsyncOperation(peer, first, 0);
+    CHECK(hr == DPNERR_CANNOTCANCEL, "cancelling a send on the wire returned 0x%08lx", (unsigned long)hr);
+    CHECK_HR(IDirectPlay8Peer_CancelAsyncOperation(peer, one, 0), "CancelAsyncOperation(a queued send)");
+    CHECK_HR(IDirectPlay8Peer_CancelAsyncOperation(peer, host, DPNCANCEL_PLAYER_SENDS_PRIORITY_LOW),
+             "CancelAsyncOperation(DPNCANCEL_PLAYER_SENDS_PRIORITY_LOW)");
+    hr = IDirectPlay8Peer_CancelAsyncOperation(peer, 0, DPNCANCEL_SEND);
+    CHECK(hr == DPNERR_CANNOTCANCEL, "DPNCANCEL_SEND with a send on the wire returned 0x%08lx", (unsigned long)hr);
+    wait_count(&seen.send_completes, before + 7, "SEND_COMPLETE of every send");
+    for (UINT_PTR ctx = 0xC1; ctx <= 0xC4; ctx++)
+        CHECK(send_result_of((void *)ctx) == DPNERR_USERCANCEL, "the queued send %lx completed with 0x%08lx",
+              (unsigned long)ctx, (unsigned long)send_result_of((void *)ctx));
+    CHECK_HR(send_result_of((void *)0xB0), "the send on the wire's SEND_COMPLETE");
+    for (UINT_PTR ctx = 0xB1; ctx <= 0xB2; ctx++) {
+        hr = send_result_of((void *)ctx);
+        CHECK(hr == S_OK || hr == DPNERR_USERCANCEL, "a later large send completed with 0x%08lx", (unsigned long)hr);
+    }
+    OK("CancelAsyncOperation of sends: queued ones DPNERR_USERCANCEL, one on the wire DPNERR_CANNOTCANCEL");
+    free(big);
+}
 
 static void cancel_enum(IDirectPlay8Peer *peer, DWORD silent, int by_handle)
 {
@@ -47,6 +103,7 @@ int main(int argc, char **argv)
     Sleep(500);
     CHECK(seen.send_completes == 1, "a NOCOMPLETE send completed");
     OK("DPNSEND_NOCOMPLETE: no SEND_COMPLETE");
+    cancel_sends(peer, host);
     CHECK_HR(IDirectPlay8Peer_Close(peer, 0), "Close");
     IDirectPlay8Peer_Release(peer);
     return 0;
