@@ -91,8 +91,9 @@ impl Connection {
                 for m in &taken {
                     self.sender.last_frame_of(m, &mut done);
                 }
+                let first_of = done.iter().map(|(id, _)| *id).collect();
                 let control = DframeControl::COALESCE;
-                let frame = NewFrame { command, control, keepalive: false, payload, done };
+                let frame = NewFrame { command, control, keepalive: false, payload, done, first_of };
                 return self.sender.put_in_flight(now, cfg, frame).map(|f| f.seq);
             }
         }

@@ -172,7 +172,8 @@ impl Connection {
         self.report_sends(out);
         let peer = self.peer;
         for id in self.sender.abandon() {
-            out.events.push_back(Event::SendDone { peer, id, outcome: SendOutcome::Failed(reason) });
+            let outcome = SendOutcome::Failed(reason);
+            out.events.push_back(Event::SendDone { peer, id, outcome, first_frame: None });
         }
         self.stats = self.stats_now();
         tracing::debug!(?reason, rtt = ?self.stats.rtt, drops = self.stats.drops.total(), "disconnected");
@@ -192,7 +193,8 @@ impl Connection {
     pub(crate) fn report_sends(&mut self, out: &mut Out<'_>) {
         let peer = self.peer;
         for (id, outcome) in self.sender.completions.drain(..) {
-            out.events.push_back(Event::SendDone { peer, id, outcome });
+            let first_frame = self.sender.first_frames.remove(&id);
+            out.events.push_back(Event::SendDone { peer, id, outcome, first_frame });
         }
     }
 

@@ -1,7 +1,7 @@
 //! What the endpoint tells its caller, and why commands fail.
 
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::stats::Stats;
 
@@ -93,6 +93,16 @@ impl Cancelled {
     pub fn add(self, other: Self) -> Self {
         Self { removed: self.removed + other.removed, started: self.started + other.started }
     }
+}
+
+/// How the first frame of an acknowledged tracked message went (DPNMSG_SEND_COMPLETE's
+/// `dwFirstFrameRTT` and `dwFirstFrameRetryCount`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FirstFrame {
+    /// From its latest transmission to its acknowledgement (`bNRcv` past it, or a SACK bit).
+    pub rtt: Duration,
+    /// Its retransmissions (MC-DPL8R 3.1.6.5).
+    pub retries: u32,
 }
 
 /// How a tracked message ended ([`Event::SendDone`]).
@@ -189,6 +199,8 @@ pub enum Event {
         id: u64,
         /// How it ended.
         outcome: SendOutcome,
+        /// Reliable and acknowledged: how its first frame went.
+        first_frame: Option<FirstFrame>,
     },
     /// A datagram the transport does not own: lead byte 0, DirectPlay 8 enumeration and path
     /// test (MC-DPL8R 3.1.5; INDEX B.1). The caller answers it with

@@ -113,7 +113,8 @@ mod timer;
 pub use config::{COALESCE_VERSION, Config, MIN_DATAGRAM, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
 pub use endpoint::{Endpoint, EndpointStats, Transmit};
 pub use event::{
-    Cancelled, ConnectError, DisconnectReason, Event, MessageKind, Priority, SendError, SendOutcome, Tracked,
+    Cancelled, ConnectError, DisconnectReason, Event, FirstFrame, MessageKind, Priority, SendError,
+    SendOutcome, Tracked,
 };
 pub use half_open::HALF_OPEN_BYTES;
 pub use seq::WINDOW;

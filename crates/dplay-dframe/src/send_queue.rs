@@ -3,14 +3,14 @@
 //! will never be resent, RTT and the congestion window (MC-DPL8R 3.1.4.4, 3.1.5.2.2-3,
 //! 3.1.6.5).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use dplay_wire::budget::Charge;
 use dplay_wire::dp8::dframe::{DframeCommand, DframeControl};
 
 use crate::config::Config;
-use crate::event::{Cancelled, MessageKind, Priority, SendOutcome, Tracked};
+use crate::event::{Cancelled, FirstFrame, MessageKind, Priority, SendOutcome, Tracked};
 use crate::seq::{WINDOW, distance};
 
 /// What a queued entry becomes on the wire.
@@ -83,6 +83,8 @@ pub(crate) struct NewFrame {
     pub(crate) payload: Vec<u8>,
     /// Tracked reliable messages done when it is acknowledged, with their priorities.
     pub(crate) done: Vec<(u64, Priority)>,
+    /// Tracked reliable messages whose first frame this is.
+    pub(crate) first_of: Vec<u64>,
 }
 
 /// Where a frame in flight stands.
@@ -110,6 +112,9 @@ pub(crate) struct InFlight {
     /// Tracked reliable messages whose last frame this is, with their priorities:
     /// acknowledged with it.
     done: Vec<(u64, Priority)>,
+    /// Tracked reliable messages whose first frame this is: its acknowledgement is their
+    /// [`FirstFrame`].
+    first_of: Vec<u64>,
     pub(crate) state: FrameState,
     /// When it was last sent (first transmission or retry).
     sent_at: Instant,
@@ -156,6 +161,15 @@ pub(crate) struct Retried {
     pub(crate) lost: bool,
 }
 
+/// `frame` is acknowledged (or reported received) `now`: the first frame of the messages it
+/// starts went out `frame.retries` times, the latest answered after the RTT.
+fn record_first(first_frames: &mut HashMap<u64, FirstFrame>, now: Instant, frame: &InFlight) {
+    let rtt = now.saturating_duration_since(frame.sent_at);
+    for id in &frame.first_of {
+        first_frames.insert(*id, FirstFrame { rtt, retries: frame.retries });
+    }
+}
+
 /// Counts one message of `priority` in per-priority counters.
 fn count(counters: &mut [u64; 3], priority: Priority) {
     if let Some(n) = counters.get_mut(priority.index()) {
@@ -189,6 +203,10 @@ pub(crate) struct Sender {
     charge: Charge,
     /// Tracked messages done with, for the connection to report.
     pub(crate) completions: Vec<(u64, SendOutcome)>,
+    /// How the first frame of tracked reliable messages went, once acknowledged: reported
+    /// with their completion (then removed; a message's last frame is never acknowledged
+    /// before its first).
+    pub(crate) first_frames: HashMap<u64, FirstFrame>,
     /// Tracked messages dropped by [`Sender::clear`], reported lost with the connection.
     lost: Vec<u64>,
     /// The earliest deadline of a queued message, when one may have one (a stale, earlier
@@ -216,6 +234,7 @@ impl Sender {
             rttvar: Duration::ZERO,
             charge,
             completions: Vec::new(),
+            first_frames: HashMap::new(),
             lost: Vec::new(),
             next_expiry: None,
             transmitted: [0; 3],
@@ -388,6 +407,7 @@ impl Sender {
     pub(crate) fn clear(&mut self) {
         let ids = self.abandon();
         self.lost = ids;
+        self.first_frames = HashMap::new();
         self.queue = VecDeque::new();
         self.inflight = VecDeque::new();
         self.queued_bytes = 0;
@@ -443,7 +463,7 @@ impl Sender {
     /// Puts a new frame in flight with Next Send as its `bSeq` (a coalesced frame the caller
     /// built, or the next one of [`Sender::next_frame`]).
     pub(crate) fn put_in_flight(&mut self, now: Instant, cfg: &Config, frame: NewFrame) -> Option<&InFlight> {
-        let NewFrame { command, control, keepalive, payload, done } = frame;
+        let NewFrame { command, control, keepalive, payload, done, first_of } = frame;
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
         let deadline = Some(now + self.retry_interval(cfg, 1));
@@ -455,6 +475,7 @@ impl Sender {
             keepalive,
             payload,
             done,
+            first_of,
             state: FrameState::Sent,
             sent_at: now,
             sent_order,
@@ -486,12 +507,13 @@ impl Sender {
         let control =
             if msg.body == Body::EndStream { DframeControl::END_STREAM } else { DframeControl::empty() };
         let keepalive = msg.body == Body::KeepAlive;
+        let first_of: Vec<u64> = msg.id.filter(|_| first && msg.kind.reliable).into_iter().collect();
         let mut done = Vec::new();
         if last && let Some(msg) = self.queue.pop_front() {
             self.queued_bytes -= total;
             self.last_frame_of(&msg, &mut done);
         }
-        self.put_in_flight(now, cfg, NewFrame { command, control, keepalive, payload, done })
+        self.put_in_flight(now, cfg, NewFrame { command, control, keepalive, payload, done, first_of })
     }
 
     /// The queue, for the coalescer to look at and take whole small messages from.
@@ -534,6 +556,9 @@ impl Sender {
         let mut sample = None;
         let mut grow = 0u8;
         for mut frame in self.inflight.drain(..count) {
+            if frame.state == FrameState::Sent {
+                record_first(&mut self.first_frames, now, &frame);
+            }
             self.completions.extend(frame.done.drain(..).map(|(id, _)| (id, SendOutcome::Acknowledged)));
             if frame.control.contains(DframeControl::END_STREAM) {
                 result.end_stream = true;
@@ -576,6 +601,7 @@ impl Sender {
     fn apply_sack(&mut self, now: Instant, sack: u64, sample: &mut Option<Duration>) {
         for (i, frame) in self.inflight.iter_mut().enumerate().skip(1).take(64) {
             if sack >> (i - 1) & 1 == 1 && frame.state == FrameState::Sent {
+                record_first(&mut self.first_frames, now, frame);
                 frame.state = FrameState::Sacked;
                 frame.deadline = None;
                 self.sacked = self.sacked.saturating_add(1);

@@ -131,8 +131,13 @@ impl Session {
     }
 
     /// A tracked message is done with (the transport's `SendDone`).
-    pub(crate) fn on_send_done(&mut self, id: u64, outcome: dplay_dframe::SendOutcome) {
-        self.events.push_back(Event::SendDone { id, outcome });
+    pub(crate) fn on_send_done(
+        &mut self,
+        id: u64,
+        outcome: dplay_dframe::SendOutcome,
+        first_frame: Option<dplay_dframe::FirstFrame>,
+    ) {
+        self.events.push_back(Event::SendDone { id, outcome, first_frame });
     }
 
     /// Sends DXDiag's TRANS_USERDATA_SEND_MESSAGE to everyone, sequential and not reliable

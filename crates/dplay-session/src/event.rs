@@ -120,8 +120,10 @@ pub enum Event {
     SendDone {
         /// The `Tracked::id` it was sent with.
         id: u64,
-        /// Acknowledged, sent, timed out unsent, or lost with its connection.
+        /// Acknowledged, sent, timed out or cancelled unsent, or lost with its connection.
         outcome: dplay_dframe::SendOutcome,
+        /// Reliable and acknowledged: how its first frame went.
+        first_frame: Option<dplay_dframe::FirstFrame>,
     },
     /// Host: a joiner was refused with DN_CONNECT_FAILED (MC-DPL8CS 3.1.5.1 step 2): banned,
     /// a wrong password, the session full, a name over its limit ... One a refused

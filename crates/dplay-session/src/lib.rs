@@ -147,7 +147,7 @@ pub use bans::{BanError, Bans, DPERR_ACCESSDENIED, DPNERR_HOSTREJECTEDCONNECTION
 pub use completion::MAX_PENDING;
 pub use config::{Limits, MIN_PERIOD, Mode, SessionConfig};
 /// A tracked send's priority, deadline and outcome ([`Session::send_to_tracked`]).
-pub use dplay_dframe::{Cancelled, Priority, SendOutcome, Tracked};
+pub use dplay_dframe::{Cancelled, FirstFrame, Priority, SendOutcome, Tracked};
 pub use event::{
     CommandError, CompletionError, EndReason, Event, REFUSED_NAME_CHARS, SendFlags, TableChange,
 };

@@ -290,7 +290,9 @@ impl Session {
                     self.on_disconnected(now, peer, reason)
                 }
                 dplay_dframe::Event::Unowned { from, data } => self.on_unowned(from, &data),
-                dplay_dframe::Event::SendDone { id, outcome, .. } => self.on_send_done(id, outcome),
+                dplay_dframe::Event::SendDone { id, outcome, first_frame, .. } => {
+                    self.on_send_done(id, outcome, first_frame);
+                }
             }
         }
         self.admission.memory.sync_table(&self.table);

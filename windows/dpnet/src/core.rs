@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use dplay_runtime::{Runtime, RuntimeConfig, SocketSpec};
-use dplay_session::{EndReason, Mode, SendFlags, SessionConfig};
+use dplay_session::{EndReason, FirstFrame, Mode, SendFlags, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::url::DirectPlayUrl;
 use uuid::Uuid;
@@ -838,7 +838,7 @@ impl Core {
             let _ = tx.send(DPNERR_USERCANCEL);
         }
         for (handle, op) in ops {
-            self.complete(handle, op, DPNERR_USERCANCEL);
+            self.complete(handle, op, DPNERR_USERCANCEL, None);
         }
         if let Some(mut live) = live {
             let _ = live.runtime.command(Command::Leave);
@@ -968,7 +968,9 @@ impl Core {
         }
     }
 
-    fn complete(&self, handle: u32, op: Op, result: HRESULT) {
+    /// The end of an operation: SEND_COMPLETE (with how its first frame went, when the
+    /// transport acknowledged it) or ASYNC_OP_COMPLETE, or the synchronous caller's result.
+    fn complete(&self, handle: u32, op: Op, result: HRESULT, first_frame: Option<FirstFrame>) {
         match op {
             Op::Send { context, no_complete, guaranteed, started, sync } => {
                 if let Some(tx) = sync {
@@ -984,8 +986,9 @@ impl Core {
                     pvUserContext: context as *mut c_void,
                     hResultCode: result,
                     dwSendTime: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
-                    dwFirstFrameRTT: 0,
-                    dwFirstFrameRetryCount: 0,
+                    dwFirstFrameRTT: first_frame
+                        .map_or(0, |f| u32::try_from(f.rtt.as_millis()).unwrap_or(u32::MAX)),
+                    dwFirstFrameRetryCount: first_frame.map_or(0, |f| f.retries),
                     dwSendCompleteFlags: if guaranteed { DPNSENDCOMPLETE_GUARANTEED } else { 0 },
                     pBuffers: std::ptr::null_mut(),
                     dwNumBuffers: 0,
@@ -1216,7 +1219,13 @@ impl Core {
             Out::OpDone { handle, result } => {
                 let op = self.lock().ops.remove(&handle);
                 if let Some(op) = op {
-                    self.complete(handle, op, result);
+                    self.complete(handle, op, result, None);
+                }
+            }
+            Out::SendDone { handle, result, first_frame } => {
+                let op = self.lock().ops.remove(&handle);
+                if let Some(op) = op {
+                    self.complete(handle, op, result, first_frame);
                 }
             }
             Out::Ended { reason, reply, terminate_data } => self.ended(reason, reply, terminate_data),

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use dplay_dframe::{Cancelled, Priority, SendOutcome, Stats, Tracked};
+use dplay_dframe::{Cancelled, FirstFrame, Priority, SendOutcome, Stats, Tracked};
 use dplay_runtime::{Protocol, SocketId};
 use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
 use dplay_wire::dp8::dpnid::Dpnid;
@@ -188,6 +188,12 @@ pub(crate) enum Out {
         handle: u32,
         result: HRESULT,
     },
+    /// A tracked send is done (every copy of it), with how its first frame went.
+    SendDone {
+        handle: u32,
+        result: HRESULT,
+        first_frame: Option<FirstFrame>,
+    },
     Ended {
         reason: EndReason,
         reply: Vec<u8>,
@@ -224,8 +230,9 @@ pub(crate) struct DllProtocol {
     out: VecDeque<Out>,
     /// Session contexts of operations that wait for an answer, with their handles.
     waiting: Vec<(u32, u32)>,
-    /// Tracked sends by handle: the copies still under way and the result so far.
-    sends: HashMap<u32, (usize, HRESULT)>,
+    /// Tracked sends by handle: the copies still under way, the result so far and the first
+    /// acknowledged copy's first frame.
+    sends: HashMap<u32, (usize, HRESULT, Option<FirstFrame>)>,
     /// Throughput samples by player.
     samples: HashMap<Dpnid, Sample>,
     enum_started: Option<Instant>,
@@ -326,10 +333,12 @@ impl DllProtocol {
                     let (reply, terminate_data) = (s.connect_reply().to_vec(), s.terminate_data().to_vec());
                     Out::Ended { reason, reply, terminate_data }
                 }
-                Event::SendDone { id, outcome } => match self.send_done(id, outcome) {
-                    Some(o) => o,
-                    None => continue,
-                },
+                Event::SendDone { id, outcome, first_frame } => {
+                    match self.send_done(id, outcome, first_frame) {
+                        Some(o) => o,
+                        None => continue,
+                    }
+                }
                 Event::JoinRequest { from, connect_data, .. } => Out::JoinRequest { from, connect_data },
                 Event::JoinAborted { from } => Out::JoinAborted(from),
                 _ => continue,
@@ -380,7 +389,7 @@ impl DllProtocol {
                 }
                 if copies > 0 || waits {
                     if copies > 0 {
-                        self.sends.insert(handle, (copies, dpn::DPN_OK));
+                        self.sends.insert(handle, (copies, dpn::DPN_OK, None));
                     }
                     return;
                 }
@@ -465,9 +474,10 @@ impl DllProtocol {
     /// One copy of a tracked send is done: the send's OpDone once every copy is, with the
     /// first failure (DPNERR_TIMEDOUT unsent at its deadline, DPNERR_USERCANCEL cancelled
     /// unsent, DPNERR_CONNECTIONLOST when the link ended first) or DPN_OK.
-    fn send_done(&mut self, id: u64, outcome: SendOutcome) -> Option<Out> {
+    fn send_done(&mut self, id: u64, outcome: SendOutcome, first_frame: Option<FirstFrame>) -> Option<Out> {
         let handle = u32::try_from(id).ok()?;
-        let (left, result) = self.sends.get_mut(&handle)?;
+        let (left, result, first) = self.sends.get_mut(&handle)?;
+        *first = first.or(first_frame);
         let this = match outcome {
             SendOutcome::Acknowledged | SendOutcome::Sent => dpn::DPN_OK,
             SendOutcome::TimedOut => dpn::DPNERR_TIMEDOUT,
@@ -481,8 +491,8 @@ impl DllProtocol {
         if *left > 0 {
             return None;
         }
-        let (_, result) = self.sends.remove(&handle)?;
-        Some(Out::OpDone { handle, result })
+        let (_, result, first_frame) = self.sends.remove(&handle)?;
+        Some(Out::SendDone { handle, result, first_frame })
     }
 
     /// The link with `dpnid`, when we have one; its throughput measured since the last query.

