@@ -243,7 +243,7 @@ impl Endpoint {
         let peers: Vec<SocketAddr> = self.connections.keys().copied().collect();
         let mut total = Cancelled::default();
         for peer in peers {
-            total = total.add(self.cancel_on(peer, |i, _| i == id));
+            total = total + self.cancel_on(peer, |i, _| i == id);
         }
         total
     }

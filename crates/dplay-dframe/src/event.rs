@@ -87,10 +87,11 @@ pub struct Cancelled {
     pub started: usize,
 }
 
-impl Cancelled {
-    /// The two counts together (cancelling several messages, or one sent to several peers).
-    #[must_use]
-    pub fn add(self, other: Self) -> Self {
+/// The two counts together (cancelling several messages, or one sent to several peers).
+impl std::ops::Add for Cancelled {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
         Self { removed: self.removed + other.removed, started: self.started + other.started }
     }
 }

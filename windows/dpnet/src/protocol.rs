@@ -461,7 +461,7 @@ impl DllProtocol {
             CancelSends::All => {
                 let handles: Vec<u32> = self.sends.keys().copied().collect();
                 let all = handles.into_iter().map(|h| s.cancel_send(now, u64::from(h)));
-                all.fold(Cancelled::default(), Cancelled::add)
+                all.fold(Cancelled::default(), |a, b| a + b)
             }
             CancelSends::To(dpnid, priority) => match s.cancel_sends_to(now, dpnid, priority) {
                 Ok(done) => done,
