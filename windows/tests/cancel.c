@@ -103,7 +103,7 @@ int main(int argc, char **argv)
     Sleep(500);
     CHECK(seen.send_completes == 1, "a NOCOMPLETE send completed");
     OK("DPNSEND_NOCOMPLETE: no SEND_COMPLETE");
-    cancel_sends(peer, host);
+    cancel_sends(peer, find_host(peer));
     CHECK_HR(IDirectPlay8Peer_Close(peer, 0), "Close");
     IDirectPlay8Peer_Release(peer);
     return 0;

@@ -308,6 +308,18 @@ static inline DPN_PLAYER_INFO *peer_info(IDirectPlay8Peer *peer, DPNID id, BYTE 
     return info;
 }
 
+/* The player with DPNPLAYER_HOST (FAIL if none). */
+static inline DPNID find_host(IDirectPlay8Peer *peer)
+{
+    for (int i = 0; i < seen.player_count; i++) {
+        BYTE buf[512];
+        if (peer_info(peer, seen.players[i], buf)->dwPlayerFlags & DPNPLAYER_HOST)
+            return seen.players[i];
+    }
+    CHECK(0, "no player has DPNPLAYER_HOST");
+    return 0;
+}
+
 static inline DWORD arg_port(int argc, char **argv, int i)
 {
     CHECK(argc > i, "usage: %s ... PORT", argv[0]);

@@ -11,18 +11,6 @@
  * with DestroyPeer and data, which the member reads in TERMINATE_SESSION. */
 #include "game.h"
 
-/* The player with DPNPLAYER_HOST (FAIL if none). */
-static DPNID find_host(IDirectPlay8Peer *peer)
-{
-    for (int i = 0; i < seen.player_count; i++) {
-        BYTE buf[512];
-        if (peer_info(peer, seen.players[i], buf)->dwPlayerFlags & DPNPLAYER_HOST)
-            return seen.players[i];
-    }
-    CHECK(0, "no player has DPNPLAYER_HOST");
-    return 0;
-}
-
 static DPNHANDLE send_timed(IDirectPlay8Peer *peer, DPNID to, BYTE *data, DWORD size, DWORD timeout, DWORD flags,
                       void *context)
 {

@@ -731,6 +731,8 @@ impl Core {
             let player = match (self.role, handle) {
                 (Role::Client, 0) => st.host,
                 (Role::Client, _) => return DPNERR_INVALIDPARAM,
+                // Sends to ourselves are delivered at once: nothing waits.
+                (_, dpnid) if dpnid == st.local => return DPN_OK,
                 (_, dpnid) if st.players.contains_key(&dpnid) => dpnid,
                 _ => return DPNERR_INVALIDPLAYER,
             };

@@ -152,6 +152,7 @@ fn cancel_sends_still_queued() {
     assert_eq!(joiner.cancel(bigs[0], DPNCANCEL_SEND), DPNERR_INVALIDFLAGS);
     assert_eq!(joiner.cancel(0x7777, 0), DPNERR_INVALIDHANDLE);
     assert_eq!(joiner.cancel(local + 99, DPNCANCEL_PLAYER_SENDS), DPNERR_INVALIDPLAYER);
+    assert_eq!(joiner.cancel(local, DPNCANCEL_PLAYER_SENDS), DPN_OK, "nothing waits for ourselves");
     assert_eq!(joiner.cancel(host_id, DPNCANCEL_PLAYER_SENDS | 0x4), DPNERR_INVALIDFLAGS);
     for h in [high, one, low, rest] {
         assert_eq!(completion(&join_game, h), DPNERR_USERCANCEL);
