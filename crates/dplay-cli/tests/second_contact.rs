@@ -259,3 +259,23 @@ fn no_silent_clamps() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// Item 18: a request's completion names the request, in text and JSON.
+#[test]
+fn completions_name_the_operation() {
+    let target = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &[]));
+    let out = dplay()
+        .args(["join", &target, "--create-group", "wing", "--duration", "1"])
+        .output()
+        .expect("run join");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("create group done") && text.contains("add to group done"), "{text}");
+    assert!(!text.contains("operation "), "{text}");
+    let out = dplay()
+        .args(["join", &target, "--json", "--create-group", "wing2", "--duration", "1"])
+        .output()
+        .expect("run join");
+    let done = events(&out).into_iter().find(|e| e["event"] == "completed").expect("completed");
+    assert_eq!(done["command"], "create group", "{done}");
+}
