@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use anyhow::Context;
+use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Command};
 
@@ -48,9 +49,9 @@ fn options(
     path: &str,
     matches: &ArgMatches,
     file: &Path,
-    text: &str,
+    text_of_file: &str,
 ) -> anyhow::Result<Vec<String>> {
-    let table: toml::Table = text
+    let table: toml::Table = text_of_file
         .parse()
         .map_err(|e: toml::de::Error| anyhow::anyhow!("{}: {}", file.display(), e.message().trim_end()))?;
     let mut out = Vec::new();
@@ -86,10 +87,36 @@ fn options(
                     file.display()
                 ),
             };
-            out.push(format!("--{long}={text}"));
+            // Checked here, where the file and line are known, rather than by the real parse.
+            let option = format!("--{long}={text}");
+            if let Err(e) = command.clone().no_binary_name(true).try_get_matches_from([&option])
+                && matches!(e.kind(), ErrorKind::InvalidValue | ErrorKind::ValueValidation)
+            {
+                let at = line_of(text_of_file, key).map_or_else(String::new, |n| format!(":{n}"));
+                anyhow::bail!("{}{at}: key `{key}`: {}", file.display(), clap_reason(&e));
+            }
+            out.push(option);
         }
     }
     Ok(out)
+}
+
+/// The 1-based line where `key` is set in `text` (a top-level `key = ...`), if found.
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix(key).or_else(|| l.strip_prefix(&format!("\"{key}\"")));
+            rest.is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
+/// clap's one-line reason, without its `error: ` and usage lines.
+fn clap_reason(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_owned()
 }
 
 #[cfg(test)]
@@ -155,6 +182,18 @@ mod tests {
         assert!(e.contains(".toml: "), "{e}");
         let e = expanded(&["dplay", "host"], "[web]\nport = 1\n").unwrap_err().to_string();
         assert!(e.contains("unknown key `web`") || e.contains("key `web`"), "{e}");
+    }
+
+    /// Issue 25 item 18: a value the option refuses is an error naming the file and line.
+    #[test]
+    fn bad_values_name_the_file_and_line() {
+        let e = expanded(&["dplay", "host"], "session = \"x\"\n\nmax_players = \"many\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(".toml:3: key `max_players`: invalid value 'many'"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let e = expanded(&["dplay", "host"], "echo = \"sideways\"\n").unwrap_err().to_string();
+        assert!(e.contains(".toml:1: key `echo`"), "{e}");
     }
 
     #[test]

@@ -35,9 +35,10 @@ pub(crate) struct Dp4HostArgs {
     /// share a machine).
     #[arg(long, value_name = "PORT", default_value_t = ENUM_PORT)]
     pub(crate) enum_port: u16,
-    /// Send every application message back to its sender, guaranteed (`tcp`, the default;
-    /// DirectPlay 4 over TCP) or not (`udp`; DirectPlay 4 over UDP, fragmented beyond the
-    /// MTU). DirectPlay 8 sends a chat line back to everyone.
+    /// Send every application message back to its sender only, guaranteed (`tcp`, the
+    /// default; DirectPlay 4 over TCP) or not (`udp`; DirectPlay 4 over UDP, fragmented beyond
+    /// the MTU). A DirectPlay 8 chat line (DXDiag's, MS-DPDX) is the exception: it goes back to
+    /// every player, as a chat line, since chat has no single receiver.
     #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "tcp")]
     pub(crate) echo: Option<Echo>,
     /// DirectPlay 4: host a session with the DirectPlay reliable protocol

@@ -27,9 +27,10 @@ pub(crate) struct Dp4Output {
     joins_refused: u64,
 }
 
-/// A player ID as DirectPlay shows it.
+/// A player ID as DirectPlay shows it: `0x%08X`, upper case, as DirectPlay 8 DPNIDs and the
+/// dashboard show them (issue 25 item 14).
 pub(crate) fn id(id: u32) -> String {
-    format!("{id:#010x}")
+    format!("0x{id:08X}")
 }
 
 /// FNV-1a (64 bits) of `data`, as 16 hex digits: lets a reader check a large message arrived
@@ -68,7 +69,7 @@ impl Dp4Output {
                 let text: Vec<String> =
                     counts.iter().map(|(reason, n)| format!("{n} {}", reason.replace('-', " "))).collect();
                 let text = if text.is_empty() { "none".to_owned() } else { text.join(", ") };
-                self.out.event(&Dp4JsonEvent::DropSummary { counts }, format!("dropped or refused: {text}"));
+                self.out.event(&Dp4JsonEvent::Refusals { counts }, format!("dropped or refused: {text}"));
             }
             Dp4Event::MemoryHeld { held, peak, budget } => self.out.event(
                 &Dp4JsonEvent::Memory { bytes_held: *held, bytes_peak: *peak, memory_budget: *budget },
@@ -372,6 +373,13 @@ pub(crate) fn unsupported_kind(flags: SessionFlags) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25 item 14: DirectPlay 4 IDs in the form of DPNIDs and the dashboard, `0x%08X`.
+    #[test]
+    fn ids_are_upper_case_hex() {
+        assert_eq!(id(0xab12), "0x0000AB12");
+        assert_eq!(id(u32::MAX), "0xFFFFFFFF");
+    }
 
     /// FNV-1a 64's published test values.
     #[test]

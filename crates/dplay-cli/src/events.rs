@@ -181,6 +181,9 @@ pub(crate) enum JsonEvent {
     },
     /// DirectPlay 8: a request to the host answered, or a send with completion done.
     Completed {
+        /// The command (`create group`, `join group`, `add to group`, `set-info`), when it was ours.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        command: Option<&'static str>,
         context: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
@@ -293,8 +296,9 @@ pub(crate) enum Dp4JsonEvent {
         count: u64,
         total: u64,
     },
-    /// Every reason with its total, when the session ends.
-    DropSummary {
+    /// Every reason with its total, when the session ends and on SIGUSR1: the same event name
+    /// and `counts` as DirectPlay 8's summary (issue 25 item 14; docs/decisions.md).
+    Refusals {
         counts: std::collections::BTreeMap<&'static str, u64>,
     },
     StreamRejected {
@@ -496,10 +500,10 @@ mod tests {
             serde_json::to_string(&dropped).unwrap(),
             r#"{"event":"dropped","reason":"malformed","count":2,"total":5}"#
         );
-        let summary = Dp4JsonEvent::DropSummary { counts: [("tcp-full", 3)].into_iter().collect() };
+        let summary = Dp4JsonEvent::Refusals { counts: [("tcp-full", 3)].into_iter().collect() };
         assert_eq!(
             serde_json::to_string(&summary).unwrap(),
-            r#"{"event":"drop_summary","counts":{"tcp-full":3}}"#
+            r#"{"event":"refusals","counts":{"tcp-full":3}}"#
         );
         let chat = AddonJsonEvent::Chat { name: "pilot".into(), text: "hi".into(), chat: true };
         assert_eq!(
@@ -565,16 +569,20 @@ mod tests {
             serde_json::to_string(&created).unwrap(),
             r#"{"event":"group","change":"created","id":"0x5","name":null,"local":true}"#
         );
-        let failed = JsonEvent::Completed { context: 3, error: Some("DPNERR_CONNECTIONLOST".into()) };
+        let failed = JsonEvent::Completed {
+            command: Some("join group"),
+            context: 3,
+            error: Some("DPNERR_CONNECTIONLOST".into()),
+        };
         assert_eq!(
             serde_json::to_string(&failed).unwrap(),
-            r#"{"event":"completed","context":3,"error":"DPNERR_CONNECTIONLOST"}"#
+            r#"{"event":"completed","command":"join group","context":3,"error":"DPNERR_CONNECTIONLOST"}"#
         );
         let (id, player) = (|| "0x5".to_owned(), || "0x7".to_owned());
         let events = [
             created,
             failed,
-            JsonEvent::Completed { context: 4, error: None },
+            JsonEvent::Completed { command: None, context: 4, error: None },
             JsonEvent::HostFound { host: "192.0.2.1:6073".into() },
             JsonEvent::Group(GroupChange::CreateFailed { error: "DPERR_CANTCREATEGROUP".into() }),
             JsonEvent::Group(GroupChange::Deleted { id: id() }),

@@ -719,11 +719,18 @@ fn emit_position(out: &Output, id: &str, who: &str, p: &Position) {
             pitch: p.attitude.pitch_deg,
             bank: p.attitude.bank_deg,
         },
-        format!(
-            "position {who}: {:.5} {:.5} {:.0} m heading {:.0}",
-            p.latitude_deg, p.longitude_deg, p.altitude_m, p.attitude.heading_deg
-        ),
+        position_line(who, p),
     );
+}
+
+/// A position's text line: altitude in feet, as the simulators and their pilots give it (and
+/// as the traffic table and `decode` do; `--json` keeps `alt_m`). Issue 25 item 18.
+fn position_line(who: &str, p: &Position) -> String {
+    let alt_ft = p.altitude_m / dplay_addon::units::METRES_PER_FOOT;
+    format!(
+        "position {who}: {:.5} {:.5} {alt_ft:.0} ft heading {:.0}",
+        p.latitude_deg, p.longitude_deg, p.attitude.heading_deg
+    )
 }
 
 /// Prints an add-on event, naming players with `name`.
@@ -790,4 +797,16 @@ fn emit_addon(out: &Output, e: &Event, name: impl Fn(PlayerId) -> String) {
         _ => return,
     };
     out.event(&event, text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25 item 18: the text line gives feet, as the traffic table does.
+    #[test]
+    fn position_line_gives_feet() {
+        let (p, _) = circuit(Duration::ZERO);
+        assert_eq!(position_line("pilot", &p), "position pilot: 47.46700 -122.30900 3281 ft heading 90");
+    }
 }

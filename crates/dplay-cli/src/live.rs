@@ -49,7 +49,10 @@ impl NetArgs {
 /// Session options shared by `host`, `join` and `fs`.
 #[derive(Args, Clone, Default)]
 pub(crate) struct SessionArgs {
-    /// The application GUID (default: DXDiag's, 61EF80DA-691B-4247-9ADD-1C7BED2BC13E).
+    /// The application GUID. Default: `host` and `join`, DXDiag's
+    /// (61EF80DA-691B-4247-9ADD-1C7BED2BC13E); `fs`, FS2004's
+    /// (0808CAA5-E62C-4691-8957-5D4524B922DA). `fs --sim fs98` always uses FS98's GUID_FS6;
+    /// `fs --sim other` needs one.
     #[arg(long, value_name = "GUID", value_parser = parse_guid)]
     pub(crate) app_guid: Option<Uuid>,
     /// The password (required to join when the host sets one).
@@ -391,12 +394,15 @@ pub(crate) struct Output {
     start: Instant,
     /// Names of the players seen, for messages that carry only a DPNID.
     pub(crate) names: BTreeMap<Dpnid, String>,
+    /// Our requests under way by context ([`Dp8Event::Started`]), to name them when they
+    /// complete; as many as the session lets be under way.
+    operations: BTreeMap<u32, &'static str>,
 }
 
 impl Output {
     /// Text or JSON lines, timed from `start`.
     pub(crate) fn new(json: bool, start: Instant) -> Self {
-        Self { json, start, names: BTreeMap::new() }
+        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new() }
     }
 
     /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`
@@ -472,6 +478,9 @@ impl Output {
             Dp8Event::NameTable(players) => self.name_table(players),
             Dp8Event::Refusals(r) => self.refusals(r),
             Dp8Event::Voice(v) => crate::voice::print(self, v),
+            Dp8Event::Started { command, context } => {
+                self.operations.insert(*context, command);
+            }
             Dp8Event::CommandFailed { command, error } => self.event(
                 &JsonEvent::CommandFailed { command: (*command).to_owned(), error: error.clone() },
                 format!("{command} failed: {error}"),
@@ -617,16 +626,16 @@ impl Output {
                 self.event(&e, format!("chat from {name}: {text}"));
             }
             Event::NameTable(change) => self.table_change(change),
-            Event::Completed { context, result } => match result {
-                Ok(()) => self.event(
-                    &JsonEvent::Completed { context: *context, error: None },
-                    format!("operation {context} done"),
-                ),
-                Err(e) => self.event(
-                    &JsonEvent::Completed { context: *context, error: Some(e.to_string()) },
-                    format!("operation {context} failed: {e}"),
-                ),
-            },
+            Event::Completed { context, result } => {
+                let command = self.operations.remove(context);
+                let what = command.map_or_else(|| format!("operation {context}"), str::to_owned);
+                let error = result.as_ref().err().map(ToString::to_string);
+                let text = match &error {
+                    None => format!("{what} done"),
+                    Some(e) => format!("{what} failed: {e}"),
+                };
+                self.event(&JsonEvent::Completed { command, context: *context, error }, text);
+            }
             Event::SessionEnded { reason } => {
                 self.event(
                     &JsonEvent::SessionEnded { reason: reason.to_string() },

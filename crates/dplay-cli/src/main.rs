@@ -30,6 +30,7 @@ mod live;
 mod message;
 mod net;
 mod other_protocol;
+mod protocol_options;
 mod reassembly;
 mod relay;
 mod render;
@@ -43,7 +44,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "dplay", version, about = "DirectPlay 8 and DirectPlay 4 tools")]
@@ -104,7 +105,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match Cli::parse_from(argv).command {
+    let matches = Cli::command().get_matches_from(argv);
+    if let Some(line) = protocol_options::ignored(&Cli::command(), &matches) {
+        let _ = writeln!(std::io::stderr(), "dplay: {line}");
+    }
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let result = match cli.command {
         Command::Decode(args) => decode_command::run(args),
         Command::Host(args) => host::run(args),
         Command::Enum(args) => enumerate::run(args),

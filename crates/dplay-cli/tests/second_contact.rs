@@ -259,3 +259,43 @@ fn no_silent_clamps() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// Item 18: a request's completion names the request, in text and JSON.
+#[test]
+fn completions_name_the_operation() {
+    let target = format!("127.0.0.1:{}", free_port());
+    let _host = Proc(host_for(&target, "20", &[]));
+    let out = dplay()
+        .args(["join", &target, "--create-group", "wing", "--duration", "1"])
+        .output()
+        .expect("run join");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("create group done") && text.contains("add to group done"), "{text}");
+    assert!(!text.contains("operation "), "{text}");
+    let out = dplay()
+        .args(["join", &target, "--json", "--create-group", "wing2", "--duration", "1"])
+        .output()
+        .expect("run join");
+    let done = events(&out).into_iter().find(|e| e["event"] == "completed").expect("completed");
+    assert_eq!(done["command"], "create group", "{done}");
+}
+
+/// Item 18: a refused join is one line on the host's output, not also a WARN log line.
+#[test]
+fn a_refusal_is_said_once() {
+    let target = format!("127.0.0.1:{}", free_port());
+    let host = dplay()
+        .args(["host", "--bind", &target, "--duration", "4", "--max-name", "6"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the host");
+    std::thread::sleep(Duration::from_millis(700));
+    let join =
+        dplay().args(["join", &target, "--name", "toolongname", "--timeout", "3"]).output().expect("join");
+    assert_eq!(join.status.code(), Some(1));
+    let host = host.wait_with_output().expect("the host's output");
+    let (out, err) = (String::from_utf8_lossy(&host.stdout), String::from_utf8_lossy(&host.stderr));
+    assert!(out.contains("join refused: toolongname"), "{out}");
+    assert!(!err.contains("join refused"), "said twice: {err}");
+}

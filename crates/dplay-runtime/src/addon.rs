@@ -186,10 +186,13 @@ impl AddonProtocol {
             Dp8Command::SetInfo { name, data } => b
                 .with_session(now, |s, now| {
                     let local = s.local_dpnid();
-                    s.set_info(now, local, name.as_deref(), data.as_deref()).map(drop)
+                    s.set_info(now, local, name.as_deref(), data.as_deref())
                 })
+                .map(|context| started(&mut self.events, Some(("set-info", context))))
                 .map_err(|e| ("set-info", e)),
-            Dp8Command::Group(command) => b.with_session(now, |s, now| command.apply(s, now)),
+            Dp8Command::Group(command) => {
+                b.with_session(now, |s, now| command.apply(s, now)).map(|op| started(&mut self.events, op))
+            }
             Dp8Command::Leave => {
                 b.with_session(now, Session::leave);
                 Ok(())
@@ -299,5 +302,12 @@ impl Protocol for AddonProtocol {
     /// MS-DPDX 3.1.5.3): the loop may end.
     fn is_finished(&self) -> bool {
         self.ended && self.bridge.session().endpoint().active_connection_count() == 0
+    }
+}
+
+/// A request the host answers later is under way ([`Dp8Event::Started`]).
+fn started(events: &mut VecDeque<AddonEvent>, op: Option<(&'static str, u32)>) {
+    if let Some((command, context)) = op {
+        events.push_back(AddonEvent::Session(Dp8Event::Started { command, context }));
     }
 }

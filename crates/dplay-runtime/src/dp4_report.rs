@@ -36,26 +36,28 @@ impl Report {
     /// A TCP connection closed for `reason`: counted and logged if the runtime closed it to
     /// protect itself (a deadline, a cap, an eviction).
     pub(crate) fn stream_closed(&mut self, now: Instant, peer: SocketAddr, reason: &CloseReason) {
-        if let Some(name) = reason.guard_name() {
-            self.count(now, peer, name, "");
+        if let Some(name) = reason.guard_name()
+            && self.count(now, peer, name)
+        {
+            tracing::warn!(%peer, reason = name, "TCP connection closed (logged once per source per 10 s)");
         }
     }
 
     /// The session refused a connection's bytes; whether to report it as an event of its own
     /// (the first from its source per window).
     pub(crate) fn stream_rejected(&mut self, now: Instant, peer: SocketAddr, why: &str) -> bool {
-        self.count(now, peer, TCP_REJECTED, why)
+        // Not logged: the caller reports it as Dp4Event::StreamRejected, which says it once.
+        let first = self.count(now, peer, TCP_REJECTED);
+        tracing::debug!(%peer, why, first, "TCP connection rejected");
+        first
     }
 
-    /// Counts one `name` from `peer`; logs it (and says so) once per source per window.
-    fn count(&mut self, now: Instant, peer: SocketAddr, name: &'static str, why: &str) -> bool {
+    /// Counts one `name` from `peer`: whether it is the first from its source this window
+    /// (to be logged or reported).
+    fn count(&mut self, now: Instant, peer: SocketAddr, name: &'static str) -> bool {
         *self.refused.entry(name).or_default() += 1;
         self.pending(now);
-        let first = self.logged.first_log(now, peer.ip(), LOG_WINDOW);
-        if first {
-            tracing::warn!(%peer, reason = name, why, "TCP connection closed (logged once per source per 10 s)");
-        }
-        first
+        self.logged.first_log(now, peer.ip(), LOG_WINDOW)
     }
 
     /// New counts wait for the next report.

@@ -121,24 +121,29 @@ pub enum GroupCommand {
 }
 
 impl GroupCommand {
-    /// Carries the command out on `s`; on failure, the command's name and why.
-    pub(crate) fn apply(self, s: &mut Session, now: Instant) -> Result<(), (&'static str, CommandError)> {
-        match self {
-            Self::Create { name, data } => {
-                s.create_group(now, &name, &data, false).map(drop).map_err(|e| ("create group", e))
-            }
-            Self::Add { group, player } => {
-                s.add_to_group(now, group, player).map(drop).map_err(|e| ("add to group", e))
-            }
+    /// Carries the command out on `s`: for a request the host answers later, its name and
+    /// context ([`Dp8Event::Started`]); on failure, the command's name and why.
+    pub(crate) fn apply(
+        self,
+        s: &mut Session,
+        now: Instant,
+    ) -> Result<Option<(&'static str, u32)>, (&'static str, CommandError)> {
+        let (command, result) = match self {
+            Self::Create { name, data } => ("create group", s.create_group(now, &name, &data, false)),
+            Self::Add { group, player } => ("add to group", s.add_to_group(now, group, player)),
             Self::JoinNamed(name) => {
                 let group = group_named(s, &name).ok_or(("join group", CommandError::InvalidGroup))?;
                 let local = s.local_dpnid();
-                s.add_to_group(now, group, local).map(drop).map_err(|e| ("join group", e))
+                ("join group", s.add_to_group(now, group, local))
             }
             Self::Send { group, data, flags } => {
-                s.send_to_group(now, group, &data, flags).map_err(|e| ("send to group", e))
+                return s
+                    .send_to_group(now, group, &data, flags)
+                    .map(|()| None)
+                    .map_err(|e| ("send to group", e));
             }
-        }
+        };
+        result.map(|context| Some((command, context))).map_err(|e| (command, e))
     }
 }
 
@@ -168,6 +173,14 @@ pub enum Dp8Event {
     Refusals(dplay_session::Refusals),
     /// An event of the voice layer (`dplay host --voice`, `dplay join --voice-test`).
     Voice(VoiceEvent),
+    /// A request the host answers later (a group change, our information) is under way: the
+    /// [`Event::Completed`] with this context says how it ended (MC-DPL8CS 3.4, 3.5).
+    Started {
+        /// The command, briefly (as in [`Dp8Event::CommandFailed`]).
+        command: &'static str,
+        /// The context its [`Event::Completed`] carries.
+        context: u32,
+    },
     /// A command could not be carried out, and why.
     CommandFailed {
         /// The command, briefly.
@@ -273,6 +286,8 @@ impl Protocol for Dp8Protocol {
 
     fn handle_command(&mut self, now: Instant, command: Dp8Command) {
         let s = &mut self.session;
+        // A request the host answers later: its name and context.
+        let mut started = None;
         let result = match command {
             Dp8Command::Host => s.host(now).map_err(|e| ("host", e)),
             Dp8Command::Join { host, instance } => s.join(now, host, instance).map_err(|e| ("join", e)),
@@ -287,10 +302,10 @@ impl Protocol for Dp8Protocol {
             Dp8Command::SetInfo { name, data } => {
                 let local = s.local_dpnid();
                 s.set_info(now, local, name.as_deref(), data.as_deref())
-                    .map(drop)
+                    .map(|context| started = Some(("set-info", context)))
                     .map_err(|e| ("set-info", e))
             }
-            Dp8Command::Group(command) => command.apply(s, now),
+            Dp8Command::Group(command) => command.apply(s, now).map(|op| started = op),
             Dp8Command::Leave => {
                 voice_shutdown(self.voice.as_mut(), now, s, &mut self.events);
                 s.leave(now);
@@ -321,6 +336,9 @@ impl Protocol for Dp8Protocol {
                 s.send_voice(now, to, &data, false).map_err(|e| ("voice", e))
             }
         };
+        if let Some((command, context)) = started {
+            self.events.push_back(Dp8Event::Started { command, context });
+        }
         if let Err((command, error)) = result {
             self.fail(command, error);
         }

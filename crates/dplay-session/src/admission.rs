@@ -81,7 +81,6 @@ impl Session {
     /// application that declines a connection (MC-DPL8CS 2.2.1.3; docs/decisions.md, "Bans").
     pub(crate) fn check_bans(
         &mut self,
-        now: Instant,
         peer: SocketAddr,
         info: &PlayerConnectInfo,
     ) -> Result<(), ResultCode> {
@@ -90,7 +89,8 @@ impl Session {
             return Ok(());
         }
         self.stats.refused_banned += 1;
-        self.log_refusal(now, peer, "join refused: banned (DPNERR_HOSTREJECTEDCONNECTION)");
+        // The JoinRefused event reports it: a log line here would say it twice.
+        tracing::debug!(%peer, "join refused: banned (DPNERR_HOSTREJECTEDCONNECTION)");
         Err(DPNERR_HOSTREJECTEDCONNECTION)
     }
 

@@ -206,10 +206,11 @@ impl Session {
     fn on_connect_info(&mut self, now: Instant, peer: SocketAddr, info: &PlayerConnectInfo) {
         self.connect_info_came(peer);
         // Banned joiners first: they learn nothing about the password or the session's room.
-        let checked = self.check_bans(now, peer, info).and_then(|()| self.validate(info)).and_then(|()| {
+        let checked = self.check_bans(peer, info).and_then(|()| self.validate(info)).and_then(|()| {
             self.check_limits(info).map_err(|why| {
                 self.stats.refused_limits += 1;
-                self.log_refusal(now, peer, &format!("join refused: {why} (DPNERR_INVALIDPARAM)"));
+                // The JoinRefused event below reports it: a log line here would say it twice.
+                tracing::debug!(%peer, "join refused: {why} (DPNERR_INVALIDPARAM)");
                 crate::admission::DPNERR_INVALIDPARAM
             })
         });
@@ -218,7 +219,7 @@ impl Session {
                 return Ok(());
             }
             self.stats.refused_budget += 1;
-            self.log_refusal(now, peer, "join refused: the memory budget is reached (DPNERR_SESSIONFULL)");
+            tracing::debug!(%peer, "join refused: the memory budget is reached (DPNERR_SESSIONFULL)");
             Err(DPNERR_SESSIONFULL)
         });
         if let Err(code) = checked {

@@ -269,7 +269,8 @@ impl Session {
     /// table and stay consistent with the others (docs/decisions.md).
     fn table_over_budget(&mut self, now: Instant, host: SocketAddr, bytes: usize) {
         let budget = self.admission.memory.budget.clone();
-        tracing::warn!(
+        // The session's end (EndReason::OutOfMemory) says it; the figures are for debugging.
+        tracing::debug!(
             %host, bytes, held = budget.held(), limit = budget.limit(),
             "the host's name table is over our memory budget: leaving (DPNERR_OUTOFMEMORY)"
         );

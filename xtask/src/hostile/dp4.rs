@@ -299,7 +299,7 @@ fn oversize_names(s: &Suite) -> anyhow::Result<()> {
 /// with the default budget (256 MiB) all of it is held; against one with `--memory-budget 8MiB`
 /// the connections past the budget are closed (`over-budget`) and the host's peak RSS stays
 /// under its baseline plus the budget plus 16 MiB (read buffers, connection records). SIGUSR1
-/// makes that host print its `drop_summary` and `memory` events; a join succeeds after the
+/// makes that host print its `refusals` and `memory` events; a join succeeds after the
 /// flood.
 #[allow(clippy::disallowed_methods)] // the suite's own clock
 fn memory_budget(s: &Suite) -> anyhow::Result<()> {
@@ -352,8 +352,8 @@ fn budget_flood(s: &Suite, extra: &[&str]) -> anyhow::Result<BudgetRun> {
     let status = std::process::Command::new("kill").args(["-USR1", &host.pid().to_string()]).status()?;
     ensure!(status.success(), "kill -USR1 failed");
     let memory = s.expect(&host, "the memory event on SIGUSR1", WAIT, |v| v["event"] == "memory")?;
-    let summary = host.events(|v| v["event"] == "drop_summary");
-    ensure!(!summary.is_empty(), "no drop_summary on SIGUSR1");
+    let summary = host.events(|v| v["event"] == "refusals");
+    ensure!(!summary.is_empty(), "no refusals event on SIGUSR1");
     let over_budget = summary.last().and_then(|v| v["counts"]["over-budget"].as_u64()).unwrap_or(0);
     let memory = format!(
         "{} of {} bytes held (peak {})",

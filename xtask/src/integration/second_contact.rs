@@ -138,7 +138,7 @@ pub(super) fn max_players(s: &Suite) -> anyhow::Result<()> {
     let mut player = s.start("fs98 player", &[&args[..], &["--json", "--timeout", "3"]].concat())?;
     ensure!(s.exit_code(&mut player, WAIT)? == Some(1), "a second player got into an FS98 session of 1");
     ensure!(s.exit_code(&mut host, WAIT)? == Some(0), "fs host --sim fs98 did not exit 0");
-    let summary = s.expect(&host, "its summary", WAIT, is("drop_summary"))?;
+    let summary = s.expect(&host, "its summary", WAIT, is("refusals"))?;
     ensure!(summary["counts"]["joins-refused"] == 1, "the FS98 host's summary: {summary}");
     Ok(())
 }

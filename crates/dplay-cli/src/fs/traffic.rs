@@ -86,7 +86,7 @@ fn row(a: &Aircraft) -> String {
     let name = a
         .name
         .as_deref()
-        .map_or_else(|| format!("{:#010x}", a.id.0), |n| crate::escape::escaped(n).into_owned());
+        .map_or_else(|| crate::dp4_print::id(a.id.0), |n| crate::escape::escaped(n).into_owned());
     let aircraft = match (a.role, &a.aircraft) {
         (Some(Role::Observer), _) => "(observer)".to_owned(),
         (_, Some(t)) => crate::escape::escaped(t).into_owned(),

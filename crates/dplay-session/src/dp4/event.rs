@@ -256,10 +256,10 @@ pub enum CommandError {
     #[error("not allowed in the current state")]
     WrongState,
     /// No such player, or not one of ours where that is required.
-    #[error("unknown player {0:#010x}")]
+    #[error("unknown player 0x{0:08X}")]
     UnknownPlayer(u32),
     /// No such group, or not one of ours where that is required.
-    #[error("unknown group {0:#010x}")]
+    #[error("unknown group 0x{0:08X}")]
     UnknownGroup(u32),
     /// The message cannot be encoded (too long for the size field).
     #[error("message cannot be encoded")]

@@ -164,6 +164,35 @@ fn silent_integrity_check_target_is_removed() {
     )));
 }
 
+/// Issue 25 item 18: a peer asks for an integrity check of a player that has just gone (its
+/// connection closed before the host's DESTROY_PLAYER came): the usual race of a leave, not
+/// counted as a drop.
+#[test]
+fn integrity_check_of_a_player_already_gone_is_no_drop() {
+    let mut mesh = Mesh::new(54, 3, link(0.0), |_, _| {});
+    mesh.host(0);
+    for j in [1, 2] {
+        mesh.join(j, 0);
+        assert!(mesh.run_until_joined(&[j], Duration::from_secs(5)));
+    }
+    mesh.kill(1);
+    let target = session(&mesh, 1).local_dpnid();
+    let ask = |mesh: &mut Mesh| {
+        mesh.with(2, |s, now| {
+            let req = dplay_wire::dp8::session::ReqIntegrityCheck { req_context: 1, dpnid_target: target };
+            let msg = dplay_wire::dp8::session::SessionMessage::ReqIntegrityCheck(req);
+            test_hooks::send_session_message(s, now, addr(0), &msg);
+        });
+    };
+    ask(&mut mesh);
+    mesh.sim.run_for(Duration::from_secs(6));
+    assert!(!session(&mesh, 0).name_table().contains(target));
+    ask(&mut mesh);
+    mesh.sim.run_for(Duration::from_secs(1));
+    assert_eq!(session(&mesh, 0).stats().unknown_dpnid, 0);
+    assert_eq!(session(&mesh, 0).stats().dropped(), 0);
+}
+
 /// The joiners of the ghost cases come from other addresses: node addresses differ by IP.
 #[test]
 fn sim_nodes_have_distinct_ips() {
