@@ -236,7 +236,7 @@ impl Endpoint {
 
     /// Cancels the tracked message `id` ([`Endpoint::send_tracked`]) on every connection it
     /// was queued on: a copy none of whose frames went out is dropped and reported
-    /// [`SendOutcome::Cancelled`] now; one partly sent, or waiting for its acknowledgement, is
+    /// [`SendOutcome::Cancelled`](crate::SendOutcome::Cancelled) now; one partly sent, or waiting for its acknowledgement, is
     /// finished (frames on the wire cannot be taken back) and counted as started. Nothing
     /// found: the message is done with, or was never tracked. O(connections x queue).
     pub fn cancel(&mut self, id: u64) -> Cancelled {
