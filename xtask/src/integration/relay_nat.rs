@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, ensure};
 
 use super::netns::Net;
-use super::{Suite, WAIT, event_with, is};
+use super::{Proc, Suite, WAIT, event_with, is};
 use crate::util::have;
 
 /// The host's public address.
@@ -89,38 +89,9 @@ pub(super) fn fs2004_behind_nat(s: &Suite) -> anyhow::Result<()> {
         &["fs", "host", "--sim", "fs2004", "--relay", "--json", "--bind", &host_addr, "--duration", "40"],
     )?;
     s.expect(&host, "joined", WAIT, is("joined"))?;
-    let names = ["alpha", "bravo", "charlie"];
-    let mut pilots = Vec::new();
-    for (k, name) in names.iter().enumerate() {
-        let ns = format!("p{}", k + 1);
-        let p = s.start_in(
-            &net.ns(&ns),
-            name,
-            &[
-                "fs",
-                "join",
-                "--sim",
-                "fs2004",
-                &host_addr,
-                "--player",
-                "--name",
-                name,
-                "--json",
-                "--duration",
-                "30",
-            ],
-        )?;
-        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
-        pilots.push(p);
-    }
+    let pilots = start_pilots(s, &net, "fs2004", &host_addr)?;
     std::thread::sleep(Duration::from_secs(3));
-    for (p, me) in pilots.iter().zip(names) {
-        for other in names.iter().filter(|n| **n != me) {
-            s.expect(p, &format!("{other}'s position"), WAIT, |v| {
-                v["event"] == "position" && v["name"] == *other
-            })?;
-        }
-    }
+    each_sees_the_others(s, &pilots)?;
     // A stranger on the public side sends a CONNECT to each of the first relay ports.
     let stranger = (23457..23461)
         .map(|port| format!("printf '\\x88\\x01\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0' > /dev/udp/{HOST_IP}/{port}"))
@@ -234,34 +205,8 @@ pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
         &["fs", "host", "--sim", "fs98", "--relay", "--json", "--bind", &host_addr, "--duration", "40"],
     )?;
     s.expect(&host, "hosting", WAIT, is("hosting"))?;
-    let names = ["alpha", "bravo", "charlie"];
-    let mut pilots = Vec::new();
-    for (k, name) in names.iter().enumerate() {
-        let ns = format!("p{}", k + 1);
-        let args = [
-            "fs",
-            "join",
-            "--sim",
-            "fs98",
-            &host_addr,
-            "--player",
-            "--name",
-            name,
-            "--json",
-            "--duration",
-            "30",
-        ];
-        let p = s.start_in(&net.ns(&ns), name, &args)?;
-        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
-        pilots.push(p);
-    }
-    for (p, me) in pilots.iter().zip(names) {
-        for other in names.iter().filter(|n| **n != me) {
-            s.expect(p, &format!("{other}'s position"), WAIT, |v| {
-                v["event"] == "position" && v["name"] == *other
-            })?;
-        }
-    }
+    let pilots = start_pilots(s, &net, "fs98", &host_addr)?;
+    each_sees_the_others(s, &pilots)?;
     // The positions keep coming through the relay (several a second from each pilot).
     std::thread::sleep(Duration::from_secs(5));
     drop(pilots);
@@ -269,6 +214,36 @@ pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
     ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 60), "too little relayed: {relay}");
     if relay["over_budget"].as_u64() != Some(0) {
         bail!("relay over budget: {relay}");
+    }
+    Ok(())
+}
+
+/// The pilots of the FS cases, one behind each NAT (namespaces `p1` to `p3`).
+const PILOTS: [&str; 3] = ["alpha", "bravo", "charlie"];
+
+/// Starts one `dplay fs join --sim SIM` pilot behind each NAT, given only `host_addr`, and waits
+/// until each has joined as a player.
+fn start_pilots(s: &Suite, net: &Net, sim: &str, host_addr: &str) -> anyhow::Result<Vec<Proc>> {
+    let mut pilots = Vec::new();
+    for (k, name) in PILOTS.iter().enumerate() {
+        let ns = format!("p{}", k + 1);
+        let args =
+            ["fs", "join", "--sim", sim, host_addr, "--player", "--name", name, "--json", "--duration", "30"];
+        let p = s.start_in(&net.ns(&ns), name, &args)?;
+        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
+        pilots.push(p);
+    }
+    Ok(pilots)
+}
+
+/// Every pilot sees every other pilot's position, through the relay.
+fn each_sees_the_others(s: &Suite, pilots: &[Proc]) -> anyhow::Result<()> {
+    for (p, me) in pilots.iter().zip(PILOTS) {
+        for other in PILOTS.iter().filter(|n| **n != me) {
+            s.expect(p, &format!("{other}'s position"), WAIT, |v| {
+                v["event"] == "position" && v["name"] == *other
+            })?;
+        }
     }
     Ok(())
 }
