@@ -151,14 +151,25 @@ impl Page {
     }
 
     /// A left click, as a mouse makes it, in the middle of the element the expression
-    /// `element_js` gives.
+    /// `element_js` gives, once that point shows the element itself (a page redrawing its
+    /// rows may have moved it since it was found).
+    #[allow(clippy::disallowed_methods)] // a deadline for a real process
     pub(super) fn click(&mut self, what: &str, element_js: &str) -> anyhow::Result<()> {
-        let at = self.eval(&format!(
-            "(() => {{ const e = {element_js}; if (!e) return null; e.scrollIntoView({{block: 'center'}}); \
-             const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
-        ))?;
-        let (Some(x), Some(y)) = (at[0].as_f64(), at[1].as_f64()) else {
-            bail!("the page has no {what} to click");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let (x, y) = loop {
+            let at = self.eval(&format!(
+                "(() => {{ const e = {element_js}; if (!e) return null; e.scrollIntoView({{block: 'center'}}); \
+                 const r = e.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2; \
+                 return e.contains(document.elementFromPoint(x, y)) ? [x, y] : 'covered'; }})()"
+            ))?;
+            match (at[0].as_f64(), at[1].as_f64()) {
+                (Some(x), Some(y)) => break (x, y),
+                _ if at.is_null() => bail!("the page has no {what} to click"),
+                _ => {
+                    ensure!(Instant::now() < deadline, "the page's {what} stayed covered by another element");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
         };
         for kind in ["mousePressed", "mouseReleased"] {
             self.call(

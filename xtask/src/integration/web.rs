@@ -96,6 +96,13 @@ pub(super) fn dashboard(s: &Suite) -> anyhow::Result<()> {
     let ended = s.expect(&alice, "being removed", WAIT, is("session_ended"))?;
     ensure!(ended["reason"].as_str().is_some_and(|r| r.contains("terminated")), "alice: {ended}");
     s.expect(&host, "alice removed", WAIT, event_with("player_left", "name", "alice"))?;
+    // The page drops alice's row when its event stream says so, moving the rows below it: a
+    // click aimed before that lands beside mallory's button.
+    page.wait_for(
+        "alice's row gone",
+        "document.querySelectorAll('#players tr[data-dpnid]').length === 3",
+        WAIT,
+    )?;
 
     page.click("mallory's Ban name button", &row_button("mallory", "Ban name"))?;
     page.wait_for("the ban's answer", &logged(&["ban name mallory", "200"]), WAIT)?;
