@@ -19,16 +19,20 @@ use crate::util::build_dplay;
 
 mod cdp;
 mod cli_ux;
+mod departures;
 pub(crate) mod dp4;
 mod dp4_cs;
 mod dp4_reliable;
 mod fs2004;
 mod fs_capture;
 mod fs_dp4;
+mod honest_results;
+mod live_table;
 mod nat_resolver;
 mod netns;
 mod relay_nat;
 mod relay_web;
+mod remote_text;
 mod second_contact;
 mod signing;
 mod upnp;
@@ -61,7 +65,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 45] = [
+    let cases: [(&str, Case); 53] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -167,6 +171,32 @@ pub(crate) fn run() -> anyhow::Result<()> {
             second_contact::words,
         ),
         ("two quick kicks of one player: the second says so and exits 1", second_contact::kicks),
+        (
+            "remote text: a hostile name, chat and rename escaped in the host's output and log; renames obey the limits; a refusal said once",
+            remote_text::hostile_text,
+        ),
+        ("a client that says goodbye leaves a client/server host at once", departures::departed_client),
+        (
+            "a crashed peer: a joiner is told the host checks it, the default --timeout gets in, the host says connection lost",
+            departures::crashed_peer,
+        ),
+        (
+            "options refused before anything runs (weak dashboard settings, port 0, clamps); an exposed dashboard said",
+            honest_results::refused_options,
+        ),
+        (
+            "enum returns at the answer; exit codes, named completions and JSON end events; --client-server forced",
+            honest_results::answers_and_exit_codes,
+        ),
+        (
+            "DirectPlay 4: the right password right after two wrong ones gets in",
+            honest_results::password_retry,
+        ),
+        (
+            "a LAN: join --bind 0.0.0.0 --pcap records the probe with concrete addresses; --pcap - refused",
+            second_contact::join_capture,
+        ),
+        ("fs host on a terminal: the live table keeps where players join", live_table::keeps_where_to_join),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");

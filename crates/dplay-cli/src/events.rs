@@ -49,6 +49,11 @@ pub(crate) enum JsonEvent {
         enumeration: Option<String>,
         flags: Vec<String>,
     },
+    /// A DirectPlay 8 join asks the host for its session first (an EnumQuery, at most 2 s),
+    /// so that it is not silent meanwhile (issue 25 item 16).
+    Probing {
+        host: String,
+    },
     /// A join starts.
     Joining {
         protocol: Proto,

@@ -105,6 +105,8 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let tap = args.net.pcap.as_deref().map(|p| crate::live::pcap_tap(p).map(SharedTap::new)).transpose()?;
     let boxed = |t: &Option<SharedTap>| t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>);
     let other = OtherProbe::dp4_at(args.host);
+    let probing = JsonEvent::Probing { host: args.host.to_string() };
+    Output::new(args.net.json, start).event(&probing, format!("asking {} for its session", args.host));
     let session = probe(args.host, bind, args.session_args.app_guid, join_deadline, boxed(&tap), &interrupt)?;
     // Silent in DirectPlay 8 but answered in DirectPlay 4: no use waiting out --timeout.
     if session.is_none()
