@@ -30,8 +30,8 @@ pub(super) fn departed_client(s: &Suite) -> anyhow::Result<()> {
 
 /// Items 4 and 6 with the default timers: after alice is killed (SIGKILL), carol, whose
 /// `--timeout` is too short, is told that the host is checking alice (not to check the
-/// network); bob, with the default `--timeout`, gets in once the host removes alice; the host
-/// reports alice's end as `connection lost`.
+/// network), and says no line twice; bob, with the default `--timeout`, gets in once the host
+/// removes alice; the host reports alice's end as `connection lost`.
 #[allow(clippy::disallowed_methods)] // the case's own clock: a join's wait is the behaviour
 pub(super) fn crashed_peer(s: &Suite) -> anyhow::Result<()> {
     let addr = free_addr()?;
@@ -48,6 +48,13 @@ pub(super) fn crashed_peer(s: &Suite) -> anyhow::Result<()> {
         code == Some(1) && err.contains("alice") && err.contains("which the host is checking"),
         "carol, waiting for alice: exit {code:?}: {err}"
     );
+    // Each line says something new (the "host answered; waiting" line came three times).
+    let lines: Vec<&str> =
+        std::str::from_utf8(&carol.stdout)?.lines().map(|l| l.get(12..).unwrap_or(l)).collect();
+    let mut unique = lines.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    ensure!(unique.len() == lines.len(), "carol said a line twice: {lines:#?}");
     let bob = run_here(s, &["join", &addr, "--json", "--name", "bob", "--duration", "1"])?;
     ensure!(bob.status.success(), "bob, with the default --timeout: {:?}", ended(&bob));
     let left = s.expect(&host, "alice removed", WAIT, event_with("player_left", "name", "alice"))?;

@@ -139,6 +139,7 @@ pub(super) fn hostile_text(s: &Suite) -> anyhow::Result<()> {
     let longest = out.lines().chain(log.lines()).map(str::len).max().unwrap_or(0);
     ensure!(longest < 1000, "a line of the host is {longest} bytes long");
     ensure!(out.contains("malformed"), "the long rename was not counted: {out}");
+    ensure!(!out.contains("unknown_dpnid"), "a normal session's summary counts unknown_dpnid: {out}");
     ensure!(out.contains("join refused: nnnnnnnn"), "the refusal is not said: {out}");
     let warned = log.lines().find(|l| l.contains("WARN") && l.contains("join refused"));
     ensure!(warned.is_none(), "the refusal is said twice: {warned:?}");
