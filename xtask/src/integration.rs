@@ -30,6 +30,7 @@ mod honest_results;
 mod live_table;
 mod nat_resolver;
 mod netns;
+mod readme_sample;
 mod relay_nat;
 mod relay_web;
 mod remote_text;
@@ -65,7 +66,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 53] = [
+    let cases: [(&str, Case); 54] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -197,6 +198,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             second_contact::join_capture,
         ),
         ("fs host on a terminal: the live table keeps where players join", live_table::keeps_where_to_join),
+        ("README.md's enum and join sample is what the commands print", readme_sample::enum_and_join),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");

@@ -139,7 +139,7 @@ pub(super) fn answers_and_exit_codes(s: &Suite) -> anyhow::Result<()> {
 
     let nothing = free_addr()?;
     let mut join = s.start("join", &["join", &nothing, "--json", "--timeout", "10"])?;
-    s.expect(&join, "the probe said", Duration::from_secs(1), is("probing"))?;
+    s.expect(&join, "the probe said", Duration::from_millis(1500), is("probing"))?;
     let sigint = std::process::Command::new("kill").args(["-INT", &join.pid().to_string()]).status()?;
     ensure!(sigint.success(), "kill -INT the probing join");
     ensure!(s.exit_code(&mut join, Duration::from_secs(2))? == Some(1), "Ctrl-C did not end the probe");
