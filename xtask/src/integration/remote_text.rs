@@ -15,10 +15,13 @@ use super::{Suite, WAIT, free_addr};
 /// A name that clears the screen, rings the bell and forges a whole log line.
 const FORGED_NAME: &str = "x\n[ 9.999s] player left: host (0x00000000), left\x1b[2J\x07";
 
+/// A thread reading a stream to its end.
+type Reader = JoinHandle<Vec<u8>>;
+
 /// A `dplay` whose standard output and error are kept whole as text; killed when dropped.
 struct Texted {
     child: Child,
-    readers: Option<(JoinHandle<Vec<u8>>, JoinHandle<Vec<u8>>)>,
+    readers: Option<(Reader, Reader)>,
 }
 
 impl Texted {
@@ -52,7 +55,7 @@ impl Texted {
             std::thread::sleep(Duration::from_millis(50));
         };
         let (out, err) = self.readers.take().context("finished twice")?;
-        let join = |h: JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
+        let join = |h: Reader| h.join().unwrap_or_default();
         Ok(Output { status, stdout: join(out), stderr: join(err) })
     }
 }
@@ -65,7 +68,7 @@ impl Drop for Texted {
 }
 
 /// Reads `from` to its end on a thread.
-fn read_all(mut from: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+fn read_all(mut from: impl Read + Send + 'static) -> Reader {
     std::thread::spawn(move || {
         let mut all = Vec::new();
         let _ = from.read_to_end(&mut all);
