@@ -178,7 +178,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ),
         ("a client that says goodbye leaves a client/server host at once", departures::departed_client),
         (
-            "a crashed peer: a joiner is told the host checks it, the default --timeout gets in, the host says connection lost",
+            "a crashed peer, for join and fs join: a joiner is told the host checks it, the default --timeout gets in, the host says connection lost",
             departures::crashed_peer,
         ),
         (

@@ -291,6 +291,38 @@ fn probe(
     Ok(found)
 }
 
+/// The line for a join the host answered that still waits after `timeout`: for the host's
+/// DN_INSTRUCT_CONNECT (`instruction`) and for `peers` (named) to connect to us. A peer that
+/// does not come is one the host is checking (MC-DPL8CS 3.2.5.3: a crashed player is removed
+/// and the join goes on), so the network is blamed only when no peer is awaited (issue 25
+/// item 4; `dplay join` and `dplay fs join`).
+pub(crate) fn pending_error(
+    host: SocketAddr,
+    local: Dpnid,
+    instruction: bool,
+    peers: &[String],
+    timeout: impl std::fmt::Display,
+) -> anyhow::Error {
+    let mut waits = Vec::new();
+    if instruction {
+        waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
+    }
+    if !peers.is_empty() {
+        waits.push(format!(
+            "{} to connect to us, which the host is checking (a player that crashed is removed within seconds: try again, or give a longer --timeout)",
+            peers.join(", ")
+        ));
+        return anyhow::anyhow!(
+            "{host} answered (we are {local}), but after {timeout} we still wait for {}",
+            waits.join(" and ")
+        );
+    }
+    anyhow::anyhow!(
+        "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",
+        waits.join(" and ")
+    )
+}
+
 /// What is known when a join fails.
 struct JoinFailure {
     host: SocketAddr,
@@ -333,26 +365,7 @@ impl JoinFailure {
             (Some(reason), ..) => anyhow::anyhow!("could not join {host}: {reason}"),
             (None, _, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
             (None, Some((local, instruction, peers)), _) => {
-                let mut waits = Vec::new();
-                if instruction {
-                    waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
-                }
-                if !peers.is_empty() {
-                    // After `peer_connect_timeout` we asked the host to check them (MC-DPL8CS
-                    // 3.2.5.3): a crashed player is removed, and the join goes on.
-                    waits.push(format!(
-                        "{} to connect to us, which the host is checking (a player that crashed is removed within seconds: try again, or give a longer --timeout)",
-                        peers.join(", ")
-                    ));
-                    return anyhow::anyhow!(
-                        "{host} answered (we are {local}), but after {timeout} we still wait for {}",
-                        waits.join(" and ")
-                    );
-                }
-                anyhow::anyhow!(
-                    "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",
-                    waits.join(" and ")
-                )
+                pending_error(host, local, instruction, &peers, timeout)
             }
             (None, None, _) if self.enumerated => anyhow::anyhow!(
                 "{host} answered the enumeration, but the join did not complete within {timeout}"

@@ -28,37 +28,59 @@ pub(super) fn departed_client(s: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Items 4 and 6 with the default timers: after alice is killed (SIGKILL), carol, whose
-/// `--timeout` is too short, is told that the host is checking alice (not to check the
-/// network), and says no line twice; bob, with the default `--timeout`, gets in once the host
-/// removes alice; the host reports alice's end as `connection lost`.
+/// Items 4 and 6 with the default timers, for `join` and `fs join` side by side: after alice
+/// is killed (SIGKILL), carol, whose `--timeout` is too short, is told that the host is
+/// checking alice (not to check the network or whether a host runs there), and says no line
+/// twice; bob, with the default `--timeout`, gets in once the host removes alice; the host
+/// reports alice's end as `connection lost`.
 #[allow(clippy::disallowed_methods)] // the case's own clock: a join's wait is the behaviour
 pub(super) fn crashed_peer(s: &Suite) -> anyhow::Result<()> {
-    let addr = free_addr()?;
+    let (addr, fs_addr) = (free_addr()?, free_addr()?);
     let host = host(s, &addr, &[])?;
-    let mut alice = s.start("alice", &["join", &addr, "--json", "--name", "alice", "--duration", "60"])?;
+    let fs_host = s.start("fs host", &["fs", "host", "--json", "--bind", &fs_addr, "--duration", "60"])?;
+    s.expect(&fs_host, "joined", WAIT, is("joined"))?;
+    let alice = s.start("alice", &["join", &addr, "--json", "--name", "alice", "--duration", "60"])?;
+    let fs_alice = s.start("fs alice", &["fs", "join", &fs_addr, "--player", "--name", "alice", "--json"])?;
     s.expect(&alice, "the name table", WAIT, is("name_table"))?;
-    alice.child.kill()?;
-    let _ = alice.child.wait();
+    s.expect(&fs_alice, "addon_joined", WAIT, is("addon_joined"))?;
+    for mut p in [alice, fs_alice] {
+        p.child.kill()?;
+        let _ = p.child.wait();
+    }
     let killed = Instant::now();
 
-    let carol = run_here(s, &["join", &addr, "--name", "carol", "--timeout", "4"])?;
-    let (code, err) = ended(&carol);
-    ensure!(
-        code == Some(1) && err.contains("alice") && err.contains("which the host is checking"),
-        "carol, waiting for alice: exit {code:?}: {err}"
-    );
-    // Each line says something new (the "host answered; waiting" line came three times).
-    let lines: Vec<&str> =
-        std::str::from_utf8(&carol.stdout)?.lines().map(|l| l.get(12..).unwrap_or(l)).collect();
-    let mut unique = lines.clone();
-    unique.sort_unstable();
-    unique.dedup();
-    ensure!(unique.len() == lines.len(), "carol said a line twice: {lines:#?}");
+    let fs_carol =
+        ["fs", "join", &fs_addr, "--player", "--name", "carol", "--timeout", "4", "--duration", "30"];
+    let (carol, fs_carol) = std::thread::scope(|t| {
+        let fs = t.spawn(|| run_here(s, &fs_carol));
+        (run_here(s, &["join", &addr, "--name", "carol", "--timeout", "4"]), fs.join())
+    });
+    let fs_carol = fs_carol.map_err(|_| anyhow::anyhow!("fs carol's thread panicked"))??;
+    for (who, out) in [("carol", &carol?), ("fs carol", &fs_carol)] {
+        let (code, err) = ended(out);
+        ensure!(
+            code == Some(1) && err.contains("alice") && err.contains("which the host is checking"),
+            "{who}, waiting for alice: exit {code:?}: {err}"
+        );
+        // Each line says something new (the "host answered; waiting" line came three times).
+        let lines: Vec<&str> =
+            std::str::from_utf8(&out.stdout)?.lines().map(|l| l.get(12..).unwrap_or(l)).collect();
+        let mut unique = lines.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        ensure!(unique.len() == lines.len(), "{who} said a line twice: {lines:#?}");
+    }
+    let fs_bob = s.start(
+        "fs bob",
+        &["fs", "join", &fs_addr, "--player", "--name", "bob", "--json", "--duration", "30"],
+    )?;
     let bob = run_here(s, &["join", &addr, "--json", "--name", "bob", "--duration", "1"])?;
     ensure!(bob.status.success(), "bob, with the default --timeout: {:?}", ended(&bob));
-    let left = s.expect(&host, "alice removed", WAIT, event_with("player_left", "name", "alice"))?;
-    ensure!(left["reason"] == "connection lost", "alice's end: {left}");
+    s.expect(&fs_bob, "fs bob in, with the default --timeout", WAIT, is("addon_joined"))?;
     println!("    bob joined {:.1} s after alice was killed", killed.elapsed().as_secs_f64());
+    for h in [&host, &fs_host] {
+        let left = s.expect(h, "alice removed", WAIT, event_with("player_left", "name", "alice"))?;
+        ensure!(left["reason"] == "connection lost", "alice's end at the {}: {left}", h.name());
+    }
     Ok(())
 }
