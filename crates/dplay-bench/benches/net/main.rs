@@ -119,15 +119,6 @@ fn relay_rows(plan: &Plan, rows: &mut Rows) {
             format!("relay_32_pilots_cpu{suffix}"),
             Row::time(r.cpu_percent, relay::CPU_BUDGET_PERCENT, "% of a core"),
         );
-        if let (Some(s), "") = (r.softirq_percent, suffix) {
-            // The relay thread without the softirq that ran on its core (an estimate: the
-            // tick-sampled softirq, not all of it necessarily run in the relay thread).
-            let own = (r.cpu_percent - s).max(0.0);
-            rows.insert(
-                "relay_32_pilots_cpu_no_softirq".into(),
-                Row::time(own, relay::CPU_BUDGET_PERCENT, "% of a core"),
-            );
-        }
         let added = (r.relayed.p99 - r.direct.p99) / 1e3;
         rows.insert(format!("relay_hop_p99_added{suffix}"), Row::time(added, relay::HOP_P99_BUDGET_US, "us"));
     }
