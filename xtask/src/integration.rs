@@ -20,6 +20,7 @@ use crate::util::build_dplay;
 mod cdp;
 mod cli_ux;
 pub(crate) mod dp4;
+mod dp4_cable;
 mod dp4_cs;
 mod dp4_reliable;
 mod fs2004;
@@ -61,7 +62,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 45] = [
+    let cases: [(&str, Case); 46] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -167,6 +168,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
             second_contact::words,
         ),
         ("two quick kicks of one player: the second says so and exits 1", second_contact::kicks),
+        (
+            "DirectPlay 4: a joiner whose cable is pulled goes with all its players within two Ping periods; it rejoins from its port",
+            dp4_cable::pulled_cable,
+        ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");

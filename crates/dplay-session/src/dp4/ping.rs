@@ -155,6 +155,9 @@ impl Dp4Session {
         self.arm_ping_retry();
         for id in dead {
             tracing::info!(id, "DP4 peer dropped after unanswered PINGs");
+            if let Some((stream, _)) = self.players.get(&id).and_then(|p| p.addrs) {
+                self.abandoned.push_back(stream);
+            }
             if self.role == Role::Host {
                 self.drop_instance_and_tell(now, id);
             } else {

@@ -132,6 +132,8 @@ pub struct Dp4Session {
     pub(crate) ping_retries: u32,
     /// When the Ping timer last elapsed; the follow-ups are spaced from it.
     pub(crate) ping_tick: Option<Instant>,
+    /// Listeners of instances removed as silent, for [`Dp4Session::poll_abandoned`].
+    pub(crate) abandoned: VecDeque<SocketAddr>,
     /// The memory budget and the Player List's charge on it (docs/limits.md).
     pub(crate) memory: Memory,
     /// Host: the SPData addresses the address map gave instances, by system player
@@ -187,6 +189,7 @@ impl Dp4Session {
             checked: BTreeMap::new(),
             ping_retries: 0,
             ping_tick: None,
+            abandoned: VecDeque::new(),
             memory,
             advertised: BTreeMap::new(),
         })
@@ -253,6 +256,14 @@ impl Dp4Session {
     /// The next bytes to send.
     pub fn poll_transmit(&mut self) -> Option<Dp4Transmit> {
         self.transmits.pop_front()
+    }
+
+    /// The TCP listener of an instance removed because it went silent (docs/decisions.md, "A
+    /// silent peer"): the runtime closes the connections it opened there at once, with what
+    /// they still hold. A dead link keeps its queue for minutes, and the same machine back on
+    /// the same port must not have its join's replies wait behind it.
+    pub fn poll_abandoned(&mut self) -> Option<SocketAddr> {
+        self.abandoned.pop_front()
     }
 
     /// The next event.

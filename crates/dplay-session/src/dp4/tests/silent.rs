@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use dplay_wire::dp4::session::SessionFlags;
 
-use super::net::{Net, created, send, session_of};
+use super::net::{Net, created, send, session_of, stream};
 use crate::dp4::{Dp4Event, EndReason};
 
 /// One Ping timer period under default settings (MC-DPL4CS 3.1.2.5, 3.2.2.2).
@@ -86,6 +86,9 @@ fn a_silent_member_goes_within_two_ping_periods() {
         .map(|s| super::wine_facts::dword(&s.bytes, 32))
         .collect();
     assert_eq!(deletes, [pilot, system]);
+    // The connections the host opened to its listener are given up with what they hold.
+    assert_eq!(net.nodes[0].poll_abandoned(), Some(stream(2)));
+    assert_eq!(net.nodes[0].poll_abandoned(), None);
 }
 
 /// Issue 27 item 4 of the brief, the client side: a member whose host went silent ends the
