@@ -17,7 +17,8 @@ use crate::dp4::table::Player;
 pub const ROUND_TRIP_PROBE: Duration = Duration::from_secs(5);
 
 /// A PINGREPLY whose echoed TickCount is older than this is no round trip of ours (the Ping
-/// timer gives up on a peer long before: 8 PINGs 35 s apart, MC-DPL4CS 3.1.2.5).
+/// timer gives up on a silent peer that answers PINGs within two 35 s periods, MC-DPL4CS
+/// 3.1.2.5).
 const MAX_ROUND_TRIP_MS: u32 = 60_000;
 
 /// An instance is PINGed for a closed connection at most this often
