@@ -24,7 +24,7 @@ fn answered(flags: SessionFlags) -> (Net, u32, u32) {
     let pilot = created(&mut net, 2, "pilot");
     let system = net.nodes[2].system_player().unwrap();
     net.advance(PING_PERIOD);
-    assert!(net.names().contains(&"DPSP_MSG_PINGREPLY"));
+    assert!(net.nodes[0].players()[&system].answers_pings, "{flags:?}");
     (0..3).for_each(|i| drop(net.take(i)));
     net.log.clear();
     (net, pilot, system)
@@ -164,4 +164,22 @@ fn a_member_that_answers_late_stays() {
     assert!(net.nodes[0].players().contains_key(&system));
     assert!(left(&net.take(0)).is_empty());
     assert!(left(&net.take(1)).is_empty());
+}
+
+/// The same deadline in a session with MC-DPL4R (its PINGs go on the link) and in a
+/// client/server session (the server PINGs each client), both members told of each player.
+#[test]
+fn a_silent_member_goes_within_two_ping_periods_in_other_sessions() {
+    for flags in [SessionFlags::DIRECTPLAY_PROTOCOL, SessionFlags::CLIENT_SERVER] {
+        let (mut net, pilot, system) = answered(flags);
+        pull_cable(&mut net, 2);
+        let (took, events) =
+            until(&mut net, 0, SILENT_DEADLINE, |e| *e == Dp4Event::PlayerLeft { id: system });
+        assert!(took > PING_PERIOD, "{flags:?}: removed after only {took:?}");
+        let gone = [Dp4Event::PlayerLeft { id: pilot }, Dp4Event::PlayerLeft { id: system }];
+        assert_eq!(left(&events), gone, "{flags:?}");
+        if flags != SessionFlags::CLIENT_SERVER {
+            assert_eq!(left(&net.take(1)), gone, "{flags:?}");
+        }
+    }
 }
