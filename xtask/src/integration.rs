@@ -21,6 +21,7 @@ mod cdp;
 mod cli_ux;
 mod departures;
 pub(crate) mod dp4;
+mod dp4_cable;
 mod dp4_cs;
 mod dp4_reliable;
 mod fs2004;
@@ -66,7 +67,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 54] = [
+    let cases: [(&str, Case); 55] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -199,6 +200,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ),
         ("fs host on a terminal: the live table keeps where players join", live_table::keeps_where_to_join),
         ("README.md's enum and join sample is what the commands print", readme_sample::enum_and_join),
+        (
+            "DirectPlay 4: a joiner whose cable is pulled goes with all its players within two Ping periods; it rejoins from its port",
+            dp4_cable::pulled_cable,
+        ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");

@@ -235,6 +235,10 @@ impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
     }
+
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        self.inner.poll_abandon()
+    }
 }
 
 #[cfg(test)]

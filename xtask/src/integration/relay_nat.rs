@@ -55,7 +55,7 @@ impl Net {
 
 /// Root and `ip` are needed; `nft` is installed (Debian's nftables) when missing, so CI, root
 /// on a fresh machine, never skips these cases.
-fn ready() -> anyhow::Result<bool> {
+pub(super) fn ready() -> anyhow::Result<bool> {
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
     if !(root && have("ip")) {
         println!("    skipped: needs root and ip");
@@ -63,7 +63,7 @@ fn ready() -> anyhow::Result<bool> {
     }
     if !have("nft") {
         println!(
-            "==> nft is missing: installing Debian's nftables package (needed by the relay's NAT cases)"
+            "==> nft is missing: installing Debian's nftables package (needed by the NAT and pulled-cable cases)"
         );
         let script = "export DEBIAN_FRONTEND=noninteractive; \
             apt-get update -qq && apt-get install -y -qq --no-install-recommends nftables";
