@@ -151,7 +151,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         }
         p
     })?;
-    let mut out = Output::new(args.net.json, start);
+    let mut out = Output::new(args.net.json, start).joining();
     out.event(
         &JsonEvent::Joining {
             protocol: Proto::Dp8,

@@ -397,12 +397,42 @@ pub(crate) struct Output {
     /// Our requests under way by context ([`Dp8Event::Started`]), to name them when they
     /// complete; as many as the session lets be under way.
     operations: BTreeMap<u32, &'static str>,
+    /// A join under way ([`Output::joining`]) and the waits said so far, so that its text says
+    /// each thing once (issue 25 item 18).
+    join: Option<JoinSaid>,
+}
+
+/// What a join's text said while it was not in yet: the players the host's name table brought
+/// are listed by the name table printed once we are in, not also a `player joined` line each;
+/// what we wait for is said once, a later [`Event::JoinPending`] only when it adds a wait (the
+/// host's DN_INSTRUCT_CONNECT coming, or a peer connecting, is no news: the `in the session`
+/// line follows). `--json` keeps every event.
+#[derive(Default)]
+struct JoinSaid {
+    instruction: bool,
+    peers: Vec<Dpnid>,
+    /// A JoinPending line was printed.
+    answered: bool,
 }
 
 impl Output {
     /// Text or JSON lines, timed from `start`.
     pub(crate) fn new(json: bool, start: Instant) -> Self {
-        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new() }
+        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new(), join: None }
+    }
+
+    /// The output of a joiner (`dplay join`, `fs join`) until its [`Event::Joined`]: see
+    /// [`JoinSaid`].
+    pub(crate) fn joining(mut self) -> Self {
+        self.join = Some(JoinSaid::default());
+        self
+    }
+
+    /// [`Output::event`] for `--json` only: the text said it already.
+    fn json_only(&self, event: &impl serde::Serialize) {
+        if self.json {
+            self.event(event, "");
+        }
     }
 
     /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`
@@ -531,6 +561,7 @@ impl Output {
                 );
             }
             Event::Joined { local, host, flags } => {
+                self.join = None;
                 let (kind, role) = session_kind(*flags);
                 let signing =
                     if flags.contains(ApplicationDescFlags::FAST_SIGNED) { ", fast-signed" } else { "" };
@@ -545,34 +576,49 @@ impl Output {
                 );
             }
             Event::JoinPending { local, awaiting_instruction, awaiting_peers, .. } => {
-                let peers: Vec<String> =
-                    awaiting_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
+                let event = JsonEvent::JoinPending {
+                    id: local.to_string(),
+                    awaiting_instruction: *awaiting_instruction,
+                    awaiting_peers: awaiting_peers.iter().map(ToString::to_string).collect(),
+                };
+                let said = self.join.get_or_insert_with(JoinSaid::default);
+                let instruction = *awaiting_instruction && !said.instruction;
+                let new_peers: Vec<Dpnid> =
+                    awaiting_peers.iter().filter(|d| !said.peers.contains(d)).copied().collect();
+                if !instruction && new_peers.is_empty() {
+                    self.json_only(&event);
+                    return false;
+                }
+                let first = !said.answered;
+                said.instruction |= instruction;
+                said.peers.extend(&new_peers);
+                said.answered = true;
                 let mut waits = Vec::new();
-                if *awaiting_instruction {
+                if instruction {
                     waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
                 }
-                if !peers.is_empty() {
+                if !new_peers.is_empty() {
+                    let peers: Vec<String> =
+                        new_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
                     waits.push(format!("{} to connect to us", peers.join(", ")));
                 }
-                self.event(
-                    &JsonEvent::JoinPending {
-                        id: local.to_string(),
-                        awaiting_instruction: *awaiting_instruction,
-                        awaiting_peers: awaiting_peers.iter().map(ToString::to_string).collect(),
-                    },
-                    format!("the host answered (we are {local}); waiting for {}", waits.join(" and ")),
-                );
+                let text = if first {
+                    format!("the host answered (we are {local}); waiting for {}", waits.join(" and "))
+                } else {
+                    format!("also waiting for {}", waits.join(" and "))
+                };
+                self.event(&event, text);
             }
             Event::PlayerAdded { dpnid, name } => {
                 self.names.insert(*dpnid, name.clone());
-                self.event(
-                    &JsonEvent::PlayerJoined {
-                        id: dpnid.to_string(),
-                        name: Some(name.clone()),
-                        system: None,
-                    },
-                    format!("player joined: {name} ({dpnid})"),
-                );
+                let event =
+                    JsonEvent::PlayerJoined { id: dpnid.to_string(), name: Some(name.clone()), system: None };
+                if self.join.is_some() {
+                    // In the name table printed once we are in.
+                    self.json_only(&event);
+                } else {
+                    self.event(&event, format!("player joined: {name} ({dpnid})"));
+                }
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 let name = self.name(*dpnid);
