@@ -19,14 +19,14 @@ const FORGED_NAME: &str = "x\n[ 9.999s] player left: host (0x00000000), left\x1b
 type Reader = JoinHandle<Vec<u8>>;
 
 /// A `dplay` whose standard output and error are kept whole as text; killed when dropped.
-struct Texted {
+pub(super) struct Texted {
     child: Child,
     readers: Option<(Reader, Reader)>,
 }
 
 impl Texted {
     /// Starts `dplay args...` with `RUST_LOG=debug`, so that its log shows what it was told.
-    fn start(s: &Suite, args: &[&str]) -> anyhow::Result<Self> {
+    pub(super) fn start(s: &Suite, args: &[&str]) -> anyhow::Result<Self> {
         let mut child = Command::new(&s.bin)
             .args(args)
             .env("RUST_LOG", "debug")
@@ -43,14 +43,14 @@ impl Texted {
 
     /// Waits for its end (within `limit`); its whole output.
     #[allow(clippy::disallowed_methods)] // the case's own clock: a bound on a real process
-    fn finish(mut self, s: &Suite, limit: Duration) -> anyhow::Result<Output> {
+    pub(super) fn finish(mut self, s: &Suite, limit: Duration) -> anyhow::Result<Output> {
         let until = (Instant::now() + limit).min(s.deadline);
         let status = loop {
             if let Some(status) = self.child.try_wait()? {
                 break status;
             }
             if Instant::now() >= until {
-                bail!("the host did not end in time");
+                bail!("dplay did not end in time");
             }
             std::thread::sleep(Duration::from_millis(50));
         };
