@@ -404,6 +404,7 @@ pub(crate) struct Output {
 
 /// What a join's text said while it was not in yet: the players the host's name table brought
 /// are listed by the name table printed once we are in, not also a `player joined` line each;
+/// a session that ends first is said by the join's error line, not also a `session ended` line;
 /// what we wait for is said once, a later [`Event::JoinPending`] only when it adds a wait (the
 /// host's DN_INSTRUCT_CONNECT coming, or a peer connecting, is no news: the `in the session`
 /// line follows). `--json` keeps every event.
@@ -683,10 +684,13 @@ impl Output {
                 self.event(&JsonEvent::Completed { command, context: *context, error }, text);
             }
             Event::SessionEnded { reason } => {
-                self.event(
-                    &JsonEvent::SessionEnded { reason: reason.to_string() },
-                    format!("session ended: {reason}"),
-                );
+                let event = JsonEvent::SessionEnded { reason: reason.to_string() };
+                if self.join.is_some() {
+                    // A join that ends before we are in: its error line says why.
+                    self.json_only(&event);
+                } else {
+                    self.event(&event, format!("session ended: {reason}"));
+                }
                 return true;
             }
             // An event a later session adds: not printed until this printer knows it.

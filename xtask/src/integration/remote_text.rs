@@ -94,7 +94,8 @@ fn run_logged(s: &Suite, args: &[&str]) -> anyhow::Result<Output> {
 ///   rename, no line of the host over 1,000 bytes, the request counted as malformed; an empty
 ///   rename is refused by the joiner with DPNERR_INVALIDPARAM and exit 1;
 /// - a join with a 70-unit name is refused, said once on the host's output and not also in a
-///   WARN line of its log (at debug level the session's own DEBUG line stays).
+///   WARN line of its log (at debug level the session's own DEBUG line stays), and said once
+///   by the joiner (its error line).
 pub(super) fn hostile_text(s: &Suite) -> anyhow::Result<()> {
     let addr = free_addr()?;
     let host = Texted::start(s, &["host", "--bind", &addr, "--max-name", "64", "--duration", "6", "--echo"])?;
@@ -123,6 +124,10 @@ pub(super) fn hostile_text(s: &Suite) -> anyhow::Result<()> {
     );
     let refused = run_here(s, &["join", &addr, "--name", &"n".repeat(70), "--timeout", "3"])?;
     ensure!(refused.status.code() == Some(1), "a 70-unit name got in: {:?}", ended(&refused));
+    // Said once by the joiner too: its error line, not also a `session ended` line.
+    let said = [&refused.stdout, &refused.stderr]
+        .map(|b| String::from_utf8_lossy(b).matches("DPNERR_INVALIDPARAM").count());
+    ensure!(said == [0, 1], "the joiner said its refusal {said:?} times: {:?}", ended(&refused));
 
     let host = host.finish(s, WAIT)?;
     for (who, out) in [("host", &host), ("joiner", &forged)] {
