@@ -397,22 +397,18 @@ pub(crate) struct Output {
     /// Our requests under way by context ([`Dp8Event::Started`]), to name them when they
     /// complete; as many as the session lets be under way.
     operations: BTreeMap<u32, &'static str>,
-    /// A join under way ([`Output::joining`]) and the waits said so far, so that its text says
-    /// each thing once (issue 25 item 18).
+    /// A join under way ([`Output::joining`]), so that its text says each thing once (issue 25
+    /// item 18).
     join: Option<JoinSaid>,
 }
 
 /// What a join's text said while it was not in yet: the players the host's name table brought
 /// are listed by the name table printed once we are in, not also a `player joined` line each;
 /// a session that ends first is said by the join's error line, not also a `session ended` line;
-/// what we wait for is said once, a later [`Event::JoinPending`] only when it adds a wait (the
-/// host's DN_INSTRUCT_CONNECT coming, or a peer connecting, is no news: the `in the session`
-/// line follows). `--json` keeps every event.
+/// what we wait for is said by the first [`Event::JoinPending`] only. `--json` keeps every event.
 #[derive(Default)]
 struct JoinSaid {
-    instruction: bool,
-    peers: Vec<Dpnid>,
-    /// A JoinPending line was printed.
+    /// The host's answer (the first JoinPending) was printed.
     answered: bool,
 }
 
@@ -582,32 +578,25 @@ impl Output {
                     awaiting_instruction: *awaiting_instruction,
                     awaiting_peers: awaiting_peers.iter().map(ToString::to_string).collect(),
                 };
-                let said = self.join.get_or_insert_with(JoinSaid::default);
-                let instruction = *awaiting_instruction && !said.instruction;
-                let new_peers: Vec<Dpnid> =
-                    awaiting_peers.iter().filter(|d| !said.peers.contains(d)).copied().collect();
-                if !instruction && new_peers.is_empty() {
+                // The first says what we wait for; later ones only take waits away (the host's
+                // INSTRUCT_CONNECT came, a peer connected to us), which `in the session` ends.
+                if self.join.as_ref().is_some_and(|j| j.answered) {
                     self.json_only(&event);
                     return false;
                 }
-                let first = !said.answered;
-                said.instruction |= instruction;
-                said.peers.extend(&new_peers);
-                said.answered = true;
+                if let Some(join) = &mut self.join {
+                    join.answered = true;
+                }
                 let mut waits = Vec::new();
-                if instruction {
+                if *awaiting_instruction {
                     waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
                 }
-                if !new_peers.is_empty() {
+                if !awaiting_peers.is_empty() {
                     let peers: Vec<String> =
-                        new_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
+                        awaiting_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
                     waits.push(format!("{} to connect to us", peers.join(", ")));
                 }
-                let text = if first {
-                    format!("the host answered (we are {local}); waiting for {}", waits.join(" and "))
-                } else {
-                    format!("also waiting for {}", waits.join(" and "))
-                };
+                let text = format!("the host answered (we are {local}); waiting for {}", waits.join(" and "));
                 self.event(&event, text);
             }
             Event::PlayerAdded { dpnid, name } => {
