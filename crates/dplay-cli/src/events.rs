@@ -166,7 +166,10 @@ pub(crate) enum JsonEvent {
     /// (docs/limits.md).
     Refusals {
         counts: serde_json::Map<String, serde_json::Value>,
+        /// Open transport connections.
         connections: usize,
+        /// Connections closed gracefully that still acknowledge retries (MC-DPL8R 3.1.4.3).
+        lingering: usize,
         half_open: usize,
         joining: usize,
         bytes_held: usize,

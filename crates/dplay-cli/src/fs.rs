@@ -410,7 +410,7 @@ impl Setup<'_> {
             tune(&mut c);
             wrap(AddonProtocol::new(c, role, start), start)
         })?;
-        Ok((runtime, Output::new(self.net.json, start), start))
+        Ok((runtime, Output::new(self.net.json, start).joining(), start))
     }
 }
 

@@ -115,6 +115,19 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         let error = anyhow::anyhow!("no DirectPlay 8 answer from {}; {hint}", args.host);
         return Err(Output::new(args.net.json, start).join_failed(error));
     }
+    // The probe waited out the whole --timeout: no join to start ("joining" would be news).
+    #[allow(clippy::disallowed_methods)] // the join's own deadline
+    if session.is_none() && Instant::now() >= join_deadline {
+        let failure = JoinFailure {
+            host: args.host,
+            enumerated: false,
+            ended: None,
+            pending: None,
+            stop: Stop::Deadline,
+        };
+        let error = failure.error(args.timeout, |d| d.to_string());
+        return Err(Output::new(args.net.json, start).join_failed(error));
+    }
     let flags = session.map(|(_, flags)| flags);
     if flags.is_some_and(|f| f.contains(ApplicationDescFlags::REQUIREPASSWORD))
         && args.session_args.password.is_none()
@@ -151,7 +164,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         }
         p
     })?;
-    let mut out = Output::new(args.net.json, start);
+    let mut out = Output::new(args.net.json, start).joining();
     out.event(
         &JsonEvent::Joining {
             protocol: Proto::Dp8,

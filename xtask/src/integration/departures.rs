@@ -69,6 +69,11 @@ pub(super) fn crashed_peer(s: &Suite) -> anyhow::Result<()> {
         unique.sort_unstable();
         unique.dedup();
         ensure!(unique.len() == lines.len(), "{who} said a line twice: {lines:#?}");
+        // Each thing once: the host's answer once (not again when its DN_INSTRUCT_CONNECT
+        // came), alice named in that line only (no `player joined` line before we are in).
+        let answered = lines.iter().filter(|l| l.contains("the host answered")).count();
+        let alice = lines.iter().filter(|l| l.contains("alice (0x")).count();
+        ensure!((answered, alice) == (1, 1), "{who} repeated the host's answer or alice: {lines:#?}");
     }
     let fs_bob = s.start(
         "fs bob",

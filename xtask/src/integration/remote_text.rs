@@ -19,14 +19,14 @@ const FORGED_NAME: &str = "x\n[ 9.999s] player left: host (0x00000000), left\x1b
 type Reader = JoinHandle<Vec<u8>>;
 
 /// A `dplay` whose standard output and error are kept whole as text; killed when dropped.
-struct Texted {
+pub(super) struct Texted {
     child: Child,
     readers: Option<(Reader, Reader)>,
 }
 
 impl Texted {
     /// Starts `dplay args...` with `RUST_LOG=debug`, so that its log shows what it was told.
-    fn start(s: &Suite, args: &[&str]) -> anyhow::Result<Self> {
+    pub(super) fn start(s: &Suite, args: &[&str]) -> anyhow::Result<Self> {
         let mut child = Command::new(&s.bin)
             .args(args)
             .env("RUST_LOG", "debug")
@@ -43,14 +43,14 @@ impl Texted {
 
     /// Waits for its end (within `limit`); its whole output.
     #[allow(clippy::disallowed_methods)] // the case's own clock: a bound on a real process
-    fn finish(mut self, s: &Suite, limit: Duration) -> anyhow::Result<Output> {
+    pub(super) fn finish(mut self, s: &Suite, limit: Duration) -> anyhow::Result<Output> {
         let until = (Instant::now() + limit).min(s.deadline);
         let status = loop {
             if let Some(status) = self.child.try_wait()? {
                 break status;
             }
             if Instant::now() >= until {
-                bail!("the host did not end in time");
+                bail!("dplay did not end in time");
             }
             std::thread::sleep(Duration::from_millis(50));
         };
@@ -94,7 +94,8 @@ fn run_logged(s: &Suite, args: &[&str]) -> anyhow::Result<Output> {
 ///   rename, no line of the host over 1,000 bytes, the request counted as malformed; an empty
 ///   rename is refused by the joiner with DPNERR_INVALIDPARAM and exit 1;
 /// - a join with a 70-unit name is refused, said once on the host's output and not also in a
-///   WARN line of its log (at debug level the session's own DEBUG line stays).
+///   WARN line of its log (at debug level the session's own DEBUG line stays), and said once
+///   by the joiner (its error line).
 pub(super) fn hostile_text(s: &Suite) -> anyhow::Result<()> {
     let addr = free_addr()?;
     let host = Texted::start(s, &["host", "--bind", &addr, "--max-name", "64", "--duration", "6", "--echo"])?;
@@ -123,6 +124,10 @@ pub(super) fn hostile_text(s: &Suite) -> anyhow::Result<()> {
     );
     let refused = run_here(s, &["join", &addr, "--name", &"n".repeat(70), "--timeout", "3"])?;
     ensure!(refused.status.code() == Some(1), "a 70-unit name got in: {:?}", ended(&refused));
+    // Said once by the joiner too: its error line, not also a `session ended` line.
+    let said = [&refused.stdout, &refused.stderr]
+        .map(|b| String::from_utf8_lossy(b).matches("DPNERR_INVALIDPARAM").count());
+    ensure!(said == [0, 1], "the joiner said its refusal {said:?} times: {:?}", ended(&refused));
 
     let host = host.finish(s, WAIT)?;
     for (who, out) in [("host", &host), ("joiner", &forged)] {
