@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
         relay.admit(u32::from(k) + 1, at(2300), at(2350));
     }
     let mut sources = Vec::new();
+    let mut out = Vec::new();
     // Each chunk: a selector byte, a length byte, then that many bytes.
     let mut rest = data;
     while let [sel, len, tail @ ..] = rest {
@@ -32,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         match sel % 4 {
             0 => relay.accepted(conn, (sel & 8 != 0).then_some(usize::from(sel >> 6))),
             1 => {
-                let _ = relay.handle_stream(now, conn, from, bytes);
+                let _ = relay.handle_stream(now, conn, from, bytes, &mut out);
             }
             2 => {
                 sources.push(from);
