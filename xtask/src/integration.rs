@@ -28,6 +28,7 @@ mod fs_dp4;
 mod nat_resolver;
 mod netns;
 mod relay_nat;
+mod relay_one_nat;
 mod relay_web;
 mod second_contact;
 mod signing;
@@ -61,7 +62,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 45] = [
+    let cases: [(&str, Case); 47] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -167,6 +168,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
             second_contact::words,
         ),
         ("two quick kicks of one player: the second says so and exits 1", second_contact::kicks),
+        (
+            "--relay: two DirectPlay 4 members behind one cone NAT on one port and a third get each other's messages; FS98 pilots there see each other",
+            relay_one_nat::dp4_behind_one_cone_nat,
+        ),
+        (
+            "--relay: two DirectPlay 4 members behind one symmetric NAT on one port and a third get each other's messages; FS98 pilots there see each other",
+            relay_one_nat::dp4_behind_one_symmetric_nat,
+        ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
         println!("==> integration: {name}");
