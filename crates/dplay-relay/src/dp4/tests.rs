@@ -420,3 +420,43 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Whatever a session connection carries (joins from one NAT on one port among it), the
+    /// session gets every byte once, in order, only ports changed: as many bytes as were read,
+    /// but what the relay still holds.
+    #[test]
+    fn the_session_gets_every_byte_once(
+        reads in proptest::collection::vec((0u64..3, any::<bool>(), proptest::collection::vec(any::<u8>(), 0..90)), 0..30),
+    ) {
+        let now = crate::tests::t0();
+        let mut r = relay();
+        let mut sent = [0usize; 3];
+        let mut got = [0usize; 3];
+        let mut open = [false; 3];
+        let mut out = Vec::new();
+        for (conn, join, data) in reads {
+            let k = usize::try_from(conn).unwrap();
+            if !open[k] {
+                r.accepted(conn, None);
+                open[k] = true;
+            }
+            let data = if join { join_request(2400) } else { data };
+            sent[k] += data.len();
+            let from = addr(&format!("203.0.113.5:{}", 40000 + conn));
+            match r.handle_stream(now, conn, from, &data, &mut out) {
+                Ok(Dp4StreamRead::Session) => got[k] += data.len(),
+                Ok(Dp4StreamRead::SessionRewritten { .. }) => got[k] += out.len(),
+                Ok(Dp4StreamRead::Relayed) => prop_assert!(false, "a session connection relayed"),
+                Err(_) => {
+                    r.stream_closed(conn);
+                    open[k] = false;
+                    sent[k] = 0;
+                    got[k] = 0;
+                }
+            }
+            prop_assert!(got[k] <= sent[k]);
+            prop_assert!(sent[k] - got[k] <= MAX_MESSAGE_SIZE);
+        }
+    }
+}
