@@ -1,6 +1,6 @@
-//! A DirectPlay 4 relay fed arbitrary connections and datagrams (docs/relay.md, "DirectPlay
-//! 4"): never a panic, and every datagram it forwards goes to an address a member's own
-//! datagrams came from.
+//! A DirectPlay 4 relay fed arbitrary connections, datagrams and joins, members behind one
+//! NAT among them (docs/relay.md, "DirectPlay 4"): never a panic, and every datagram it
+//! forwards goes to an address a member's own datagrams came from.
 #![no_main]
 
 use std::net::SocketAddr;
@@ -38,6 +38,16 @@ fuzz_target!(|data: &[u8]| {
             2 => {
                 sources.push(from);
                 relay.handle_datagram(now, usize::from(sel >> 6), from, bytes);
+            }
+            // A join: the session admits an instance at the address the input names (one the
+            // relay gave a joiner behind one NAT with others, or any).
+            _ if sel & 0x40 != 0 => {
+                let port = match bytes {
+                    [a, b, ..] => u16::from_be_bytes([*a, *b]),
+                    _ => 2300,
+                };
+                let at = SocketAddr::new(from.ip(), port);
+                relay.admit(u32::from(sel >> 4 & 3) + 1, at, at);
             }
             _ => {
                 relay.stream_closed(conn);
