@@ -25,16 +25,18 @@
 //!   behind one NAT that use the same listener port write the same one, and then the IDs the
 //!   message names as its sender (idFrom, a PING's IDFrom, a CREATEPLAYER's system player)
 //!   tell them apart, checked against the public IP. The host's session knows the second
-//!   such member at another port of that IP (the first connection's public port), which the
-//!   relay writes in the headers and SPData the session reads from it
+//!   such member at another port of that IP (the public port of the connection it joined
+//!   on), which the relay writes in the headers and SPData the session reads from it
 //!   ([`Dp4Relay::handle_stream`]), so the session, which answers a member at its header's
 //!   port (2.2.6), holds them apart too.
 //! - Only members, only toward members: anything else is dropped and counted.
 
+mod identify;
 mod sender;
+mod session_conn;
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, SocketAddrV4};
+use std::net::{SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
 use dplay_session::dp4::table::sp_data;
@@ -45,7 +47,7 @@ use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SockAddrIn};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::log_limit::LogLimit;
 
-use sender::{CREATE_PLAYER, CREATE_PLAYER_VERIFY, HINT_LEN};
+use sender::{CREATE_PLAYER, CREATE_PLAYER_VERIFY};
 
 use crate::outbox::{Outbox, Sender};
 use crate::rate::Bucket;
@@ -173,7 +175,7 @@ struct Endpoint {
 /// What the relay does with a connection the session's listener accepted.
 #[derive(Debug)]
 enum Mode {
-    /// It reads the first message's start (up to [`HINT_LEN`] bytes) to tell who opened it.
+    /// It reads the first message's start (up to [`sender::HINT_LEN`] bytes) to tell who opened it.
     Undecided(Vec<u8>),
     /// The session reads it as it comes.
     AsRead,
@@ -417,137 +419,6 @@ impl Dp4Relay {
         }
     }
 
-    /// A read on a connection the session's listener accepted ([`Self::handle_stream`]).
-    fn session_read(
-        &mut self,
-        conn: ConnId,
-        peer: SocketAddr,
-        data: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<Dp4StreamRead, Dp4StreamError> {
-        out.clear();
-        let Some(c) = self.conns.get_mut(&conn) else { return Ok(Dp4StreamRead::Session) };
-        let head = match &mut c.mode {
-            Mode::AsRead => return Ok(Dp4StreamRead::Session),
-            Mode::Ports(port) => {
-                let port = *port;
-                return self.set_session_ports(conn, port, data, out);
-            }
-            Mode::Undecided(head) => head,
-        };
-        // The first message's start: its size, header, and the IDs that say who sent it.
-        let mut rest = data;
-        loop {
-            let need = match sender::stream_size(head) {
-                Some(size) => size.min(HINT_LEN),
-                None => 4,
-            };
-            if head.len() >= need {
-                break;
-            }
-            let Some((take, more)) = rest.split_at_checked((need - head.len()).min(rest.len())) else {
-                break;
-            };
-            if take.is_empty() {
-                return Ok(Dp4StreamRead::SessionRewritten { held: true });
-            }
-            head.extend_from_slice(take);
-            rest = more;
-        }
-        let mut bytes = std::mem::take(head);
-        bytes.extend_from_slice(rest);
-        let mode = self.decide(conn, peer, &bytes);
-        let port = match mode {
-            Mode::Ports(port) => Some(port),
-            _ => None,
-        };
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.mode = mode;
-        }
-        match port {
-            Some(port) => self.set_session_ports(conn, port, &bytes, out),
-            None => {
-                *out = bytes;
-                Ok(Dp4StreamRead::SessionRewritten { held: false })
-            }
-        }
-    }
-
-    /// Who opened session connection `conn` from `peer`, by its first message's start `m`:
-    /// a joiner (REQUESTPLAYERID for a system player, MC-DPL4CS 3.1.4.2) is known at its IP
-    /// and header port, or, while an open connection of another instance holds that, at
-    /// another port; a member, as the session knows it. An ambiguous one is left as read.
-    fn decide(&mut self, conn: ConnId, peer: SocketAddr, m: &[u8]) -> Mode {
-        let Some(header_port) = sender::header_port(m) else { return Mode::AsRead };
-        let ip = peer.ip();
-        let seen = SocketAddr::new(ip, header_port);
-        let listener = if sender::is_join(m) {
-            let held = self.back.get(&seen).is_some_and(|(c, _)| *c != conn);
-            if held { SocketAddr::new(ip, self.free_port(ip, peer.port())) } else { seen }
-        } else {
-            match self.identify_stream(ip, header_port, None, m) {
-                Some(id) => self.members.get(&id).map_or(seen, |x| x.stream),
-                None if self.at(ip, header_port, None).nth(1).is_some() => return Mode::AsRead,
-                None => seen,
-            }
-        };
-        self.claim(conn, peer, listener, header_port);
-        if listener.port() == header_port { Mode::AsRead } else { Mode::Ports(listener.port()) }
-    }
-
-    /// A port at `ip` no member or open connection is known at, from `start` on (the
-    /// public port of the joiner's connection: free at its NAT while that is open).
-    fn free_port(&self, ip: IpAddr, start: u16) -> u16 {
-        let taken = |p: u16| {
-            p == 0
-                || self.back.contains_key(&SocketAddr::new(ip, p))
-                || self
-                    .members
-                    .values()
-                    .any(|m| m.stream.ip() == ip && (m.stream.port() == p || m.header_port == p))
-        };
-        let mut p = start;
-        while taken(p) {
-            p = p.wrapping_add(1);
-        }
-        p
-    }
-
-    /// Connection `conn` from `peer` is the newest of the instance the session knows at
-    /// `listener`, whose headers name `header_port`.
-    fn claim(&mut self, conn: ConnId, peer: SocketAddr, listener: SocketAddr, header_port: u16) {
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.sender = Some(listener);
-            c.header_port = header_port;
-            self.back.insert(listener, (conn, peer));
-        }
-    }
-
-    /// Frames `data` of session connection `conn` into `out`, each message with `port` as
-    /// its sender's ([`sender::set_ports`]).
-    fn set_session_ports(
-        &mut self,
-        conn: ConnId,
-        port: u16,
-        data: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<Dp4StreamRead, Dp4StreamError> {
-        let Some(c) = self.conns.get_mut(&conn) else { return Ok(Dp4StreamRead::Session) };
-        let messages = c.framer.push(data).map_err(|_| Dp4StreamError::Framing)?;
-        if !c.charge.set(c.framer.buffered()) {
-            self.stats.over_budget += 1;
-            return Err(Dp4StreamError::OverBudget);
-        }
-        let held = c.framer.buffered() > 0;
-        let sender = c.sender.and_then(|l| self.member_at(l));
-        for mut m in messages {
-            sender::set_ports(&mut m, port);
-            self.learn(sender, &m);
-            out.extend_from_slice(&m);
-        }
-        Ok(Dp4StreamRead::SessionRewritten { held })
-    }
-
     /// One whole message from `peer` on connection `conn` to endpoint `at`.
     fn relay_message(
         &mut self,
@@ -589,82 +460,6 @@ impl Dp4Relay {
         }
         self.offer(now, sender, owner, Dp4Forward::Stream { conn: stream, peer: to }, m);
         Ok(())
-    }
-
-    /// The member whose listener is `listener` (as the host's session answers it).
-    fn member_at(&self, listener: SocketAddr) -> Option<u32> {
-        self.members.iter().find(|(_, m)| m.stream == listener).map(|(id, _)| *id)
-    }
-
-    /// The members at public IP `ip` whose headers name `header_port`, but `except`.
-    fn at(&self, ip: IpAddr, header_port: u16, except: Option<u32>) -> impl Iterator<Item = u32> + '_ {
-        self.members
-            .iter()
-            .filter(move |(id, m)| {
-                Some(**id) != except && m.stream.ip() == ip && m.header_port == header_port
-            })
-            .map(|(id, _)| *id)
-    }
-
-    /// The member that sent message `m` (with a header naming `header_port`) from public IP
-    /// `ip`, but `except`: the only one there, else the one whose ID `m` names as its sender.
-    fn identify_stream(&self, ip: IpAddr, header_port: u16, except: Option<u32>, m: &[u8]) -> Option<u32> {
-        let mut at = self.at(ip, header_port, except);
-        match (at.next(), at.next()) {
-            (Some(id), None) => Some(id),
-            (None, _) => None,
-            _ => self
-                .owner_of(sender::sender_id(m, false)?)
-                .filter(|id| self.at(ip, header_port, except).any(|x| x == *id)),
-        }
-    }
-
-    /// The member that sent datagram `data` from `from`, but `except`: a system message by its
-    /// header ([`Self::identify_stream`]); a headerless player message (MC-DPL4CS 2.2.45) by
-    /// its idFrom's instance at `from`'s IP, else by coming from a member's game socket (a
-    /// cone NAT that keeps the port), else as the only other member at its IP.
-    fn identify_datagram(&self, except: Option<u32>, from: SocketAddr, data: &[u8]) -> Option<u32> {
-        let ip = from.ip();
-        if sender::signed(data) {
-            let port = sender::header_port(data)?;
-            return self.identify_stream(ip, port, except, data);
-        }
-        let others = || self.members.iter().filter(move |(id, _)| Some(**id) != except);
-        let by_id = sender::sender_id(data, true)
-            .and_then(|p| self.owner_of(p))
-            .filter(|id| Some(*id) != except && self.members.get(id).is_some_and(|m| m.stream.ip() == ip));
-        if by_id.is_some() {
-            return by_id;
-        }
-        if let Some((id, _)) = others().find(|(_, m)| m.datagram == from) {
-            return Some(*id);
-        }
-        let mut at_ip = others().filter(|(_, m)| m.stream.ip() == ip);
-        match (at_ip.next(), at_ip.next()) {
-            (Some((id, _)), None) => Some(*id),
-            _ => None,
-        }
-    }
-
-    /// The member whose player `id` is: its system player, or an application player one of
-    /// its CREATEPLAYERs named.
-    fn owner_of(&self, id: u32) -> Option<u32> {
-        if self.members.contains_key(&id) { Some(id) } else { self.owners.get(&id).copied() }
-    }
-
-    /// Learns the player a CREATEPLAYER or CREATEPLAYERVERIFY `m` from member `sender` creates,
-    /// when it names `sender` as its system player (MC-DPL4CS 2.2.2); at most
-    /// [`OWNED_PER_ENDPOINT`] per endpoint.
-    fn learn(&mut self, sender: Option<u32>, m: &[u8]) {
-        let Some(sender) = sender else { return };
-        if !matches!(sender::command(m), Some(CREATE_PLAYER | CREATE_PLAYER_VERIFY)) {
-            return;
-        }
-        let Some((player, system)) = sender::created_player(m) else { return };
-        let room = self.owners.len() < OWNED_PER_ENDPOINT * self.endpoints.len().max(1);
-        if system == sender && player != sender && (room || self.owners.contains_key(&player)) {
-            self.owners.insert(player, sender);
-        }
     }
 
     fn offer(&mut self, now: Instant, sender: u32, owner: u32, to: Dp4Forward, data: &[u8]) {
