@@ -33,6 +33,7 @@ mod nat_resolver;
 mod netns;
 mod readme_sample;
 mod relay_nat;
+mod relay_one_nat;
 mod relay_web;
 mod remote_text;
 mod second_contact;
@@ -67,7 +68,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 55] = [
+    let cases: [(&str, Case); 57] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -203,6 +204,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "DirectPlay 4: a joiner whose cable is pulled goes with all its players within two Ping periods; it rejoins from its port",
             dp4_cable::pulled_cable,
+        ),
+        (
+            "--relay: two DirectPlay 4 members behind one cone NAT on one port and a third get each other's messages; FS98 pilots there see each other",
+            relay_one_nat::dp4_behind_one_cone_nat,
+        ),
+        (
+            "--relay: two DirectPlay 4 members behind one symmetric NAT on one port and a third get each other's messages; FS98 pilots there see each other",
+            relay_one_nat::dp4_behind_one_symmetric_nat,
         ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {
