@@ -247,10 +247,8 @@ impl Dp4Output {
                     EndReason::Removed => "the host removed us (DELETEPLAYER)",
                     _ => "ended",
                 };
-                self.out.event(
-                    &JsonEvent::SessionEnded { reason: why.to_owned() },
-                    format!("session ended: {why}"),
-                );
+                self.out
+                    .event(&JsonEvent::session_ended(why.to_owned(), &[]), format!("session ended: {why}"));
                 return true;
             }
             // An event a later session adds: not printed until this printer knows it.

@@ -152,6 +152,15 @@ pub(crate) enum JsonEvent {
     },
     SessionEnded {
         reason: String,
+        /// DirectPlay 8: the host's DN_TERMINATE_SESSION data, printable UTF-8 ...
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// ... or hex.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hex: Option<String>,
+        /// Its length, when it carried any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        len: Option<usize>,
     },
     CommandFailed {
         command: String,
@@ -398,6 +407,19 @@ impl JsonEvent {
     }
 }
 
+impl JsonEvent {
+    /// `session_ended` with `reason` and the host's terminate data (MC-DPL8CS 2.2.2.1) as
+    /// `text` or `hex` and `len`, when it carried any.
+    pub(crate) fn session_ended(reason: String, data: &[u8]) -> Self {
+        let (text, hex) = match crate::live::printable(data) {
+            _ if data.is_empty() => (None, None),
+            ("text", value) => (Some(value), None),
+            _ => (None, Some(dplay_wire::hexdump::hex(data))),
+        };
+        JsonEvent::SessionEnded { reason, text, hex, len: (!data.is_empty()).then_some(data.len()) }
+    }
+}
+
 /// [`crate::live::printable`]'s `(key, value)` as the `text`, `addon` and `hex` fields.
 pub(crate) fn data_fields(key: &str, value: String) -> (Option<String>, Option<String>, Option<String>) {
     match key {
@@ -489,6 +511,29 @@ mod tests {
             documented_keys(&name).unwrap_or_else(|| panic!("{name} is not in docs/json-events.md"));
         for key in fields.keys().filter(|k| *k != "event") {
             assert!(documented.contains(key), "{name}: key {key} is not documented");
+        }
+    }
+
+    /// `session_ended` shows the host's terminate data as text or hex with its length, and no
+    /// data key when it carried none.
+    #[test]
+    fn session_ended_shows_the_terminate_data() {
+        let reason = || "terminated by the host".to_owned();
+        let cases = [
+            (&b""[..], r#"{"event":"session_ended","reason":"terminated by the host"}"#),
+            (
+                &b"game over\0"[..],
+                r#"{"event":"session_ended","reason":"terminated by the host","text":"game over","len":10}"#,
+            ),
+            (
+                &[0xFF, 0x01][..],
+                r#"{"event":"session_ended","reason":"terminated by the host","hex":"FF 01","len":2}"#,
+            ),
+        ];
+        for (data, json) in cases {
+            let e = JsonEvent::session_ended(reason(), data);
+            assert_eq!(serde_json::to_string(&e).unwrap(), json);
+            assert_documented(&e);
         }
     }
 

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::escape::escaped;
-use crate::events::{GroupChange, JsonEvent, Row, flag_names};
+use crate::events::{GroupChange, JsonEvent, Row, bytes, flag_names};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -397,12 +397,14 @@ pub(crate) struct Output {
     /// Our requests under way by context ([`Dp8Event::Started`]), to name them when they
     /// complete; as many as the session lets be under way.
     operations: BTreeMap<u32, &'static str>,
+    /// The host's terminate data ([`Event::TerminateData`]), shown with `session_ended`.
+    terminate_data: Vec<u8>,
 }
 
 impl Output {
     /// Text or JSON lines, timed from `start`.
     pub(crate) fn new(json: bool, start: Instant) -> Self {
-        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new() }
+        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new(), terminate_data: Vec::new() }
     }
 
     /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`
@@ -636,11 +638,14 @@ impl Output {
                 };
                 self.event(&JsonEvent::Completed { command, context: *context, error }, text);
             }
+            Event::TerminateData { data } => self.terminate_data = data.clone(),
             Event::SessionEnded { reason } => {
-                self.event(
-                    &JsonEvent::SessionEnded { reason: reason.to_string() },
-                    format!("session ended: {reason}"),
-                );
+                let data = std::mem::take(&mut self.terminate_data);
+                let text = match printable(&data) {
+                    _ if data.is_empty() => format!("session ended: {reason}"),
+                    (_, value) => format!("session ended: {reason} ({}: {value})", bytes(data.len())),
+                };
+                self.event(&JsonEvent::session_ended(reason.to_string(), &data), text);
                 return true;
             }
             // An event a later session adds: not printed until this printer knows it.

@@ -154,6 +154,13 @@ pub enum Event {
         /// Where its connection came from.
         from: SocketAddr,
     },
+    /// The host's DN_TERMINATE_SESSION carried data (MC-DPL8CS 2.2.2.1: DestroyPeer's or
+    /// TerminateSession's on a Windows host): [`Event::SessionEnded`] with
+    /// [`EndReason::Terminated`] follows at once. Not reported when it carried none.
+    TerminateData {
+        /// Its `TerminateData`, as sent (also [`crate::Session::terminate_data`]).
+        data: Vec<u8>,
+    },
     /// We are out of the session; nothing more comes.
     SessionEnded {
         /// Why.

@@ -111,6 +111,9 @@ impl Session {
             }
             SessionMessage::TerminateSession(t) => {
                 self.terminate_data = t.terminate_data.0;
+                if !self.terminate_data.is_empty() {
+                    self.events.push_back(Event::TerminateData { data: self.terminate_data.clone() });
+                }
                 self.end(now, EndReason::Terminated)
             }
             SessionMessage::IntegrityCheck(c) => {

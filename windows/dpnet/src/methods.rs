@@ -882,23 +882,21 @@ pub(crate) unsafe extern "system" fn get_connection_info<V: 'static>(
     })
 }
 
-/// RegisterLobby: this application was not launched by a lobby, so there is nothing to
-/// register with; Windows answers DPN_OK (registering) and DPNERR_NOTREGISTERED is never
-/// asked for since nothing was registered.
+/// RegisterLobby: `handle` must be the connection a lobby client opened with the game
+/// (DirectPlay 8 documentation: "the connection handle used when calling
+/// IDirectPlay8LobbiedApplication::UpdateStatus"). No lobby runs here, so our lobbied
+/// application never has one (its Initialize gives 0) and no handle names a connection: both
+/// DPNLOBBY_REGISTER and DPNLOBBY_UNREGISTER answer DPNERR_INVALIDPARAM, the one error the
+/// documentation gives; other flags DPNERR_INVALIDFLAGS.
 pub(crate) unsafe extern "system" fn register_lobby<V: 'static>(
     this: *mut c_void,
     _handle: u32,
-    lobbied: *mut c_void,
+    _lobbied: *mut c_void,
     flags: u32,
 ) -> HRESULT {
-    initialized::<V>(this, |_| {
-        const REGISTER: u32 = 1;
-        const UNREGISTER: u32 = 2;
-        match flags {
-            REGISTER if lobbied.is_null() => DPNERR_INVALIDPOINTER,
-            REGISTER | UNREGISTER => DPN_OK,
-            _ => DPNERR_INVALIDFLAGS,
-        }
+    initialized::<V>(this, |_| match flags {
+        DPNLOBBY_REGISTER | DPNLOBBY_UNREGISTER => DPNERR_INVALIDPARAM,
+        _ => DPNERR_INVALIDFLAGS,
     })
 }
 

@@ -233,6 +233,10 @@ pub(crate) struct DllProtocol {
     /// Tracked sends by handle: the copies still under way, the result so far and the first
     /// acknowledged copy's first frame.
     sends: HashMap<u32, (usize, HRESULT, Option<FirstFrame>)>,
+    /// DPNSEND_COMPLETEONPROCESS sends by handle, with their session context: tracked by the
+    /// transport (so one not yet on the wire can be cancelled or time out) and completed by
+    /// the receiver's DN_PROCESS_COMPLETION.
+    on_process: HashMap<u32, u32>,
     /// Throughput samples by player.
     samples: HashMap<Dpnid, Sample>,
     enum_started: Option<Instant>,
@@ -248,6 +252,7 @@ impl DllProtocol {
             out: VecDeque::new(),
             waiting: Vec::new(),
             sends: HashMap::new(),
+            on_process: HashMap::new(),
             samples: HashMap::new(),
             enum_started: None,
             joined: false,
@@ -321,6 +326,7 @@ impl DllProtocol {
                 Event::Completed { context, result } => {
                     let Some(i) = self.waiting.iter().position(|(c, _)| *c == context) else { continue };
                     let (_, handle) = self.waiting.swap_remove(i);
+                    self.on_process.remove(&handle);
                     let result = match result {
                         Ok(()) => dpn::DPN_OK,
                         Err(CompletionError::ConnectionLost) | Err(_) => dpn::DPNERR_CONNECTIONLOST,
@@ -378,10 +384,13 @@ impl DllProtocol {
                     Target::Id(id) if s.name_table().group(id).is_some() => {
                         s.send_to_group_tracked(now, id, &data, flags, track).map(|n| copies = n)
                     }
-                    Target::Id(id) if on_process => s.send_with_completion(now, id, &data).map(|c| {
-                        waits = true;
-                        self.waiting.push((c, handle));
-                    }),
+                    Target::Id(id) if on_process => {
+                        s.send_with_completion_tracked(now, id, &data, track).map(|c| {
+                            waits = true;
+                            self.waiting.push((c, handle));
+                            self.on_process.insert(handle, c);
+                        })
+                    }
                     Target::Id(id) => s.send_to_tracked(now, id, &data, flags, track).map(|()| copies = 1),
                 };
                 if looped && sent.is_ok() {
@@ -451,15 +460,17 @@ impl DllProtocol {
 impl DllProtocol {
     /// Cancels the sends `which` names in the transport: those not started complete with
     /// DPNERR_USERCANCEL (through [`DllProtocol::send_done`]); the answer is
-    /// [`crate::sends::cancel_result`]. A send waiting for DN_PROCESS_COMPLETION is on the
-    /// wire already: DPNERR_CANNOTCANCEL.
+    /// [`crate::sends::cancel_result`]. A DPNSEND_COMPLETEONPROCESS send is cancelled the
+    /// same way while none of it is on the wire; once sent, it waits for the receiver's
+    /// DN_PROCESS_COMPLETION and answers DPNERR_CANNOTCANCEL.
     fn cancel_sends(&mut self, now: Instant, which: CancelSends) -> HRESULT {
         let s = &mut self.session;
+        let tracked = |h: &u32| self.sends.contains_key(h) || self.on_process.contains_key(h);
         let done = match which {
-            CancelSends::One(handle) if !self.sends.contains_key(&handle) => return dpn::DPNERR_CANNOTCANCEL,
+            CancelSends::One(handle) if !tracked(&handle) => return dpn::DPNERR_CANNOTCANCEL,
             CancelSends::One(handle) => s.cancel_send(now, u64::from(handle)),
             CancelSends::All => {
-                let handles: Vec<u32> = self.sends.keys().copied().collect();
+                let handles: Vec<u32> = self.sends.keys().chain(self.on_process.keys()).copied().collect();
                 let all = handles.into_iter().map(|h| s.cancel_send(now, u64::from(h)));
                 all.fold(Cancelled::default(), |a, b| a + b)
             }
@@ -476,14 +487,17 @@ impl DllProtocol {
     /// unsent, DPNERR_CONNECTIONLOST when the link ended first) or DPN_OK.
     fn send_done(&mut self, id: u64, outcome: SendOutcome, first_frame: Option<FirstFrame>) -> Option<Out> {
         let handle = u32::try_from(id).ok()?;
-        let (left, result, first) = self.sends.get_mut(&handle)?;
-        *first = first.or(first_frame);
         let this = match outcome {
             SendOutcome::Acknowledged | SendOutcome::Sent => dpn::DPN_OK,
             SendOutcome::TimedOut => dpn::DPNERR_TIMEDOUT,
             SendOutcome::Cancelled => dpn::DPNERR_USERCANCEL,
             _ => dpn::DPNERR_CONNECTIONLOST,
         };
+        if let Some(&context) = self.on_process.get(&handle) {
+            return self.process_send_done(handle, context, this);
+        }
+        let (left, result, first) = self.sends.get_mut(&handle)?;
+        *first = first.or(first_frame);
         if *result == dpn::DPN_OK {
             *result = this;
         }
@@ -493,6 +507,19 @@ impl DllProtocol {
         }
         let (_, result, first_frame) = self.sends.remove(&handle)?;
         Some(Out::SendDone { handle, result, first_frame })
+    }
+
+    /// The transport is done with a DPNSEND_COMPLETEONPROCESS send: sent, it waits on for
+    /// DN_PROCESS_COMPLETION (or the session's failure when its connection ends); cancelled
+    /// or timed out unsent, it completes now and the session forgets its context.
+    fn process_send_done(&mut self, handle: u32, context: u32, result: HRESULT) -> Option<Out> {
+        if result != dpn::DPNERR_USERCANCEL && result != dpn::DPNERR_TIMEDOUT {
+            return None;
+        }
+        self.on_process.remove(&handle);
+        self.waiting.retain(|(c, _)| *c != context);
+        self.session.abandon_completion(context);
+        Some(Out::SendDone { handle, result, first_frame: None })
     }
 
     /// The link with `dpnid`, when we have one; its throughput measured since the last query.

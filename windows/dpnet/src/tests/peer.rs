@@ -232,6 +232,25 @@ fn sp_caps_are_windows_defaults() {
     assert_eq!(unsafe { read_wide((*info).pwszName) }.unwrap(), "DirectPlay8 TCP/IP Service Provider");
 }
 
+/// RegisterLobby names a lobby connection, and no lobby launched us: DPNERR_INVALIDPARAM
+/// both ways (the documentation's one error), whatever the handle; unknown flags
+/// DPNERR_INVALIDFLAGS.
+#[test]
+fn register_lobby_without_a_lobby() {
+    let _pool = super::shared();
+    let p = Peer::new();
+    let game = Game::new(0);
+    p.init(&game);
+    let mut app = 0u32; // stands for a lobbied application object: never read
+    let app = (&raw mut app).cast::<c_void>();
+    let register = |handle, flags| unsafe { (p.v().register_lobby)(p.0, handle, app, flags) };
+    assert_eq!(register(0, DPNLOBBY_REGISTER), DPNERR_INVALIDPARAM);
+    assert_eq!(register(1, DPNLOBBY_REGISTER), DPNERR_INVALIDPARAM);
+    assert_eq!(register(1, DPNLOBBY_UNREGISTER), DPNERR_INVALIDPARAM);
+    assert_eq!(register(1, 0), DPNERR_INVALIDFLAGS);
+    assert_eq!(register(1, DPNLOBBY_REGISTER | DPNLOBBY_UNREGISTER), DPNERR_INVALIDFLAGS);
+}
+
 #[test]
 fn enumerate_join_send_and_leave() {
     let _pool = super::shared();
