@@ -1,5 +1,6 @@
 /* A game hosting for a native `dplay join`: Host on the given port, CREATE_PLAYER for the
- * joiner, its message, ours back to everyone, DESTROY_PLAYER when it leaves. With a second
+ * joiner, its message, ours back to everyone, then DestroyPeer with data (the joiner's
+ * session_ended shows it) and DESTROY_PLAYER. With a second
  * port, Host gets two device addresses (one per port): GetLocalHostAddresses reports both,
  * and the joiner may come through either.
  * Usage: host.exe PORT [PORT2] */
@@ -51,8 +52,10 @@ int main(int argc, char **argv)
     OK("received %lu bytes from it", (unsigned long)seen.last_receive_size);
     send_text(peer, DPNID_ALL_PLAYERS_GROUP, "hello from the wine host");
     OK("sent \"hello from the wine host\" to everyone");
-    wait_count(&seen.destroy_players, 1, "DESTROY_PLAYER when it leaves");
-    OK("DESTROY_PLAYER when it left");
+    const char *bye = "goodbye from the wine host";
+    CHECK_HR(IDirectPlay8Peer_DestroyPeer(peer, seen.players[1], bye, (DWORD)strlen(bye), 0), "DestroyPeer");
+    wait_count(&seen.destroy_players, 1, "DESTROY_PLAYER of the removed joiner");
+    OK("DestroyPeer with \"%s\": DESTROY_PLAYER", bye);
     CHECK_HR(IDirectPlay8Peer_Close(peer, 0), "Close");
     IDirectPlay8Peer_Release(peer);
     return 0;

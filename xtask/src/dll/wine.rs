@@ -370,7 +370,8 @@ fn devices(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     host_with_joiner(ctx, &[port(&first), port(&second)], &second)
 }
 
-/// `host.exe ports...` hosting; a native member joins at `join` and exchanges chat text.
+/// `host.exe ports...` hosting; a native member joins at `join`, exchanges chat text and is
+/// removed with DestroyPeer's data, which its `session_ended` shows.
 fn host_with_joiner(ctx: &Ctx<'_>, ports: &[&str], join: &str) -> anyhow::Result<()> {
     let mut wine = ctx.wine(Prefix::Win32, "host", ports)?;
     wine.wait_line("ready")?;
@@ -381,6 +382,9 @@ fn host_with_joiner(ctx: &Ctx<'_>, ports: &[&str], join: &str) -> anyhow::Result
         WAIT,
         event_with("message", "text", "hello from the wine host"),
     )?;
+    // DestroyPeer's data (DN_TERMINATE_SESSION, MC-DPL8CS 2.2.2.1) in the joiner's output.
+    let bye = "goodbye from the wine host";
+    ctx.suite.expect(&native, "DestroyPeer's data", WAIT, event_with("session_ended", "text", bye))?;
     wine.success()
 }
 
