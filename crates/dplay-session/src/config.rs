@@ -78,6 +78,11 @@ pub struct SessionConfig {
     /// DPN_MSGID_INDICATE_CONNECT does (MS-DPDX 3.1.5; MC-DPL8CS 3.1.5.1 step 2). Off: every
     /// such join is admitted at once.
     pub indicate_connect: bool,
+    /// When hosting, the application answers each EnumQuery that passes the session's checks
+    /// itself ([`crate::Event::EnumQuery`], [`crate::Session::answer_enum`]), with its own
+    /// reply data or not at all, as DPN_MSGID_ENUM_HOSTS_QUERY does (MC-DPLHP 3.2.5). Off:
+    /// each is answered at once with `enum_reply_data`.
+    pub indicate_enum: bool,
     /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
     pub dnet_version: u32,
     /// `ApplicationPayload` of our EnumQuery messages (MC-DPLHP 2.2.1): the enumerating
@@ -223,6 +228,7 @@ impl SessionConfig {
             connect_reply_data: Vec::new(),
             connect_data: Vec::new(),
             indicate_connect: false,
+            indicate_enum: false,
             dnet_version: DNET_VERSION_EX,
             enum_query_data: Vec::new(),
             enum_retry: Duration::from_millis(1500),

@@ -104,6 +104,12 @@ pub(crate) enum Command {
         accept: bool,
         reply: Vec<u8>,
     },
+    /// The application's answer to an [`Out::EnumQuery`]: its reply data.
+    AnswerEnum {
+        from: SocketAddr,
+        enum_payload: u16,
+        reply: Vec<u8>,
+    },
     SetDesc {
         max_players: u32,
         password: Option<String>,
@@ -157,6 +163,14 @@ pub(crate) enum Out {
         connect_data: Vec<u8>,
     },
     JoinAborted(SocketAddr),
+    /// An EnumQuery for our session, for DPN_MSGID_ENUM_HOSTS_QUERY.
+    EnumQuery {
+        from: SocketAddr,
+        enum_payload: u16,
+        data: Vec<u8>,
+        /// `dwMaxResponseDataSize`.
+        room: usize,
+    },
     PlayerAdded(Member),
     PlayerRemoved {
         dpnid: Dpnid,
@@ -215,6 +229,36 @@ pub(crate) struct LinkInfo {
     pub(crate) peak: u32,
 }
 
+/// At most [`EnumQueryCap::PER_SECOND`] EnumQuery messages a second reach the application's
+/// handler (DPN_MSGID_ENUM_HOSTS_QUERY, one dispatcher call each); the others go unanswered,
+/// so a flood of queries (spoofed sources included) never queues without bound nor draws
+/// more answers than that.
+#[derive(Debug, Default)]
+struct EnumQueryCap {
+    since: Option<Instant>,
+    count: u32,
+    dropped: u64,
+}
+
+impl EnumQueryCap {
+    const PER_SECOND: u32 = 100;
+
+    /// True when one more query may go to the application now.
+    fn admit(&mut self, now: Instant) -> bool {
+        if self.since.is_none_or(|t| now.saturating_duration_since(t) >= Duration::from_secs(1)) {
+            if self.dropped > 0 {
+                tracing::info!(dropped = self.dropped, "enumeration queries over the cap went unanswered");
+            }
+            *self = Self { since: Some(now), count: 0, dropped: 0 };
+        }
+        self.count += 1;
+        if self.count > Self::PER_SECOND {
+            self.dropped += 1;
+        }
+        self.count <= Self::PER_SECOND
+    }
+}
+
 /// Where a player's throughput was last measured.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
@@ -239,6 +283,8 @@ pub(crate) struct DllProtocol {
     on_process: HashMap<u32, u32>,
     /// Throughput samples by player.
     samples: HashMap<Dpnid, Sample>,
+    /// The EnumQuery messages handed to the application this second.
+    enum_queries: EnumQueryCap,
     enum_started: Option<Instant>,
     /// Joined was reported: before it, the players a joiner learns come in its snapshot.
     joined: bool,
@@ -254,6 +300,7 @@ impl DllProtocol {
             sends: HashMap::new(),
             on_process: HashMap::new(),
             samples: HashMap::new(),
+            enum_queries: EnumQueryCap::default(),
             enum_started: None,
             joined: false,
             ended: false,
@@ -347,6 +394,12 @@ impl DllProtocol {
                 }
                 Event::JoinRequest { from, connect_data, .. } => Out::JoinRequest { from, connect_data },
                 Event::JoinAborted { from } => Out::JoinAborted(from),
+                Event::EnumQuery { from, enum_payload, data, room } => {
+                    if !self.enum_queries.admit(now) {
+                        continue;
+                    }
+                    Out::EnumQuery { from, enum_payload, data, room }
+                }
                 _ => continue,
             };
             self.out.push_back(out);
@@ -435,6 +488,10 @@ impl DllProtocol {
                 let code = dplay_wire::dp8::session::ResultCode::DPNERR_HOSTREJECTEDCONNECTION;
                 let answer = if accept { Ok(reply) } else { Err((code, reply)) };
                 (0, s.answer_join(now, from, answer).map(|()| None))
+            }
+            Command::AnswerEnum { from, enum_payload, reply } => {
+                s.answer_enum(from, enum_payload, &reply);
+                (0, Ok(None))
             }
             Command::SetDesc { max_players, password } => {
                 (0, s.set_max_players(max_players).and_then(|()| s.set_password(password)).map(|()| None))

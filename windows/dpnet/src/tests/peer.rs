@@ -251,6 +251,82 @@ fn register_lobby_without_a_lobby() {
     assert_eq!(register(1, DPNLOBBY_REGISTER | DPNLOBBY_UNREGISTER), DPNERR_INVALIDFLAGS);
 }
 
+/// An asynchronous EnumHosts of the host at `port` on loopback with `data` (two queries 50 ms
+/// apart); its handle.
+fn enumerate(p: &Peer, port: u16, data: &[u8]) -> u32 {
+    let mut name = wide("");
+    let d = desc(0, &mut name);
+    let target = Address::new(&format!(
+        "x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;hostname=127.0.0.1;port={port}"
+    ));
+    let mut handle = 0;
+    let hr = unsafe {
+        (p.v().enum_hosts)(
+            p.0,
+            &d,
+            target.0,
+            std::ptr::null_mut(),
+            data.as_ptr().cast(),
+            data.len() as u32,
+            2,
+            50,
+            0,
+            std::ptr::null_mut(),
+            &mut handle,
+            0,
+        )
+    };
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    handle
+}
+
+/// DPN_MSGID_ENUM_HOSTS_QUERY: the host's handler gets the enumerating game's data and the
+/// room for its own, answers DPN_OK with response data that the enumerating game's
+/// ENUM_HOSTS_RESPONSE carries, and gets its buffer back (RETURN_BUFFER); a handler that
+/// answers otherwise leaves the query unanswered.
+#[test]
+fn the_host_answers_enumeration_with_its_data() {
+    let _pool = super::shared();
+    for refuse in [false, true] {
+        let (host_game, seek_game) = (Game::answering(0x1000, refuse, b"map=canyon"), Game::new(0x2000));
+        let host = Peer::new();
+        host.init(&host_game);
+        let port = host.host(0);
+        let seeker = Peer::new();
+        seeker.init(&seek_game);
+        let handle = enumerate(&seeker, port, b"filter");
+        seek_game.wait_for(
+            "the enumeration's end",
+            |h| matches!(h, Heard::AsyncOpComplete { handle: x, .. } if *x == handle),
+        );
+        let Heard::EnumQuery { data, room } =
+            host_game.wait_for("ENUM_HOSTS_QUERY", |h| matches!(h, Heard::EnumQuery { .. }))
+        else {
+            unreachable!()
+        };
+        assert_eq!(data, b"filter");
+        assert_eq!(room, 1472 - 92 - 2 * "test session".len() as u32 - 2);
+        host_game.wait_for("RETURN_BUFFER of the response data", |h| {
+            *h == Heard::ReturnBuffer { context: 0x4343 }
+        });
+        let responses: Vec<Vec<u8>> = seek_game
+            .heard()
+            .into_iter()
+            .filter_map(|h| match h {
+                Heard::EnumResponse { data, .. } => Some(data),
+                _ => None,
+            })
+            .collect();
+        if refuse {
+            assert!(responses.is_empty(), "a refused query was answered: {responses:?}");
+        } else {
+            assert!(!responses.is_empty() && responses.iter().all(|d| d == b"map=canyon"), "{responses:?}");
+        }
+        assert_eq!(seeker.close(), DPN_OK);
+        assert_eq!(host.close(), DPN_OK);
+    }
+}
+
 #[test]
 fn enumerate_join_send_and_leave() {
     let _pool = super::shared();
@@ -296,7 +372,7 @@ fn enumerate_join_send_and_leave() {
     assert_eq!(hr, DPNSUCCESS_PENDING);
     assert_ne!(handle, 0);
     let found = join_game.wait_for("ENUM_HOSTS_RESPONSE", |h| matches!(h, Heard::EnumResponse { .. }));
-    let Heard::EnumResponse { session, max_players, context, sender, round_trip } = found else {
+    let Heard::EnumResponse { session, max_players, context, sender, round_trip, .. } = found else {
         unreachable!()
     };
     assert_eq!((session.as_str(), max_players, context), ("test session", 8, 0x55));
