@@ -410,14 +410,30 @@ impl JsonEvent {
 impl JsonEvent {
     /// `session_ended` with `reason` and the host's terminate data (MC-DPL8CS 2.2.2.1) as
     /// `text` or `hex` and `len`, when it carried any.
+    /// Cut beyond [`SHOWN`] bytes, as DirectPlay 4 messages are.
     pub(crate) fn session_ended(reason: String, data: &[u8]) -> Self {
-        let (text, hex) = match crate::live::printable(data) {
+        let cut = data.get(..SHOWN).unwrap_or(data);
+        let more = if cut.len() < data.len() { "..." } else { "" };
+        let (text, hex) = match printable_cut(data) {
             _ if data.is_empty() => (None, None),
             ("text", value) => (Some(value), None),
-            _ => (None, Some(dplay_wire::hexdump::hex(data))),
+            _ => (None, Some(format!("{}{more}", dplay_wire::hexdump::hex(cut)))),
         };
         JsonEvent::SessionEnded { reason, text, hex, len: (!data.is_empty()).then_some(data.len()) }
     }
+}
+
+/// Data from the network longer than this is printed cut (`...`), with its whole length.
+pub(crate) const SHOWN: usize = 256;
+
+/// [`crate::live::printable`] of the first [`SHOWN`] bytes, `...` added when cut.
+pub(crate) fn printable_cut(data: &[u8]) -> (&'static str, String) {
+    let shown = data.get(..SHOWN).unwrap_or(data);
+    let (key, mut value) = crate::live::printable(shown);
+    if shown.len() < data.len() {
+        value.push_str("...");
+    }
+    (key, value)
 }
 
 /// [`crate::live::printable`]'s `(key, value)` as the `text`, `addon` and `hex` fields.
@@ -535,6 +551,9 @@ mod tests {
             assert_eq!(serde_json::to_string(&e).unwrap(), json);
             assert_documented(&e);
         }
+        let long = JsonEvent::session_ended(reason(), &[b'a'; 300]);
+        let JsonEvent::SessionEnded { text: Some(text), len, .. } = long else { panic!("not cut as text") };
+        assert_eq!((text.len(), &text[SHOWN..], len), (SHOWN + 3, "...", Some(300)));
     }
 
     /// The DirectPlay 4 and add-on events print exactly as documented, keys and values.

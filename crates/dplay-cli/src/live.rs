@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::escape::escaped;
-use crate::events::{GroupChange, JsonEvent, Row, bytes, flag_names};
+use crate::events::{GroupChange, JsonEvent, Row, bytes, flag_names, printable_cut};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -641,7 +641,7 @@ impl Output {
             Event::TerminateData { data } => self.terminate_data = data.clone(),
             Event::SessionEnded { reason } => {
                 let data = std::mem::take(&mut self.terminate_data);
-                let text = match printable(&data) {
+                let text = match printable_cut(&data) {
                     _ if data.is_empty() => format!("session ended: {reason}"),
                     (_, value) => format!("session ended: {reason} ({}: {value})", bytes(data.len())),
                 };
