@@ -67,6 +67,11 @@ pub struct SessionConfig {
     pub no_enums: bool,
     /// `ApplicationData` of our EnumResponse, when hosting (MC-DPLHP 2.2.2).
     pub enum_reply_data: Vec<u8>,
+    /// `ApplicationReservedData` of our application description, when hosting: in our
+    /// EnumResponse and DN_SEND_CONNECT_INFO (MC-DPLHP 2.2.2, MC-DPL8CS 2.2.1.4), the game's
+    /// `pvApplicationReservedData`. With the session name, it must leave the EnumResponse
+    /// in one datagram ([`crate::Session::host`] refuses it otherwise).
+    pub application_reserved_data: Vec<u8>,
     /// `reply` of DN_SEND_CONNECT_INFO, when hosting (MC-DPL8CS 2.2.1.4), unless the
     /// application answers each join itself (`indicate_connect`).
     pub connect_reply_data: Vec<u8>,
@@ -225,6 +230,7 @@ impl SessionConfig {
             migrate_host: true,
             no_enums: false,
             enum_reply_data: Vec::new(),
+            application_reserved_data: Vec::new(),
             connect_reply_data: Vec::new(),
             connect_data: Vec::new(),
             indicate_connect: false,

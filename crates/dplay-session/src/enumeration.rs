@@ -139,10 +139,25 @@ impl Session {
     }
 
     /// [`Event::EnumQuery`]'s `room`: the transport's datagram less the EnumResponse's fixed
-    /// 92 bytes and the session name (UTF-16 with its NUL; MC-DPLHP 2.2.2).
+    /// 92 bytes, the session name (UTF-16 with its NUL) and the `ApplicationReservedData`
+    /// (MC-DPLHP 2.2.2).
     fn enum_reply_room(&self) -> usize {
-        let name = self.desc.as_ref().map_or(0, |d| d.session_name.encode_utf16().count() + 1);
-        self.cfg.transport.max_datagram().saturating_sub(92 + 2 * name)
+        let reserved = self.desc.as_ref().map_or(0, |d| d.application_reserved_data.len());
+        self.enum_room_with(reserved).unwrap_or(0)
+    }
+
+    /// The room left for reply data with `reserved` bytes of `ApplicationReservedData`;
+    /// `None` when they do not fit at all.
+    fn enum_room_with(&self, reserved: usize) -> Option<usize> {
+        let name = self.desc.as_ref().map_or(&self.cfg.session_name, |d| &d.session_name);
+        let units = name.encode_utf16().count() + 1;
+        self.cfg.transport.max_datagram().checked_sub(92 + 2 * units + reserved)
+    }
+
+    /// True when `reserved` bytes of `ApplicationReservedData` leave the EnumResponse in one
+    /// datagram.
+    pub(crate) fn fits_enum_response(&self, reserved: &[u8]) -> bool {
+        self.enum_room_with(reserved.len()).is_some()
     }
 
     /// We host, and DPNSESSION_NOENUMS is not set.
@@ -161,7 +176,8 @@ impl Session {
             session_name: Some(WideString::new(&desc.session_name)),
             password: None,
             reserved_data: None,
-            application_reserved_data: None,
+            application_reserved_data: (!desc.application_reserved_data.is_empty())
+                .then(|| Blob::new(&desc.application_reserved_data)),
             application_instance_guid: desc.instance,
             application_guid: self.cfg.application_guid,
             application_data: (!reply.is_empty()).then(|| Blob::new(reply)),

@@ -107,6 +107,8 @@ pub(crate) struct AppDesc {
     pub(crate) max_players: u32,
     pub(crate) session_name: String,
     pub(crate) password: Option<String>,
+    /// `pvApplicationReservedData`: the host's, sent in enumeration responses and to joiners.
+    pub(crate) app_reserved: Vec<u8>,
 }
 
 /// `DPN_CAPS` and `DPN_SP_CAPS` as the game set them (Windows' defaults until then).
@@ -371,18 +373,35 @@ impl Core {
         st.local != 0 && st.local == st.host
     }
 
-    /// SetApplicationDesc on the host: a new player limit and password for the joins to come.
-    pub(crate) fn set_app_desc(&self, max_players: u32, password: Option<String>) -> HRESULT {
+    /// SetApplicationDesc on the host: a new player limit, password and application reserved
+    /// data for the joins and enumerations to come (answered on the network thread).
+    pub(crate) fn set_app_desc(
+        &self,
+        max_players: u32,
+        password: Option<String>,
+        reserved: Vec<u8>,
+    ) -> HRESULT {
         let mut st = self.lock();
         if st.local == 0 || st.local != st.host {
             return DPNERR_NOTHOST;
         }
-        st.desc.max_players = max_players;
-        st.desc.password.clone_from(&password);
-        match Self::command(&st, Command::SetDesc { max_players, password }) {
-            Ok(()) => DPN_OK,
-            Err(e) => e,
+        let (tx, rx) = bounded(1);
+        let set = Command::SetDesc {
+            max_players,
+            password: password.clone(),
+            reserved: reserved.clone(),
+            reply: tx,
+        };
+        if let Err(e) = Self::command(&st, set) {
+            return e;
         }
+        let result = rx.recv_timeout(Duration::from_secs(1)).unwrap_or(DPNERR_GENERIC);
+        if result == DPN_OK {
+            st.desc.max_players = max_players;
+            st.desc.password = password;
+            st.desc.app_reserved = reserved;
+        }
+        result
     }
 
     pub(crate) fn take_buffer(&self, handle: u32) -> bool {
@@ -488,6 +507,7 @@ impl Core {
         let mut cfg = Self::session_config(&st, self.role, desc.application, bind);
         cfg.session_name.clone_from(&desc.session_name);
         cfg.max_players = desc.max_players;
+        cfg.application_reserved_data.clone_from(&desc.app_reserved);
         cfg.migrate_host = desc.flags & DPNSESSION_MIGRATE_HOST != 0;
         cfg.no_enums = desc.flags & DPNSESSION_NOENUMS != 0;
         cfg.indicate_connect = true;
@@ -1120,10 +1140,16 @@ impl Core {
     /// One event of the session, as the handler hears it.
     fn dispatch(&self, out: Out) {
         match out {
-            Out::Joined { local, host, members, groups, flags, reply } => {
+            Out::Joined { local, host, members, groups, flags, reply, reserved } => {
+                self.lock().desc.app_reserved = reserved;
                 self.joined(local.0, host.0, members, groups, flags, reply)
             }
             Out::JoinRequest { from, connect_data } => self.indicate_connect(from, connect_data),
+            Out::HostFailed(result) => {
+                if let Some((tx, _)) = self.lock().hosting.take() {
+                    let _ = tx.send(result);
+                }
+            }
             Out::EnumQuery { from, enum_payload, data, room } => {
                 self.enum_hosts_query(from, enum_payload, data, room)
             }

@@ -156,6 +156,7 @@ pub(crate) fn read_desc(desc: *const DPN_APPLICATION_DESC) -> Result<AppDesc, HR
             max_players: d.dwMaxPlayers,
             session_name: dpn::read_wide(d.pwszSessionName).unwrap_or_default(),
             password: dpn::read_wide(d.pwszPassword),
+            app_reserved: dpn::read_bytes(d.pvApplicationReservedData, d.dwApplicationReservedDataSize),
         })
     }
 }
@@ -343,7 +344,8 @@ pub(crate) unsafe extern "system" fn get_application_desc<V: 'static>(
         let name = dpn::wide(&d.session_name);
         let password = d.password.as_deref().map(dpn::wide).unwrap_or_default();
         let head = size_of::<DPN_APPLICATION_DESC>();
-        let need = head + (name.len() + password.len()) * 2;
+        let strings = (name.len() + password.len()) * 2;
+        let need = head + strings + d.app_reserved.len();
         // SAFETY: the game's pointers, within the `*size` bytes it gave.
         unsafe {
             if buf.is_null() || (*size as usize) < need {
@@ -357,6 +359,8 @@ pub(crate) unsafe extern "system" fn get_application_desc<V: 'static>(
             std::ptr::copy_nonoverlapping(name.as_ptr(), name_at, name.len());
             let password_at = name_at.add(name.len());
             std::ptr::copy_nonoverlapping(password.as_ptr(), password_at, password.len());
+            let reserved_at = buf.cast::<u8>().add(head + strings);
+            std::ptr::copy_nonoverlapping(d.app_reserved.as_ptr(), reserved_at, d.app_reserved.len());
             *buf = DPN_APPLICATION_DESC {
                 dwSize: head as u32,
                 dwFlags: d.flags,
@@ -368,8 +372,12 @@ pub(crate) unsafe extern "system" fn get_application_desc<V: 'static>(
                 pwszPassword: if password.is_empty() { std::ptr::null_mut() } else { password_at },
                 pvReservedData: std::ptr::null_mut(),
                 dwReservedDataSize: 0,
-                pvApplicationReservedData: std::ptr::null_mut(),
-                dwApplicationReservedDataSize: 0,
+                pvApplicationReservedData: if d.app_reserved.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    reserved_at.cast()
+                },
+                dwApplicationReservedDataSize: d.app_reserved.len() as u32,
             };
             *size = need as u32;
         }
@@ -384,7 +392,8 @@ pub(crate) unsafe extern "system" fn set_application_desc<V: 'static>(
 ) -> HRESULT {
     initialized::<V>(this, |c| match read_desc(desc) {
         Ok(d) => {
-            c.set_app_desc(d.max_players, d.password.filter(|_| d.flags & DPNSESSION_REQUIREPASSWORD != 0))
+            let password = d.password.filter(|_| d.flags & DPNSESSION_REQUIREPASSWORD != 0);
+            c.set_app_desc(d.max_players, password, d.app_reserved)
         }
         Err(e) => e,
     })

@@ -110,9 +110,12 @@ pub(crate) enum Command {
         enum_payload: u16,
         reply: Vec<u8>,
     },
+    /// SetApplicationDesc, answered at once on the network thread.
     SetDesc {
         max_players: u32,
         password: Option<String>,
+        reserved: Vec<u8>,
+        reply: Sender<HRESULT>,
     },
     Leave,
     Terminate(Vec<u8>),
@@ -157,12 +160,16 @@ pub(crate) enum Out {
         groups: Vec<GroupRow>,
         flags: u32,
         reply: Vec<u8>,
+        /// The session's `ApplicationReservedData`.
+        reserved: Vec<u8>,
     },
     JoinRequest {
         from: SocketAddr,
         connect_data: Vec<u8>,
     },
     JoinAborted(SocketAddr),
+    /// The session refused Host (our own description is over a limit).
+    HostFailed(HRESULT),
     /// An EnumQuery for our session, for DPN_MSGID_ENUM_HOSTS_QUERY.
     EnumQuery {
         from: SocketAddr,
@@ -348,7 +355,8 @@ impl DllProtocol {
                     let ids: Vec<Dpnid> = t.groups().map(|g| g.dpnid).collect();
                     let groups = ids.into_iter().filter_map(|g| self.group_row(g)).collect();
                     let reply = self.session.connect_reply().to_vec();
-                    Out::Joined { local, host, members, groups, flags: flags.bits(), reply }
+                    let reserved = self.session.application_reserved_data().to_vec();
+                    Out::Joined { local, host, members, groups, flags: flags.bits(), reply, reserved }
                 }
                 Event::PlayerAdded { .. } if !self.joined => continue,
                 Event::PlayerAdded { dpnid, .. } => match self.session.name_table().get(dpnid) {
@@ -415,7 +423,12 @@ impl DllProtocol {
         let s = &mut self.session;
         let local = s.local_dpnid();
         let (handle, result): (u32, Result<Option<u32>, CommandError>) = match command {
-            Command::Host => (0, s.host(now).map(|()| None)),
+            Command::Host => {
+                if let Err(e) = s.host(now) {
+                    self.out.push_back(Out::HostFailed(command_error(e)));
+                }
+                return;
+            }
             Command::Join { host, instance } => (0, s.join(now, host, instance).map(|()| None)),
             Command::EnumHosts { target, application } => {
                 self.enum_started = Some(now);
@@ -493,8 +506,11 @@ impl DllProtocol {
                 s.answer_enum(from, enum_payload, &reply);
                 (0, Ok(None))
             }
-            Command::SetDesc { max_players, password } => {
-                (0, s.set_max_players(max_players).and_then(|()| s.set_password(password)).map(|()| None))
+            Command::SetDesc { max_players, password, reserved, reply } => {
+                let set = s.set_max_players(max_players).and_then(|()| s.set_password(password));
+                let result = set.and_then(|()| s.set_application_reserved_data(&reserved));
+                let _ = reply.send(result.map_or_else(command_error, |()| dpn::DPN_OK));
+                return;
             }
             Command::Leave => {
                 s.leave(now);

@@ -17,6 +17,7 @@ pub(crate) enum Heard {
         sender: String,
         round_trip: u32,
         data: Vec<u8>,
+        reserved: Vec<u8>,
     },
     EnumQuery {
         data: Vec<u8>,
@@ -154,6 +155,7 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                         .unwrap_or_default(),
                     round_trip: m.dwRoundTripLatencyMS,
                     data: read_bytes(m.pvResponseData, m.dwResponseDataSize),
+                    reserved: read_bytes(d.pvApplicationReservedData, d.dwApplicationReservedDataSize),
                 }
             }
             // Answered with the INDICATE_CONNECT reply as response data, or refused with it.

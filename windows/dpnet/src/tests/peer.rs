@@ -51,13 +51,22 @@ impl Peer {
     /// Hosts "test session" on a port the system picks; returns the port.
     pub(crate) fn host(&self, flags: u32) -> u16 {
         let mut name = wide("test session");
-        let desc = desc(flags, &mut name);
+        assert_eq!(self.host_desc(&desc(flags, &mut name)), DPN_OK);
+        let mut out = [std::ptr::null_mut(); 4];
+        let mut n = 4;
+        let hr = unsafe { (self.v().get_local_host_addresses)(self.0, out.as_mut_ptr(), &mut n, 0) };
+        assert_eq!(hr, DPN_OK);
+        self.local_port()
+    }
+
+    /// Host with `desc` on a port the system picks.
+    fn host_desc(&self, desc: &DPN_APPLICATION_DESC) -> HRESULT {
         let device = Address::new("x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;port=0");
         let mut devices = [device.0];
-        let hr = unsafe {
+        unsafe {
             (self.v().host)(
                 self.0,
-                &desc,
+                desc,
                 devices.as_mut_ptr(),
                 1,
                 std::ptr::null(),
@@ -65,13 +74,21 @@ impl Peer {
                 7 as *mut c_void,
                 0,
             )
-        };
-        assert_eq!(hr, DPN_OK);
-        let mut out = [std::ptr::null_mut(); 4];
-        let mut n = 4;
-        let hr = unsafe { (self.v().get_local_host_addresses)(self.0, out.as_mut_ptr(), &mut n, 0) };
-        assert_eq!(hr, DPN_OK);
-        self.local_port()
+        }
+    }
+
+    /// GetApplicationDesc's `pvApplicationReservedData`.
+    fn app_reserved(&self) -> Vec<u8> {
+        let mut size = 0;
+        let hr = unsafe { (self.v().get_application_desc)(self.0, std::ptr::null_mut(), &mut size, 0) };
+        assert_eq!(hr, DPNERR_BUFFERTOOSMALL);
+        let mut buf = vec![0u64; (size as usize).div_ceil(8)];
+        let d = buf.as_mut_ptr().cast::<DPN_APPLICATION_DESC>();
+        unsafe {
+            (*d).dwSize = size_of::<DPN_APPLICATION_DESC>() as u32;
+            assert_eq!((self.v().get_application_desc)(self.0, d, &mut size, 0), DPN_OK);
+            crate::dpn::read_bytes((*d).pvApplicationReservedData, (*d).dwApplicationReservedDataSize)
+        }
     }
 
     fn local_port(&self) -> u16 {
@@ -278,6 +295,50 @@ fn enumerate(p: &Peer, port: u16, data: &[u8]) -> u32 {
     };
     assert_eq!(hr, DPNSUCCESS_PENDING);
     handle
+}
+
+/// pvApplicationReservedData (MC-DPLHP 2.2.2, MC-DPL8CS 2.2.1.4): the host's reaches an
+/// enumerating game's ENUM_HOSTS_RESPONSE and a joiner's GetApplicationDesc; SetApplicationDesc
+/// changes it for later enumerations; data that would not leave the enumeration response in
+/// one datagram is DPNERR_INVALIDPARAM, in Host and SetApplicationDesc.
+#[test]
+fn application_reserved_data_reaches_enumerators_and_joiners() {
+    let _pool = super::shared();
+    let (host_game, join_game) = (Game::new(0x1000), Game::new(0x2000));
+    let host = Peer::new();
+    host.init(&host_game);
+    let mut name = wide("test session");
+    let mut d = desc(0, &mut name);
+    let mut big = vec![0u8; 1500];
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (big.as_mut_ptr().cast(), 1500);
+    assert_eq!(host.host_desc(&d), DPNERR_INVALIDPARAM);
+    let mut canyon = b"map=canyon".to_vec();
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (canyon.as_mut_ptr().cast(), 10);
+    assert_eq!(host.host_desc(&d), DPN_OK);
+    let port = host.local_port();
+
+    let joiner = Peer::new();
+    joiner.init(&join_game);
+    let found = |want: &'static [u8]| move |h: &Heard| matches!(h, Heard::EnumResponse { reserved, .. } if reserved == want);
+    enumerate(&joiner, port, b"");
+    join_game.wait_for("ENUM_HOSTS_RESPONSE with the reserved data", found(b"map=canyon"));
+    assert_eq!(joiner.connect(port, 0, true).0, DPN_OK);
+    assert_eq!(joiner.app_reserved(), b"map=canyon");
+
+    let mut desert = b"map=desert".to_vec();
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (big.as_mut_ptr().cast(), 1500);
+    assert_eq!(unsafe { (host.v().set_application_desc)(host.0, &d, 0) }, DPNERR_INVALIDPARAM);
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (desert.as_mut_ptr().cast(), 10);
+    assert_eq!(unsafe { (host.v().set_application_desc)(host.0, &d, 0) }, DPN_OK);
+    assert_eq!(host.app_reserved(), b"map=desert");
+    let seeker_game = Game::new(0x3000);
+    let seeker = Peer::new();
+    seeker.init(&seeker_game);
+    enumerate(&seeker, port, b"");
+    seeker_game.wait_for("ENUM_HOSTS_RESPONSE with the new reserved data", found(b"map=desert"));
+    assert_eq!(seeker.close(), DPN_OK);
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
 }
 
 /// DPN_MSGID_ENUM_HOSTS_QUERY: the host's handler gets the enumerating game's data and the

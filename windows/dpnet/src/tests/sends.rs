@@ -205,6 +205,7 @@ fn cancel_sends_with_completion_and_requests() {
 
     let (_, after) = joiner.send_timed(host_id, b"after", on_process, 0, 4);
     assert_eq!(completion(&join_game, after), DPN_OK);
+    host_game.wait_for("the last message", |h| matches!(h, Heard::Receive { data, .. } if data == b"after"));
     let received: Vec<usize> = host_game
         .heard()
         .into_iter()
