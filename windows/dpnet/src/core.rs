@@ -1267,10 +1267,7 @@ impl Core {
     /// reply buffer goes back with RETURN_BUFFER once copied.
     fn indicate_connect(&self, from: SocketAddr, mut connect_data: Vec<u8>) {
         let player = addressing::new_address(&addressing::url_for(from));
-        let device = self
-            .lock()
-            .bound
-            .map_or(std::ptr::null_mut(), |b| addressing::new_address(&addressing::url_for(b)));
+        let device = self.device_address();
         let mut msg = DPNMSG_INDICATE_CONNECT {
             dwSize: size_of::<DPNMSG_INDICATE_CONNECT>() as u32,
             pvUserConnectData: dpn::buffer_or_null(&mut connect_data),
@@ -1291,15 +1288,25 @@ impl Core {
             self.lock().accepted.insert(from, msg.pvPlayerContext as usize);
         }
         let _ = self.plain_command(Command::AnswerJoin { from, accept, reply });
-        if !msg.pvReplyData.is_null() {
+        self.return_buffer(msg.pvReplyData, msg.pvReplyContext);
+    }
+
+    /// RETURN_BUFFER: a buffer the handler lent (reply or response data) is no longer used.
+    fn return_buffer(&self, buffer: *mut c_void, context: *mut c_void) {
+        if !buffer.is_null() {
             let mut back = DPNMSG_RETURN_BUFFER {
                 dwSize: size_of::<DPNMSG_RETURN_BUFFER>() as u32,
                 hResultCode: DPN_OK,
-                pvBuffer: msg.pvReplyData,
-                pvUserContext: msg.pvReplyContext,
+                pvBuffer: buffer,
+                pvUserContext: context,
             };
             self.call(DPN_MSGID_RETURN_BUFFER, &mut back);
         }
+    }
+
+    /// A new address object of our first device (null before we are bound).
+    fn device_address(&self) -> *mut c_void {
+        self.lock().bound.map_or(std::ptr::null_mut(), |b| addressing::new_address(&addressing::url_for(b)))
     }
 
     /// ENUM_HOSTS_QUERY: the handler answers DPN_OK to have the query answered, with its
@@ -1307,10 +1314,7 @@ impl Core {
     /// unanswered; the response buffer goes back with RETURN_BUFFER once copied.
     fn enum_hosts_query(&self, from: SocketAddr, enum_payload: u16, mut data: Vec<u8>, room: usize) {
         let sender = addressing::new_address(&addressing::url_for(from));
-        let device = self
-            .lock()
-            .bound
-            .map_or(std::ptr::null_mut(), |b| addressing::new_address(&addressing::url_for(b)));
+        let device = self.device_address();
         let mut msg = DPNMSG_ENUM_HOSTS_QUERY {
             dwSize: size_of::<DPNMSG_ENUM_HOSTS_QUERY>() as u32,
             pAddressSender: sender,
@@ -1339,15 +1343,7 @@ impl Core {
             let reply = unsafe { dpn::read_bytes(msg.pvResponseData, msg.dwResponseDataSize) };
             let _ = self.plain_command(Command::AnswerEnum { from, enum_payload, reply });
         }
-        if !msg.pvResponseData.is_null() {
-            let mut back = DPNMSG_RETURN_BUFFER {
-                dwSize: size_of::<DPNMSG_RETURN_BUFFER>() as u32,
-                hResultCode: DPN_OK,
-                pvBuffer: msg.pvResponseData,
-                pvUserContext: msg.pvResponseContext,
-            };
-            self.call(DPN_MSGID_RETURN_BUFFER, &mut back);
-        }
+        self.return_buffer(msg.pvResponseData, msg.pvResponseContext);
     }
 
     fn joined(

@@ -268,9 +268,9 @@ fn register_lobby_without_a_lobby() {
     assert_eq!(register(1, DPNLOBBY_REGISTER | DPNLOBBY_UNREGISTER), DPNERR_INVALIDFLAGS);
 }
 
-/// An asynchronous EnumHosts of the host at `port` on loopback with `data` (two queries 50 ms
-/// apart); its handle.
-fn enumerate(p: &Peer, port: u16, data: &[u8]) -> u32 {
+/// An asynchronous EnumHosts of the host at `port` on loopback with `data` and `context` (two
+/// queries 50 ms apart); its handle.
+fn enumerate(p: &Peer, port: u16, data: &[u8], context: usize) -> u32 {
     let mut name = wide("");
     let d = desc(0, &mut name);
     let target = Address::new(&format!(
@@ -288,12 +288,13 @@ fn enumerate(p: &Peer, port: u16, data: &[u8]) -> u32 {
             2,
             50,
             0,
-            std::ptr::null_mut(),
+            context as *mut c_void,
             &mut handle,
             0,
         )
     };
     assert_eq!(hr, DPNSUCCESS_PENDING);
+    assert_ne!(handle, 0);
     handle
 }
 
@@ -320,7 +321,7 @@ fn application_reserved_data_reaches_enumerators_and_joiners() {
     let joiner = Peer::new();
     joiner.init(&join_game);
     let found = |want: &'static [u8]| move |h: &Heard| matches!(h, Heard::EnumResponse { reserved, .. } if reserved == want);
-    enumerate(&joiner, port, b"");
+    enumerate(&joiner, port, b"", 0);
     join_game.wait_for("ENUM_HOSTS_RESPONSE with the reserved data", found(b"map=canyon"));
     assert_eq!(joiner.connect(port, 0, true).0, DPN_OK);
     assert_eq!(joiner.app_reserved(), b"map=canyon");
@@ -334,7 +335,7 @@ fn application_reserved_data_reaches_enumerators_and_joiners() {
     let seeker_game = Game::new(0x3000);
     let seeker = Peer::new();
     seeker.init(&seeker_game);
-    enumerate(&seeker, port, b"");
+    enumerate(&seeker, port, b"", 0);
     seeker_game.wait_for("ENUM_HOSTS_RESPONSE with the new reserved data", found(b"map=desert"));
     assert_eq!(seeker.close(), DPN_OK);
     assert_eq!(joiner.close(), DPN_OK);
@@ -355,7 +356,7 @@ fn the_host_answers_enumeration_with_its_data() {
         let port = host.host(0);
         let seeker = Peer::new();
         seeker.init(&seek_game);
-        let handle = enumerate(&seeker, port, b"filter");
+        let handle = enumerate(&seeker, port, b"filter", 0);
         seek_game.wait_for(
             "the enumeration's end",
             |h| matches!(h, Heard::AsyncOpComplete { handle: x, .. } if *x == handle),
@@ -408,30 +409,7 @@ fn enumerate_join_send_and_leave() {
     joiner.init(&join_game);
     joiner.set_name("bob");
     // Enumerate the host (async, two queries 50 ms apart).
-    let mut name = wide("");
-    let d = desc(0, &mut name);
-    let target = Address::new(&format!(
-        "x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;hostname=127.0.0.1;port={port}"
-    ));
-    let mut handle = 0;
-    let hr = unsafe {
-        (joiner.v().enum_hosts)(
-            joiner.0,
-            &d,
-            target.0,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            0,
-            2,
-            50,
-            0,
-            0x55 as *mut c_void,
-            &mut handle,
-            0,
-        )
-    };
-    assert_eq!(hr, DPNSUCCESS_PENDING);
-    assert_ne!(handle, 0);
+    let handle = enumerate(&joiner, port, b"", 0x55);
     let found = join_game.wait_for("ENUM_HOSTS_RESPONSE", |h| matches!(h, Heard::EnumResponse { .. }));
     let Heard::EnumResponse { session, max_players, context, sender, round_trip, .. } = found else {
         unreachable!()

@@ -60,6 +60,15 @@ fn pair() -> (Arc<Game>, Arc<Game>, Peer, Peer, u32, u32) {
     (host_game, join_game, host, joiner, host_id, local)
 }
 
+/// The lengths of the messages `game` received, in order.
+fn received_lengths(game: &Game) -> Vec<usize> {
+    let lengths = game.heard().into_iter().filter_map(|h| match h {
+        Heard::Receive { data, .. } => Some(data.len()),
+        _ => None,
+    });
+    lengths.collect()
+}
+
 fn completion(game: &Game, handle: u32) -> HRESULT {
     match game
         .wait_for("SEND_COMPLETE", |h| matches!(h, Heard::SendComplete { handle: x, .. } if *x == handle))
@@ -165,14 +174,7 @@ fn cancel_sends_still_queued() {
     let (_, after) = joiner.send_timed(host_id, b"after", DPNSEND_GUARANTEED, 0, 8);
     assert_eq!(completion(&join_game, after), DPN_OK);
     host_game.wait_for("the last message", |h| matches!(h, Heard::Receive { data, .. } if data == b"after"));
-    let received: Vec<usize> = host_game
-        .heard()
-        .into_iter()
-        .filter_map(|h| match h {
-            Heard::Receive { data, .. } => Some(data.len()),
-            _ => None,
-        })
-        .collect();
+    let received = received_lengths(&host_game);
     let arrived = 1 + later.iter().filter(|r| **r == DPN_OK).count();
     let mut expected = vec![big.len(); arrived];
     expected.push(5);
@@ -206,14 +208,7 @@ fn cancel_sends_with_completion_and_requests() {
     let (_, after) = joiner.send_timed(host_id, b"after", on_process, 0, 4);
     assert_eq!(completion(&join_game, after), DPN_OK);
     host_game.wait_for("the last message", |h| matches!(h, Heard::Receive { data, .. } if data == b"after"));
-    let received: Vec<usize> = host_game
-        .heard()
-        .into_iter()
-        .filter_map(|h| match h {
-            Heard::Receive { data, .. } => Some(data.len()),
-            _ => None,
-        })
-        .collect();
+    let received = received_lengths(&host_game);
     assert_eq!(received, [big.len(), 5], "nothing cancelled or timed out arrived");
 
     let mut name: Vec<u16> = "wingmen\0".encode_utf16().collect();
