@@ -507,8 +507,9 @@ impl DllProtocol {
                 (0, Ok(None))
             }
             Command::SetDesc { max_players, password, reserved, reply } => {
-                let set = s.set_max_players(max_players).and_then(|()| s.set_password(password));
-                let result = set.and_then(|()| s.set_application_reserved_data(&reserved));
+                // The reserved data first: the one a game may make too large.
+                let set = s.set_application_reserved_data(&reserved).and_then(|()| s.set_password(password));
+                let result = set.and_then(|()| s.set_max_players(max_players));
                 let _ = reply.send(result.map_or_else(command_error, |()| dpn::DPN_OK));
                 return;
             }
