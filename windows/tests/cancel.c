@@ -3,7 +3,8 @@
  * cancelled by its handle (ASYNC_OP_COMPLETE DPNERR_USERCANCEL), another by
  * DPNCANCEL_ENUM; sends still queued behind large ones on the wire are cancelled by handle,
  * by DPNCANCEL_PLAYER_SENDS_PRIORITY_* and by DPNCANCEL_SEND (SEND_COMPLETE
- * DPNERR_USERCANCEL), a large one on the wire answers DPNERR_CANNOTCANCEL.
+ * DPNERR_USERCANCEL), a large one on the wire answers DPNERR_CANNOTCANCEL; the same for
+ * DPNSEND_COMPLETEONPROCESS sends, the one on the wire completing once the host processed it.
  * Usage: cancel.exe HOST_PORT SILENT_PORT */
 #include "game.h"
 
@@ -60,6 +61,28 @@ static void cancel_sends(IDirectPlay8Peer *peer, DPNID host)
     free(big);
 }
 
+/* DPNSEND_COMPLETEONPROCESS sends are cancelled as the others while none of their frames went
+ * out; one on the wire answers DPNERR_CANNOTCANCEL and completes S_OK once the host processed
+ * it (DN_PROCESS_COMPLETION). */
+static void cancel_on_process(IDirectPlay8Peer *peer, DPNID host)
+{
+    LONG before = seen.send_completes;
+    DWORD size = 600 * 1024;
+    BYTE *big = calloc(size, 1);
+    DPNHANDLE first = send_ctx(peer, host, big, size, DPNSEND_COMPLETEONPROCESS, 0xD0);
+    DPNHANDLE queued = send_ctx(peer, host, (BYTE *)"queued", 6, DPNSEND_COMPLETEONPROCESS, 0xD1);
+    HRESULT hr = IDirectPlay8Peer_CancelAsyncOperation(peer, first, 0);
+    CHECK(hr == DPNERR_CANNOTCANCEL, "cancelling a COMPLETEONPROCESS send on the wire returned 0x%08lx",
+          (unsigned long)hr);
+    CHECK_HR(IDirectPlay8Peer_CancelAsyncOperation(peer, queued, 0), "CancelAsyncOperation(a queued COMPLETEONPROCESS send)");
+    wait_count(&seen.send_completes, before + 2, "SEND_COMPLETE of both COMPLETEONPROCESS sends");
+    hr = send_result_of((void *)0xD1);
+    CHECK(hr == DPNERR_USERCANCEL, "the queued COMPLETEONPROCESS send completed with 0x%08lx", (unsigned long)hr);
+    CHECK_HR(send_result_of((void *)0xD0), "the processed send's SEND_COMPLETE");
+    OK("DPNSEND_COMPLETEONPROCESS: queued one DPNERR_USERCANCEL, one on the wire DPNERR_CANNOTCANCEL then S_OK");
+    free(big);
+}
+
 static void cancel_enum(IDirectPlay8Peer *peer, DWORD silent, int by_handle)
 {
     DPN_APPLICATION_DESC d = app_desc(NULL, 0);
@@ -104,6 +127,7 @@ int main(int argc, char **argv)
     CHECK(seen.send_completes == 1, "a NOCOMPLETE send completed");
     OK("DPNSEND_NOCOMPLETE: no SEND_COMPLETE");
     cancel_sends(peer, find_host(peer));
+    cancel_on_process(peer, find_host(peer));
     CHECK_HR(IDirectPlay8Peer_Close(peer, 0), "Close");
     IDirectPlay8Peer_Release(peer);
     return 0;

@@ -51,7 +51,7 @@ typedef struct {
     CRITICAL_SECTION lock;
     HANDLE changed; /* auto-reset: set after every message */
     LONG connect_completes, async_completes, send_completes, create_players, destroy_players;
-    LONG receives, enum_responses, host_migrates, create_groups, add_to_groups, terminated;
+    LONG receives, enum_responses, host_migrates, create_groups, add_to_groups, terminated, enum_queries;
     HRESULT connect_result, async_result, send_result, terminate_result;
     DPNHANDLE async_handle, send_handle;
     void *async_context, *send_context;
@@ -68,6 +68,7 @@ typedef struct {
     DPNID group_owner; /* the last CREATE_GROUP's dpnidOwner */
     BYTE terminate_data[64]; /* the last TERMINATE_SESSION's data (the first 64 bytes) */
     DWORD terminate_size;
+    const char *enum_reply; /* a host's response data to ENUM_HOSTS_QUERY (NULL: none) */
 } Seen;
 
 static Seen seen;
@@ -140,6 +141,15 @@ static inline HRESULT WINAPI handler(void *context, DWORD id, void *msg)
         seen.last_receive_size = m->dwReceiveDataSize;
         seen.received_bytes += m->dwReceiveDataSize;
         InterlockedIncrement(&seen.receives);
+        break;
+    }
+    case DPN_MSGID_ENUM_HOSTS_QUERY: {
+        DPNMSG_ENUM_HOSTS_QUERY *m = msg;
+        if (seen.enum_reply && strlen(seen.enum_reply) <= m->dwMaxResponseDataSize) {
+            m->pvResponseData = (void *)seen.enum_reply;
+            m->dwResponseDataSize = (DWORD)strlen(seen.enum_reply);
+        }
+        InterlockedIncrement(&seen.enum_queries);
         break;
     }
     case DPN_MSGID_ENUM_HOSTS_RESPONSE: {

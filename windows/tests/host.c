@@ -1,5 +1,7 @@
 /* A game hosting for a native `dplay join`: Host on the given port, CREATE_PLAYER for the
- * joiner, its message, ours back to everyone, DESTROY_PLAYER when it leaves. With a second
+ * joiner, its message, ours back to everyone, then DestroyPeer with data (the joiner's
+ * session_ended shows it) and DESTROY_PLAYER. ENUM_HOSTS_QUERY is answered with response
+ * data, which the native enumeration shows. With a second
  * port, Host gets two device addresses (one per port): GetLocalHostAddresses reports both,
  * and the joiner may come through either.
  * Usage: host.exe PORT [PORT2] */
@@ -30,6 +32,7 @@ int main(int argc, char **argv)
     DWORD ports[2] = {arg_port(argc, argv, 1), argc > 2 ? arg_port(argc, argv, 2) : 0};
     DWORD n = ports[1] ? 2 : 1;
     IDirectPlay8Peer *peer = make_peer();
+    seen.enum_reply = "wine host data";
     set_name(peer, L"winehost");
     if (n == 1) {
         host_on(peer, ports[0], L"wine session", DPNSESSION_MIGRATE_HOST);
@@ -45,14 +48,18 @@ int main(int argc, char **argv)
     check_local_addresses(peer, ports, n);
     printf("ready\n");
     fflush(stdout);
+    wait_count(&seen.enum_queries, 1, "ENUM_HOSTS_QUERY of the native enumeration");
+    OK("ENUM_HOSTS_QUERY: answered with response data \"%s\"", seen.enum_reply);
     wait_count(&seen.create_players, 2, "CREATE_PLAYER for the native joiner");
     OK("a native member joined");
     wait_count(&seen.receives, 1, "the joiner's message");
     OK("received %lu bytes from it", (unsigned long)seen.last_receive_size);
     send_text(peer, DPNID_ALL_PLAYERS_GROUP, "hello from the wine host");
     OK("sent \"hello from the wine host\" to everyone");
-    wait_count(&seen.destroy_players, 1, "DESTROY_PLAYER when it leaves");
-    OK("DESTROY_PLAYER when it left");
+    const char *bye = "goodbye from the wine host";
+    CHECK_HR(IDirectPlay8Peer_DestroyPeer(peer, seen.players[1], bye, (DWORD)strlen(bye), 0), "DestroyPeer");
+    wait_count(&seen.destroy_players, 1, "DESTROY_PLAYER of the removed joiner");
+    OK("DestroyPeer with \"%s\": DESTROY_PLAYER", bye);
     CHECK_HR(IDirectPlay8Peer_Close(peer, 0), "Close");
     IDirectPlay8Peer_Release(peer);
     return 0;

@@ -9,11 +9,10 @@ use dplay_session::dp4::{Dp4Event as SessionEvent, EndReason, GroupEvent, JoinEr
 use dplay_wire::dp4::DpResult;
 use dplay_wire::dp4::session::SessionFlags;
 
-use crate::events::{Dp4JsonEvent, GroupChange, JsonEvent, Row, bytes, data_fields, flag_names, flags_text};
-use crate::live::{Output, printable};
-
-/// Application data longer than this is printed cut, with its length and digest.
-const SHOWN: usize = 256;
+use crate::events::{
+    Dp4JsonEvent, GroupChange, JsonEvent, Row, bytes, data_fields, flag_names, flags_text, printable_cut,
+};
+use crate::live::Output;
 
 /// The summary's count of refused joins (DirectPlay 8's summary says `joins_refused`).
 const JOINS_REFUSED: &str = "joins-refused";
@@ -247,10 +246,8 @@ impl Dp4Output {
                     EndReason::Removed => "the host removed us (DELETEPLAYER)",
                     _ => "ended",
                 };
-                self.out.event(
-                    &JsonEvent::SessionEnded { reason: why.to_owned() },
-                    format!("session ended: {why}"),
-                );
+                self.out
+                    .event(&JsonEvent::session_ended(why.to_owned(), &[]), format!("session ended: {why}"));
                 return true;
             }
             // An event a later session adds: not printed until this printer knows it.
@@ -259,15 +256,11 @@ impl Dp4Output {
         false
     }
 
-    /// Application data: text when printable, else hex; cut beyond [`SHOWN`] bytes, with the
+    /// Application data: text when printable, else hex; cut beyond [`crate::events::SHOWN`] bytes, with the
     /// length and digest of the whole.
     fn message(&self, from: Option<u32>, to: Option<u32>, data: &[u8]) {
         let name = from.map(|f| self.name(f));
-        let shown = data.get(..SHOWN).unwrap_or(data);
-        let (key, mut value) = printable(shown);
-        if shown.len() < data.len() {
-            value.push_str("...");
-        }
+        let (key, value) = printable_cut(data);
         let text =
             format!("message from {} ({}): {value}", name.as_deref().unwrap_or("?"), bytes(data.len()));
         let (text_field, addon, hex_field) = data_fields(key, value);

@@ -157,6 +157,15 @@ pub(crate) enum JsonEvent {
     },
     SessionEnded {
         reason: String,
+        /// DirectPlay 8: the host's DN_TERMINATE_SESSION data, printable UTF-8 ...
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// ... or hex.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hex: Option<String>,
+        /// Its length, when it carried any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        len: Option<usize>,
     },
     CommandFailed {
         command: String,
@@ -406,6 +415,35 @@ impl JsonEvent {
     }
 }
 
+impl JsonEvent {
+    /// `session_ended` with `reason` and the host's terminate data (MC-DPL8CS 2.2.2.1) as
+    /// `text` or `hex` and `len`, when it carried any.
+    /// Cut beyond [`SHOWN`] bytes, as DirectPlay 4 messages are.
+    pub(crate) fn session_ended(reason: String, data: &[u8]) -> Self {
+        let cut = data.get(..SHOWN).unwrap_or(data);
+        let more = if cut.len() < data.len() { "..." } else { "" };
+        let (text, hex) = match printable_cut(data) {
+            _ if data.is_empty() => (None, None),
+            ("text", value) => (Some(value), None),
+            _ => (None, Some(format!("{}{more}", dplay_wire::hexdump::hex(cut)))),
+        };
+        JsonEvent::SessionEnded { reason, text, hex, len: (!data.is_empty()).then_some(data.len()) }
+    }
+}
+
+/// Data from the network longer than this is printed cut (`...`), with its whole length.
+pub(crate) const SHOWN: usize = 256;
+
+/// [`crate::live::printable`] of the first [`SHOWN`] bytes, `...` added when cut.
+pub(crate) fn printable_cut(data: &[u8]) -> (&'static str, String) {
+    let shown = data.get(..SHOWN).unwrap_or(data);
+    let (key, mut value) = crate::live::printable(shown);
+    if shown.len() < data.len() {
+        value.push_str("...");
+    }
+    (key, value)
+}
+
 /// [`crate::live::printable`]'s `(key, value)` as the `text`, `addon` and `hex` fields.
 pub(crate) fn data_fields(key: &str, value: String) -> (Option<String>, Option<String>, Option<String>) {
     match key {
@@ -498,6 +536,32 @@ mod tests {
         for key in fields.keys().filter(|k| *k != "event") {
             assert!(documented.contains(key), "{name}: key {key} is not documented");
         }
+    }
+
+    /// `session_ended` shows the host's terminate data as text or hex with its length, and no
+    /// data key when it carried none.
+    #[test]
+    fn session_ended_shows_the_terminate_data() {
+        let reason = || "terminated by the host".to_owned();
+        let cases = [
+            (&b""[..], r#"{"event":"session_ended","reason":"terminated by the host"}"#),
+            (
+                &b"game over\0"[..],
+                r#"{"event":"session_ended","reason":"terminated by the host","text":"game over","len":10}"#,
+            ),
+            (
+                &[0xFF, 0x01][..],
+                r#"{"event":"session_ended","reason":"terminated by the host","hex":"FF 01","len":2}"#,
+            ),
+        ];
+        for (data, json) in cases {
+            let e = JsonEvent::session_ended(reason(), data);
+            assert_eq!(serde_json::to_string(&e).unwrap(), json);
+            assert_documented(&e);
+        }
+        let long = JsonEvent::session_ended(reason(), &[b'a'; 300]);
+        let JsonEvent::SessionEnded { text: Some(text), len, .. } = long else { panic!("not cut as text") };
+        assert_eq!((text.len(), &text[SHOWN..], len), (SHOWN + 3, "...", Some(300)));
     }
 
     /// The DirectPlay 4 and add-on events print exactly as documented, keys and values.

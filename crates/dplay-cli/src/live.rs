@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::escape::escaped;
-use crate::events::{GroupChange, JsonEvent, Row, flag_names};
+use crate::events::{GroupChange, JsonEvent, Row, bytes, flag_names, printable_cut};
 
 /// The DirectPlay 8 port (MS-DPDX 2.1: hosts listen on UDP 6073).
 pub(crate) const DPLAY8_PORT: u16 = 6073;
@@ -400,6 +400,8 @@ pub(crate) struct Output {
     /// A join under way ([`Output::joining`]), so that its text says each thing once (issue 25
     /// item 18).
     join: Option<JoinSaid>,
+    /// The host's terminate data ([`Event::TerminateData`]), shown with `session_ended`.
+    terminate_data: Vec<u8>,
 }
 
 /// What a join's text said while it was not in yet: the players the host's name table brought
@@ -415,7 +417,14 @@ struct JoinSaid {
 impl Output {
     /// Text or JSON lines, timed from `start`.
     pub(crate) fn new(json: bool, start: Instant) -> Self {
-        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new(), join: None }
+        Self {
+            json,
+            start,
+            names: BTreeMap::new(),
+            operations: BTreeMap::new(),
+            join: None,
+            terminate_data: Vec::new(),
+        }
     }
 
     /// The output of a joiner (`dplay join`, `fs join`) until its [`Event::Joined`]: see
@@ -672,13 +681,19 @@ impl Output {
                 };
                 self.event(&JsonEvent::Completed { command, context: *context, error }, text);
             }
+            Event::TerminateData { data } => self.terminate_data = data.clone(),
             Event::SessionEnded { reason } => {
-                let event = JsonEvent::SessionEnded { reason: reason.to_string() };
+                let data = std::mem::take(&mut self.terminate_data);
+                let event = JsonEvent::session_ended(reason.to_string(), &data);
                 if self.join.is_some() {
                     // A join that ends before we are in: its error line says why.
                     self.json_only(&event);
                 } else {
-                    self.event(&event, format!("session ended: {reason}"));
+                    let text = match printable_cut(&data) {
+                        _ if data.is_empty() => format!("session ended: {reason}"),
+                        (_, value) => format!("session ended: {reason} ({}: {value})", bytes(data.len())),
+                    };
+                    self.event(&event, text);
                 }
                 return true;
             }

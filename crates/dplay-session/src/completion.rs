@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use dplay_wire::Blob;
+use dplay_dframe::{MessageKind, Tracked};
+
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{ProcessCompletion, ReqProcessCompletion, SessionMessage};
+use dplay_wire::{Blob, Wire};
 
 use crate::event::{CommandError, CompletionError, Event};
 use crate::session::{Phase, Session};
@@ -69,6 +71,11 @@ impl Pending {
         true
     }
 
+    /// Gives up the operation `context` without an answer: true when it was waiting.
+    pub(crate) fn forget(&mut self, context: u32) -> bool {
+        self.waiting.remove(&context).is_some()
+    }
+
     /// Ends every operation waiting on what `lost` matches; returns their contexts.
     pub(crate) fn fail(&mut self, lost: impl Fn(Waiter) -> bool) -> Vec<u32> {
         let gone: Vec<u32> = self.waiting.iter().filter(|(_, w)| lost(**w)).map(|(c, _)| *c).collect();
@@ -90,6 +97,38 @@ impl Session {
         to: Dpnid,
         data: &[u8],
     ) -> Result<u32, CommandError> {
+        self.completion_send(now, to, data, None)
+    }
+
+    /// [`Session::send_with_completion`], tracked by the transport as
+    /// [`Session::send_to_tracked`] is: it can be cancelled ([`Session::cancel_send`]) or
+    /// time out while none of its frames went out, and [`Event::SendDone`] with `track.id`
+    /// reports its transport outcome. [`Event::Completed`] still ends it when it was sent;
+    /// when it was not (cancelled, timed out), the caller gives its context up with
+    /// [`Session::abandon_completion`].
+    pub fn send_with_completion_tracked(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        track: Tracked,
+    ) -> Result<u32, CommandError> {
+        self.completion_send(now, to, data, Some(track))
+    }
+
+    /// A send with completion that never left (cancelled or timed out unsent): its context is
+    /// freed and no [`Event::Completed`] will come. False when it was not waiting.
+    pub fn abandon_completion(&mut self, context: u32) -> bool {
+        self.pending.forget(context)
+    }
+
+    fn completion_send(
+        &mut self,
+        now: Instant,
+        to: Dpnid,
+        data: &[u8],
+        track: Option<Tracked>,
+    ) -> Result<u32, CommandError> {
         if !self.is_joined() {
             return Err(CommandError::WrongState);
         }
@@ -99,8 +138,24 @@ impl Session {
             packet_context: context,
             payload: Blob::new(data),
         });
-        self.send_msg(now, addr, &msg);
-        Ok(context)
+        let Some(track) = track else {
+            self.send_msg(now, addr, &msg);
+            return Ok(context);
+        };
+        let kind = MessageKind { user_1: true, ..MessageKind::RELIABLE_SEQUENTIAL };
+        let sent = msg.to_vec().map_err(|_| CommandError::InvalidParam).and_then(|bytes| {
+            self.ep.send_tracked(now, addr, &bytes, kind, track).map_err(CommandError::from)
+        });
+        match sent {
+            Ok(()) => {
+                self.stats.messages_sent += 1;
+                Ok(context)
+            }
+            Err(e) => {
+                self.pending.forget(context);
+                Err(e)
+            }
+        }
     }
 
     /// DN_REQ_PROCESS_COMPLETION from an identified member: its payload goes to the application

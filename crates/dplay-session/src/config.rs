@@ -67,6 +67,11 @@ pub struct SessionConfig {
     pub no_enums: bool,
     /// `ApplicationData` of our EnumResponse, when hosting (MC-DPLHP 2.2.2).
     pub enum_reply_data: Vec<u8>,
+    /// `ApplicationReservedData` of our application description, when hosting: in our
+    /// EnumResponse and DN_SEND_CONNECT_INFO (MC-DPLHP 2.2.2, MC-DPL8CS 2.2.1.4), the game's
+    /// `pvApplicationReservedData`. With the session name, it must leave the EnumResponse
+    /// in one datagram ([`crate::Session::host`] refuses it otherwise).
+    pub application_reserved_data: Vec<u8>,
     /// `reply` of DN_SEND_CONNECT_INFO, when hosting (MC-DPL8CS 2.2.1.4), unless the
     /// application answers each join itself (`indicate_connect`).
     pub connect_reply_data: Vec<u8>,
@@ -78,6 +83,11 @@ pub struct SessionConfig {
     /// DPN_MSGID_INDICATE_CONNECT does (MS-DPDX 3.1.5; MC-DPL8CS 3.1.5.1 step 2). Off: every
     /// such join is admitted at once.
     pub indicate_connect: bool,
+    /// When hosting, the application answers each EnumQuery that passes the session's checks
+    /// itself ([`crate::Event::EnumQuery`], [`crate::Session::answer_enum`]), with its own
+    /// reply data or not at all, as DPN_MSGID_ENUM_HOSTS_QUERY does (MC-DPLHP 3.2.5). Off:
+    /// each is answered at once with `enum_reply_data`.
+    pub indicate_enum: bool,
     /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
     pub dnet_version: u32,
     /// `ApplicationPayload` of our EnumQuery messages (MC-DPLHP 2.2.1): the enumerating
@@ -220,9 +230,11 @@ impl SessionConfig {
             migrate_host: true,
             no_enums: false,
             enum_reply_data: Vec::new(),
+            application_reserved_data: Vec::new(),
             connect_reply_data: Vec::new(),
             connect_data: Vec::new(),
             indicate_connect: false,
+            indicate_enum: false,
             dnet_version: DNET_VERSION_EX,
             enum_query_data: Vec::new(),
             enum_retry: Duration::from_millis(1500),

@@ -106,32 +106,85 @@ impl Session {
         }
     }
 
-    /// EnumQuery: answered by the host when the application matches (MC-DPLHP 3.2.5).
+    /// EnumQuery: answered by the host when the application matches (MC-DPLHP 3.2.5), at once
+    /// or, with `indicate_enum`, by the application ([`Event::EnumQuery`]).
     fn on_enum_query(&mut self, from: SocketAddr, q: &EnumQuery) {
-        let Some(desc) = self.desc.as_ref().filter(|_| self.phase == Phase::Host) else {
-            return self.stats.drop(DropReason::EnumFiltered);
-        };
         let other_app = q.application_guid.is_some_and(|g| g != self.cfg.application_guid);
-        if other_app || desc.flags.contains(ApplicationDescFlags::NOENUMS) {
+        if !self.answers_enums() || other_app {
             return self.stats.drop(DropReason::EnumFiltered);
         }
-        let reply = &self.cfg.enum_reply_data;
+        if self.cfg.indicate_enum {
+            let data = q.application_payload.0.clone();
+            let room = self.enum_reply_room();
+            self.events.push_back(Event::EnumQuery { from, enum_payload: q.enum_payload, data, room });
+            return;
+        }
+        let reply = self.cfg.enum_reply_data.clone();
+        self.send_enum_response(from, q.enum_payload, &reply);
+    }
+
+    /// Host with `indicate_enum`: answers the [`Event::EnumQuery`] from `from` with the
+    /// application's `reply` data (MC-DPLHP 2.2.2 `ApplicationData`; empty: none), if we
+    /// still host an enumerable session.
+    /// A reply over the [`Event::EnumQuery`]'s `room` is not sent (it would not fit one
+    /// datagram).
+    pub fn answer_enum(&mut self, from: SocketAddr, enum_payload: u16, reply: &[u8]) {
+        if reply.len() > self.enum_reply_room() {
+            tracing::debug!(%from, bytes = reply.len(), "enumeration reply data over one datagram: not sent");
+            return self.stats.drop(DropReason::EnumFiltered);
+        }
+        if self.answers_enums() {
+            self.send_enum_response(from, enum_payload, reply);
+        }
+    }
+
+    /// [`Event::EnumQuery`]'s `room`: the transport's datagram less the EnumResponse's fixed
+    /// 92 bytes, the session name (UTF-16 with its NUL) and the `ApplicationReservedData`
+    /// (MC-DPLHP 2.2.2).
+    fn enum_reply_room(&self) -> usize {
+        let reserved = self.desc.as_ref().map_or(0, |d| d.application_reserved_data.len());
+        self.enum_room_with(reserved).unwrap_or(0)
+    }
+
+    /// The room left for reply data with `reserved` bytes of `ApplicationReservedData`;
+    /// `None` when they do not fit at all.
+    fn enum_room_with(&self, reserved: usize) -> Option<usize> {
+        let name = self.desc.as_ref().map_or(&self.cfg.session_name, |d| &d.session_name);
+        let units = name.encode_utf16().count() + 1;
+        self.cfg.transport.max_datagram().checked_sub(92 + 2 * units + reserved)
+    }
+
+    /// True when `reserved` bytes of `ApplicationReservedData` leave the EnumResponse in one
+    /// datagram.
+    pub(crate) fn fits_enum_response(&self, reserved: &[u8]) -> bool {
+        self.enum_room_with(reserved.len()).is_some()
+    }
+
+    /// We host, and DPNSESSION_NOENUMS is not set.
+    fn answers_enums(&self) -> bool {
+        self.phase == Phase::Host
+            && self.desc.as_ref().is_some_and(|d| !d.flags.contains(ApplicationDescFlags::NOENUMS))
+    }
+
+    fn send_enum_response(&mut self, to: SocketAddr, enum_payload: u16, reply: &[u8]) {
+        let Some(desc) = self.desc.as_ref() else { return };
         let response = EnumResponse {
-            enum_payload: q.enum_payload,
+            enum_payload,
             application_desc_flags: ApplicationDescFlags::from_bits_retain(desc.flags.bits()),
             max_players: desc.max_players,
             current_players: u32::try_from(self.table.len()).unwrap_or(u32::MAX),
             session_name: Some(WideString::new(&desc.session_name)),
             password: None,
             reserved_data: None,
-            application_reserved_data: None,
+            application_reserved_data: (!desc.application_reserved_data.is_empty())
+                .then(|| Blob::new(&desc.application_reserved_data)),
             application_instance_guid: desc.instance,
             application_guid: self.cfg.application_guid,
             application_data: (!reply.is_empty()).then(|| Blob::new(reply)),
         };
         if let Ok(bytes) = EnumMessage::Response(response).to_vec() {
             self.stats.enum_responses_sent += 1;
-            self.ep.send_unowned(from, bytes);
+            self.ep.send_unowned(to, bytes);
         }
     }
 

@@ -148,11 +148,32 @@ pub enum Event {
         /// Its `connectData` (MC-DPL8CS 2.2.1.2).
         connect_data: Vec<u8>,
     },
+    /// Host with `indicate_enum`: an EnumQuery for our session (MC-DPLHP 2.2.1, 3.2.5) waits
+    /// for [`crate::Session::answer_enum`]; unanswered, no EnumResponse goes out. Nothing is
+    /// held for it.
+    EnumQuery {
+        /// Where it came from (the answer goes there).
+        from: SocketAddr,
+        /// Its `EnumPayload`, which the answer echoes.
+        enum_payload: u16,
+        /// Its `ApplicationPayload`: the enumerating application's data.
+        data: Vec<u8>,
+        /// The most reply data the EnumResponse carries in one datagram of the transport's
+        /// `max_datagram` (MC-DPLHP 2.2.2: 92 bytes and the session name before it).
+        room: usize,
+    },
     /// Host: a joiner of an [`Event::JoinRequest`] left, or was dropped at its deadline, before
     /// it was admitted (DPN_MSGID_INDICATED_CONNECT_ABORTED when the application accepted it).
     JoinAborted {
         /// Where its connection came from.
         from: SocketAddr,
+    },
+    /// The host's DN_TERMINATE_SESSION carried data (MC-DPL8CS 2.2.2.1: DestroyPeer's or
+    /// TerminateSession's on a Windows host): [`Event::SessionEnded`] with
+    /// [`EndReason::Terminated`] follows at once. Not reported when it carried none.
+    TerminateData {
+        /// Its `TerminateData`, as sent (also [`crate::Session::terminate_data`]).
+        data: Vec<u8>,
     },
     /// We are out of the session; nothing more comes.
     SessionEnded {

@@ -42,7 +42,7 @@ impl Session {
         if self.phase != Phase::Idle {
             return Err(CommandError::WrongState);
         }
-        if !self.check_own_limits() {
+        if !self.check_own_limits() || !self.fits_enum_response(&self.cfg.application_reserved_data) {
             return Err(CommandError::InvalidParam);
         }
         let instance = uuid::Builder::from_random_bytes(self.rng.r#gen()).into_uuid();
@@ -62,6 +62,7 @@ impl Session {
             flags,
             max_players: self.cfg.max_players,
             session_name: self.cfg.session_name.clone(),
+            application_reserved_data: self.cfg.application_reserved_data.clone(),
         });
         self.table = NameTable::new(instance);
         let role = match self.cfg.mode {
@@ -104,6 +105,29 @@ impl Session {
         desc.flags.set(ApplicationDescFlags::REQUIREPASSWORD, password.is_some());
         self.cfg.password = password;
         Ok(())
+    }
+
+    /// Host: new `ApplicationReservedData` for the joins and EnumResponses from now on (as
+    /// with [`Session::set_max_players`], members are not told); `InvalidParam` when the
+    /// EnumResponse would no longer fit one datagram.
+    pub fn set_application_reserved_data(&mut self, data: &[u8]) -> Result<(), CommandError> {
+        if self.phase != Phase::Host {
+            return Err(CommandError::WrongState);
+        }
+        if !self.fits_enum_response(data) {
+            return Err(CommandError::InvalidParam);
+        }
+        self.cfg.application_reserved_data = data.to_vec();
+        if let Some(desc) = self.desc.as_mut() {
+            desc.application_reserved_data = data.to_vec();
+        }
+        Ok(())
+    }
+
+    /// The session's `ApplicationReservedData`: ours when hosting, the host's (from
+    /// DN_SEND_CONNECT_INFO) when joined; empty before.
+    pub fn application_reserved_data(&self) -> &[u8] {
+        self.desc.as_ref().map_or(&[], |d| &d.application_reserved_data)
     }
 
     /// Our own entry, before the host gives it a DPNID.
@@ -306,6 +330,7 @@ impl Session {
             flags: ApplicationDescFlags::empty(),
             max_players: 0,
             session_name: String::new(),
+            application_reserved_data: Vec::new(),
         });
         let entries = match self.cfg.mode {
             Mode::PeerToPeer => self.table.wire_entries(),
@@ -324,7 +349,7 @@ impl Session {
             session_name: Some(WideString::new(&desc.session_name)),
             password: self.cfg.password.as_deref().map(WideString::new),
             reserved_data: Blob::default(),
-            application_reserved_data: Blob::default(),
+            application_reserved_data: Blob::new(&desc.application_reserved_data),
             guid_instance: desc.instance,
             guid_application: self.cfg.application_guid,
             dpnid: joiner,

@@ -111,6 +111,9 @@ impl Session {
             }
             SessionMessage::TerminateSession(t) => {
                 self.terminate_data = t.terminate_data.0;
+                if !self.terminate_data.is_empty() {
+                    self.events.push_back(Event::TerminateData { data: self.terminate_data.clone() });
+                }
                 self.end(now, EndReason::Terminated)
             }
             SessionMessage::IntegrityCheck(c) => {
@@ -163,6 +166,7 @@ impl Session {
             flags: info.flags,
             max_players: info.max_players,
             session_name: info.session_name.as_ref().map(WideString::to_string_lossy).unwrap_or_default(),
+            application_reserved_data: info.application_reserved_data.0.clone(),
         });
         if let Some(l) = self.links.get_mut(&host) {
             l.dpnid = Some(host_dpnid);

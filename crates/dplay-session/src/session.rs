@@ -73,6 +73,8 @@ pub(crate) struct AppDesc {
     pub(crate) flags: ApplicationDescFlags,
     pub(crate) max_players: u32,
     pub(crate) session_name: String,
+    /// `ApplicationReservedData` (MC-DPL8CS 2.2.1.4; MC-DPLHP 2.2.2).
+    pub(crate) application_reserved_data: Vec<u8>,
 }
 
 /// One local player in a DirectPlay 8 session, sans-IO. See the crate documentation for the

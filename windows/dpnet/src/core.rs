@@ -107,6 +107,8 @@ pub(crate) struct AppDesc {
     pub(crate) max_players: u32,
     pub(crate) session_name: String,
     pub(crate) password: Option<String>,
+    /// `pvApplicationReservedData`: the host's, sent in enumeration responses and to joiners.
+    pub(crate) app_reserved: Vec<u8>,
 }
 
 /// `DPN_CAPS` and `DPN_SP_CAPS` as the game set them (Windows' defaults until then).
@@ -371,18 +373,35 @@ impl Core {
         st.local != 0 && st.local == st.host
     }
 
-    /// SetApplicationDesc on the host: a new player limit and password for the joins to come.
-    pub(crate) fn set_app_desc(&self, max_players: u32, password: Option<String>) -> HRESULT {
+    /// SetApplicationDesc on the host: a new player limit, password and application reserved
+    /// data for the joins and enumerations to come (answered on the network thread).
+    pub(crate) fn set_app_desc(
+        &self,
+        max_players: u32,
+        password: Option<String>,
+        reserved: Vec<u8>,
+    ) -> HRESULT {
         let mut st = self.lock();
         if st.local == 0 || st.local != st.host {
             return DPNERR_NOTHOST;
         }
-        st.desc.max_players = max_players;
-        st.desc.password.clone_from(&password);
-        match Self::command(&st, Command::SetDesc { max_players, password }) {
-            Ok(()) => DPN_OK,
-            Err(e) => e,
+        let (tx, rx) = bounded(1);
+        let set = Command::SetDesc {
+            max_players,
+            password: password.clone(),
+            reserved: reserved.clone(),
+            reply: tx,
+        };
+        if let Err(e) = Self::command(&st, set) {
+            return e;
         }
+        let result = rx.recv_timeout(Duration::from_secs(1)).unwrap_or(DPNERR_GENERIC);
+        if result == DPN_OK {
+            st.desc.max_players = max_players;
+            st.desc.password = password;
+            st.desc.app_reserved = reserved;
+        }
+        result
     }
 
     pub(crate) fn take_buffer(&self, handle: u32) -> bool {
@@ -488,9 +507,11 @@ impl Core {
         let mut cfg = Self::session_config(&st, self.role, desc.application, bind);
         cfg.session_name.clone_from(&desc.session_name);
         cfg.max_players = desc.max_players;
+        cfg.application_reserved_data.clone_from(&desc.app_reserved);
         cfg.migrate_host = desc.flags & DPNSESSION_MIGRATE_HOST != 0;
         cfg.no_enums = desc.flags & DPNSESSION_NOENUMS != 0;
         cfg.indicate_connect = true;
+        cfg.indicate_enum = true;
         cfg.password =
             if desc.flags & DPNSESSION_REQUIREPASSWORD != 0 { desc.password.clone() } else { None };
         if desc.flags & DPNSESSION_FAST_SIGNED != 0 {
@@ -802,11 +823,7 @@ impl Core {
             hAsyncOp: if c.sync.is_some() { 0 } else { c.handle },
             pvUserContext: c.context as *mut c_void,
             hResultCode: result,
-            pvApplicationReplyData: if reply.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                reply.as_mut_ptr().cast()
-            },
+            pvApplicationReplyData: dpn::buffer_or_null(&mut reply),
             dwApplicationReplyDataSize: reply.len() as u32,
             dpnidLocal: local,
         };
@@ -925,6 +942,11 @@ impl Core {
                 let name = dpn::wide(
                     &response.session_name.as_ref().map(|n| n.to_string_lossy()).unwrap_or_default(),
                 );
+                // The host's DPN_APPLICATION_DESC data as it sent them (MC-DPLHP 2.2.2).
+                let bytes =
+                    |b: &Option<dplay_wire::Blob>| b.as_ref().map(|b| b.0.clone()).unwrap_or_default();
+                let (mut reserved, mut app_reserved) =
+                    (bytes(&response.reserved_data), bytes(&response.application_reserved_data));
                 let desc = DPN_APPLICATION_DESC {
                     dwSize: size_of::<DPN_APPLICATION_DESC>() as u32,
                     dwFlags: response.application_desc_flags.bits(),
@@ -934,12 +956,12 @@ impl Core {
                     dwCurrentPlayers: response.current_players,
                     pwszSessionName: name.as_ptr().cast_mut(),
                     pwszPassword: std::ptr::null_mut(),
-                    pvReservedData: std::ptr::null_mut(),
-                    dwReservedDataSize: 0,
-                    pvApplicationReservedData: std::ptr::null_mut(),
-                    dwApplicationReservedDataSize: 0,
+                    pvReservedData: dpn::buffer_or_null(&mut reserved),
+                    dwReservedDataSize: reserved.len() as u32,
+                    pvApplicationReservedData: dpn::buffer_or_null(&mut app_reserved),
+                    dwApplicationReservedDataSize: app_reserved.len() as u32,
                 };
-                let mut data = response.application_data.as_ref().map(|b| b.0.clone()).unwrap_or_default();
+                let mut data = bytes(&response.application_data);
                 let sender = addressing::new_address(&addressing::url_for(from));
                 let dev = addressing::new_address(&addressing::url_for(device));
                 let mut msg = DPNMSG_ENUM_HOSTS_RESPONSE {
@@ -947,11 +969,7 @@ impl Core {
                     pAddressSender: sender,
                     pAddressDevice: dev,
                     pApplicationDescription: &desc,
-                    pvResponseData: if data.is_empty() {
-                        std::ptr::null_mut()
-                    } else {
-                        data.as_mut_ptr().cast()
-                    },
+                    pvResponseData: dpn::buffer_or_null(&mut data),
                     dwResponseDataSize: data.len() as u32,
                     pvUserContext: context as *mut c_void,
                     dwRoundTripLatencyMS: round_trip_ms,
@@ -1122,10 +1140,19 @@ impl Core {
     /// One event of the session, as the handler hears it.
     fn dispatch(&self, out: Out) {
         match out {
-            Out::Joined { local, host, members, groups, flags, reply } => {
+            Out::Joined { local, host, members, groups, flags, reply, reserved } => {
+                self.lock().desc.app_reserved = reserved;
                 self.joined(local.0, host.0, members, groups, flags, reply)
             }
             Out::JoinRequest { from, connect_data } => self.indicate_connect(from, connect_data),
+            Out::HostFailed(result) => {
+                if let Some((tx, _)) = self.lock().hosting.take() {
+                    let _ = tx.send(result);
+                }
+            }
+            Out::EnumQuery { from, enum_payload, data, room } => {
+                self.enum_hosts_query(from, enum_payload, data, room)
+            }
             Out::JoinAborted(from) => {
                 let context = self.lock().accepted.remove(&from);
                 if let Some(context) = context {
@@ -1240,17 +1267,10 @@ impl Core {
     /// reply buffer goes back with RETURN_BUFFER once copied.
     fn indicate_connect(&self, from: SocketAddr, mut connect_data: Vec<u8>) {
         let player = addressing::new_address(&addressing::url_for(from));
-        let device = self
-            .lock()
-            .bound
-            .map_or(std::ptr::null_mut(), |b| addressing::new_address(&addressing::url_for(b)));
+        let device = self.device_address();
         let mut msg = DPNMSG_INDICATE_CONNECT {
             dwSize: size_of::<DPNMSG_INDICATE_CONNECT>() as u32,
-            pvUserConnectData: if connect_data.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                connect_data.as_mut_ptr().cast()
-            },
+            pvUserConnectData: dpn::buffer_or_null(&mut connect_data),
             dwUserConnectDataSize: connect_data.len() as u32,
             pvReplyData: std::ptr::null_mut(),
             dwReplyDataSize: 0,
@@ -1268,15 +1288,62 @@ impl Core {
             self.lock().accepted.insert(from, msg.pvPlayerContext as usize);
         }
         let _ = self.plain_command(Command::AnswerJoin { from, accept, reply });
-        if !msg.pvReplyData.is_null() {
+        self.return_buffer(msg.pvReplyData, msg.pvReplyContext);
+    }
+
+    /// RETURN_BUFFER: a buffer the handler lent (reply or response data) is no longer used.
+    fn return_buffer(&self, buffer: *mut c_void, context: *mut c_void) {
+        if !buffer.is_null() {
             let mut back = DPNMSG_RETURN_BUFFER {
                 dwSize: size_of::<DPNMSG_RETURN_BUFFER>() as u32,
                 hResultCode: DPN_OK,
-                pvBuffer: msg.pvReplyData,
-                pvUserContext: msg.pvReplyContext,
+                pvBuffer: buffer,
+                pvUserContext: context,
             };
             self.call(DPN_MSGID_RETURN_BUFFER, &mut back);
         }
+    }
+
+    /// A new address object of our first device (null before we are bound).
+    fn device_address(&self) -> *mut c_void {
+        self.lock().bound.map_or(std::ptr::null_mut(), |b| addressing::new_address(&addressing::url_for(b)))
+    }
+
+    /// ENUM_HOSTS_QUERY: the handler answers DPN_OK to have the query answered, with its
+    /// response data (at most `dwMaxResponseDataSize`), or anything else to leave it
+    /// unanswered; the response buffer goes back with RETURN_BUFFER once copied.
+    fn enum_hosts_query(&self, from: SocketAddr, enum_payload: u16, mut data: Vec<u8>, room: usize) {
+        let sender = addressing::new_address(&addressing::url_for(from));
+        let device = self.device_address();
+        let mut msg = DPNMSG_ENUM_HOSTS_QUERY {
+            dwSize: size_of::<DPNMSG_ENUM_HOSTS_QUERY>() as u32,
+            pAddressSender: sender,
+            pAddressDevice: device,
+            pvReceivedData: dpn::buffer_or_null(&mut data),
+            dwReceivedDataSize: data.len() as u32,
+            dwMaxResponseDataSize: u32::try_from(room).unwrap_or(u32::MAX),
+            pvResponseData: std::ptr::null_mut(),
+            dwResponseDataSize: 0,
+            pvResponseContext: std::ptr::null_mut(),
+        };
+        let answer = self.call(DPN_MSGID_ENUM_HOSTS_QUERY, &mut msg) == DPN_OK;
+        release(sender);
+        release(device);
+        let fits = msg.dwResponseDataSize as usize <= room;
+        if answer && !fits {
+            tracing::debug!(
+                bytes = msg.dwResponseDataSize,
+                room,
+                "ENUM_HOSTS_QUERY's response data is too large: unanswered"
+            );
+        }
+        if answer && fits {
+            // SAFETY: the handler's response buffer, `dwResponseDataSize` bytes, valid until
+            // RETURN_BUFFER.
+            let reply = unsafe { dpn::read_bytes(msg.pvResponseData, msg.dwResponseDataSize) };
+            let _ = self.plain_command(Command::AnswerEnum { from, enum_payload, reply });
+        }
+        self.return_buffer(msg.pvResponseData, msg.pvResponseContext);
     }
 
     fn joined(
@@ -1344,11 +1411,7 @@ impl Core {
         let mut msg = DPNMSG_TERMINATE_SESSION {
             dwSize: size_of::<DPNMSG_TERMINATE_SESSION>() as u32,
             hResultCode: result,
-            pvTerminateData: if terminate_data.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                terminate_data.as_mut_ptr().cast()
-            },
+            pvTerminateData: dpn::buffer_or_null(&mut terminate_data),
             dwTerminateDataSize: terminate_data.len() as u32,
         };
         self.call(DPN_MSGID_TERMINATE_SESSION, &mut msg);

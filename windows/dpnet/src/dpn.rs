@@ -29,6 +29,7 @@ pub const DPN_MSGID_CREATE_GROUP: u32 = MSGID | 0x06;
 pub const DPN_MSGID_CREATE_PLAYER: u32 = MSGID | 0x07;
 pub const DPN_MSGID_DESTROY_GROUP: u32 = MSGID | 0x08;
 pub const DPN_MSGID_DESTROY_PLAYER: u32 = MSGID | 0x09;
+pub const DPN_MSGID_ENUM_HOSTS_QUERY: u32 = MSGID | 0x0A;
 pub const DPN_MSGID_ENUM_HOSTS_RESPONSE: u32 = MSGID | 0x0B;
 pub const DPN_MSGID_GROUP_INFO: u32 = MSGID | 0x0C;
 pub const DPN_MSGID_HOST_MIGRATE: u32 = MSGID | 0x0D;
@@ -51,6 +52,8 @@ pub const DPNDESTROYGROUPREASON_NORMAL: u32 = 1;
 pub const DPNDESTROYGROUPREASON_SESSIONTERMINATED: u32 = 3;
 
 pub const DPNOP_SYNC: u32 = 0x8000_0000;
+pub const DPNLOBBY_REGISTER: u32 = 0x0001;
+pub const DPNLOBBY_UNREGISTER: u32 = 0x0002;
 pub const DPNCANCEL_CONNECT: u32 = 0x0001;
 pub const DPNCANCEL_ENUM: u32 = 0x0002;
 pub const DPNCANCEL_SEND: u32 = 0x0004;
@@ -259,6 +262,19 @@ pub struct DPNMSG_ID_CONTEXT {
 }
 
 #[repr(C)]
+pub struct DPNMSG_ENUM_HOSTS_QUERY {
+    pub dwSize: u32,
+    pub pAddressSender: *mut c_void,
+    pub pAddressDevice: *mut c_void,
+    pub pvReceivedData: *mut c_void,
+    pub dwReceivedDataSize: u32,
+    pub dwMaxResponseDataSize: u32,
+    pub pvResponseData: *mut c_void,
+    pub dwResponseDataSize: u32,
+    pub pvResponseContext: *mut c_void,
+}
+
+#[repr(C)]
 pub struct DPNMSG_ENUM_HOSTS_RESPONSE {
     pub dwSize: u32,
     pub pAddressSender: *mut c_void,
@@ -363,6 +379,11 @@ pub unsafe fn read_wide(p: *const u16) -> Option<String> {
     }
     // SAFETY: `len` units were just read.
     Some(String::from_utf16_lossy(unsafe { std::slice::from_raw_parts(p, len) }))
+}
+
+/// A buffer as a message hands it to the game: null when empty.
+pub fn buffer_or_null(b: &mut [u8]) -> *mut c_void {
+    if b.is_empty() { std::ptr::null_mut() } else { b.as_mut_ptr().cast() }
 }
 
 /// The `len` bytes at `p` (empty for null or 0).

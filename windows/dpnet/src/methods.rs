@@ -156,6 +156,7 @@ pub(crate) fn read_desc(desc: *const DPN_APPLICATION_DESC) -> Result<AppDesc, HR
             max_players: d.dwMaxPlayers,
             session_name: dpn::read_wide(d.pwszSessionName).unwrap_or_default(),
             password: dpn::read_wide(d.pwszPassword),
+            app_reserved: dpn::read_bytes(d.pvApplicationReservedData, d.dwApplicationReservedDataSize),
         })
     }
 }
@@ -343,7 +344,8 @@ pub(crate) unsafe extern "system" fn get_application_desc<V: 'static>(
         let name = dpn::wide(&d.session_name);
         let password = d.password.as_deref().map(dpn::wide).unwrap_or_default();
         let head = size_of::<DPN_APPLICATION_DESC>();
-        let need = head + (name.len() + password.len()) * 2;
+        let strings = (name.len() + password.len()) * 2;
+        let need = head + strings + d.app_reserved.len();
         // SAFETY: the game's pointers, within the `*size` bytes it gave.
         unsafe {
             if buf.is_null() || (*size as usize) < need {
@@ -357,6 +359,8 @@ pub(crate) unsafe extern "system" fn get_application_desc<V: 'static>(
             std::ptr::copy_nonoverlapping(name.as_ptr(), name_at, name.len());
             let password_at = name_at.add(name.len());
             std::ptr::copy_nonoverlapping(password.as_ptr(), password_at, password.len());
+            let reserved_at = buf.cast::<u8>().add(head + strings);
+            std::ptr::copy_nonoverlapping(d.app_reserved.as_ptr(), reserved_at, d.app_reserved.len());
             *buf = DPN_APPLICATION_DESC {
                 dwSize: head as u32,
                 dwFlags: d.flags,
@@ -368,8 +372,12 @@ pub(crate) unsafe extern "system" fn get_application_desc<V: 'static>(
                 pwszPassword: if password.is_empty() { std::ptr::null_mut() } else { password_at },
                 pvReservedData: std::ptr::null_mut(),
                 dwReservedDataSize: 0,
-                pvApplicationReservedData: std::ptr::null_mut(),
-                dwApplicationReservedDataSize: 0,
+                pvApplicationReservedData: if d.app_reserved.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    reserved_at.cast()
+                },
+                dwApplicationReservedDataSize: d.app_reserved.len() as u32,
             };
             *size = need as u32;
         }
@@ -384,7 +392,8 @@ pub(crate) unsafe extern "system" fn set_application_desc<V: 'static>(
 ) -> HRESULT {
     initialized::<V>(this, |c| match read_desc(desc) {
         Ok(d) => {
-            c.set_app_desc(d.max_players, d.password.filter(|_| d.flags & DPNSESSION_REQUIREPASSWORD != 0))
+            let password = d.password.filter(|_| d.flags & DPNSESSION_REQUIREPASSWORD != 0);
+            c.set_app_desc(d.max_players, password, d.app_reserved)
         }
         Err(e) => e,
     })
@@ -882,23 +891,21 @@ pub(crate) unsafe extern "system" fn get_connection_info<V: 'static>(
     })
 }
 
-/// RegisterLobby: this application was not launched by a lobby, so there is nothing to
-/// register with; Windows answers DPN_OK (registering) and DPNERR_NOTREGISTERED is never
-/// asked for since nothing was registered.
+/// RegisterLobby: `handle` must be the connection a lobby client opened with the game
+/// (DirectPlay 8 documentation: "the connection handle used when calling
+/// IDirectPlay8LobbiedApplication::UpdateStatus"). No lobby runs here, so our lobbied
+/// application never has one (its Initialize gives 0) and no handle names a connection: both
+/// DPNLOBBY_REGISTER and DPNLOBBY_UNREGISTER answer DPNERR_INVALIDPARAM, the one error the
+/// documentation gives; other flags DPNERR_INVALIDFLAGS.
 pub(crate) unsafe extern "system" fn register_lobby<V: 'static>(
     this: *mut c_void,
     _handle: u32,
-    lobbied: *mut c_void,
+    _lobbied: *mut c_void,
     flags: u32,
 ) -> HRESULT {
-    initialized::<V>(this, |_| {
-        const REGISTER: u32 = 1;
-        const UNREGISTER: u32 = 2;
-        match flags {
-            REGISTER if lobbied.is_null() => DPNERR_INVALIDPOINTER,
-            REGISTER | UNREGISTER => DPN_OK,
-            _ => DPNERR_INVALIDFLAGS,
-        }
+    initialized::<V>(this, |_| match flags {
+        DPNLOBBY_REGISTER | DPNLOBBY_UNREGISTER => DPNERR_INVALIDPARAM,
+        _ => DPNERR_INVALIDFLAGS,
     })
 }
 

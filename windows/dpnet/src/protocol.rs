@@ -104,9 +104,18 @@ pub(crate) enum Command {
         accept: bool,
         reply: Vec<u8>,
     },
+    /// The application's answer to an [`Out::EnumQuery`]: its reply data.
+    AnswerEnum {
+        from: SocketAddr,
+        enum_payload: u16,
+        reply: Vec<u8>,
+    },
+    /// SetApplicationDesc, answered at once on the network thread.
     SetDesc {
         max_players: u32,
         password: Option<String>,
+        reserved: Vec<u8>,
+        reply: Sender<HRESULT>,
     },
     Leave,
     Terminate(Vec<u8>),
@@ -151,12 +160,24 @@ pub(crate) enum Out {
         groups: Vec<GroupRow>,
         flags: u32,
         reply: Vec<u8>,
+        /// The session's `ApplicationReservedData`.
+        reserved: Vec<u8>,
     },
     JoinRequest {
         from: SocketAddr,
         connect_data: Vec<u8>,
     },
     JoinAborted(SocketAddr),
+    /// The session refused Host (our own description is over a limit).
+    HostFailed(HRESULT),
+    /// An EnumQuery for our session, for DPN_MSGID_ENUM_HOSTS_QUERY.
+    EnumQuery {
+        from: SocketAddr,
+        enum_payload: u16,
+        data: Vec<u8>,
+        /// `dwMaxResponseDataSize`.
+        room: usize,
+    },
     PlayerAdded(Member),
     PlayerRemoved {
         dpnid: Dpnid,
@@ -215,6 +236,36 @@ pub(crate) struct LinkInfo {
     pub(crate) peak: u32,
 }
 
+/// At most [`EnumQueryCap::PER_SECOND`] EnumQuery messages a second reach the application's
+/// handler (DPN_MSGID_ENUM_HOSTS_QUERY, one dispatcher call each); the others go unanswered,
+/// so a flood of queries (spoofed sources included) never queues without bound nor draws
+/// more answers than that.
+#[derive(Debug, Default)]
+struct EnumQueryCap {
+    since: Option<Instant>,
+    count: u32,
+    dropped: u64,
+}
+
+impl EnumQueryCap {
+    const PER_SECOND: u32 = 100;
+
+    /// True when one more query may go to the application now.
+    fn admit(&mut self, now: Instant) -> bool {
+        if self.since.is_none_or(|t| now.saturating_duration_since(t) >= Duration::from_secs(1)) {
+            if self.dropped > 0 {
+                tracing::info!(dropped = self.dropped, "enumeration queries over the cap went unanswered");
+            }
+            *self = Self { since: Some(now), count: 0, dropped: 0 };
+        }
+        self.count += 1;
+        if self.count > Self::PER_SECOND {
+            self.dropped += 1;
+        }
+        self.count <= Self::PER_SECOND
+    }
+}
+
 /// Where a player's throughput was last measured.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
@@ -233,8 +284,14 @@ pub(crate) struct DllProtocol {
     /// Tracked sends by handle: the copies still under way, the result so far and the first
     /// acknowledged copy's first frame.
     sends: HashMap<u32, (usize, HRESULT, Option<FirstFrame>)>,
+    /// DPNSEND_COMPLETEONPROCESS sends by handle, with their session context: tracked by the
+    /// transport (so one not yet on the wire can be cancelled or time out) and completed by
+    /// the receiver's DN_PROCESS_COMPLETION.
+    on_process: HashMap<u32, u32>,
     /// Throughput samples by player.
     samples: HashMap<Dpnid, Sample>,
+    /// The EnumQuery messages handed to the application this second.
+    enum_queries: EnumQueryCap,
     enum_started: Option<Instant>,
     /// Joined was reported: before it, the players a joiner learns come in its snapshot.
     joined: bool,
@@ -248,7 +305,9 @@ impl DllProtocol {
             out: VecDeque::new(),
             waiting: Vec::new(),
             sends: HashMap::new(),
+            on_process: HashMap::new(),
             samples: HashMap::new(),
+            enum_queries: EnumQueryCap::default(),
             enum_started: None,
             joined: false,
             ended: false,
@@ -296,7 +355,8 @@ impl DllProtocol {
                     let ids: Vec<Dpnid> = t.groups().map(|g| g.dpnid).collect();
                     let groups = ids.into_iter().filter_map(|g| self.group_row(g)).collect();
                     let reply = self.session.connect_reply().to_vec();
-                    Out::Joined { local, host, members, groups, flags: flags.bits(), reply }
+                    let reserved = self.session.application_reserved_data().to_vec();
+                    Out::Joined { local, host, members, groups, flags: flags.bits(), reply, reserved }
                 }
                 Event::PlayerAdded { .. } if !self.joined => continue,
                 Event::PlayerAdded { dpnid, .. } => match self.session.name_table().get(dpnid) {
@@ -321,6 +381,7 @@ impl DllProtocol {
                 Event::Completed { context, result } => {
                     let Some(i) = self.waiting.iter().position(|(c, _)| *c == context) else { continue };
                     let (_, handle) = self.waiting.swap_remove(i);
+                    self.on_process.remove(&handle);
                     let result = match result {
                         Ok(()) => dpn::DPN_OK,
                         Err(CompletionError::ConnectionLost) | Err(_) => dpn::DPNERR_CONNECTIONLOST,
@@ -341,6 +402,12 @@ impl DllProtocol {
                 }
                 Event::JoinRequest { from, connect_data, .. } => Out::JoinRequest { from, connect_data },
                 Event::JoinAborted { from } => Out::JoinAborted(from),
+                Event::EnumQuery { from, enum_payload, data, room } => {
+                    if !self.enum_queries.admit(now) {
+                        continue;
+                    }
+                    Out::EnumQuery { from, enum_payload, data, room }
+                }
                 _ => continue,
             };
             self.out.push_back(out);
@@ -356,7 +423,12 @@ impl DllProtocol {
         let s = &mut self.session;
         let local = s.local_dpnid();
         let (handle, result): (u32, Result<Option<u32>, CommandError>) = match command {
-            Command::Host => (0, s.host(now).map(|()| None)),
+            Command::Host => {
+                if let Err(e) = s.host(now) {
+                    self.out.push_back(Out::HostFailed(command_error(e)));
+                }
+                return;
+            }
             Command::Join { host, instance } => (0, s.join(now, host, instance).map(|()| None)),
             Command::EnumHosts { target, application } => {
                 self.enum_started = Some(now);
@@ -378,10 +450,13 @@ impl DllProtocol {
                     Target::Id(id) if s.name_table().group(id).is_some() => {
                         s.send_to_group_tracked(now, id, &data, flags, track).map(|n| copies = n)
                     }
-                    Target::Id(id) if on_process => s.send_with_completion(now, id, &data).map(|c| {
-                        waits = true;
-                        self.waiting.push((c, handle));
-                    }),
+                    Target::Id(id) if on_process => {
+                        s.send_with_completion_tracked(now, id, &data, track).map(|c| {
+                            waits = true;
+                            self.waiting.push((c, handle));
+                            self.on_process.insert(handle, c);
+                        })
+                    }
                     Target::Id(id) => s.send_to_tracked(now, id, &data, flags, track).map(|()| copies = 1),
                 };
                 if looped && sent.is_ok() {
@@ -427,8 +502,16 @@ impl DllProtocol {
                 let answer = if accept { Ok(reply) } else { Err((code, reply)) };
                 (0, s.answer_join(now, from, answer).map(|()| None))
             }
-            Command::SetDesc { max_players, password } => {
-                (0, s.set_max_players(max_players).and_then(|()| s.set_password(password)).map(|()| None))
+            Command::AnswerEnum { from, enum_payload, reply } => {
+                s.answer_enum(from, enum_payload, &reply);
+                (0, Ok(None))
+            }
+            Command::SetDesc { max_players, password, reserved, reply } => {
+                // The reserved data first: the one a game may make too large.
+                let set = s.set_application_reserved_data(&reserved).and_then(|()| s.set_password(password));
+                let result = set.and_then(|()| s.set_max_players(max_players));
+                let _ = reply.send(result.map_or_else(command_error, |()| dpn::DPN_OK));
+                return;
             }
             Command::Leave => {
                 s.leave(now);
@@ -451,15 +534,17 @@ impl DllProtocol {
 impl DllProtocol {
     /// Cancels the sends `which` names in the transport: those not started complete with
     /// DPNERR_USERCANCEL (through [`DllProtocol::send_done`]); the answer is
-    /// [`crate::sends::cancel_result`]. A send waiting for DN_PROCESS_COMPLETION is on the
-    /// wire already: DPNERR_CANNOTCANCEL.
+    /// [`crate::sends::cancel_result`]. A DPNSEND_COMPLETEONPROCESS send is cancelled the
+    /// same way while none of it is on the wire; once sent, it waits for the receiver's
+    /// DN_PROCESS_COMPLETION and answers DPNERR_CANNOTCANCEL.
     fn cancel_sends(&mut self, now: Instant, which: CancelSends) -> HRESULT {
         let s = &mut self.session;
+        let tracked = |h: &u32| self.sends.contains_key(h) || self.on_process.contains_key(h);
         let done = match which {
-            CancelSends::One(handle) if !self.sends.contains_key(&handle) => return dpn::DPNERR_CANNOTCANCEL,
+            CancelSends::One(handle) if !tracked(&handle) => return dpn::DPNERR_CANNOTCANCEL,
             CancelSends::One(handle) => s.cancel_send(now, u64::from(handle)),
             CancelSends::All => {
-                let handles: Vec<u32> = self.sends.keys().copied().collect();
+                let handles: Vec<u32> = self.sends.keys().chain(self.on_process.keys()).copied().collect();
                 let all = handles.into_iter().map(|h| s.cancel_send(now, u64::from(h)));
                 all.fold(Cancelled::default(), |a, b| a + b)
             }
@@ -476,14 +561,17 @@ impl DllProtocol {
     /// unsent, DPNERR_CONNECTIONLOST when the link ended first) or DPN_OK.
     fn send_done(&mut self, id: u64, outcome: SendOutcome, first_frame: Option<FirstFrame>) -> Option<Out> {
         let handle = u32::try_from(id).ok()?;
-        let (left, result, first) = self.sends.get_mut(&handle)?;
-        *first = first.or(first_frame);
         let this = match outcome {
             SendOutcome::Acknowledged | SendOutcome::Sent => dpn::DPN_OK,
             SendOutcome::TimedOut => dpn::DPNERR_TIMEDOUT,
             SendOutcome::Cancelled => dpn::DPNERR_USERCANCEL,
             _ => dpn::DPNERR_CONNECTIONLOST,
         };
+        if let Some(&context) = self.on_process.get(&handle) {
+            return self.process_send_done(handle, context, this);
+        }
+        let (left, result, first) = self.sends.get_mut(&handle)?;
+        *first = first.or(first_frame);
         if *result == dpn::DPN_OK {
             *result = this;
         }
@@ -493,6 +581,19 @@ impl DllProtocol {
         }
         let (_, result, first_frame) = self.sends.remove(&handle)?;
         Some(Out::SendDone { handle, result, first_frame })
+    }
+
+    /// The transport is done with a DPNSEND_COMPLETEONPROCESS send: sent, it waits on for
+    /// DN_PROCESS_COMPLETION (or the session's failure when its connection ends); cancelled
+    /// or timed out unsent, it completes now and the session forgets its context.
+    fn process_send_done(&mut self, handle: u32, context: u32, result: HRESULT) -> Option<Out> {
+        if result != dpn::DPNERR_USERCANCEL && result != dpn::DPNERR_TIMEDOUT {
+            return None;
+        }
+        self.on_process.remove(&handle);
+        self.waiting.retain(|(c, _)| *c != context);
+        self.session.abandon_completion(context);
+        Some(Out::SendDone { handle, result, first_frame: None })
     }
 
     /// The link with `dpnid`, when we have one; its throughput measured since the last query.

@@ -370,10 +370,21 @@ fn devices(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     host_with_joiner(ctx, &[port(&first), port(&second)], &second)
 }
 
-/// `host.exe ports...` hosting; a native member joins at `join` and exchanges chat text.
+/// `host.exe ports...` hosting; a native enumeration at `join` shows its ENUM_HOSTS_QUERY
+/// response data; a native member joins there, exchanges chat text and is removed with
+/// DestroyPeer's data, which its `session_ended` shows.
 fn host_with_joiner(ctx: &Ctx<'_>, ports: &[&str], join: &str) -> anyhow::Result<()> {
     let mut wine = ctx.wine(Prefix::Win32, "host", ports)?;
     wine.wait_line("ready")?;
+    // ENUM_HOSTS_QUERY's response data ("wine host data") in the EnumResponse.
+    let mut en = ctx
+        .suite
+        .start("native enum", &["enum", join, "--json", "--app-guid", APP_GUID, "--timeout", "2"])?;
+    let found = ctx.suite.expect(&en, "the Wine host's session", WAIT, is("session"))?;
+    let data = "77 69 6E 65 20 68 6F 73 74 20 64 61 74 61";
+    let shown = found.get("application_data").and_then(|v| v.as_str());
+    ensure!(shown == Some(data), "the native enumeration found {found}");
+    ensure!(ctx.suite.exit_code(&mut en, WAIT)? == Some(0), "dplay enum did not exit 0");
     let native = native_join(ctx, join, "native", &["--send", "hello from native", "--duration", "3"])?;
     ctx.suite.expect(
         &native,
@@ -381,6 +392,9 @@ fn host_with_joiner(ctx: &Ctx<'_>, ports: &[&str], join: &str) -> anyhow::Result
         WAIT,
         event_with("message", "text", "hello from the wine host"),
     )?;
+    // DestroyPeer's data (DN_TERMINATE_SESSION, MC-DPL8CS 2.2.2.1) in the joiner's output.
+    let bye = "goodbye from the wine host";
+    ctx.suite.expect(&native, "DestroyPeer's data", WAIT, event_with("session_ended", "text", bye))?;
     wine.success()
 }
 

@@ -6,7 +6,7 @@ use dplay_wire::dp8::session::ResultCode;
 use uuid::Uuid;
 
 use super::*;
-use dplay_session::{DPNERR_SESSIONFULL, EndReason, Mode, Phase};
+use dplay_session::{CommandError, DPNERR_SESSIONFULL, EndReason, Mode, Phase};
 
 /// The reason node `i`'s session ended, if it did.
 fn ended(mesh: &Mesh, i: usize) -> Option<EndReason> {
@@ -133,6 +133,37 @@ fn enumeration_filter_and_match() {
     let Some(Event::HostFound { response, .. }) = events(&mesh, 1).first() else { panic!("no HostFound") };
     assert_eq!(response.application_data.as_deref(), Some(&b"hello"[..]));
     assert_eq!(response.current_players, 1);
+}
+
+/// MC-DPLHP 2.2.2, MC-DPL8CS 2.2.1.4: the host's `ApplicationReservedData` goes in its
+/// EnumResponse and DN_SEND_CONNECT_INFO; a joiner keeps it, and a change on the host reaches
+/// later enumerations. Data that would not leave the EnumResponse in one datagram is refused.
+#[test]
+fn application_reserved_data_reaches_enumerators_and_joiners() {
+    let mut mesh = Mesh::new(6, 3, link(0.0), |i, cfg| {
+        if i == 0 {
+            cfg.application_reserved_data = b"map=canyon".to_vec();
+        }
+    });
+    mesh.host(0);
+    mesh.with(1, |s, now| s.enum_hosts(now, addr(0), None)).expect("idle");
+    mesh.sim.run_for(Duration::from_millis(100));
+    let Some(Event::HostFound { response, .. }) = events(&mesh, 1).first() else { panic!("no HostFound") };
+    assert_eq!(response.application_reserved_data.as_deref(), Some(&b"map=canyon"[..]));
+    mesh.join(2, 0);
+    assert!(mesh.run_until_joined(&[2], Duration::from_secs(5)));
+    assert_eq!(session(&mesh, 2).application_reserved_data(), b"map=canyon");
+
+    assert_eq!(
+        mesh.with(0, |s, _| s.set_application_reserved_data(&[0; 1500])),
+        Err(CommandError::InvalidParam)
+    );
+    mesh.with(0, |s, _| s.set_application_reserved_data(b"map=desert")).expect("host");
+    assert_eq!(mesh.with(2, |s, _| s.set_application_reserved_data(b"x")), Err(CommandError::WrongState));
+    mesh.with(1, |s, now| s.enum_hosts(now, addr(0), None)).expect("idle");
+    mesh.sim.run_for(Duration::from_millis(100));
+    let Some(Event::HostFound { response, .. }) = events(&mesh, 1).last() else { panic!("no HostFound") };
+    assert_eq!(response.application_reserved_data.as_deref(), Some(&b"map=desert"[..]));
 }
 
 /// A member never accepts a connection from a DPNID it was not told about.

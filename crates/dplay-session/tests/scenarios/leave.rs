@@ -193,12 +193,17 @@ fn terminate_data_reaches_the_members() {
     let victim = session(&mesh, 2).local_dpnid();
     mesh.with(0, |s, now| s.remove_player_with_data(now, victim, b"kicked")).expect("host removes");
     mesh.sim.run_for(Duration::from_secs(30));
-    assert_eq!(events(&mesh, 2).last(), Some(&Event::SessionEnded { reason: EndReason::Terminated }));
+    let last_two = |mesh: &Mesh, i: usize| {
+        let e = events(mesh, i);
+        e[e.len().saturating_sub(2)..].to_vec()
+    };
+    let ended = Event::SessionEnded { reason: EndReason::Terminated };
+    assert_eq!(last_two(&mesh, 2), [Event::TerminateData { data: b"kicked".to_vec() }, ended.clone()]);
     assert_eq!(session(&mesh, 2).terminate_data(), b"kicked");
     assert_eq!(session(&mesh, 1).terminate_data(), b"");
     mesh.with(0, |s, now| s.terminate_session(now, b"game over")).expect("host terminates");
     mesh.sim.run_for(Duration::from_secs(30));
-    assert_eq!(events(&mesh, 1).last(), Some(&Event::SessionEnded { reason: EndReason::Terminated }));
+    assert_eq!(last_two(&mesh, 1), [Event::TerminateData { data: b"game over".to_vec() }, ended]);
     assert_eq!(session(&mesh, 1).terminate_data(), b"game over");
 }
 

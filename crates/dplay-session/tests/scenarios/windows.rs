@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use dplay_dframe::{Priority, SendOutcome, Tracked};
 use dplay_spec_examples::mc_dpl8cs_4::{
     CONNECT_INFO_EX, HOST_DPNID, INSTANCE, JOINER_DPNID, SEND_CONNECT_INFO,
 };
@@ -176,6 +177,35 @@ fn mc_dpl8cs_3_3_process_completion_both_ways() {
     net.sim.run_for(Duration::from_secs(120));
     let failed = Event::Completed { context: second, result: Err(CompletionError::ConnectionLost) };
     assert!(net.ours(1).events.contains(&failed), "{:?}", net.ours(1).events);
+}
+
+/// A tracked send with completion puts the same DN_REQ_PROCESS_COMPLETION on the wire
+/// (MC-DPL8CS 2.2.3.2): the transport reports it acknowledged, and it ends only with the
+/// peer's DN_PROCESS_COMPLETION. A context given up is no longer answered.
+#[test]
+fn mc_dpl8cs_3_3_tracked_send_with_completion() {
+    let mut net = joined_to_windows_host();
+    let track = Tracked { id: 77, priority: Priority::Normal, expires: None };
+    let context =
+        net.with(1, |s, now| s.send_with_completion_tracked(now, HOST, b"data", track)).expect("send");
+    net.sim.run_for(Duration::from_millis(200));
+    assert_eq!(net.peer().of_type(0xE0), [Msg::new(0xE0).u32(context).bytes(b"data").0]);
+    let acked = |e: &Event| matches!(e, Event::SendDone { id: 77, outcome: SendOutcome::Acknowledged, .. });
+    assert!(net.ours(1).events.iter().any(acked), "{:?}", net.ours(1).events);
+    let done = Event::Completed { context, result: Ok(()) };
+    assert!(!net.ours(1).events.contains(&done));
+    net.peer_send(1, &Msg::new(0xE1).u32(context).0);
+    assert!(net.ours(1).events.contains(&done));
+
+    let given_up = net.with(1, |s, now| s.send_with_completion(now, HOST, b"more")).expect("send");
+    assert!(net.with(1, |s, _| s.abandon_completion(given_up)));
+    net.peer_send(1, &Msg::new(0xE1).u32(given_up).0);
+    assert!(
+        !net.ours(1)
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Completed { context, .. } if *context == given_up))
+    );
 }
 
 /// Node 0 hosts (ours, DXDiag's application), node 2 (ours) joins, then the Windows peer at

@@ -10,20 +10,74 @@ use crate::dpn::*;
 /// One message the handler got, with the fields the tests check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Heard {
-    EnumResponse { session: String, max_players: u32, context: usize, sender: String, round_trip: u32 },
-    AsyncOpComplete { handle: u32, result: HRESULT, context: usize },
-    ConnectComplete { handle: u32, result: HRESULT, local: u32, context: usize, reply: Vec<u8> },
-    IndicateConnect { data: Vec<u8> },
-    ReturnBuffer { context: usize },
-    CreatePlayer { dpnid: u32 },
-    DestroyPlayer { dpnid: u32, reason: u32, context: usize },
-    Receive { from: u32, data: Vec<u8>, context: usize, guaranteed: bool },
-    SendComplete { handle: u32, result: HRESULT, context: usize },
-    CreateGroup { group: u32, owner: u32 },
-    AddToGroup { group: u32, player: u32 },
-    PeerInfo { dpnid: u32 },
-    HostMigrate { new_host: u32 },
-    Terminate { result: HRESULT, data: Vec<u8> },
+    EnumResponse {
+        session: String,
+        max_players: u32,
+        context: usize,
+        sender: String,
+        round_trip: u32,
+        data: Vec<u8>,
+        reserved: Vec<u8>,
+    },
+    EnumQuery {
+        data: Vec<u8>,
+        room: u32,
+    },
+    AsyncOpComplete {
+        handle: u32,
+        result: HRESULT,
+        context: usize,
+    },
+    ConnectComplete {
+        handle: u32,
+        result: HRESULT,
+        local: u32,
+        context: usize,
+        reply: Vec<u8>,
+    },
+    IndicateConnect {
+        data: Vec<u8>,
+    },
+    ReturnBuffer {
+        context: usize,
+    },
+    CreatePlayer {
+        dpnid: u32,
+    },
+    DestroyPlayer {
+        dpnid: u32,
+        reason: u32,
+        context: usize,
+    },
+    Receive {
+        from: u32,
+        data: Vec<u8>,
+        context: usize,
+        guaranteed: bool,
+    },
+    SendComplete {
+        handle: u32,
+        result: HRESULT,
+        context: usize,
+    },
+    CreateGroup {
+        group: u32,
+        owner: u32,
+    },
+    AddToGroup {
+        group: u32,
+        player: u32,
+    },
+    PeerInfo {
+        dpnid: u32,
+    },
+    HostMigrate {
+        new_host: u32,
+    },
+    Terminate {
+        result: HRESULT,
+        data: Vec<u8>,
+    },
     Other(u32),
 }
 
@@ -37,9 +91,9 @@ pub(crate) struct Game {
     /// RECEIVE answers DPNSUCCESS_PENDING (the game keeps the buffer).
     pub(crate) keep_buffers: Mutex<Vec<(u32, usize)>>,
     pub(crate) keep: bool,
-    /// INDICATE_CONNECT refuses the joiner.
+    /// INDICATE_CONNECT refuses the joiner, ENUM_HOSTS_QUERY the enumeration.
     pub(crate) refuse: bool,
-    /// INDICATE_CONNECT's reply data.
+    /// INDICATE_CONNECT's reply data, and ENUM_HOSTS_QUERY's response data.
     pub(crate) reply: Vec<u8>,
 }
 
@@ -100,6 +154,24 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                         .map(|u| u.to_string())
                         .unwrap_or_default(),
                     round_trip: m.dwRoundTripLatencyMS,
+                    data: read_bytes(m.pvResponseData, m.dwResponseDataSize),
+                    reserved: read_bytes(d.pvApplicationReservedData, d.dwApplicationReservedDataSize),
+                }
+            }
+            // Answered with the INDICATE_CONNECT reply as response data, or refused with it.
+            DPN_MSGID_ENUM_HOSTS_QUERY => {
+                let m = &mut *msg.cast::<DPNMSG_ENUM_HOSTS_QUERY>();
+                if !game.reply.is_empty() {
+                    m.pvResponseData = game.reply.as_ptr().cast_mut().cast();
+                    m.dwResponseDataSize = game.reply.len() as u32;
+                    m.pvResponseContext = 0x4343 as *mut c_void;
+                }
+                if game.refuse {
+                    answer = DPNERR_GENERIC;
+                }
+                Heard::EnumQuery {
+                    data: read_bytes(m.pvReceivedData, m.dwReceivedDataSize),
+                    room: m.dwMaxResponseDataSize,
                 }
             }
             DPN_MSGID_ASYNC_OP_COMPLETE => {

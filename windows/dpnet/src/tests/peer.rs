@@ -51,13 +51,22 @@ impl Peer {
     /// Hosts "test session" on a port the system picks; returns the port.
     pub(crate) fn host(&self, flags: u32) -> u16 {
         let mut name = wide("test session");
-        let desc = desc(flags, &mut name);
+        assert_eq!(self.host_desc(&desc(flags, &mut name)), DPN_OK);
+        let mut out = [std::ptr::null_mut(); 4];
+        let mut n = 4;
+        let hr = unsafe { (self.v().get_local_host_addresses)(self.0, out.as_mut_ptr(), &mut n, 0) };
+        assert_eq!(hr, DPN_OK);
+        self.local_port()
+    }
+
+    /// Host with `desc` on a port the system picks.
+    fn host_desc(&self, desc: &DPN_APPLICATION_DESC) -> HRESULT {
         let device = Address::new("x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;port=0");
         let mut devices = [device.0];
-        let hr = unsafe {
+        unsafe {
             (self.v().host)(
                 self.0,
-                &desc,
+                desc,
                 devices.as_mut_ptr(),
                 1,
                 std::ptr::null(),
@@ -65,13 +74,21 @@ impl Peer {
                 7 as *mut c_void,
                 0,
             )
-        };
-        assert_eq!(hr, DPN_OK);
-        let mut out = [std::ptr::null_mut(); 4];
-        let mut n = 4;
-        let hr = unsafe { (self.v().get_local_host_addresses)(self.0, out.as_mut_ptr(), &mut n, 0) };
-        assert_eq!(hr, DPN_OK);
-        self.local_port()
+        }
+    }
+
+    /// GetApplicationDesc's `pvApplicationReservedData`.
+    fn app_reserved(&self) -> Vec<u8> {
+        let mut size = 0;
+        let hr = unsafe { (self.v().get_application_desc)(self.0, std::ptr::null_mut(), &mut size, 0) };
+        assert_eq!(hr, DPNERR_BUFFERTOOSMALL);
+        let mut buf = vec![0u64; (size as usize).div_ceil(8)];
+        let d = buf.as_mut_ptr().cast::<DPN_APPLICATION_DESC>();
+        unsafe {
+            (*d).dwSize = size_of::<DPN_APPLICATION_DESC>() as u32;
+            assert_eq!((self.v().get_application_desc)(self.0, d, &mut size, 0), DPN_OK);
+            crate::dpn::read_bytes((*d).pvApplicationReservedData, (*d).dwApplicationReservedDataSize)
+        }
     }
 
     fn local_port(&self) -> u16 {
@@ -232,6 +249,146 @@ fn sp_caps_are_windows_defaults() {
     assert_eq!(unsafe { read_wide((*info).pwszName) }.unwrap(), "DirectPlay8 TCP/IP Service Provider");
 }
 
+/// RegisterLobby names a lobby connection, and no lobby launched us: DPNERR_INVALIDPARAM
+/// both ways (the documentation's one error), whatever the handle; unknown flags
+/// DPNERR_INVALIDFLAGS.
+#[test]
+fn register_lobby_without_a_lobby() {
+    let _pool = super::shared();
+    let p = Peer::new();
+    let game = Game::new(0);
+    p.init(&game);
+    let mut app = 0u32; // stands for a lobbied application object: never read
+    let app = (&raw mut app).cast::<c_void>();
+    let register = |handle, flags| unsafe { (p.v().register_lobby)(p.0, handle, app, flags) };
+    assert_eq!(register(0, DPNLOBBY_REGISTER), DPNERR_INVALIDPARAM);
+    assert_eq!(register(1, DPNLOBBY_REGISTER), DPNERR_INVALIDPARAM);
+    assert_eq!(register(1, DPNLOBBY_UNREGISTER), DPNERR_INVALIDPARAM);
+    assert_eq!(register(1, 0), DPNERR_INVALIDFLAGS);
+    assert_eq!(register(1, DPNLOBBY_REGISTER | DPNLOBBY_UNREGISTER), DPNERR_INVALIDFLAGS);
+}
+
+/// An asynchronous EnumHosts of the host at `port` on loopback with `data` and `context` (two
+/// queries 50 ms apart); its handle.
+fn enumerate(p: &Peer, port: u16, data: &[u8], context: usize) -> u32 {
+    let mut name = wide("");
+    let d = desc(0, &mut name);
+    let target = Address::new(&format!(
+        "x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;hostname=127.0.0.1;port={port}"
+    ));
+    let mut handle = 0;
+    let hr = unsafe {
+        (p.v().enum_hosts)(
+            p.0,
+            &d,
+            target.0,
+            std::ptr::null_mut(),
+            data.as_ptr().cast(),
+            data.len() as u32,
+            2,
+            50,
+            0,
+            context as *mut c_void,
+            &mut handle,
+            0,
+        )
+    };
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    assert_ne!(handle, 0);
+    handle
+}
+
+/// pvApplicationReservedData (MC-DPLHP 2.2.2, MC-DPL8CS 2.2.1.4): the host's reaches an
+/// enumerating game's ENUM_HOSTS_RESPONSE and a joiner's GetApplicationDesc; SetApplicationDesc
+/// changes it for later enumerations; data that would not leave the enumeration response in
+/// one datagram is DPNERR_INVALIDPARAM, in Host and SetApplicationDesc.
+#[test]
+fn application_reserved_data_reaches_enumerators_and_joiners() {
+    let _pool = super::shared();
+    let (host_game, join_game) = (Game::new(0x1000), Game::new(0x2000));
+    let host = Peer::new();
+    host.init(&host_game);
+    let mut name = wide("test session");
+    let mut d = desc(0, &mut name);
+    let mut big = vec![0u8; 1500];
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (big.as_mut_ptr().cast(), 1500);
+    assert_eq!(host.host_desc(&d), DPNERR_INVALIDPARAM);
+    let mut canyon = b"map=canyon".to_vec();
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (canyon.as_mut_ptr().cast(), 10);
+    assert_eq!(host.host_desc(&d), DPN_OK);
+    let port = host.local_port();
+
+    let joiner = Peer::new();
+    joiner.init(&join_game);
+    let found = |want: &'static [u8]| move |h: &Heard| matches!(h, Heard::EnumResponse { reserved, .. } if reserved == want);
+    enumerate(&joiner, port, b"", 0);
+    join_game.wait_for("ENUM_HOSTS_RESPONSE with the reserved data", found(b"map=canyon"));
+    assert_eq!(joiner.connect(port, 0, true).0, DPN_OK);
+    assert_eq!(joiner.app_reserved(), b"map=canyon");
+
+    let mut desert = b"map=desert".to_vec();
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (big.as_mut_ptr().cast(), 1500);
+    assert_eq!(unsafe { (host.v().set_application_desc)(host.0, &d, 0) }, DPNERR_INVALIDPARAM);
+    (d.pvApplicationReservedData, d.dwApplicationReservedDataSize) = (desert.as_mut_ptr().cast(), 10);
+    assert_eq!(unsafe { (host.v().set_application_desc)(host.0, &d, 0) }, DPN_OK);
+    assert_eq!(host.app_reserved(), b"map=desert");
+    let seeker_game = Game::new(0x3000);
+    let seeker = Peer::new();
+    seeker.init(&seeker_game);
+    enumerate(&seeker, port, b"", 0);
+    seeker_game.wait_for("ENUM_HOSTS_RESPONSE with the new reserved data", found(b"map=desert"));
+    assert_eq!(seeker.close(), DPN_OK);
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
+
+/// DPN_MSGID_ENUM_HOSTS_QUERY: the host's handler gets the enumerating game's data and the
+/// room for its own, answers DPN_OK with response data that the enumerating game's
+/// ENUM_HOSTS_RESPONSE carries, and gets its buffer back (RETURN_BUFFER); a handler that
+/// answers otherwise leaves the query unanswered.
+#[test]
+fn the_host_answers_enumeration_with_its_data() {
+    let _pool = super::shared();
+    for refuse in [false, true] {
+        let (host_game, seek_game) = (Game::answering(0x1000, refuse, b"map=canyon"), Game::new(0x2000));
+        let host = Peer::new();
+        host.init(&host_game);
+        let port = host.host(0);
+        let seeker = Peer::new();
+        seeker.init(&seek_game);
+        let handle = enumerate(&seeker, port, b"filter", 0);
+        seek_game.wait_for(
+            "the enumeration's end",
+            |h| matches!(h, Heard::AsyncOpComplete { handle: x, .. } if *x == handle),
+        );
+        let Heard::EnumQuery { data, room } =
+            host_game.wait_for("ENUM_HOSTS_QUERY", |h| matches!(h, Heard::EnumQuery { .. }))
+        else {
+            unreachable!()
+        };
+        assert_eq!(data, b"filter");
+        assert_eq!(room, 1472 - 92 - 2 * "test session".len() as u32 - 2);
+        host_game.wait_for("RETURN_BUFFER of the response data", |h| {
+            *h == Heard::ReturnBuffer { context: 0x4343 }
+        });
+        let responses: Vec<Vec<u8>> = seek_game
+            .heard()
+            .into_iter()
+            .filter_map(|h| match h {
+                Heard::EnumResponse { data, .. } => Some(data),
+                _ => None,
+            })
+            .collect();
+        if refuse {
+            assert!(responses.is_empty(), "a refused query was answered: {responses:?}");
+        } else {
+            assert!(!responses.is_empty() && responses.iter().all(|d| d == b"map=canyon"), "{responses:?}");
+        }
+        assert_eq!(seeker.close(), DPN_OK);
+        assert_eq!(host.close(), DPN_OK);
+    }
+}
+
 #[test]
 fn enumerate_join_send_and_leave() {
     let _pool = super::shared();
@@ -252,32 +409,9 @@ fn enumerate_join_send_and_leave() {
     joiner.init(&join_game);
     joiner.set_name("bob");
     // Enumerate the host (async, two queries 50 ms apart).
-    let mut name = wide("");
-    let d = desc(0, &mut name);
-    let target = Address::new(&format!(
-        "x-directplay:/provider=%7BEBFE7BA0-628D-11D2-AE0F-006097B01411%7D;hostname=127.0.0.1;port={port}"
-    ));
-    let mut handle = 0;
-    let hr = unsafe {
-        (joiner.v().enum_hosts)(
-            joiner.0,
-            &d,
-            target.0,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            0,
-            2,
-            50,
-            0,
-            0x55 as *mut c_void,
-            &mut handle,
-            0,
-        )
-    };
-    assert_eq!(hr, DPNSUCCESS_PENDING);
-    assert_ne!(handle, 0);
+    let handle = enumerate(&joiner, port, b"", 0x55);
     let found = join_game.wait_for("ENUM_HOSTS_RESPONSE", |h| matches!(h, Heard::EnumResponse { .. }));
-    let Heard::EnumResponse { session, max_players, context, sender, round_trip } = found else {
+    let Heard::EnumResponse { session, max_players, context, sender, round_trip, .. } = found else {
         unreachable!()
     };
     assert_eq!((session.as_str(), max_players, context), ("test session", 8, 0x55));

@@ -60,6 +60,15 @@ fn pair() -> (Arc<Game>, Arc<Game>, Peer, Peer, u32, u32) {
     (host_game, join_game, host, joiner, host_id, local)
 }
 
+/// The lengths of the messages `game` received, in order.
+fn received_lengths(game: &Game) -> Vec<usize> {
+    let lengths = game.heard().into_iter().filter_map(|h| match h {
+        Heard::Receive { data, .. } => Some(data.len()),
+        _ => None,
+    });
+    lengths.collect()
+}
+
 fn completion(game: &Game, handle: u32) -> HRESULT {
     match game
         .wait_for("SEND_COMPLETE", |h| matches!(h, Heard::SendComplete { handle: x, .. } if *x == handle))
@@ -165,18 +174,60 @@ fn cancel_sends_still_queued() {
     let (_, after) = joiner.send_timed(host_id, b"after", DPNSEND_GUARANTEED, 0, 8);
     assert_eq!(completion(&join_game, after), DPN_OK);
     host_game.wait_for("the last message", |h| matches!(h, Heard::Receive { data, .. } if data == b"after"));
-    let received: Vec<usize> = host_game
-        .heard()
-        .into_iter()
-        .filter_map(|h| match h {
-            Heard::Receive { data, .. } => Some(data.len()),
-            _ => None,
-        })
-        .collect();
+    let received = received_lengths(&host_game);
     let arrived = 1 + later.iter().filter(|r| **r == DPN_OK).count();
     let mut expected = vec![big.len(); arrived];
     expected.push(5);
     assert_eq!(received, expected, "nothing cancelled arrived");
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
+
+/// CancelAsyncOperation (DirectPlay 8 documentation: sends, enumerations and the connect
+/// only): a DPNSEND_COMPLETEONPROCESS send none of whose frames went out is cancelled as any
+/// send (SEND_COMPLETE DPNERR_USERCANCEL, never delivered) or times out unsent; one on the wire
+/// answers DPNERR_CANNOTCANCEL and completes DPN_OK once the receiver processed it. A group
+/// request sent to the host answers DPNERR_CANNOTCANCEL and completes normally.
+#[test]
+fn cancel_sends_with_completion_and_requests() {
+    let _pool = super::shared();
+    let (host_game, join_game, host, joiner, host_id, _) = pair();
+    let on_process = DPNSEND_GUARANTEED | DPNSEND_COMPLETEONPROCESS;
+    let big = vec![0xB3; 600 * 1024];
+    let (hr, first) = joiner.send_timed(host_id, &big, on_process, 0, 1);
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    let (_, queued) = joiner.send_timed(host_id, b"queued", on_process, 0, 2);
+    let (_, late) = joiner.send_timed(host_id, b"late", on_process, 1, 3);
+    assert_eq!(joiner.cancel(first, 0), DPNERR_CANNOTCANCEL);
+    assert_eq!(joiner.cancel(queued, 0), DPN_OK);
+    assert_eq!(completion(&join_game, queued), DPNERR_USERCANCEL);
+    assert_eq!(completion(&join_game, late), DPNERR_TIMEDOUT);
+    assert_eq!(completion(&join_game, first), DPN_OK);
+    assert_eq!(joiner.cancel(first, 0), DPNERR_INVALIDHANDLE, "a completed send");
+
+    let (_, after) = joiner.send_timed(host_id, b"after", on_process, 0, 4);
+    assert_eq!(completion(&join_game, after), DPN_OK);
+    host_game.wait_for("the last message", |h| matches!(h, Heard::Receive { data, .. } if data == b"after"));
+    let received = received_lengths(&host_game);
+    assert_eq!(received, [big.len(), 5], "nothing cancelled or timed out arrived");
+
+    let mut name: Vec<u16> = "wingmen\0".encode_utf16().collect();
+    let info = DPN_GROUP_INFO {
+        dwSize: size_of::<DPN_GROUP_INFO>() as u32,
+        dwInfoFlags: DPNINFO_NAME,
+        pwszName: name.as_mut_ptr(),
+        pvData: std::ptr::null_mut(),
+        dwDataSize: 0,
+        dwPlayerFlags: 0,
+    };
+    let mut request = 0;
+    let (null, context) = (std::ptr::null_mut(), 0x6C as *mut c_void);
+    let hr = unsafe { (joiner.v().create_group)(joiner.0, &info, null, context, &mut request, 0) };
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    assert_eq!(joiner.cancel(request, 0), DPNERR_CANNOTCANCEL);
+    join_game.wait_for("CreateGroup's completion", |h| {
+        *h == Heard::AsyncOpComplete { handle: request, result: DPN_OK, context: 0x6C }
+    });
     assert_eq!(joiner.close(), DPN_OK);
     assert_eq!(host.close(), DPN_OK);
 }
