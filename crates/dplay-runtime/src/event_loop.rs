@@ -58,6 +58,12 @@ pub struct StreamLimits {
     /// A connection we opened is closed after this long without a read or a write (the next
     /// message opens a new one), so a peer that never closes cannot hold it forever.
     pub idle_opened: Duration,
+    /// A connection, accepted or opened, whose peer stops answering (a pulled cable: nothing
+    /// closes) fails after about this long, with [`crate::CloseReason::Failed`]: bytes sent
+    /// and not acknowledged for this long (`TCP_USER_TIMEOUT`, Linux), or, when idle, this long
+    /// since the peer was last heard while keepalive probes go unanswered (docs/decisions.md,
+    /// "A silent peer").
+    pub silent_peer: Duration,
 }
 
 impl Default for StreamLimits {
@@ -68,6 +74,7 @@ impl Default for StreamLimits {
             partial_message: Duration::from_secs(60),
             max_per_source: 16,
             idle_opened: Duration::from_secs(120),
+            silent_peer: Duration::from_secs(30),
         }
     }
 }

@@ -49,6 +49,29 @@ fn token_of(id: StreamId) -> Token {
     Token(FIRST_STREAM_TOKEN.saturating_add(usize::try_from(id.0).unwrap_or(usize::MAX)))
 }
 
+/// Makes `socket` fail about `after` into a silence of its peer (a pulled cable closes
+/// nothing, and Linux would otherwise retransmit for 15 minutes): `TCP_USER_TIMEOUT` bounds
+/// how long sent bytes may stay unacknowledged, and keepalive probes from a third of it on an
+/// idle connection let the same bound end it too (Linux aborts a probing connection once
+/// `TCP_USER_TIMEOUT` has passed since the peer was last heard). Elsewhere only keepalive.
+/// A socket that refuses the options is kept, logged: it only loses the bound.
+fn fail_when_silent(socket: &TcpStream, after: Duration) {
+    // Keepalive counts whole seconds, at least one.
+    let second = Duration::from_secs(1);
+    let keepalive = socket2::TcpKeepalive::new().with_time((after / 3).max(second));
+    #[cfg(target_os = "linux")]
+    let keepalive = keepalive.with_interval((after / 6).max(second));
+    let set = socket2::SockRef::from(socket).set_tcp_keepalive(&keepalive);
+    #[cfg(target_os = "linux")]
+    let set = set.and_then(|()| {
+        let millis = u32::try_from(after.as_millis()).unwrap_or(u32::MAX);
+        Ok(rustix::net::sockopt::set_tcp_user_timeout(socket, millis)?)
+    });
+    if let Err(e) = set {
+        tracing::warn!("a TCP connection keeps no bound on a silent peer: {e}");
+    }
+}
+
 /// One TCP connection.
 struct Conn {
     socket: TcpStream,
@@ -220,6 +243,7 @@ impl<P: Protocol> EventLoop<P> {
                 continue;
             }
             let stream = self.streams.allocate();
+            fail_when_silent(&socket, self.streams.limits.silent_peer);
             self.poll.registry().register(&mut socket, token_of(stream), Interest::READABLE)?;
             tracing::debug!(%peer, stream = stream.0, "TCP connection accepted");
             let conn = Conn {
@@ -347,6 +371,7 @@ impl<P: Protocol> EventLoop<P> {
                 return Ok(None);
             }
         };
+        fail_when_silent(&socket, self.streams.limits.silent_peer);
         self.poll.registry().register(
             &mut socket,
             token_of(stream),
