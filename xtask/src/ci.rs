@@ -8,7 +8,7 @@ use anyhow::bail;
 use crate::util::{cargo, have, step};
 
 fn run_all() -> anyhow::Result<()> {
-    ensure_tshark()?;
+    ensure_test_tools()?;
     step("fmt", cargo().args(["fmt", "--all", "--check"]))?;
     step(
         "clippy",
@@ -69,19 +69,31 @@ pub(crate) fn run() -> anyhow::Result<()> {
     result
 }
 
-/// The tshark conformance tests need tshark; on CI they must never skip, so install it here.
-fn ensure_tshark() -> anyhow::Result<()> {
-    if have("tshark") {
+/// Tools the workspace's tests use and must never skip for on CI: tshark (the conformance
+/// tests) and nftables (the runtime's silent-peer test); installed here, when missing, from
+/// Debian's packages. (The integration cases install what they need themselves.)
+fn ensure_test_tools() -> anyhow::Result<()> {
+    let missing: Vec<&str> = [("tshark", "tshark"), ("nft", "nftables")]
+        .into_iter()
+        .filter(|(tool, _)| !have(tool))
+        .map(|(_, p)| p)
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
-    println!("==> tshark is missing: installing Debian's tshark package (needed by the conformance tests)");
-    let script = "export DEBIAN_FRONTEND=noninteractive; \
+    let packages = missing.join(" ");
+    println!("==> installing Debian's {packages} (needed by the workspace's tests)");
+    let script = format!(
+        "export DEBIAN_FRONTEND=noninteractive; \
         echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections; \
-        apt-get update -qq && apt-get install -y -qq --no-install-recommends tshark";
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends {packages}"
+    );
     let sudo = if have("sudo") && !is_root() { "sudo " } else { "" };
-    step("install tshark", Command::new("sh").args(["-c", &format!("{sudo}sh -c \"{script}\"")]))?;
-    if !have("tshark") {
-        bail!("tshark is still missing after apt-get; install Debian's tshark package and run again");
+    step("install test tools", Command::new("sh").args(["-c", &format!("{sudo}sh -c \"{script}\"")]))?;
+    for tool in ["tshark", "nft"] {
+        if !have(tool) {
+            bail!("{tool} is still missing after apt-get; install Debian's {packages} and run again");
+        }
     }
     Ok(())
 }
