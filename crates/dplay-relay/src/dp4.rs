@@ -144,6 +144,8 @@ struct Conn {
     endpoint: Option<usize>,
     /// The listener its sender's headers name, at its IP: once its first header is read.
     sender: Option<SocketAddr>,
+    /// Its remote end, once `sender` is known.
+    peer: Option<SocketAddr>,
     /// The first bytes, until a header is whole (session connections only).
     head: Vec<u8>,
     framer: StreamFramer,
@@ -158,7 +160,9 @@ pub struct Dp4Relay {
     members: HashMap<u32, Member>,
     frees: u64,
     conns: HashMap<ConnId, Conn>,
-    /// The newest connection each listener address opened to the host, and its remote end.
+    /// The connection the host answers each listener address's instance on, and its remote
+    /// end: the newest it opened to the session's listener, else the first of those to
+    /// endpoints still open.
     back: HashMap<SocketAddr, (ConnId, SocketAddr)>,
     /// Where each listener address's datagrams to the host's game socket come from.
     game_sources: HashMap<SocketAddr, SocketAddr>,
@@ -248,6 +252,7 @@ impl Dp4Relay {
         let conn_state = Conn {
             endpoint,
             sender: None,
+            peer: None,
             head: Vec::new(),
             framer: StreamFramer::new(MAX_MESSAGE_SIZE),
             charge: self.cfg.budget.account(),
@@ -272,8 +277,10 @@ impl Dp4Relay {
                 let want = SIGNATURE_OFFSET.saturating_sub(c.head.len()).min(data.len());
                 c.head.extend_from_slice(data.get(..want).unwrap_or_default());
                 if let Some(listener) = header_listener(&c.head, peer.ip()) {
-                    c.sender = Some(listener);
+                    (c.sender, c.peer) = (Some(listener), Some(peer));
                     c.head = Vec::new();
+                    // A new connection to the session's listener is a new instance there (a
+                    // rejoin): the host answers it on that one.
                     self.back.insert(listener, (conn, peer));
                 }
             }
@@ -297,13 +304,24 @@ impl Dp4Relay {
         if let Some(listener) = c.sender
             && self.back.get(&listener).is_some_and(|(c, _)| *c == conn)
         {
-            self.back.remove(&listener);
+            // The newest other connection of that instance takes over, if any.
+            let next = self
+                .conns
+                .iter()
+                .filter(|(_, o)| o.sender == Some(listener))
+                .filter_map(|(id, o)| Some((*id, o.peer?)))
+                .max_by_key(|(id, _)| *id);
+            match next {
+                Some(next) => self.back.insert(listener, next),
+                None => self.back.remove(&listener),
+            };
         }
         c.endpoint.is_some()
     }
 
-    /// The connection to send the host session's TCP message for the listener `to` on: the
-    /// newest one that listener's instance opened to the host (`None`: open one to `to`).
+    /// The connection to send the host session's TCP message for the listener `to` on: one
+    /// that listener's instance opened to the host, the same while it is open (`None`: open
+    /// one to `to`).
     pub fn route_stream(&self, to: SocketAddr) -> Option<ConnId> {
         self.back.get(&to).map(|(c, _)| *c)
     }
@@ -390,8 +408,12 @@ impl Dp4Relay {
                 let listener = header_listener(m, peer.ip());
                 let member = listener.and_then(|l| self.member_at(l)).filter(|s| *s != owner);
                 if let (Some(l), Some(_), Some(c)) = (listener, member, self.conns.get_mut(&conn)) {
-                    c.sender = Some(l);
-                    self.back.insert(l, (conn, peer));
+                    (c.sender, c.peer) = (Some(l), Some(peer));
+                    // The member's messages keep to the connection they took while it is
+                    // open: moving to a newer one could let them overtake those still
+                    // queued on the older (docs/decisions.md, "DP4 relay: one return
+                    // connection per member").
+                    self.back.entry(l).or_insert((conn, peer));
                 }
                 member
             }

@@ -188,7 +188,7 @@ fn our_server_with_windows_shaped_clients(seed: u64, loss: f64) {
     wait_event(&mut sim, server, 0, "the server player", |e| {
         *e == Dp4Event::PlayerCreated { id: DPID_SERVERPLAYER }
     });
-    let desc = node(&mut sim, server).session.session_desc().unwrap().clone();
+    let desc = *node(&mut sim, server).session.session_desc().unwrap();
     assert_eq!(desc.flags, SessionFlags::CLIENT_SERVER, "CS and MH are incompatible (1.3)");
     let host = node(&mut sim, server).session.system_player().unwrap();
 

@@ -8,7 +8,7 @@ use rand::Rng;
 
 use super::{Event, NodeId, Sim, chance, uniform};
 use crate::stream::{
-    ACCEPTED_BASE, Conn, Direction, Segment, StreamCommand, StreamConfig, StreamEnd, StreamEvent, StreamId,
+    ACCEPTED_BASE, Conn, Ends, Segment, StreamCommand, StreamConfig, StreamEnd, StreamEvent, StreamId,
     StreamStats,
 };
 
@@ -73,14 +73,24 @@ impl Sim {
         for c in 0..self.conns.len() {
             for end in 0..2 {
                 let Some(conn) = self.conns.get_mut(c) else { continue };
-                if conn.nodes[end] == node && conn.open[end] {
-                    conn.open[end] = false;
-                    if conn.established && conn.open[1 - end] {
+                if conn.nodes.at(end) == node && conn.open.at(end) {
+                    *conn.open.at_mut(end) = false;
+                    if conn.established && conn.open.at(1 - end) {
                         self.send_segment(c, end, Segment::Rst);
                     }
                 }
             }
         }
+    }
+
+    #[track_caller]
+    fn conn(&self, c: usize) -> &Conn {
+        self.conns.get(c).unwrap_or_else(|| panic!("no stream {c} in this sim"))
+    }
+
+    #[track_caller]
+    fn conn_mut(&mut self, c: usize) -> &mut Conn {
+        self.conns.get_mut(c).unwrap_or_else(|| panic!("no stream {c} in this sim"))
     }
 
     /// A node's stream command.
@@ -89,12 +99,12 @@ impl Sim {
             StreamCommand::Connect { conn, to } => self.connect(from, conn, to),
             StreamCommand::Write { conn, data } => {
                 let Some((c, end)) = self.end_of(from, conn) else { return };
-                if end == 0 && !self.conns[c].established {
-                    self.conns[c].early.push(Segment::Data(data));
+                if end == 0 && !self.conn(c).established {
+                    self.conn_mut(c).early.push(Segment::Data(data));
                     return;
                 }
                 let mss = self.stream_config.mss.max(1);
-                let mut rest = &data[..];
+                let mut rest = data.as_slice();
                 while !rest.is_empty() {
                     let size = self.rng.gen_range(1..=rest.len().min(mss));
                     let (seg, tail) = rest.split_at(size);
@@ -104,9 +114,9 @@ impl Sim {
             }
             StreamCommand::Close { conn } => {
                 let Some((c, end)) = self.end_of(from, conn) else { return };
-                self.conns[c].open[end] = false;
-                if end == 0 && !self.conns[c].established {
-                    self.conns[c].early.push(Segment::Fin);
+                *self.conn_mut(c).open.at_mut(end) = false;
+                if end == 0 && !self.conn(c).established {
+                    self.conn_mut(c).early.push(Segment::Fin);
                 } else {
                     self.send_segment(c, end, Segment::Fin);
                 }
@@ -119,7 +129,7 @@ impl Sim {
         let c = *self.stream_ends.get(&(node, id))?;
         let conn = self.conns.get(c)?;
         let end = usize::from(id >= ACCEPTED_BASE);
-        conn.open[end].then_some((c, end))
+        conn.open.at(end).then_some((c, end))
     }
 
     fn connect(&mut self, from: NodeId, id: StreamId, to: SocketAddr) {
@@ -141,13 +151,13 @@ impl Sim {
             Answer::Nobody => from,
         };
         self.conns.push(Conn {
-            nodes: [from, acceptor],
-            ids: [id, ACCEPTED_BASE + c as u64],
-            addrs: [src, to],
+            nodes: Ends(from, acceptor),
+            ids: Ends(id, ACCEPTED_BASE + c as u64),
+            addrs: Ends(src, to),
             established: false,
-            open: [true, false],
+            open: Ends(true, false),
             early: Vec::new(),
-            dirs: [Direction::default(), Direction::default()],
+            dirs: Ends::default(),
         });
         self.stream_ends.insert((from, id), c);
         let timeout = self.now + self.stream_config.connect_timeout;
@@ -224,9 +234,9 @@ impl Sim {
     /// Sends `seg` on direction `dir` of connection `c`: after what is held, or held itself
     /// while the two are partitioned; each loss on the link adds a retransmission timeout.
     fn send_segment(&mut self, c: usize, dir: usize, seg: Segment) {
-        let conn = &self.conns[c];
-        let (from, to) = (conn.nodes[dir], conn.nodes[1 - dir]);
-        if !conn.dirs[dir].held.is_empty() || self.is_partitioned(from, to) {
+        let conn = self.conn(c);
+        let (from, to) = (conn.nodes.at(dir), conn.nodes.at(1 - dir));
+        if !conn.dirs.at_ref(dir).held.is_empty() || self.is_partitioned(from, to) {
             self.hold(c, dir, seg, false);
             return;
         }
@@ -242,7 +252,7 @@ impl Sim {
             rto = rto.saturating_mul(2);
         }
         let arrival = self.now + self.delay(from, to) + extra;
-        let d = &mut self.conns[c].dirs[dir];
+        let d = self.conn_mut(c).dirs.at_mut(dir);
         let arrival = d.last_arrival.map_or(arrival, |last| arrival.max(last));
         d.last_arrival = Some(arrival);
         self.enqueue_step(arrival, c, StreamStep::Segment { dir, seg });
@@ -253,7 +263,7 @@ impl Sim {
     fn hold(&mut self, c: usize, dir: usize, seg: Segment, returned: bool) {
         let now = self.now;
         let rto = self.stream_config.rto;
-        let d = &mut self.conns[c].dirs[dir];
+        let d = self.conn_mut(c).dirs.at_mut(dir);
         if returned {
             let at = d.returned.min(d.held.len());
             d.held.insert(at, seg);
@@ -271,45 +281,46 @@ impl Sim {
 
     /// Tells the node at end `end` of `c` about `event`.
     fn tell(&mut self, c: usize, end: usize, event: StreamEvent) {
-        let node = self.conns[c].nodes[end];
+        let node = self.conn(c).nodes.at(end);
         let now = self.now;
         self.slot_mut(node).node.handle_stream(now, event);
     }
 
     /// Ends `c` for end `end` with `how`, if it is open there.
     fn end_stream(&mut self, c: usize, end: usize, how: StreamEnd) {
-        if !std::mem::replace(&mut self.conns[c].open[end], false) {
+        if !std::mem::replace(self.conn_mut(c).open.at_mut(end), false) {
             return;
         }
-        let conn = self.conns[c].ids[end];
+        let conn = self.conn(c).ids.at(end);
         self.tell(c, end, StreamEvent::Ended { conn, how });
     }
 
     pub(super) fn handle_stream_step(&mut self, c: usize, step: StreamStep) {
         match step {
             StreamStep::Syn => {
-                let [a, b] = self.conns[c].nodes;
+                let Ends(a, b) = self.conn(c).nodes;
                 if self.is_partitioned(a, b) {
                     let timeout = self.now + self.stream_config.connect_timeout;
                     return self.enqueue_step(timeout, c, StreamStep::ConnectTimeout);
                 }
                 self.stream_stats.accepted += 1;
-                self.conns[c].open[1] = true;
-                self.stream_ends.insert((b, self.conns[c].ids[1]), c);
+                self.conn_mut(c).open.1 = true;
+                let accepted = self.conn(c).ids.1;
+                self.stream_ends.insert((b, accepted), c);
                 self.trace_stream(c, 0, "accepted");
-                let Conn { ids, addrs, .. } = &self.conns[c];
-                let event = StreamEvent::Accepted { conn: ids[1], listener: addrs[1], peer: addrs[0] };
+                let Conn { ids, addrs, .. } = self.conn(c);
+                let event = StreamEvent::Accepted { conn: ids.1, listener: addrs.1, peer: addrs.0 };
                 self.tell(c, 1, event);
                 let back = self.now + self.delay(b, a);
                 self.enqueue_step(back, c, StreamStep::SynAck);
             }
             StreamStep::SynAck => {
-                self.conns[c].established = true;
-                if self.conns[c].open[0] {
-                    let conn = self.conns[c].ids[0];
+                self.conn_mut(c).established = true;
+                if self.conn(c).open.0 {
+                    let conn = self.conn(c).ids.0;
                     self.tell(c, 0, StreamEvent::Connected { conn });
                 }
-                for seg in std::mem::take(&mut self.conns[c].early) {
+                for seg in std::mem::take(&mut self.conn_mut(c).early) {
                     self.send_segment(c, 0, seg);
                 }
             }
@@ -319,7 +330,7 @@ impl Sim {
                 self.end_stream(c, 0, StreamEnd::Refused);
             }
             StreamStep::ConnectTimeout => {
-                if !self.conns[c].established {
+                if !self.conn(c).established {
                     self.stream_stats.timed_out += 1;
                     self.trace_stream(c, 0, "timed-out");
                     self.end_stream(c, 0, StreamEnd::TimedOut);
@@ -331,21 +342,21 @@ impl Sim {
     }
 
     fn arrive(&mut self, c: usize, dir: usize, seg: Segment) {
-        let conn = &self.conns[c];
-        let (from, to) = (conn.nodes[dir], conn.nodes[1 - dir]);
-        if !conn.dirs[dir].held.is_empty() || self.is_partitioned(from, to) {
+        let conn = self.conn(c);
+        let (from, to) = (conn.nodes.at(dir), conn.nodes.at(1 - dir));
+        if !conn.dirs.at_ref(dir).held.is_empty() || self.is_partitioned(from, to) {
             return self.hold(c, dir, seg, true);
         }
         let end = 1 - dir;
-        if !self.conns[c].open[end] {
+        if !self.conn(c).open.at(end) {
             // Bytes for an end that is gone are answered with an RST.
-            if matches!(seg, Segment::Data(_)) && self.conns[c].open[dir] {
+            if matches!(seg, Segment::Data(_)) && self.conn(c).open.at(dir) {
                 self.trace_stream(c, dir, "rst");
                 self.send_segment(c, end, Segment::Rst);
             }
             return;
         }
-        let conn = self.conns[c].ids[end];
+        let conn = self.conn(c).ids.at(end);
         match seg {
             Segment::Data(data) => {
                 self.stream_stats.segments += 1;
@@ -366,11 +377,11 @@ impl Sim {
     }
 
     fn retry(&mut self, c: usize, dir: usize) {
-        let conn = &self.conns[c];
-        let (from, to) = (conn.nodes[dir], conn.nodes[1 - dir]);
-        let Some(since) = conn.dirs[dir].stalled_since else { return };
+        let conn = self.conn(c);
+        let (from, to) = (conn.nodes.at(dir), conn.nodes.at(1 - dir));
+        let Some(since) = conn.dirs.at_ref(dir).stalled_since else { return };
         if !self.is_partitioned(from, to) {
-            let d = &mut self.conns[c].dirs[dir];
+            let d = self.conn_mut(c).dirs.at_mut(dir);
             let held = std::mem::take(&mut d.held);
             (d.stalled_since, d.returned) = (None, 0);
             self.trace_stream(c, dir, "resumed");
@@ -378,15 +389,16 @@ impl Sim {
                 self.send_segment(c, dir, seg);
             }
         } else if self.now - since >= self.stream_config.stall_reset {
-            let d = &mut self.conns[c].dirs[dir];
+            let d = self.conn_mut(c).dirs.at_mut(dir);
             (d.held, d.stalled_since, d.returned) = (Default::default(), None, 0);
             self.stream_stats.resets += 1;
             self.trace_stream(c, dir, "reset(stalled)");
             self.end_stream(c, dir, StreamEnd::Reset);
         } else {
-            let d = &mut self.conns[c].dirs[dir];
+            let now = self.now;
+            let d = self.conn_mut(c).dirs.at_mut(dir);
             d.backoff = d.backoff.saturating_mul(2);
-            let at = self.now + d.backoff;
+            let at = now + d.backoff;
             self.enqueue_step(at, c, StreamStep::Retry { dir });
         }
     }
@@ -396,7 +408,7 @@ impl Sim {
         if self.trace.is_none() {
             return;
         }
-        let [a, b] = self.conns[c].addrs;
+        let Ends(a, b) = self.conn(c).addrs;
         let (src, dst) = if dir == 0 { (a, b) } else { (b, a) };
         let t = self.elapsed();
         if let Some(trace) = &mut self.trace {

@@ -59,8 +59,8 @@ pub fn player_message_udp(from: u32, to: u32, data: &[u8]) -> Vec<u8> {
 
 /// The command of message `m` (offset 24), when it has the 'play' signature.
 pub fn command(m: &[u8]) -> Option<u16> {
-    let c = m.get(24..26)?;
-    (m.get(20..24) == Some(b"play")).then(|| u16::from_le_bytes([c[0], c[1]]))
+    let c: [u8; 2] = m.get(24..26)?.try_into().ok()?;
+    (m.get(20..24) == Some(b"play")).then(|| u16::from_le_bytes(c))
 }
 
 /// Winsock SPData (MC-DPL4CS 2.2.2): the listener's and the game socket's SOCKADDR_INs.
