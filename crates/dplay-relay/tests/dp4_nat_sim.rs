@@ -5,7 +5,8 @@
 //! private subnet; joins, a leave (its process gone, so its connections reset) and a join after
 //! it, under 0, 5 or 15% loss, over `DPLAY_SIM_SEEDS` seeds. Every member and the host get
 //! every other's guaranteed messages, none lost, duplicated or out of order; no datagram goes
-//! from one member's network to another's and no connect is aimed at a NAT.
+//! from one member's network to another's and no connect is aimed at a NAT; a stranger gets
+//! nothing.
 #![allow(clippy::indexing_slicing, reason = "test code: a bad index is a failed test")]
 
 use std::cell::RefCell;
@@ -20,7 +21,8 @@ use dplay_session::dp4::{Dp4AddressMap, Dp4AddressMapHandle, Dp4Config, Dp4Event
 use dplay_sim::{
     LinkConfig, NatConfig, NatId, Node, NodeId, Sim, StreamCommand, StreamEvent, Transmit, run_seeds,
 };
-use dplay_testkit::dp4_node::{Dp4Node, add_dp4, config_at};
+use dplay_testkit::dp4_node::windows::{dwords, message, player_message_udp};
+use dplay_testkit::dp4_node::{Dp4Node, WindowsPeer, add_dp4, add_windows, config_at};
 use uuid::Uuid;
 
 const APP: Uuid = Uuid::from_u128(0x5e1a_7ed0_d404_4b2a_9c11_0000_0000_0004);
@@ -246,6 +248,8 @@ impl World {
                 _ => None,
             })
         };
+        // Events of commands given just now are collected at the next step: take them first.
+        self.sim.run_for(Duration::ZERO);
         let deadline = self.sim.now() + STEP;
         self.sim.run_until_with(deadline, |s| find(s).is_some());
         find(&self.sim).unwrap_or_else(|| panic!("no player created (seed {})", self.sim.seed()))
@@ -387,6 +391,21 @@ fn relayed_session(seed: u64) {
     let s = w.relay.lock().unwrap().stats();
     assert_eq!(s.endpoints_held, 3, "the leaver's endpoint was freed (seed {seed})");
     assert!(s.members.iter().all(|m| m.datagrams_from > 0), "every member relayed (seed {seed})");
+
+    // A stranger on the public side gets nothing from any endpoint, over TCP or UDP; its
+    // connections are closed and its datagrams counted.
+    let (before, refused) = (s.strangers, w.sim.node::<RelayHost>(w.host).refused);
+    let stranger = add_windows(&mut w.sim, IpAddr::V4(Ipv4Addr::new(192, 0, 2, 99)), 2300, 2350);
+    for i in 0..ENDPOINTS {
+        let e = endpoint(i);
+        let stranger = w.sim.node_mut::<WindowsPeer>(stranger);
+        stranger.send_tcp(e.stream, message(2300, 0x05, &dwords(&[0x9])));
+        stranger.send_udp(e.datagram, player_message_udp(1, 2, b"let me in"));
+    }
+    w.sim.run_for(Duration::from_secs(10));
+    assert!(w.sim.node::<WindowsPeer>(stranger).received.is_empty(), "seed {seed}");
+    assert!(w.relay.lock().unwrap().stats().strangers >= before + u64::from(ENDPOINTS));
+    assert_eq!(w.sim.node::<RelayHost>(w.host).refused, refused + u64::from(ENDPOINTS), "seed {seed}");
 }
 
 #[test]

@@ -85,6 +85,8 @@ fn wait_command(sim: &mut Sim, id: NodeId, cmd: u16) -> Received {
 /// Runs until our node `id` reported an event `pick` takes (after the first `seen`).
 #[track_caller]
 fn wait_event(sim: &mut Sim, id: NodeId, seen: usize, what: &str, pick: impl Fn(&Dp4Event) -> bool) {
+    // Events of commands given just now are collected at the next step: take them first.
+    sim.run_for(Duration::ZERO);
     let deadline = sim.now() + STEP;
     let found = sim.run_until_with(deadline, |s| s.node::<Dp4Node>(id).events[seen..].iter().any(&pick));
     assert!(found, "no {what} within {STEP:?} (seed {})", sim.seed());
@@ -342,6 +344,8 @@ fn our_client_with_a_windows_shaped_server(seed: u64, loss: f64) {
     sim.run_for(Duration::from_secs(1));
     let forged = |e: &Dp4Event| matches!(e, Dp4Event::Message { data, .. } if data == b"forged");
     assert!(!node(&mut sim, client).events.iter().any(forged), "only the server relays");
+
+    assert!(peer(&mut sim, other).take().is_empty(), "we talk to the server only");
 
     // Another client claiming to be host is not believed: no migration in CS.
     let claim = dplay_wire::dp4::join::IAmNameServer {
