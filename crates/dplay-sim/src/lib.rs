@@ -5,7 +5,9 @@
 //! latency, jitter, loss, duplication, reordering, corruption and an MTU, and any pair of nodes
 //! can be partitioned and healed, now or at a scheduled time mid-run. [`LinkStats`] counts what
 //! each link did, and an optional trace (see [`Sim::enable_trace`]) has one line per datagram
-//! plus notes and a summary supplied by the test.
+//! plus notes and a summary supplied by the test. NATs are link models ([`NatConfig`]), and
+//! nodes may also use TCP-like streams ([`stream`]: [`Node::handle_stream`],
+//! [`Node::poll_stream`], [`Sim::listen`]).
 //!
 //! Time is virtual: the sim reads the clock once, for a base `Instant`, and then jumps from event
 //! to event, so a run that covers minutes of protocol time takes milliseconds and never sleeps.
