@@ -75,6 +75,7 @@ impl Sim {
                 let Some(conn) = self.conns.get_mut(c) else { continue };
                 if conn.nodes.at(end) == node && conn.open.at(end) {
                     *conn.open.at_mut(end) = false;
+                    conn.early.clear();
                     if conn.established && conn.open.at(1 - end) {
                         self.send_segment(c, end, Segment::Rst);
                     }
@@ -103,14 +104,7 @@ impl Sim {
                     self.conn_mut(c).early.push(Segment::Data(data));
                     return;
                 }
-                let mss = self.stream_config.mss.max(1);
-                let mut rest = data.as_slice();
-                while !rest.is_empty() {
-                    let size = self.rng.gen_range(1..=rest.len().min(mss));
-                    let (seg, tail) = rest.split_at(size);
-                    self.send_segment(c, end, Segment::Data(seg.to_vec()));
-                    rest = tail;
-                }
+                self.write(c, end, &data);
             }
             StreamCommand::Close { conn } => {
                 let Some((c, end)) = self.end_of(from, conn) else { return };
@@ -121,6 +115,18 @@ impl Sim {
                     self.send_segment(c, end, Segment::Fin);
                 }
             }
+        }
+    }
+
+    /// Sends `data` from end `end` of `c`, cut into segments of sizes the seed draws.
+    fn write(&mut self, c: usize, end: usize, data: &[u8]) {
+        let mss = self.stream_config.mss.max(1);
+        let mut rest = data;
+        while !rest.is_empty() {
+            let size = self.rng.gen_range(1..=rest.len().min(mss));
+            let (seg, tail) = rest.split_at(size);
+            self.send_segment(c, end, Segment::Data(seg.to_vec()));
+            rest = tail;
         }
     }
 
@@ -321,7 +327,10 @@ impl Sim {
                     self.tell(c, 0, StreamEvent::Connected { conn });
                 }
                 for seg in std::mem::take(&mut self.conn_mut(c).early) {
-                    self.send_segment(c, 0, seg);
+                    match seg {
+                        Segment::Data(data) => self.write(c, 0, &data),
+                        seg => self.send_segment(c, 0, seg),
+                    }
                 }
             }
             StreamStep::Refuse => {
