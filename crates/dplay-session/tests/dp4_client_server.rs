@@ -269,6 +269,36 @@ fn our_server_with_windows_shaped_clients(seed: u64, loss: f64) {
     assert_eq!((streams.refused, streams.timed_out, streams.resets), (0, 0, 0), "{streams:?}");
 }
 
+/// Our client joins the Windows-shaped `server` (3.1.4.2) up to its ADDFORWARDREQUEST; the
+/// server answers REQUESTPLAYERID with `id`, on a connection of its own to the listener our
+/// header names. A join that fails (the 5 s Reliable API timer, 3.1.2.2, ran out while lost
+/// SYNs were sent again) is tried again from a new node, as a player would, at most twice.
+/// Our node and the last byte of its IP.
+fn start_join(sim: &mut Sim, server: NodeId, id: u32) -> (NodeId, u8) {
+    for last in [2, 12, 22] {
+        let client = ours(sim, last);
+        let now = sim.now();
+        node(sim, client).session.join(now, at(1, WIN_TCP), None).unwrap();
+        let from_us =
+            |cmd: u16| move |r: &Received| r.from.ip() == ip(last) && command(&r.bytes) == Some(cmd);
+        let request = wait_for(sim, server, "REQUESTPLAYERID", from_us(0x05));
+        assert_eq!(request.bytes[6..8], OUR_TCP.to_be_bytes(), "our listener in the header");
+        peer(sim, server).send_tcp(at(last, OUR_TCP), request_player_reply(WIN_TCP, id));
+        let deadline = sim.now() + STEP;
+        let failed =
+            |s: &Sim| s.node::<Dp4Node>(client).events.iter().any(|e| matches!(e, Dp4Event::JoinFailed(_)));
+        let over = |s: &Sim| failed(s) || s.node::<WindowsPeer>(server).received.iter().any(from_us(0x13));
+        assert!(sim.run_until_with(deadline, over), "no ADDFORWARDREQUEST (seed {})", sim.seed());
+        if !failed(sim) {
+            wait_for(sim, server, "ADDFORWARDREQUEST", from_us(0x13));
+            return (client, last);
+        }
+        sim.kill_streams(client);
+        sim.isolate(client);
+    }
+    panic!("our client never joins (seed {})", sim.seed());
+}
+
 /// MC-DPL4CS 1.3, 2.2.5 (CS), 2.2.28, 3.1.4.3: our client and a Windows-shaped server whose
 /// ENUMPLAYERSREPLY holds its system player, the server player (1) and another client's
 /// system player. We join; our CREATEPLAYER and every player message go to the server only;
@@ -282,16 +312,8 @@ fn our_client_with_a_windows_shaped_server(seed: u64, loss: f64) {
     const PLAYER: u32 = 0x0033_4455;
     let mut sim = sim(seed, loss);
     let server = add_windows(&mut sim, ip(1), WIN_TCP, WIN_UDP);
-    let client = ours(&mut sim, 2);
     let other = add_windows(&mut sim, ip(3), WIN_TCP, WIN_UDP);
-    let now = sim.now();
-    node(&mut sim, client).session.join(now, at(1, WIN_TCP), None).unwrap();
-
-    // The server answers on a connection of its own to the listener our header names.
-    let request = wait_command(&mut sim, server, 0x05);
-    assert_eq!(request.bytes[6..8], OUR_TCP.to_be_bytes(), "our listener in the header");
-    peer(&mut sim, server).send_tcp(at(2, OUR_TCP), request_player_reply(WIN_TCP, ME));
-    wait_command(&mut sim, server, 0x13);
+    let (client, last) = start_join(&mut sim, server, ME);
     let other_sp = [
         [&[2, 0][..], &WIN_TCP.to_be_bytes(), &[10, 0, 0, 3], &[0; 8]].concat(),
         [&[2, 0][..], &WIN_UDP.to_be_bytes(), &[10, 0, 0, 3], &[0; 8]].concat(),
@@ -303,7 +325,8 @@ fn our_client_with_a_windows_shaped_server(seed: u64, loss: f64) {
         packed(0x5, OTHER, OTHER, "", &other_sp, &[]),
     ];
     let desc = session_desc(0x1000 | 0x4, APP);
-    peer(&mut sim, server).send_tcp(at(2, OUR_TCP), enum_players_reply(WIN_TCP, &desc, "normal", &players));
+    peer(&mut sim, server)
+        .send_tcp(at(last, OUR_TCP), enum_players_reply(WIN_TCP, &desc, "normal", &players));
     wait_event(&mut sim, client, 0, "the join", |e| *e == Dp4Event::Joined { system_player: ME });
     assert_eq!(node(&mut sim, client).session.host_player(), Some(HOST));
     assert!(node(&mut sim, client).session.players().contains_key(&DPID_SERVERPLAYER));
@@ -311,7 +334,7 @@ fn our_client_with_a_windows_shaped_server(seed: u64, loss: f64) {
     let now = sim.now();
     node(&mut sim, client).session.create_player(now, "me").unwrap();
     wait_command(&mut sim, server, 0x05);
-    peer(&mut sim, server).send_tcp(at(2, OUR_TCP), request_player_reply(WIN_TCP, PLAYER));
+    peer(&mut sim, server).send_tcp(at(last, OUR_TCP), request_player_reply(WIN_TCP, PLAYER));
     wait_command(&mut sim, server, 0x08);
     wait_event(&mut sim, client, 0, "our player", |e| *e == Dp4Event::PlayerCreated { id: PLAYER });
 
@@ -337,8 +360,8 @@ fn our_client_with_a_windows_shaped_server(seed: u64, loss: f64) {
     let relayed = player_message_udp(0x0999_0000, PLAYER, b"relayed");
     let from_other = player_message_udp(0x0999_0000, PLAYER, b"forged");
     let send = |s: &mut Sim| {
-        peer(s, server).send_udp(at(2, OUR_UDP), relayed.clone());
-        peer(s, other).send_udp(at(2, OUR_UDP), from_other.clone());
+        peer(s, server).send_udp(at(last, OUR_UDP), relayed.clone());
+        peer(s, other).send_udp(at(last, OUR_UDP), from_other.clone());
     };
     until_heard(&mut sim, "the relayed message", send, |s| s.node::<Dp4Node>(client).events.contains(&got));
     sim.run_for(Duration::from_secs(1));
@@ -357,12 +380,12 @@ fn our_client_with_a_windows_shaped_server(seed: u64, loss: f64) {
     let header = dplay_wire::dp4::header::SockAddrIn::new("0.0.0.0:2349".parse().unwrap());
     let token = dplay_wire::dp4::header::Token::FROM_REMOTE;
     let claim = Dp4Message::new(token, header, 14, Dp4Body::IAmNameServer(claim)).to_vec().unwrap();
-    peer(&mut sim, other).send_tcp(at(2, OUR_TCP), claim);
+    peer(&mut sim, other).send_tcp(at(last, OUR_TCP), claim);
     sim.run_for(Duration::from_secs(2));
     assert_eq!(node(&mut sim, client).session.host_player(), Some(HOST));
 
     let seen = node(&mut sim, client).events.len();
-    peer(&mut sim, server).send_tcp(at(2, OUR_TCP), delete_player(WIN_TCP, HOST));
+    peer(&mut sim, server).send_tcp(at(last, OUR_TCP), delete_player(WIN_TCP, HOST));
     let ended = Dp4Event::Ended(EndReason::HostLost);
     wait_event(&mut sim, client, seen, "the end", |e| *e == ended);
     assert_eq!(node(&mut sim, client).events.last(), Some(&ended));
