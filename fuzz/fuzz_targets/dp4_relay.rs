@@ -1,6 +1,6 @@
-//! A DirectPlay 4 relay fed arbitrary connections and datagrams (docs/relay.md, "DirectPlay
-//! 4"): never a panic, and every datagram it forwards goes to an address a member's own
-//! datagrams came from.
+//! A DirectPlay 4 relay fed arbitrary connections, datagrams and joins, members behind one
+//! NAT among them (docs/relay.md, "DirectPlay 4"): never a panic, and every datagram it
+//! forwards goes to an address a member's own datagrams came from.
 #![no_main]
 
 use std::net::SocketAddr;
@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
         relay.admit(u32::from(k) + 1, at(2300), at(2350));
     }
     let mut sources = Vec::new();
+    let mut out = Vec::new();
     // Each chunk: a selector byte, a length byte, then that many bytes.
     let mut rest = data;
     while let [sel, len, tail @ ..] = rest {
@@ -32,11 +33,21 @@ fuzz_target!(|data: &[u8]| {
         match sel % 4 {
             0 => relay.accepted(conn, (sel & 8 != 0).then_some(usize::from(sel >> 6))),
             1 => {
-                let _ = relay.handle_stream(now, conn, from, bytes);
+                let _ = relay.handle_stream(now, conn, from, bytes, &mut out);
             }
             2 => {
                 sources.push(from);
                 relay.handle_datagram(now, usize::from(sel >> 6), from, bytes);
+            }
+            // A join: the session admits an instance at the address the input names (one the
+            // relay gave a joiner behind one NAT with others, or any).
+            _ if sel & 0x40 != 0 => {
+                let port = match bytes {
+                    [a, b, ..] => u16::from_be_bytes([*a, *b]),
+                    _ => 2300,
+                };
+                let at = SocketAddr::new(from.ip(), port);
+                relay.admit(u32::from(sel >> 4 & 3) + 1, at, at);
             }
             _ => {
                 relay.stream_closed(conn);

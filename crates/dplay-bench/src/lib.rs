@@ -14,6 +14,7 @@
 #![allow(clippy::disallowed_methods)] // benchmarks read the clock (clippy.toml bans it elsewhere)
 
 pub mod dashboard;
+pub mod netns;
 pub mod ours;
 pub mod pair;
 pub mod peer;

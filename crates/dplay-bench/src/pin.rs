@@ -40,7 +40,7 @@ pub fn realtime(tid: u32, priority: u8) -> Result<(), String> {
     run(Command::new("chrt").args(["-f", "-p", &priority.to_string(), &tid.to_string()]))
 }
 
-fn run(cmd: &mut Command) -> Result<(), String> {
+pub(crate) fn run(cmd: &mut Command) -> Result<(), String> {
     let what = format!("{cmd:?}");
     match cmd.output() {
         Ok(out) if out.status.success() => Ok(()),

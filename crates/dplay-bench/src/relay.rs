@@ -9,6 +9,13 @@
 //! relay thread alone on [`pin::LOOP_CORE`] and `SCHED_FIFO` while measuring, the load's
 //! threads on [`pin::OTHER_CORE`], so that the figures are the relay's and not what else a
 //! shared machine runs.
+//!
+//! On loopback the kernel runs the members' receive path (IP and UDP receive, queueing on the
+//! member's socket, waking whoever waits on it) inside the relay's `sendmmsg`, on the relay's
+//! core; on a real network it runs on the members' machines. [`Model`] says where it runs
+//! here: [`Model::ReceiveElsewhere`] is the real network's share of it (none), the other two
+//! what earlier rounds measured. [`RelayRun::softirq_percent`] is the receive path that still
+//! ran on the relay's core.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -56,6 +63,33 @@ pub struct RelayRun {
     pub delivered: f64,
     /// Whether the threads were pinned ([`crate::pin`]), or why not.
     pub pinned: Result<(), String>,
+    /// Times a second the relay thread went to sleep and was woken (its voluntary context
+    /// switches, `/proc`).
+    pub wakeups: f64,
+    /// Softirq time on the relay's core while relaying, in percent of a core, when pinned: on
+    /// the machine's loopback the receive path of the datagrams the relay sent (the members'
+    /// side, charged to the relay thread when it runs inside its `sendmmsg`), with
+    /// [`Model::ReceiveElsewhere`] handing them to the other core; the members' own sends are
+    /// received on the load's core. Tick-sampled (`/proc/stat`), so a few points either way,
+    /// and it includes whatever softirq the machine's other work raised on that core.
+    pub softirq_percent: Option<f64>,
+}
+
+/// Where the members' side of the network runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    /// One blocking thread per member, on the machine's loopback: each datagram the relay
+    /// sends is received, and its member's thread woken, inside the relay's send (the first
+    /// rounds' bench).
+    ThreadPerMember,
+    /// One thread waits on every member's socket with epoll and reads each until it would
+    /// block; still received inside the relay's send.
+    OneReceiver,
+    /// As [`Model::OneReceiver`], in a private network namespace whose loopback receives on
+    /// the load's core ([`crate::netns`], root): the relay's send puts a datagram on the
+    /// receiving core's queue and the rest happens there, as on another machine. Falls back to
+    /// [`Model::OneReceiver`] (and says so in [`RelayRun::pinned`]) when not pinned.
+    ReceiveElsewhere,
 }
 
 /// A protocol with nothing to do: the relay alone.
@@ -75,8 +109,15 @@ impl Protocol for Idle {
     }
 }
 
-/// Runs the load for `duration` through the relay and then directly.
-pub fn run(duration: Duration) -> io::Result<RelayRun> {
+/// Runs the load for `duration` through the relay and then directly, on a thread of its own
+/// (pinning it leaves the caller's cores as they were, for the next run).
+pub fn run(duration: Duration, model: Model) -> io::Result<RelayRun> {
+    std::thread::spawn(move || run_here(duration, model))
+        .join()
+        .map_err(|_| io::Error::other("relay bench panicked"))?
+}
+
+fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
     // Threads inherit their creator's cores: the load's and the runtime's start on the other
     // core; the relay thread is moved once it runs.
     let mut pinned =
@@ -86,6 +127,17 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
             .ok_or_else(|| "no thread ID".to_owned())
             .and_then(|t| pin::to_core(t, pin::OTHER_CORE));
     }
+    // Entered before any socket opens; left when this thread ends.
+    let _namespace = match (model, &pinned) {
+        (Model::ReceiveElsewhere, Ok(())) => {
+            let ns = crate::netns::Namespace::enter_receiving_on(pin::OTHER_CORE);
+            if let Err(why) = &ns {
+                pinned = Err(format!("no namespace ({why}): members received on the relay's core"));
+            }
+            ns.ok()
+        }
+        _ => None,
+    };
     let members: Vec<UdpSocket> =
         (0..PILOTS).map(|_| UdpSocket::bind(LOOPBACK)).collect::<io::Result<_>>()?;
     for m in &members {
@@ -120,10 +172,17 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
     };
     latch(&members, &endpoints)?;
     let realtime = pinned.is_ok();
-    let relayed = load(&members, &endpoints, duration, realtime)?;
-    let direct = load(&members, &addrs, duration, realtime)?;
+    let softirq0 = realtime.then(|| core_softirq(pin::LOOP_CORE)).flatten();
+    let relayed = load(&members, &endpoints, duration, realtime, model)?;
+    let softirq = realtime.then(|| core_softirq(pin::LOOP_CORE)).flatten();
+    let direct = load(&members, &addrs, duration, realtime, model)?;
     drop(runtime);
+    let softirq_percent = softirq0
+        .zip(softirq)
+        .map(|(a, b)| b.saturating_sub(a).as_secs_f64() / relayed.elapsed.as_secs_f64() * 100.0);
     Ok(RelayRun {
+        softirq_percent,
+        wakeups: relayed.wakeups,
         cpu_percent: relayed.cpu_percent,
         relayed: relayed.latency,
         direct: direct.latency,
@@ -131,6 +190,25 @@ pub fn run(duration: Duration) -> io::Result<RelayRun> {
         delivered: relayed.delivered,
         pinned,
     })
+}
+
+/// How many times the relay thread has slept so far (`voluntary_ctxt_switches`, proc(5)).
+fn relay_sleeps() -> Option<u64> {
+    let tid = tid_of(RELAY_THREAD)?;
+    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Softirq time so far on `core` (Linux `/proc/stat`, clock ticks of 1/100 s).
+fn core_softirq(core: usize) -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.split_whitespace().next() == Some(&format!("cpu{core}")))?;
+    // user nice system idle iowait irq softirq (proc(5)).
+    let ticks: u64 = line.split_whitespace().nth(7)?.parse().ok()?;
+    Some(Duration::from_millis(ticks * 10))
 }
 
 /// The ID of this process's thread named `name` (Linux: `/proc/self/task/TID/comm`), waiting
@@ -223,21 +301,24 @@ fn latch(members: &[UdpSocket], endpoints: &[SocketAddr]) -> io::Result<()> {
 
 struct Load {
     cpu_percent: f64,
+    wakeups: f64,
+    elapsed: Duration,
     latency: Percentiles,
     offered: f64,
     delivered: f64,
 }
 
 /// Each member sends a stamped datagram to each other member's `targets` entry `RATE` times a
-/// second for `duration`; one receiver thread per member collects the latencies. With
-/// `realtime`, the load's threads run `SCHED_FIFO` below the relay, the receivers
-/// ([`pin::LOAD_PRIORITY`]) above the sender: a receiver woken by the relay or the sender runs
-/// at once rather than after whatever else the machine runs on that core.
+/// second for `duration`; the receivers of `model` collect the latencies. With `realtime`, the load's
+/// threads run `SCHED_FIFO` below the relay, the receivers ([`pin::LOAD_PRIORITY`]) above the
+/// sender: a receiver woken by the relay or the sender runs at once rather than after whatever
+/// else the machine runs on that core.
 fn load(
     members: &[UdpSocket],
     targets: &[SocketAddr],
     duration: Duration,
     realtime: bool,
+    model: Model,
 ) -> io::Result<Load> {
     // `realtime` says the relay thread's `chrt` worked: the same call for these does too.
     let fifo = move |priority: u8| {
@@ -247,25 +328,22 @@ fn load(
     };
     let epoch = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
-    let receivers: Vec<_> = members
-        .iter()
-        .map(|m| {
-            let (socket, stop) = (m.try_clone(), Arc::clone(&stop));
-            std::thread::spawn(move || -> io::Result<Vec<u64>> {
-                let socket = socket?;
-                fifo(pin::LOAD_PRIORITY);
-                let mut buf = [0u8; 2048];
-                let mut ages = Vec::new();
-                while !stop.load(Ordering::Acquire) {
-                    if let Ok((n, _)) = socket.recv_from(&mut buf) {
-                        ages.extend(buf.get(..n).and_then(|d| crate::age_ns(d, epoch)));
-                    }
-                }
-                Ok(ages)
-            })
+    let receive = |sockets: Vec<UdpSocket>| {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || -> io::Result<Vec<u64>> {
+            fifo(pin::LOAD_PRIORITY);
+            match model {
+                Model::ThreadPerMember => receive_blocking(&sockets, &stop, epoch),
+                Model::OneReceiver | Model::ReceiveElsewhere => receive_epoll(sockets, &stop, epoch),
+            }
         })
-        .collect();
-    let cpu0 = thread_cpu(RELAY_THREAD);
+    };
+    let clones = members.iter().map(UdpSocket::try_clone).collect::<io::Result<Vec<_>>>()?;
+    let threads: Vec<_> = match model {
+        Model::ThreadPerMember => clones.into_iter().map(|s| receive(vec![s])).collect(),
+        Model::OneReceiver | Model::ReceiveElsewhere => vec![receive(clones)],
+    };
+    let (cpu0, sleeps0) = (thread_cpu(RELAY_THREAD), relay_sleeps());
     let sender = std::thread::scope(|scope| {
         scope
             .spawn(|| {
@@ -276,11 +354,14 @@ fn load(
     });
     let (sent, elapsed) = sender.map_err(|_| io::Error::other("sender panicked"))?;
     std::thread::sleep(Duration::from_millis(100));
-    let cpu1 = thread_cpu(RELAY_THREAD);
+    let (cpu1, sleeps1) = (thread_cpu(RELAY_THREAD), relay_sleeps());
     stop.store(true, Ordering::Release);
     let mut ages = Vec::new();
-    for r in receivers {
+    for r in threads {
         ages.extend(r.join().map_err(|_| io::Error::other("receiver panicked"))??);
+    }
+    for m in members {
+        m.set_nonblocking(false)?;
     }
     let cpu_percent = match (cpu0, cpu1) {
         (Some(a), Some(b)) => (b - a).as_secs_f64() / elapsed.as_secs_f64() * 100.0,
@@ -288,7 +369,52 @@ fn load(
     };
     #[allow(clippy::cast_precision_loss)] // counts far below 2^52
     let (offered, delivered) = (sent as f64 / elapsed.as_secs_f64(), ages.len() as f64 / sent.max(1) as f64);
-    Ok(Load { cpu_percent, latency: percentiles(&mut ages), offered, delivered })
+    #[allow(clippy::cast_precision_loss)] // as above
+    let wakeups =
+        sleeps0.zip(sleeps1).map_or(0.0, |(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64());
+    Ok(Load { cpu_percent, wakeups, elapsed, latency: percentiles(&mut ages), offered, delivered })
+}
+
+/// [`Model::ThreadPerMember`]: blocking sockets (one per thread; their read timeout set, so
+/// `stop` is seen).
+fn receive_blocking(sockets: &[UdpSocket], stop: &AtomicBool, epoch: Instant) -> io::Result<Vec<u64>> {
+    let mut buf = [0u8; 2048];
+    let mut ages = Vec::new();
+    while !stop.load(Ordering::Acquire) {
+        for socket in sockets {
+            if let Ok((n, _)) = socket.recv_from(&mut buf) {
+                ages.extend(buf.get(..n).and_then(|d| crate::age_ns(d, epoch)));
+            }
+        }
+    }
+    Ok(ages)
+}
+
+/// [`Model::OneReceiver`]: every member's socket on one epoll (mio, edge-triggered), each read
+/// until it would block. The sockets are left non-blocking (they share their file
+/// description with the members'; [`load`] sets them back).
+fn receive_epoll(sockets: Vec<UdpSocket>, stop: &AtomicBool, epoch: Instant) -> io::Result<Vec<u64>> {
+    let mut poll = mio::Poll::new()?;
+    let mut sockets: Vec<mio::net::UdpSocket> = sockets
+        .into_iter()
+        .map(|s| s.set_nonblocking(true).map(|()| mio::net::UdpSocket::from_std(s)))
+        .collect::<io::Result<_>>()?;
+    for (i, s) in sockets.iter_mut().enumerate() {
+        poll.registry().register(s, mio::Token(i), mio::Interest::READABLE)?;
+    }
+    let mut events = mio::Events::with_capacity(PILOTS);
+    let mut buf = [0u8; 2048];
+    let mut ages = Vec::new();
+    while !stop.load(Ordering::Acquire) {
+        poll.poll(&mut events, Some(Duration::from_millis(20)))?;
+        for event in &events {
+            let Some(socket) = sockets.get(event.token().0) else { continue };
+            while let Ok((n, _)) = socket.recv_from(&mut buf) {
+                ages.extend(buf.get(..n).and_then(|d| crate::age_ns(d, epoch)));
+            }
+        }
+    }
+    Ok(ages)
 }
 
 /// The sending side of [`load`]: each member's 31 datagrams in turn, spread over the interval

@@ -224,7 +224,11 @@ pub(crate) fn host(args: &HostArgs) -> anyhow::Result<bool> {
     binding.advertised_datagram = args.dp4_args.advertise_udp;
     binding.relay_endpoints = args.relay.endpoints(args.max_players).unwrap_or(0);
     if args.relay.relay && args.dp4_args.reliable_protocol {
-        bail!("--relay does not relay --reliable-protocol sessions yet (docs/relay.md)");
+        // MC-DPL4R has nothing a receiver sends first, and the relay never sends first
+        // (docs/decisions.md, "Relay").
+        bail!(
+            "--relay cannot relay --reliable-protocol sessions: their messages between members go by UDP, and a member behind NAT sends nothing to a new member that the relay could answer on (docs/relay.md); leave out one of the two"
+        );
     }
     let keepalive = args.session_args.keepalive;
     let mut session =

@@ -49,6 +49,11 @@ pub(crate) enum JsonEvent {
         enumeration: Option<String>,
         flags: Vec<String>,
     },
+    /// A DirectPlay 8 join asks the host for its session first (an EnumQuery, at most 2 s),
+    /// so that it is not silent meanwhile (issue 25 item 16).
+    Probing {
+        host: String,
+    },
     /// A join starts.
     Joining {
         protocol: Proto,
@@ -161,7 +166,10 @@ pub(crate) enum JsonEvent {
     /// (docs/limits.md).
     Refusals {
         counts: serde_json::Map<String, serde_json::Value>,
+        /// Open transport connections.
         connections: usize,
+        /// Connections closed gracefully that still acknowledge retries (MC-DPL8R 3.1.4.3).
+        lingering: usize,
         half_open: usize,
         joining: usize,
         bytes_held: usize,

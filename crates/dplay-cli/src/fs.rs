@@ -377,7 +377,7 @@ fn join(mut a: FsJoinArgs, sim: Sim) -> anyhow::Result<bool> {
     let mut watch = JoinWatch::default();
     let mut view = traffic::wanted(a.net.json).then(LiveTable::default);
     let (stop, joined) = drive(runtime, start, &a.net, flying, Some(join), dp8_commands(), |e| {
-        watch.see(e);
+        watch.see(e, &out);
         print(&mut out, view.as_mut(), e) || watch.refused.is_some()
     })?;
     drop(view);
@@ -410,7 +410,7 @@ impl Setup<'_> {
             tune(&mut c);
             wrap(AddonProtocol::new(c, role, start), start)
         })?;
-        Ok((runtime, Output::new(self.net.json, start), start))
+        Ok((runtime, Output::new(self.net.json, start).joining(), start))
     }
 }
 
@@ -490,12 +490,24 @@ struct JoinWatch {
     session: bool,
     refused: Option<Role>,
     ended: Option<EndReason>,
+    /// The last [`SessionEvent::JoinPending`]: our DPNID, whether the host's instruction is
+    /// awaited, and the peers (named by `out`) that have not connected.
+    pending: Option<(Dpnid, bool, Vec<String>)>,
 }
 
 impl JoinWatch {
-    fn see(&mut self, e: &AddonEvent) {
+    fn see(&mut self, e: &AddonEvent, out: &Output) {
         match e {
             AddonEvent::Session(Dp8Event::Session(SessionEvent::Joined { .. })) => self.session = true,
+            AddonEvent::Session(Dp8Event::Session(SessionEvent::JoinPending {
+                local,
+                awaiting_instruction,
+                awaiting_peers,
+                ..
+            })) => {
+                let peers = awaiting_peers.iter().map(|d| format!("{} ({d})", out.name(*d))).collect();
+                self.pending = Some((*local, *awaiting_instruction, peers));
+            }
             AddonEvent::Session(Dp8Event::Session(SessionEvent::SessionEnded { reason })) => {
                 self.ended = Some(*reason);
             }
@@ -534,6 +546,10 @@ impl JoinWatch {
             (None, None, true, _) => anyhow::anyhow!(
                 "joined the DirectPlay 8 session at {host}, but no Flight Simulator add-on answered within {within}: is it an add-on host (dplay fs host)?"
             ),
+            // The host answered but the DirectPlay 8 join waits (issue 25 item 4).
+            (None, None, false, _) if let Some((local, instruction, peers)) = &self.pending => {
+                crate::join::pending_error(host, *local, *instruction, peers, within)
+            }
             (None, None, false, _) => anyhow::anyhow!(
                 "no answer from {host} within {within}: check that an add-on host runs there (dplay fs host) and the address and port are right"
             ),

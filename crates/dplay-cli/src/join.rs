@@ -105,12 +105,27 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
     let tap = args.net.pcap.as_deref().map(|p| crate::live::pcap_tap(p).map(SharedTap::new)).transpose()?;
     let boxed = |t: &Option<SharedTap>| t.clone().map(|t| Box::new(t) as Box<dyn dplay_runtime::Tap>);
     let other = OtherProbe::dp4_at(args.host);
+    let probing = JsonEvent::Probing { host: args.host.to_string() };
+    Output::new(args.net.json, start).event(&probing, format!("asking {} for its session", args.host));
     let session = probe(args.host, bind, args.session_args.app_guid, join_deadline, boxed(&tap), &interrupt)?;
     // Silent in DirectPlay 8 but answered in DirectPlay 4: no use waiting out --timeout.
     if session.is_none()
         && let Some(hint) = other.hint(Duration::ZERO)
     {
         let error = anyhow::anyhow!("no DirectPlay 8 answer from {}; {hint}", args.host);
+        return Err(Output::new(args.net.json, start).join_failed(error));
+    }
+    // The probe waited out the whole --timeout: no join to start ("joining" would be news).
+    #[allow(clippy::disallowed_methods)] // the join's own deadline
+    if session.is_none() && Instant::now() >= join_deadline {
+        let failure = JoinFailure {
+            host: args.host,
+            enumerated: false,
+            ended: None,
+            pending: None,
+            stop: Stop::Deadline,
+        };
+        let error = failure.error(args.timeout, |d| d.to_string());
         return Err(Output::new(args.net.json, start).join_failed(error));
     }
     let flags = session.map(|(_, flags)| flags);
@@ -149,7 +164,7 @@ pub(crate) fn run(mut args: JoinArgs) -> anyhow::Result<bool> {
         }
         p
     })?;
-    let mut out = Output::new(args.net.json, start);
+    let mut out = Output::new(args.net.json, start).joining();
     out.event(
         &JsonEvent::Joining {
             protocol: Proto::Dp8,
@@ -289,6 +304,38 @@ fn probe(
     Ok(found)
 }
 
+/// The line for a join the host answered that still waits after `timeout`: for the host's
+/// DN_INSTRUCT_CONNECT (`instruction`) and for `peers` (named) to connect to us. A peer that
+/// does not come is one the host is checking (MC-DPL8CS 3.2.5.3: a crashed player is removed
+/// and the join goes on), so the network is blamed only when no peer is awaited (issue 25
+/// item 4; `dplay join` and `dplay fs join`).
+pub(crate) fn pending_error(
+    host: SocketAddr,
+    local: Dpnid,
+    instruction: bool,
+    peers: &[String],
+    timeout: impl std::fmt::Display,
+) -> anyhow::Error {
+    let mut waits = Vec::new();
+    if instruction {
+        waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
+    }
+    if !peers.is_empty() {
+        waits.push(format!(
+            "{} to connect to us, which the host is checking (a player that crashed is removed within seconds: try again, or give a longer --timeout)",
+            peers.join(", ")
+        ));
+        return anyhow::anyhow!(
+            "{host} answered (we are {local}), but after {timeout} we still wait for {}",
+            waits.join(" and ")
+        );
+    }
+    anyhow::anyhow!(
+        "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",
+        waits.join(" and ")
+    )
+}
+
 /// What is known when a join fails.
 struct JoinFailure {
     host: SocketAddr,
@@ -331,26 +378,7 @@ impl JoinFailure {
             (Some(reason), ..) => anyhow::anyhow!("could not join {host}: {reason}"),
             (None, _, Stop::Interrupted) => anyhow::anyhow!("interrupted before the join completed"),
             (None, Some((local, instruction, peers)), _) => {
-                let mut waits = Vec::new();
-                if instruction {
-                    waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
-                }
-                if !peers.is_empty() {
-                    // After `peer_connect_timeout` we asked the host to check them (MC-DPL8CS
-                    // 3.2.5.3): a crashed player is removed, and the join goes on.
-                    waits.push(format!(
-                        "{} to connect to us, which the host is checking (a player that crashed is removed within seconds: try again, or give a longer --timeout)",
-                        peers.join(", ")
-                    ));
-                    return anyhow::anyhow!(
-                        "{host} answered (we are {local}), but after {timeout} we still wait for {}",
-                        waits.join(" and ")
-                    );
-                }
-                anyhow::anyhow!(
-                    "{host} answered (we are {local}), but after {timeout} we still wait for {}: check that UDP from the other players reaches this machine",
-                    waits.join(" and ")
-                )
+                pending_error(host, local, instruction, &peers, timeout)
             }
             (None, None, _) if self.enumerated => anyhow::anyhow!(
                 "{host} answered the enumeration, but the join did not complete within {timeout}"

@@ -139,6 +139,7 @@ impl Output {
         let event = JsonEvent::Refusals {
             counts,
             connections: r.connections,
+            lingering: r.lingering,
             half_open: r.half_open,
             joining: r.joining,
             bytes_held: r.bytes_held,

@@ -397,12 +397,39 @@ pub(crate) struct Output {
     /// Our requests under way by context ([`Dp8Event::Started`]), to name them when they
     /// complete; as many as the session lets be under way.
     operations: BTreeMap<u32, &'static str>,
+    /// A join under way ([`Output::joining`]), so that its text says each thing once (issue 25
+    /// item 18).
+    join: Option<JoinSaid>,
+}
+
+/// What a join's text said while it was not in yet: the players the host's name table brought
+/// are listed by the name table printed once we are in, not also a `player joined` line each;
+/// a session that ends first is said by the join's error line, not also a `session ended` line;
+/// what we wait for is said by the first [`Event::JoinPending`] only. `--json` keeps every event.
+#[derive(Default)]
+struct JoinSaid {
+    /// The host's answer (the first JoinPending) was printed.
+    answered: bool,
 }
 
 impl Output {
     /// Text or JSON lines, timed from `start`.
     pub(crate) fn new(json: bool, start: Instant) -> Self {
-        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new() }
+        Self { json, start, names: BTreeMap::new(), operations: BTreeMap::new(), join: None }
+    }
+
+    /// The output of a joiner (`dplay join`, `fs join`) until its [`Event::Joined`]: see
+    /// [`JoinSaid`].
+    pub(crate) fn joining(mut self) -> Self {
+        self.join = Some(JoinSaid::default());
+        self
+    }
+
+    /// [`Output::event`] for `--json` only: the text said it already.
+    fn json_only(&self, event: &impl serde::Serialize) {
+        if self.json {
+            self.event(event, "");
+        }
     }
 
     /// Prints one event: `fields` as a JSON line (with `"event"` and `"t"` added), or `text`
@@ -531,6 +558,7 @@ impl Output {
                 );
             }
             Event::Joined { local, host, flags } => {
+                self.join = None;
                 let (kind, role) = session_kind(*flags);
                 let signing =
                     if flags.contains(ApplicationDescFlags::FAST_SIGNED) { ", fast-signed" } else { "" };
@@ -545,34 +573,42 @@ impl Output {
                 );
             }
             Event::JoinPending { local, awaiting_instruction, awaiting_peers, .. } => {
-                let peers: Vec<String> =
-                    awaiting_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
+                let event = JsonEvent::JoinPending {
+                    id: local.to_string(),
+                    awaiting_instruction: *awaiting_instruction,
+                    awaiting_peers: awaiting_peers.iter().map(ToString::to_string).collect(),
+                };
+                // The first says what we wait for; later ones only take waits away (the host's
+                // INSTRUCT_CONNECT came, a peer connected to us), which `in the session` ends.
+                if self.join.as_ref().is_some_and(|j| j.answered) {
+                    self.json_only(&event);
+                    return false;
+                }
+                if let Some(join) = &mut self.join {
+                    join.answered = true;
+                }
                 let mut waits = Vec::new();
                 if *awaiting_instruction {
                     waits.push("the host's DN_INSTRUCT_CONNECT".to_owned());
                 }
-                if !peers.is_empty() {
+                if !awaiting_peers.is_empty() {
+                    let peers: Vec<String> =
+                        awaiting_peers.iter().map(|d| format!("{} ({d})", self.name(*d))).collect();
                     waits.push(format!("{} to connect to us", peers.join(", ")));
                 }
-                self.event(
-                    &JsonEvent::JoinPending {
-                        id: local.to_string(),
-                        awaiting_instruction: *awaiting_instruction,
-                        awaiting_peers: awaiting_peers.iter().map(ToString::to_string).collect(),
-                    },
-                    format!("the host answered (we are {local}); waiting for {}", waits.join(" and ")),
-                );
+                let text = format!("the host answered (we are {local}); waiting for {}", waits.join(" and "));
+                self.event(&event, text);
             }
             Event::PlayerAdded { dpnid, name } => {
                 self.names.insert(*dpnid, name.clone());
-                self.event(
-                    &JsonEvent::PlayerJoined {
-                        id: dpnid.to_string(),
-                        name: Some(name.clone()),
-                        system: None,
-                    },
-                    format!("player joined: {name} ({dpnid})"),
-                );
+                let event =
+                    JsonEvent::PlayerJoined { id: dpnid.to_string(), name: Some(name.clone()), system: None };
+                if self.join.is_some() {
+                    // In the name table printed once we are in.
+                    self.json_only(&event);
+                } else {
+                    self.event(&event, format!("player joined: {name} ({dpnid})"));
+                }
             }
             Event::PlayerRemoved { dpnid, reason } => {
                 let name = self.name(*dpnid);
@@ -637,10 +673,13 @@ impl Output {
                 self.event(&JsonEvent::Completed { command, context: *context, error }, text);
             }
             Event::SessionEnded { reason } => {
-                self.event(
-                    &JsonEvent::SessionEnded { reason: reason.to_string() },
-                    format!("session ended: {reason}"),
-                );
+                let event = JsonEvent::SessionEnded { reason: reason.to_string() };
+                if self.join.is_some() {
+                    // A join that ends before we are in: its error line says why.
+                    self.json_only(&event);
+                } else {
+                    self.event(&event, format!("session ended: {reason}"));
+                }
                 return true;
             }
             // An event a later session adds: not printed until this printer knows it.

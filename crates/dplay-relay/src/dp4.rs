@@ -19,22 +19,35 @@
 //! - **UDP.** A datagram from `S` at `R(M)` goes to `M` from `R(S)`, at the address `M` sent
 //!   from to `R(S)` (an endpoint never sends first); the host's own datagrams to a member go
 //!   to the address it sent from to the host's game socket ([`Dp4Relay::route_datagram`]).
-//! - **Who sent it.** A member is known by its public IP and the listener port its headers
-//!   name (the address the host's session answers it at); a headerless player datagram, by
-//!   its public IP when no other member shares it.
+//! - **Who sent it** (`dp4::sender`). A member is known by what the relay sees: the connection
+//!   it opened (its first message says who opened it), the UDP source it sent from to each
+//!   endpoint, and the public IP and header port of both. The header is a hint: two members
+//!   behind one NAT that use the same listener port write the same one, and then the IDs the
+//!   message names as its sender (idFrom, a PING's IDFrom, a CREATEPLAYER's system player)
+//!   tell them apart, checked against the public IP. The host's session knows the second
+//!   such member at another port of that IP (the public port of the connection it joined
+//!   on), which the relay writes in the headers and SPData the session reads from it
+//!   ([`Dp4Relay::handle_stream`]), so the session, which answers a member at its header's
+//!   port (2.2.6), holds them apart too.
 //! - Only members, only toward members: anything else is dropped and counted.
 
+mod identify;
+mod sender;
+mod session_conn;
+
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, SocketAddrV4};
+use std::net::{SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
-use dplay_session::dp4::table::{SP_DATA_LEN, sp_data};
+use dplay_session::dp4::table::sp_data;
 use dplay_session::dp4::{Dp4AddressMap, StreamFramer};
+use dplay_wire::Writer;
 use dplay_wire::budget::{Charge, MemoryBudget};
-use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SIGNATURE, SIGNATURE_OFFSET, SockAddrIn};
+use dplay_wire::dp4::header::{MAX_MESSAGE_SIZE, SockAddrIn};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::log_limit::LogLimit;
-use dplay_wire::{Reader, Writer};
+
+use sender::{CREATE_PLAYER, CREATE_PLAYER_VERIFY};
 
 use crate::outbox::{Outbox, Sender};
 use crate::rate::Bucket;
@@ -43,8 +56,9 @@ use crate::{MemberStats, RateLimit, RelayStats};
 /// How often one source's dropped messages are logged at most.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
 
-/// DPSP_MSG_CREATEPLAYER and DPSP_MSG_CREATEPLAYERVERIFY (MC-DPL4CS 2.2.21, 2.2.22).
-const CREATE_PLAYER: [u16; 2] = [0x08, 0x38];
+/// At most this many application players' owners are kept per endpoint (a member creates
+/// a few; docs/limits.md).
+const OWNED_PER_ENDPOINT: usize = 64;
 
 /// One TCP connection, as the runtime numbers it.
 pub type ConnId = u64;
@@ -109,6 +123,22 @@ pub enum Dp4StreamError {
     OverBudget,
 }
 
+/// What became of a read on a connection ([`Dp4Relay::handle_stream`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dp4StreamRead {
+    /// An endpoint's connection: its whole messages were relayed.
+    Relayed,
+    /// The session's: it gets the bytes as read.
+    Session,
+    /// The session's: it gets the bytes the relay wrote to `out` instead (the ports of a
+    /// member known at another port, or nothing yet while the relay reads the first
+    /// message's start); `held`: the relay holds part of a message.
+    SessionRewritten {
+        /// The relay holds part of a message.
+        held: bool,
+    },
+}
+
 impl std::fmt::Display for Dp4StreamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -121,8 +151,12 @@ impl std::fmt::Display for Dp4StreamError {
 
 #[derive(Debug)]
 struct Member {
-    /// Its listener as the host's session answers it (public IP, header port).
+    /// Its listener as the host's session answers it: its public IP and the port its
+    /// headers name, or, when a member there already has that one, another port (the public
+    /// port of the connection it joined on) that the relay writes for it.
     stream: SocketAddr,
+    /// The listener port its headers name.
+    header_port: u16,
     /// Its game socket, as the host's session sends to it.
     datagram: SocketAddr,
     endpoint: usize,
@@ -138,16 +172,29 @@ struct Endpoint {
     by_member: HashMap<u32, SocketAddr>,
 }
 
+/// What the relay does with a connection the session's listener accepted.
+#[derive(Debug)]
+enum Mode {
+    /// It reads the first message's start (up to [`sender::HINT_LEN`] bytes) to tell who opened it.
+    Undecided(Vec<u8>),
+    /// The session reads it as it comes.
+    AsRead,
+    /// Its member is known to the session at this port: the relay frames it and writes the
+    /// port in each message ([`sender::set_ports`]).
+    Ports(u16),
+}
+
 /// A connection to the host: the session's listener (`endpoint` `None`) or an endpoint's.
 #[derive(Debug)]
 struct Conn {
     endpoint: Option<usize>,
-    /// The listener its sender's headers name, at its IP: once its first header is read.
+    /// Its member's listener as the session knows it, once its first message told who.
     sender: Option<SocketAddr>,
+    /// The listener port its headers name.
+    header_port: u16,
     /// Its remote end, once `sender` is known.
     peer: Option<SocketAddr>,
-    /// The first bytes, until a header is whole (session connections only).
-    head: Vec<u8>,
+    mode: Mode,
     framer: StreamFramer,
     charge: Charge,
 }
@@ -160,12 +207,14 @@ pub struct Dp4Relay {
     members: HashMap<u32, Member>,
     frees: u64,
     conns: HashMap<ConnId, Conn>,
-    /// The connection the host answers each listener address's instance on, and its remote
-    /// end: the newest it opened to the session's listener, else the first of those to
-    /// endpoints still open.
+    /// The connection the host answers each member (by its listener as the session knows it)
+    /// on, and its remote end: the newest it opened to the session's listener, else the first
+    /// of those to endpoints still open.
     back: HashMap<SocketAddr, (ConnId, SocketAddr)>,
-    /// Where each listener address's datagrams to the host's game socket come from.
-    game_sources: HashMap<SocketAddr, SocketAddr>,
+    /// Where each member's datagrams to the host's game socket come from.
+    game_sources: HashMap<u32, SocketAddr>,
+    /// The system player of each application player a member's CREATEPLAYER named.
+    owners: HashMap<u32, u32>,
     outbox: Outbox<Dp4Forward>,
     stats: RelayStats,
     log: LogLimit,
@@ -184,6 +233,7 @@ impl Dp4Relay {
             conns: HashMap::new(),
             back: HashMap::new(),
             game_sources: HashMap::new(),
+            owners: HashMap::new(),
             outbox,
             stats: RelayStats::default(),
             log: LogLimit::default(),
@@ -201,9 +251,9 @@ impl Dp4Relay {
         &self.cfg.endpoints
     }
 
-    /// The instance of system player `player`, answered at `stream` and `datagram`, joins: it takes the free
-    /// endpoint freed longest ago, whose addresses are returned; `None` when every one is
-    /// taken (the others then get its own).
+    /// The instance of system player `player`, answered at `stream` and `datagram`, joins: it
+    /// takes the free endpoint freed longest ago, whose addresses are returned; `None` when
+    /// every one is taken (the others then get its own).
     pub fn admit(&mut self, player: u32, stream: SocketAddr, datagram: SocketAddr) -> Option<Dp4Endpoint> {
         self.remove(player);
         let (index, _) = self
@@ -214,6 +264,11 @@ impl Dp4Relay {
             .min_by_key(|(_, e)| e.freed)?;
         let endpoint = *self.cfg.endpoints.get(index)?;
         self.endpoints.get_mut(index)?.owner = Some(player);
+        let header_port = self
+            .back
+            .get(&stream)
+            .and_then(|(c, _)| self.conns.get(c))
+            .map_or(stream.port(), |c| c.header_port);
         let stats = MemberStats {
             dpnid: Dpnid(player),
             addr: stream,
@@ -225,8 +280,8 @@ impl Dp4Relay {
             rate_limited: 0,
         };
         let sender = Sender { bucket: Bucket::new(), stats };
-        self.members.insert(player, Member { stream, datagram, endpoint: index, sender });
-        tracing::debug!(player, %stream, endpoint = %endpoint.stream, "DP4 relay endpoint taken");
+        self.members.insert(player, Member { stream, header_port, datagram, endpoint: index, sender });
+        tracing::debug!(player, %stream, header_port, endpoint = %endpoint.stream, "DP4 relay endpoint taken");
         Some(endpoint)
     }
 
@@ -242,7 +297,8 @@ impl Dp4Relay {
                 e.by_source.remove(&addr);
             }
         }
-        self.game_sources.remove(&member.stream);
+        self.game_sources.remove(&player);
+        self.owners.retain(|_, system| *system != player);
         tracing::debug!(player, "DP4 relay endpoint freed");
     }
 
@@ -252,40 +308,31 @@ impl Dp4Relay {
         let conn_state = Conn {
             endpoint,
             sender: None,
+            header_port: 0,
             peer: None,
-            head: Vec::new(),
+            mode: if endpoint.is_some() { Mode::AsRead } else { Mode::Undecided(Vec::new()) },
             framer: StreamFramer::new(MAX_MESSAGE_SIZE),
             charge: self.cfg.budget.account(),
         };
         self.conns.insert(conn, conn_state);
     }
 
-    /// Bytes read on connection `conn` from `peer`. `Ok(true)`: an endpoint's connection, its
-    /// messages relayed; `Ok(false)`: the session's (a connection the session's listener
-    /// accepted tells the relay who opened it; one the host opened, nothing). An error closes
-    /// it.
+    /// Bytes read on connection `conn` from `peer`. On an endpoint's connection its messages
+    /// are relayed; the session's (one its listener accepted) tell the relay who opened it,
+    /// and, for a member the session knows at another port than its header names, the
+    /// session gets them from `out` with that port (and `out` holds nothing while the first
+    /// message's start is read); one the host opened is the session's as read. An error
+    /// closes it.
     pub fn handle_stream(
         &mut self,
         now: Instant,
         conn: ConnId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Result<bool, Dp4StreamError> {
-        let Some(c) = self.conns.get_mut(&conn) else { return Ok(false) };
-        let Some(at) = c.endpoint else {
-            if c.sender.is_none() {
-                let want = SIGNATURE_OFFSET.saturating_sub(c.head.len()).min(data.len());
-                c.head.extend_from_slice(data.get(..want).unwrap_or_default());
-                if let Some(listener) = header_listener(&c.head, peer.ip()) {
-                    (c.sender, c.peer) = (Some(listener), Some(peer));
-                    c.head = Vec::new();
-                    // A new connection to the session's listener is a new instance there (a
-                    // rejoin): the host answers it on that one.
-                    self.back.insert(listener, (conn, peer));
-                }
-            }
-            return Ok(false);
-        };
+        out: &mut Vec<u8>,
+    ) -> Result<Dp4StreamRead, Dp4StreamError> {
+        let Some(c) = self.conns.get_mut(&conn) else { return Ok(Dp4StreamRead::Session) };
+        let Some(at) = c.endpoint else { return self.session_read(conn, peer, data, out) };
         let messages = c.framer.push(data).map_err(|_| Dp4StreamError::Framing)?;
         if !c.charge.set(c.framer.buffered()) {
             self.stats.over_budget += 1;
@@ -294,7 +341,7 @@ impl Dp4Relay {
         for mut m in messages {
             self.relay_message(now, conn, at, peer, &mut m)?;
         }
-        Ok(true)
+        Ok(Dp4StreamRead::Relayed)
     }
 
     /// Connection `conn` closed: it carries nothing more either way. True when it was an
@@ -326,21 +373,19 @@ impl Dp4Relay {
         self.back.get(&to).map(|(c, _)| *c)
     }
 
-    /// A datagram at the host's game socket from `from`: a member's (by its header) tells
-    /// where its NAT maps it toward the host.
+    /// A datagram at the host's game socket from `from`: a member's tells where its NAT maps
+    /// it toward the host.
     pub fn observe_game_datagram(&mut self, from: SocketAddr, data: &[u8]) {
-        if let Some(listener) = header_listener(data, from.ip())
-            && self.members.values().any(|m| m.stream == listener)
-        {
-            self.game_sources.insert(listener, from);
+        if let Some(id) = self.identify_datagram(None, from, data) {
+            self.game_sources.insert(id, from);
         }
     }
 
     /// Where to send the host session's datagram for the game socket `to`: the address its
     /// member's datagrams to the host's game socket come from (`None`: `to` itself).
     pub fn route_datagram(&self, to: SocketAddr) -> Option<SocketAddr> {
-        let member = self.members.values().find(|m| m.datagram == to)?;
-        self.game_sources.get(&member.stream).copied()
+        let (id, _) = self.members.iter().find(|(_, m)| m.datagram == to)?;
+        self.game_sources.get(id).copied()
     }
 
     /// A datagram at endpoint `endpoint`'s UDP socket from `from`: forwarded to the
@@ -350,7 +395,7 @@ impl Dp4Relay {
             return self.stranger(now, from, "an endpoint no member holds");
         };
         let known = self.endpoints.get(endpoint).and_then(|e| e.by_source.get(&from)).copied();
-        let Some(sender) = known.or_else(|| self.identify_datagram(owner, from, data)) else {
+        let Some(sender) = known.or_else(|| self.identify_datagram(Some(owner), from, data)) else {
             return self.stranger(now, from, "not a member");
         };
         if known.is_none()
@@ -405,23 +450,21 @@ impl Dp4Relay {
         let sender = match self.conns.get(&conn).and_then(|c| c.sender) {
             Some(listener) => self.member_at(listener),
             None => {
-                let listener = header_listener(m, peer.ip());
-                let member = listener.and_then(|l| self.member_at(l)).filter(|s| *s != owner);
-                if let (Some(l), Some(_), Some(c)) = (listener, member, self.conns.get_mut(&conn)) {
-                    (c.sender, c.peer) = (Some(l), Some(peer));
-                    // The member's messages keep to the connection they took while it is
-                    // open: moving to a newer one could let them overtake those still
-                    // queued on the older (docs/decisions.md, "DP4 relay: one return
-                    // connection per member").
-                    self.back.entry(l).or_insert((conn, peer));
+                let id =
+                    sender::header_port(m).and_then(|p| self.identify_stream(peer.ip(), p, Some(owner), m));
+                if let Some((listener, header_port)) =
+                    id.and_then(|id| self.members.get(&id)).map(|x| (x.stream, x.header_port))
+                {
+                    self.claim(conn, peer, listener, header_port);
                 }
-                member
+                id
             }
         };
         let Some(sender) = sender else {
             self.stranger(now, peer, "not a member");
             return Err(Dp4StreamError::Stranger);
         };
+        self.learn(Some(sender), m);
         let Some((stream, to)) = self.members.get(&owner).and_then(|o| self.back.get(&o.stream)).copied()
         else {
             self.stats.unlatched += 1;
@@ -432,28 +475,6 @@ impl Dp4Relay {
         }
         self.offer(now, sender, owner, Dp4Forward::Stream { conn: stream, peer: to }, m);
         Ok(())
-    }
-
-    /// The member whose listener is `listener` (as the host's session answers it).
-    fn member_at(&self, listener: SocketAddr) -> Option<u32> {
-        self.members.iter().find(|(_, m)| m.stream == listener).map(|(id, _)| *id)
-    }
-
-    /// The sender of a first datagram at `owner`'s endpoint: by its header's listener, or, for
-    /// a headerless player message (MC-DPL4CS 2.2.45), the member whose game socket it comes
-    /// from (a cone NAT that keeps the port), else the only other member at its IP.
-    fn identify_datagram(&self, owner: u32, from: SocketAddr, data: &[u8]) -> Option<u32> {
-        if let Some(listener) = header_listener(data, from.ip()) {
-            return self.member_at(listener).filter(|s| *s != owner);
-        }
-        if let Some((id, _)) = self.members.iter().find(|(id, m)| **id != owner && m.datagram == from) {
-            return Some(*id);
-        }
-        let mut at_ip = self.members.iter().filter(|(id, m)| **id != owner && m.stream.ip() == from.ip());
-        match (at_ip.next(), at_ip.next()) {
-            (Some((id, _)), None) => Some(*id),
-            _ => None,
-        }
     }
 
     fn offer(&mut self, now: Instant, sender: u32, owner: u32, to: Dp4Forward, data: &[u8]) {
@@ -473,27 +494,21 @@ impl Dp4Relay {
     }
 }
 
-/// The listener a full DPSP header names (MC-DPL4CS 2.2.6), at the sender's IP `seen` as the
-/// host's session answers it (docs/decisions.md); `None` without one.
-fn header_listener(m: &[u8], seen: IpAddr) -> Option<SocketAddr> {
-    let addr = SockAddrIn::read(&mut Reader::new(m.get(4..SIGNATURE_OFFSET)?)).ok()?;
-    (addr.family == SockAddrIn::AF_INET).then(|| SocketAddr::new(seen, addr.addr.port()))
-}
-
 /// Writes `r`'s listener as the header's SockAddr of message `m` (MC-DPL4CS 2.2.6), and, in a
 /// CREATEPLAYER or CREATEPLAYERVERIFY, `r`'s addresses as its player's SPData (2.2.2, 2.2.21).
 /// Every message on a stream has the SockAddr, player messages too; a datagram only with the
 /// signature (a player datagram is only its IDs and data; docs/decisions.md).
 fn rewrite(m: &mut [u8], r: Dp4Endpoint, stream: bool) {
-    let signed = m.get(SIGNATURE_OFFSET..SIGNATURE_OFFSET + 4) == Some(&SIGNATURE[..]);
-    if (stream || signed)
-        && let (Some(h), SocketAddr::V4(l)) = (m.get_mut(4..SIGNATURE_OFFSET), r.stream)
+    if (stream || sender::signed(m))
+        && let (Some(h), SocketAddr::V4(l)) = (m.get_mut(4..20), r.stream)
     {
         write_sock_addr(h, l);
     }
-    let command = m.get(24..26).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes);
-    if signed && command.is_some_and(|c| CREATE_PLAYER.contains(&c)) {
-        rewrite_sp_data(m, r);
+    if matches!(sender::command(m), Some(CREATE_PLAYER | CREATE_PLAYER_VERIFY))
+        && let Some(range) = sender::sp_data_range(m)
+        && let Some(out) = m.get_mut(range)
+    {
+        out.copy_from_slice(&sp_data(r.stream, r.datagram).0);
     }
 }
 
@@ -501,26 +516,6 @@ fn write_sock_addr(out: &mut [u8], addr: SocketAddrV4) {
     if let Ok(mut w) = Writer::new(out, SockAddrIn::LEN) {
         SockAddrIn::new(addr).write(&mut w);
     }
-}
-
-/// The SPData of the PACKEDPLAYER at CreateOffset (MC-DPL4CS 2.2.21; offsets from the
-/// signature, INDEX D.17), when it is Winsock's 32 bytes.
-fn rewrite_sp_data(m: &mut [u8], r: Dp4Endpoint) -> Option<()> {
-    let dword = |m: &[u8], at: usize| -> Option<usize> {
-        let b: [u8; 4] = m.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        usize::try_from(u32::from_le_bytes(b)).ok()
-    };
-    let packed = SIGNATURE_OFFSET.checked_add(dword(m, 40)?)?;
-    let short = dword(m, packed + 12)?;
-    let long = dword(m, packed + 16)?;
-    if dword(m, packed + 20)? != SP_DATA_LEN {
-        return None;
-    }
-    let fixed = dword(m, packed + 36)?;
-    let at = packed.checked_add(fixed)?.checked_add(short)?.checked_add(long)?;
-    let out = m.get_mut(at..at.checked_add(SP_DATA_LEN)?)?;
-    out.copy_from_slice(&sp_data(r.stream, r.datagram).0);
-    Some(())
 }
 
 impl Dp4AddressMap for Dp4Relay {

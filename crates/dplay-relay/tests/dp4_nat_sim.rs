@@ -16,7 +16,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dplay_relay::dp4::{Dp4Endpoint, Dp4Forward, Dp4Relay, Dp4RelayConfig};
+use dplay_relay::dp4::{Dp4Endpoint, Dp4Forward, Dp4Relay, Dp4RelayConfig, Dp4StreamRead};
 use dplay_session::dp4::{Dp4AddressMap, Dp4AddressMapHandle, Dp4Config, Dp4Event, HostConfig, Via};
 use dplay_sim::{
     LinkConfig, NatConfig, NatId, Node, NodeId, Sim, StreamCommand, StreamEvent, Transmit, run_seeds,
@@ -135,10 +135,18 @@ impl Node for RelayHost {
             }
             StreamEvent::Data { conn, data } => {
                 let Some(peer) = self.inner.conns.remote(conn) else { return };
-                let relayed = self.relay().handle_stream(now, conn, peer, &data);
-                match relayed {
-                    Ok(true) => {}
-                    Ok(false) => self.inner.stream_event(now, StreamEvent::Data { conn, data }),
+                let mut out = Vec::new();
+                let read = self.relay().handle_stream(now, conn, peer, &data, &mut out);
+                match read {
+                    Ok(Dp4StreamRead::Relayed) => {}
+                    Ok(Dp4StreamRead::Session) => {
+                        self.inner.stream_event(now, StreamEvent::Data { conn, data })
+                    }
+                    // The relay's rewrite of the bytes (or nothing yet).
+                    Ok(Dp4StreamRead::SessionRewritten { .. }) if out.is_empty() => {}
+                    Ok(Dp4StreamRead::SessionRewritten { .. }) => {
+                        self.inner.stream_event(now, StreamEvent::Data { conn, data: out });
+                    }
                     Err(_) => {
                         self.refused += 1;
                         self.relay().stream_closed(conn);

@@ -463,6 +463,10 @@ impl Protocol for AddonDp4Protocol {
         self.events.pop_front()
     }
 
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        self.bridge.session_mut().poll_abandoned()
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         let voice = self.voice.as_ref().and_then(VoiceLayer::poll_timeout);
         [self.bridge.poll_timeout(), self.report.deadline(), voice].into_iter().flatten().min()

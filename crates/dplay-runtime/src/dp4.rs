@@ -657,6 +657,10 @@ impl Protocol for Dp4Protocol {
         [self.session.poll_timeout(), self.report.deadline(), voice].into_iter().flatten().min()
     }
 
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        self.session.poll_abandoned()
+    }
+
     /// The enumeration socket, once we became host by migration (MC-DPL4CS 3.2.3).
     fn poll_open(&mut self) -> Option<SocketId> {
         (self.enum_on_demand == EnumSocket::Wanted).then(|| {
@@ -725,6 +729,9 @@ pub(crate) enum StreamEnd {
 
 /// How `closed` ended, for the session.
 pub(crate) fn stream_end(closed: &StreamClosed) -> StreamEnd {
+    if closed.reason == CloseReason::Abandoned {
+        return StreamEnd::Ours;
+    }
     let broken = matches!(
         closed.reason,
         CloseReason::ConnectFailed(_) | CloseReason::Failed(_) | CloseReason::Overflow

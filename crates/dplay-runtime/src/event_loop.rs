@@ -284,6 +284,9 @@ impl<P: Protocol> EventLoop<P> {
             while let Some(id) = self.protocol.poll_open() {
                 self.open_on_demand(now, id)?;
             }
+            while let Some(to) = self.protocol.poll_abandon() {
+                self.abandon_streams(now, to)?;
+            }
             self.expire_streams(now)?;
             self.flush(now)?;
             while let Some(event) = self.protocol.poll_event() {

@@ -80,7 +80,7 @@ pub use protocol::{
     CloseReason, Direction, Path, Protocol, SocketId, StreamClosed, StreamDeadline, StreamId, StreamRefusal,
     StreamStatus, Tap, Transmit,
 };
-pub use relayed::{RelayIo, Relayed, SharedRelay, relay_sockets};
+pub use relayed::{RelayIo, Relayed, SharedRelay, StreamRoute, relay_sockets};
 pub use relayed_dp4::{SharedDp4Relay, dp4_relay_sockets};
 pub use streams::WRITE_BACKLOG;
 pub use voice::{VoiceEvent, VoiceRole};

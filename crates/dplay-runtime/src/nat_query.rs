@@ -117,6 +117,10 @@ impl<P: Protocol> Protocol for NatQuery<P> {
         self.inner.is_finished()
     }
 
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        self.inner.poll_abandon()
+    }
+
     fn memory_budget(&self) -> Option<dplay_wire::budget::MemoryBudget> {
         self.inner.memory_budget()
     }

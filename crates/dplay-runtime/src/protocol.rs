@@ -59,6 +59,8 @@ pub enum CloseReason {
     Overflow,
     /// It missed one of the deadlines of [`crate::StreamLimits`].
     TimedOut(StreamDeadline),
+    /// We opened it to an address the protocol gave up on ([`Protocol::poll_abandon`]).
+    Abandoned,
     /// Accepted and closed at once: its source IP already has
     /// [`crate::StreamLimits::max_per_source`] connections, or every connection is taken by
     /// known peers.
@@ -107,7 +109,12 @@ impl CloseReason {
             Self::Refused(StreamRefusal::PerSource) => "tcp-per-source-cap",
             Self::Refused(StreamRefusal::Full) => "tcp-full",
             Self::Evicted => "tcp-evicted",
-            Self::Closed | Self::ConnectFailed(_) | Self::Failed(_) | Self::Rejected(_) | Self::Overflow => {
+            Self::Closed
+            | Self::ConnectFailed(_)
+            | Self::Failed(_)
+            | Self::Rejected(_)
+            | Self::Overflow
+            | Self::Abandoned => {
                 return None;
             }
         })
@@ -225,6 +232,14 @@ pub trait Protocol: Send + 'static {
     /// and everything queued has been written.
     fn is_finished(&self) -> bool {
         false
+    }
+
+    /// An address whose peer the protocol gave up on (it went silent): every TCP connection
+    /// we opened to it is closed now with what it still holds
+    /// ([`CloseReason::Abandoned`]), so the next message there opens a new one rather than
+    /// queue behind a dead link; asked after every turn until `None`.
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        None
     }
 
     /// A socket of the configuration left closed ([`crate::SocketSpec::on_demand`]) to open

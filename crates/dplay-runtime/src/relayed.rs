@@ -24,17 +24,18 @@ pub trait RelayIo: Clone + Send + fmt::Debug + 'static {
     fn stream_accepted(&self, stream: StreamId, listener: SocketId) {
         let _ = (stream, listener);
     }
-    /// Bytes on connection `stream`: `Some` when it is an endpoint's, with what the relay
-    /// made of them; `None`: the protocol's.
+    /// Bytes on connection `stream`: an endpoint's, or the protocol's as read or as the relay
+    /// wrote them to `out`.
     fn stream(
         &self,
         now: Instant,
         stream: StreamId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Option<Result<StreamStatus, String>> {
-        let _ = (now, stream, peer, data);
-        None
+        out: &mut Vec<u8>,
+    ) -> StreamRoute {
+        let _ = (now, stream, peer, data, out);
+        StreamRoute::Protocol
     }
     /// Connection `stream` closed: true when it was an endpoint's.
     fn stream_closed(&self, stream: StreamId) -> bool {
@@ -50,6 +51,21 @@ pub trait RelayIo: Clone + Send + fmt::Debug + 'static {
     fn poll_forward(&self, buf: &mut Vec<u8>) -> Option<Transmit>;
     /// What the relay did so far.
     fn stats(&self) -> RelayStats;
+}
+
+/// What a relay made of bytes on a connection ([`RelayIo::stream`]).
+#[derive(Debug)]
+pub enum StreamRoute {
+    /// An endpoint's connection: what the relay made of them.
+    Relayed(Result<StreamStatus, String>),
+    /// The protocol's, as read.
+    Protocol,
+    /// The protocol's, as the relay wrote them (a DirectPlay 4 member the session knows at
+    /// another port than its header names); `held`: the relay holds part of a message.
+    Rewritten {
+        /// The relay holds part of a message.
+        held: bool,
+    },
 }
 
 /// The sockets of a relaying host: the session's on `bind`, then `endpoints` relay endpoints
@@ -139,12 +155,14 @@ impl RelayIo for SharedRelay {
 pub struct Relayed<P, R = SharedRelay> {
     inner: P,
     relay: Option<R>,
+    /// The bytes a relay rewrote for the protocol ([`StreamRoute::Rewritten`]).
+    rewritten: Vec<u8>,
 }
 
 impl<P, R> Relayed<P, R> {
     /// `inner`, whose session was configured with `relay`'s address map (`None`: no relay).
     pub fn new(inner: P, relay: Option<R>) -> Self {
-        Self { inner, relay }
+        Self { inner, relay, rewritten: Vec::new() }
     }
 
     /// The protocol underneath.
@@ -193,9 +211,16 @@ impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
         peer: SocketAddr,
         data: &[u8],
     ) -> Result<StreamStatus, String> {
-        match self.relay.as_ref().and_then(|r| r.stream(now, stream, peer, data)) {
-            Some(relayed) => relayed,
-            None => self.inner.handle_stream(now, stream, peer, data),
+        let Some(r) = &self.relay else { return self.inner.handle_stream(now, stream, peer, data) };
+        match r.stream(now, stream, peer, data, &mut self.rewritten) {
+            StreamRoute::Relayed(relayed) => relayed,
+            StreamRoute::Protocol => self.inner.handle_stream(now, stream, peer, data),
+            StreamRoute::Rewritten { held } => {
+                let bytes = std::mem::take(&mut self.rewritten);
+                let status = self.inner.handle_stream(now, stream, peer, &bytes);
+                self.rewritten = bytes;
+                status.map(|s| StreamStatus { partial: s.partial || held, ..s })
+            }
         }
     }
 
@@ -234,6 +259,10 @@ impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
 
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        self.inner.poll_abandon()
     }
 }
 

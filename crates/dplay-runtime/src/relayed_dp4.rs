@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use dplay_relay::RelayStats;
-use dplay_relay::dp4::{Dp4Endpoint, Dp4Forward, Dp4Relay, Dp4RelayConfig};
+use dplay_relay::dp4::{Dp4Endpoint, Dp4Forward, Dp4Relay, Dp4RelayConfig, Dp4StreamRead};
 use dplay_session::dp4::config::GAME_PORT_LAST;
 use dplay_session::dp4::{Dp4AddressMap, Dp4AddressMapHandle};
 
 use dplay_session::dp4::Dp4Config;
 
-use crate::relayed::RelayIo;
+use crate::relayed::{RelayIo, StreamRoute};
 use crate::{
     Dp4Binding, Path, Protocol, Relayed, Runtime, RuntimeConfig, RuntimeError, SocketId, SocketSpec,
     StreamId, StreamStatus, Transmit,
@@ -141,11 +141,15 @@ impl RelayIo for SharedDp4Relay {
         stream: StreamId,
         peer: SocketAddr,
         data: &[u8],
-    ) -> Option<Result<StreamStatus, String>> {
-        match self.lock().handle_stream(now, stream.0, peer, data) {
-            Ok(false) => None,
-            Ok(true) => Some(Ok(StreamStatus { message: true, partial: false, known: true })),
-            Err(e) => Some(Err(e.to_string())),
+        out: &mut Vec<u8>,
+    ) -> StreamRoute {
+        match self.lock().handle_stream(now, stream.0, peer, data, out) {
+            Ok(Dp4StreamRead::Session) => StreamRoute::Protocol,
+            Ok(Dp4StreamRead::SessionRewritten { held }) => StreamRoute::Rewritten { held },
+            Ok(Dp4StreamRead::Relayed) => {
+                StreamRoute::Relayed(Ok(StreamStatus { message: true, partial: false, known: true }))
+            }
+            Err(e) => StreamRoute::Relayed(Err(e.to_string())),
         }
     }
 

@@ -372,6 +372,15 @@ impl<P: Protocol> EventLoop<P> {
         Ok(Some(stream))
     }
 
+    /// Closes the connection we opened to `to`, if any, with what it still holds
+    /// ([`crate::Protocol::poll_abandon`]).
+    pub(crate) fn abandon_streams(&mut self, now: Instant, to: SocketAddr) -> Result<(), RuntimeError> {
+        let Some(id) = self.streams.outbound.get(&to).copied() else { return Ok(()) };
+        let unsent = self.streams.conns.get(&id).map_or(0, Conn::unsent);
+        tracing::debug!(%to, stream = id.0, unsent, "TCP connection to a silent peer abandoned");
+        self.close(now, id, CloseReason::Abandoned, unsent)
+    }
+
     /// Closes every connection past one of its deadlines: still connecting past the connect
     /// timeout, or past a deadline of [`StreamLimits`].
     pub(crate) fn expire_streams(&mut self, now: Instant) -> Result<(), RuntimeError> {

@@ -142,8 +142,13 @@ pub struct Refusals {
     pub half_open: usize,
     /// Joiners connected but not members yet.
     pub joining: usize,
-    /// Transport connections held (lingering ones included).
+    /// Transport connections open (lingering ones not included).
     pub connections: usize,
+    /// Connections closed gracefully that still acknowledge the peer's retries for
+    /// `dplay_dframe::Config::linger` (MC-DPL8R 3.1.4.3; docs/decisions.md): no player, no
+    /// data, only a short deadline (issue 25: a host's summary said `held: 1 connection` for
+    /// them seconds after the last player left).
+    pub lingering: usize,
     /// Bytes held for others now, as charged to the memory budget (docs/limits.md).
     pub bytes_held: usize,
     /// The most bytes held at once so far.
@@ -163,14 +168,17 @@ impl std::fmt::Display for Refusals {
         }
         write!(
             f,
-            "; held: {} connection{}, {} half-open, {} joining, {} of {} bytes budgeted (peak {})",
+            "; held: {} connection{}, ",
             self.connections,
             if self.connections == 1 { "" } else { "s" },
-            self.half_open,
-            self.joining,
-            self.bytes_held,
-            self.memory_budget,
-            self.bytes_peak
+        )?;
+        if self.lingering > 0 {
+            write!(f, "{} lingering, ", self.lingering)?;
+        }
+        write!(
+            f,
+            "{} half-open, {} joining, {} of {} bytes budgeted (peak {})",
+            self.half_open, self.joining, self.bytes_held, self.memory_budget, self.bytes_peak
         )
     }
 }
@@ -209,7 +217,11 @@ impl crate::Session {
             counts,
             half_open: self.endpoint().half_open_count(),
             joining: self.admission.pending_count(),
-            connections: self.endpoint().connection_count(),
+            connections: self.endpoint().active_connection_count(),
+            lingering: self
+                .endpoint()
+                .connection_count()
+                .saturating_sub(self.endpoint().active_connection_count()),
             bytes_held: budget.held(),
             bytes_peak: budget.peak(),
             memory_budget: budget.limit(),
@@ -226,5 +238,8 @@ mod tests {
         assert!(one.to_string().contains("held: 1 connection, "), "{one}");
         let two = super::Refusals { connections: 2, ..Default::default() };
         assert!(two.to_string().contains("held: 2 connections, "), "{two}");
+        assert!(!two.to_string().contains("lingering"), "{two}");
+        let closed = super::Refusals { lingering: 1, ..Default::default() };
+        assert!(closed.to_string().contains("held: 0 connections, 1 lingering, 0 half-open"), "{closed}");
     }
 }

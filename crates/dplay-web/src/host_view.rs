@@ -352,6 +352,10 @@ impl<P: Hosted> Protocol for Observed<P> {
         self.inner.poll_open()
     }
 
+    fn poll_abandon(&mut self) -> Option<SocketAddr> {
+        self.inner.poll_abandon()
+    }
+
     fn handle_opened(&mut self, now: Instant, id: SocketId, result: Result<SocketAddr, String>) {
         self.inner.handle_opened(now, id, result);
     }

@@ -15,7 +15,7 @@ use super::{Proc, Suite, WAIT, event_with, is};
 use crate::util::have;
 
 /// The host's public address.
-const HOST_IP: &str = "203.0.113.1";
+pub(super) const HOST_IP: &str = "203.0.113.1";
 
 impl Net {
     /// The public side, three NAT routers with a pilot each, and a stranger.
@@ -24,38 +24,50 @@ impl Net {
         for name in ["pub", "r1", "r2", "r3", "p1", "p2", "p3", "x"] {
             net.add(name)?;
         }
-        net.exec("pub", &["ip", "link", "add", "br0", "type", "bridge"])?;
-        net.exec("pub", &["ip", "addr", "add", &format!("{HOST_IP}/24"), "dev", "br0"])?;
-        net.exec("pub", &["ip", "link", "set", "br0", "up"])?;
-        let attach = |ns: &str, addr: &str, port: &str| -> anyhow::Result<()> {
-            net.link("pub", port, None, ns, "wan", Some(addr))?;
-            net.exec("pub", &["ip", "link", "set", port, "master", "br0"])
-        };
-        attach("r1", "203.0.113.11/24", "b1")?;
-        attach("r2", "203.0.113.12/24", "b2")?;
-        attach("r3", "203.0.113.13/24", "b3")?;
-        attach("x", "203.0.113.99/24", "bx")?;
-        for (k, random) in [("1", false), ("2", false), ("3", true)] {
+        net.public_side(&[
+            ("r1", "203.0.113.11"),
+            ("r2", "203.0.113.12"),
+            ("r3", "203.0.113.13"),
+            ("x", "203.0.113.99"),
+        ])?;
+        for (k, symmetric) in [("1", false), ("2", false), ("3", true)] {
             let (router, pilot) = (format!("r{k}"), format!("p{k}"));
             // The same private subnet behind every router.
             net.link(&router, "lan", Some("192.168.1.1/24"), &pilot, "eth0", Some("192.168.1.2/24"))?;
             net.exec(&pilot, &["ip", "route", "add", "default", "via", "192.168.1.1"])?;
-            net.exec(&router, &["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])?;
-            net.exec(&router, &["nft", "add table ip nat"])?;
-            net.exec(
-                &router,
-                &["nft", "add chain ip nat post { type nat hook postrouting priority 100 ; }"],
-            )?;
-            let masquerade = if random { "masquerade fully-random" } else { "masquerade" };
-            net.exec(&router, &["nft", &format!("add rule ip nat post oifname \"wan\" {masquerade}")])?;
+            net.masquerade(&router, symmetric)?;
         }
         Ok(net)
+    }
+
+    /// The public side: namespace `pub` with the host's address on a bridge, and each of
+    /// `wan` (a namespace and its address) on it, as interface `wan`.
+    pub(super) fn public_side(&self, wan: &[(&str, &str)]) -> anyhow::Result<()> {
+        self.exec("pub", &["ip", "link", "add", "br0", "type", "bridge"])?;
+        self.exec("pub", &["ip", "addr", "add", &format!("{HOST_IP}/24"), "dev", "br0"])?;
+        self.exec("pub", &["ip", "link", "set", "br0", "up"])?;
+        for (k, (ns, addr)) in wan.iter().enumerate() {
+            let port = format!("b{k}");
+            self.link("pub", &port, None, ns, "wan", Some(&format!("{addr}/24")))?;
+            self.exec("pub", &["ip", "link", "set", &port, "master", "br0"])?;
+        }
+        Ok(())
+    }
+
+    /// `router` forwards and masquerades what leaves by `wan`: a port-restricted cone NAT,
+    /// or, `symmetric`, one that maps every destination to its own port (`fully-random`).
+    pub(super) fn masquerade(&self, router: &str, symmetric: bool) -> anyhow::Result<()> {
+        self.exec(router, &["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])?;
+        self.exec(router, &["nft", "add table ip nat"])?;
+        self.exec(router, &["nft", "add chain ip nat post { type nat hook postrouting priority 100 ; }"])?;
+        let masquerade = if symmetric { "masquerade fully-random" } else { "masquerade" };
+        self.exec(router, &["nft", &format!("add rule ip nat post oifname \"wan\" {masquerade}")])
     }
 }
 
 /// Root and `ip` are needed; `nft` is installed (Debian's nftables) when missing, so CI, root
 /// on a fresh machine, never skips these cases.
-fn ready() -> anyhow::Result<bool> {
+pub(super) fn ready() -> anyhow::Result<bool> {
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
     if !(root && have("ip")) {
         println!("    skipped: needs root and ip");
@@ -63,7 +75,7 @@ fn ready() -> anyhow::Result<bool> {
     }
     if !have("nft") {
         println!(
-            "==> nft is missing: installing Debian's nftables package (needed by the relay's NAT cases)"
+            "==> nft is missing: installing Debian's nftables package (needed by the NAT and pulled-cable cases)"
         );
         let script = "export DEBIAN_FRONTEND=noninteractive; \
             apt-get update -qq && apt-get install -y -qq --no-install-recommends nftables";
@@ -221,15 +233,39 @@ pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
 /// The pilots of the FS cases, one behind each NAT (namespaces `p1` to `p3`).
 const PILOTS: [&str; 3] = ["alpha", "bravo", "charlie"];
 
-/// Starts one `dplay fs join --sim SIM` pilot behind each NAT, given only `host_addr`, and waits
-/// until each has joined as a player.
+/// Starts one `dplay fs join --sim SIM` pilot behind each NAT (namespaces `p1` to `p3`), given
+/// only `host_addr`, and waits until each has joined as a player.
 fn start_pilots(s: &Suite, net: &Net, sim: &str, host_addr: &str) -> anyhow::Result<Vec<Proc>> {
+    start_pilots_in(s, net, sim, host_addr, &["p1", "p2", "p3"], &[])
+}
+
+/// Starts pilot `k` of [`PILOTS`] in namespace `at[k]`, with the options `more`, as
+/// [`start_pilots`].
+pub(super) fn start_pilots_in(
+    s: &Suite,
+    net: &Net,
+    sim: &str,
+    host_addr: &str,
+    at: &[&str],
+    more: &[&str],
+) -> anyhow::Result<Vec<Proc>> {
     let mut pilots = Vec::new();
-    for (k, name) in PILOTS.iter().enumerate() {
-        let ns = format!("p{}", k + 1);
-        let args =
-            ["fs", "join", "--sim", sim, host_addr, "--player", "--name", name, "--json", "--duration", "30"];
-        let p = s.start_in(&net.ns(&ns), name, &args)?;
+    for (ns, name) in at.iter().zip(PILOTS) {
+        let mut args = vec![
+            "fs",
+            "join",
+            "--sim",
+            sim,
+            host_addr,
+            "--player",
+            "--name",
+            name,
+            "--json",
+            "--duration",
+            "30",
+        ];
+        args.extend_from_slice(more);
+        let p = s.start_in(&net.ns(ns), name, &args)?;
         s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
         pilots.push(p);
     }
@@ -237,7 +273,7 @@ fn start_pilots(s: &Suite, net: &Net, sim: &str, host_addr: &str) -> anyhow::Res
 }
 
 /// Every pilot sees every other pilot's position, through the relay.
-fn each_sees_the_others(s: &Suite, pilots: &[Proc]) -> anyhow::Result<()> {
+pub(super) fn each_sees_the_others(s: &Suite, pilots: &[Proc]) -> anyhow::Result<()> {
     for (p, me) in pilots.iter().zip(PILOTS) {
         for other in PILOTS.iter().filter(|n| **n != me) {
             s.expect(p, &format!("{other}'s position"), WAIT, |v| {

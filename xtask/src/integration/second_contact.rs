@@ -16,7 +16,7 @@ use crate::util::have;
 const HOST: &str = "10.9.0.1";
 
 /// The LAN, or `None` (with a line) without root and `ip`.
-fn lan(tag: &str) -> anyhow::Result<Option<Net>> {
+pub(super) fn lan(tag: &str) -> anyhow::Result<Option<Net>> {
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0"));
     if !(root && have("ip")) {
         println!("    skipped: needs root and ip");
@@ -30,7 +30,7 @@ fn lan(tag: &str) -> anyhow::Result<Option<Net>> {
 }
 
 /// Runs `dplay args...` inside `ns` to its end; its output.
-fn run_in(s: &Suite, net: &Net, ns: &str, args: &[&str]) -> anyhow::Result<Output> {
+pub(super) fn run_in(s: &Suite, net: &Net, ns: &str, args: &[&str]) -> anyhow::Result<Output> {
     Command::new("ip")
         .args(["netns", "exec", &net.ns(ns)])
         .arg(&s.bin)
@@ -41,7 +41,7 @@ fn run_in(s: &Suite, net: &Net, ns: &str, args: &[&str]) -> anyhow::Result<Outpu
 }
 
 /// Its exit code and standard error, for messages.
-fn ended(out: &Output) -> (Option<i32>, String) {
+pub(super) fn ended(out: &Output) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -158,25 +158,32 @@ fn advertised(s: &Suite, args: &[&str], max: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Item 8, in namespace "a" (its own loopback, so the default ports are free): `fs join` and
-/// `enum` reach an IPv6 host, with `--bind [::1]` (no port), and print no Debug `Some(...)`;
-/// a `--bind` of the other family is refused at once.
+/// Item 8, in namespace "a" (its own loopback, so the default ports are free): `fs join`,
+/// `join` and `enum` reach IPv6 hosts (`fs host` on 23456, `host` on 6073), with `--bind [::1]`
+/// (no port) or without, and print no Debug `Some(...)` and no address-family warning; a
+/// `--bind` of the other family is refused at once.
 pub(super) fn ipv6(s: &Suite) -> anyhow::Result<()> {
     let Some(net) = lan("dpsix")? else { return Ok(()) };
-    let host = s.start_in(
-        &net.ns("a"),
-        "fs host",
-        &["fs", "host", "--json", "--bind", "[::1]", "--duration", "30"],
-    )?;
+    let args = ["fs", "host", "--json", "--bind", "[::1]", "--duration", "30"];
+    let fs_host = s.start_in(&net.ns("a"), "fs host", &args)?;
+    s.expect(&fs_host, "joined", WAIT, is("joined"))?;
+    let args = ["host", "--json", "--bind", "[::1]", "--duration", "30"];
+    let host = s.start_in(&net.ns("a"), "host", &args)?;
     s.expect(&host, "joined", WAIT, is("joined"))?;
     for args in [
         &["fs", "join", "[::1]", "--bind", "[::1]", "--observer", "--duration", "1"][..],
         &["enum", "[::1]:23456", "--timeout", "2"],
+        &["enum", "[::1]", "--json", "--timeout", "2"],
+        &["join", "[::1]", "--name", "six", "--duration", "1"],
     ] {
         let out = run_in(s, &net, "a", args)?;
         let (code, err) = ended(&out);
-        ensure!(code == Some(0) && !err.contains("Some("), "{args:?}: exit {code:?}: {err}");
+        ensure!(
+            code == Some(0) && !err.contains("Some(") && !err.contains("Address family"),
+            "{args:?}: exit {code:?}: {err}"
+        );
     }
+    s.expect(&host, "six joining", WAIT, event_with("player_joined", "name", "six"))?;
     let out = run_in(s, &net, "a", &["join", "127.0.0.1:23456", "--bind", "[::1]", "--timeout", "5"])?;
     let (code, err) = ended(&out);
     ensure!(
@@ -207,7 +214,7 @@ pub(super) fn words(s: &Suite) -> anyhow::Result<()> {
 }
 
 /// Runs `dplay args...` here to its end; its output.
-fn run_here(s: &Suite, args: &[&str]) -> anyhow::Result<Output> {
+pub(super) fn run_here(s: &Suite, args: &[&str]) -> anyhow::Result<Output> {
     Command::new(&s.bin)
         .args(args)
         .stdin(Stdio::null())
@@ -236,5 +243,37 @@ pub(super) fn kicks(s: &Suite) -> anyhow::Result<()> {
         "the second kick: exit {code:?}: {err}"
     );
     s.expect(&host, "victim removed", WAIT, event_with("player_left", "name", "victim"))?;
+    Ok(())
+}
+
+/// Item 11, across the LAN: `join --bind 0.0.0.0 --pcap FILE` (on the default port 6073)
+/// records the enumeration probe too, with concrete addresses (the joiner's 10.9.0.2, never the
+/// bind address), and says that it replaces the file there; `--pcap -` is refused.
+pub(super) fn join_capture(s: &Suite) -> anyhow::Result<()> {
+    let out = run_here(s, &["join", "127.0.0.1", "--pcap", "-", "--timeout", "1"])?;
+    let (code, err) = ended(&out);
+    ensure!(code == Some(1) && err.contains("give a file name"), "--pcap -: exit {code:?}: {err}");
+    let Some(net) = lan("dpcap")? else { return Ok(()) };
+    let host = s.start_in(&net.ns("a"), "host", &["host", "--json", "--bind", HOST, "--duration", "30"])?;
+    s.expect(&host, "joined", WAIT, is("joined"))?;
+    let (pcap, file) = super::dp4::capture_file("join-capture");
+    std::fs::write(&pcap, b"old").context("an old capture file")?;
+    let args = ["join", HOST, "--bind", "0.0.0.0", "--pcap", &file, "--duration", "1"];
+    let out = run_in(s, &net, "b", &args)?;
+    let (code, err) = ended(&out);
+    ensure!(code == Some(0) && err.contains("replacing"), "join --pcap: exit {code:?}: {err}");
+    let decoded = run_here(s, &["decode", "--json", &file])?;
+    let _ = std::fs::remove_file(&pcap);
+    let messages: Vec<serde_json::Value> = String::from_utf8_lossy(&decoded.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    ensure!(messages.iter().any(|m| m["message"] == "EnumQuery"), "no probe in the capture");
+    for m in &messages {
+        for end in [&m["src"], &m["dst"]] {
+            let addr = end.as_str().unwrap_or_default();
+            ensure!(addr.starts_with("10.9.0."), "{addr} in the capture: {m}");
+        }
+    }
     Ok(())
 }

@@ -8,7 +8,7 @@ use dplay_wire::dp4::join::PlayerInfoMessage;
 use dplay_wire::dp4::message::{Dp4Body, Dp4Message};
 use dplay_wire::dp4::player::PackedPlayer;
 use dplay_wire::dp4::session::PlayerFlags;
-use dplay_wire::{Blob, WideString, Wire};
+use dplay_wire::{Blob, Reader, WideString, Wire};
 use proptest::prelude::*;
 
 use super::*;
@@ -100,14 +100,17 @@ fn a_stream_message_goes_back_on_the_connection_the_receiver_opened() {
     r.accepted(1, None);
     r.accepted(2, Some(1));
     assert_eq!(
-        r.handle_stream(now, 1, addr("203.0.113.2:40001"), &player_message(2300, b"hello")),
-        Ok(false)
+        r.handle_stream(now, 1, addr("203.0.113.2:40001"), &player_message(2300, b"hello"), &mut Vec::new()),
+        Ok(Dp4StreamRead::SessionRewritten { held: false })
     );
     let m = player_message(2300, &[0x10, 0, 0, 0, 0x20, 0, 0, 0, b'h', b'i']);
     // Split across reads: the relay waits for the whole message.
-    assert_eq!(r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m[..9]), Ok(true));
+    assert_eq!(
+        r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m[..9], &mut Vec::new()),
+        Ok(Dp4StreamRead::Relayed)
+    );
     assert!(forwards(&mut r).is_empty());
-    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m[9..]).unwrap();
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m[9..], &mut Vec::new()).unwrap();
     let out = forwards(&mut r);
     assert_eq!(out.len(), 1);
     let (f, bytes) = &out[0];
@@ -135,9 +138,9 @@ fn create_player_sp_data_names_the_senders_endpoint() {
     let mut r = relay();
     r.accepted(1, None);
     r.accepted(2, Some(1));
-    r.handle_stream(now, 1, addr("203.0.113.2:40001"), &player_message(2300, b"x")).unwrap();
+    r.handle_stream(now, 1, addr("203.0.113.2:40001"), &player_message(2300, b"x"), &mut Vec::new()).unwrap();
     let m = create_player(2300, 0x11, ALICE);
-    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m).unwrap();
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m, &mut Vec::new()).unwrap();
     let out = forwards(&mut r);
     let bytes = &out[0].1;
     let parsed = Dp4Message::parse(bytes).unwrap();
@@ -157,12 +160,27 @@ fn strangers_are_closed_and_counted() {
     for (conn, at) in [(3, 1), (4, 3), (5, 0), (6, 0)] {
         r.accepted(conn, Some(at));
     }
-    assert_eq!(r.handle_stream(now, 3, addr("192.0.2.9:4000"), &m), Err(Dp4StreamError::Stranger));
-    assert_eq!(r.handle_stream(now, 4, addr("203.0.113.1:4000"), &m), Err(Dp4StreamError::Stranger));
-    assert_eq!(r.handle_stream(now, 5, addr("203.0.113.1:4001"), &m), Err(Dp4StreamError::Stranger));
-    assert_eq!(r.handle_stream(now, 6, addr("203.0.113.1:4001"), &[0xFF; 8]), Err(Dp4StreamError::Framing));
+    assert_eq!(
+        r.handle_stream(now, 3, addr("192.0.2.9:4000"), &m, &mut Vec::new()),
+        Err(Dp4StreamError::Stranger)
+    );
+    assert_eq!(
+        r.handle_stream(now, 4, addr("203.0.113.1:4000"), &m, &mut Vec::new()),
+        Err(Dp4StreamError::Stranger)
+    );
+    assert_eq!(
+        r.handle_stream(now, 5, addr("203.0.113.1:4001"), &m, &mut Vec::new()),
+        Err(Dp4StreamError::Stranger)
+    );
+    assert_eq!(
+        r.handle_stream(now, 6, addr("203.0.113.1:4001"), &[0xFF; 8], &mut Vec::new()),
+        Err(Dp4StreamError::Framing)
+    );
     // A connection the host opened is the session's.
-    assert_eq!(r.handle_stream(now, 7, addr("203.0.113.1:2300"), &m), Ok(false));
+    assert_eq!(
+        r.handle_stream(now, 7, addr("203.0.113.1:2300"), &m, &mut Vec::new()),
+        Ok(Dp4StreamRead::Session)
+    );
     assert_eq!(r.stats().strangers, 3);
     assert!(forwards(&mut r).is_empty());
 }
@@ -174,7 +192,7 @@ fn no_connection_from_the_receiver_drops_as_unlatched() {
     let now = crate::tests::t0();
     let mut r = relay();
     r.accepted(2, Some(1));
-    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &player_message(2300, b"x")).unwrap();
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &player_message(2300, b"x"), &mut Vec::new()).unwrap();
     assert!(forwards(&mut r).is_empty());
     assert_eq!(r.stats().unlatched, 1);
 }
@@ -213,20 +231,141 @@ fn datagrams_latch_and_go_from_the_senders_endpoint() {
     assert_eq!(r.route_datagram(addr("203.0.113.1:2350")), Some(addr("203.0.113.1:50009")));
 }
 
-/// Two members behind one NAT (one public IP): a headerless datagram is theirs when it
-/// comes from a member's game socket (a cone NAT keeps the port), else nobody's.
+/// Two members behind one NAT (one public IP): a headerless datagram is theirs when its
+/// idFrom is one of theirs, or it comes from a member's game socket (a cone NAT keeps the
+/// port), else nobody's.
 #[test]
-fn members_behind_one_nat_by_their_game_ports() {
+fn members_behind_one_nat_by_their_ids_or_game_ports() {
     let now = crate::tests::t0();
     let mut r = relay();
     r.admit(0x30, addr("203.0.113.2:2310"), addr("203.0.113.2:2360"));
-    let pos = b"\x30\0\0\0\x10\0\0\0pos";
-    r.handle_datagram(now, 0, addr("203.0.113.2:40000"), pos);
+    let unknown = b"\x77\0\0\0\x10\0\0\0pos";
+    r.handle_datagram(now, 0, addr("203.0.113.2:40000"), unknown);
     assert_eq!(r.stats().strangers, 1);
-    r.handle_datagram(now, 0, addr("203.0.113.2:2360"), pos);
-    r.handle_datagram(now, 0, addr("203.0.113.2:2350"), pos);
+    r.handle_datagram(now, 0, addr("203.0.113.2:2360"), unknown);
+    r.handle_datagram(now, 0, addr("203.0.113.2:2350"), unknown);
+    // Behind a symmetric NAT (any port): by idFrom, at the member's IP only.
+    r.handle_datagram(now, 0, addr("203.0.113.2:40001"), b"\x30\0\0\0\x10\0\0\0pos");
+    r.handle_datagram(now, 0, addr("203.0.113.9:40001"), b"\x30\0\0\0\x10\0\0\0pos");
     let s = r.stats();
-    assert_eq!((s.strangers, s.latched, s.unlatched), (1, 2, 2));
+    assert_eq!((s.strangers, s.latched, s.unlatched), (2, 3, 3));
+}
+
+/// A 32-byte REQUESTPLAYERID for a system player (MC-DPL4CS 2.2.49, 3.1.4.2) naming listener
+/// port `port`.
+fn join_request(port: u16) -> Vec<u8> {
+    let mut m = player_message(port, b"play\x05\0\x0e\0\x01\0\0\0");
+    assert_eq!(m.len(), 32);
+    m[20..24].copy_from_slice(b"play");
+    m
+}
+
+/// The ADDFORWARDREQUEST of system player `id` (2.2.11: the layout of CREATEPLAYER's body).
+fn add_forward_request(port: u16, id: u32) -> Vec<u8> {
+    let mut m = create_player(port, id, id);
+    m[24..26].copy_from_slice(&0x13u16.to_le_bytes());
+    m
+}
+
+/// The SPData ports of a message with a PACKEDPLAYER.
+fn sp_ports(m: &[u8]) -> (u16, u16) {
+    let r = sender::sp_data_range(m).unwrap();
+    let sp = &m[r];
+    (u16::from_be_bytes([sp[2], sp[3]]), u16::from_be_bytes([sp[18], sp[19]]))
+}
+
+/// Two instances behind one NAT, both on listener port 2400 (every home network may use the
+/// same ports): the second joiner is known to the session at its connection's public port,
+/// which the relay writes in the headers and SPData the session reads from it; each is told
+/// apart on the endpoints by the IDs its messages name, and answered on its own connection.
+#[test]
+fn two_instances_behind_one_nat_on_one_port_are_told_apart() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    let (one, two) = (addr("203.0.113.5:40001"), addr("203.0.113.5:40002"));
+    r.accepted(1, None);
+    r.accepted(2, None);
+    let mut out = Vec::new();
+    // The first joiner is the session's as read (split: the relay reads the first message's
+    // start before it hands any of it on).
+    let join = join_request(2400);
+    assert_eq!(
+        r.handle_stream(now, 1, one, &join[..10], &mut out),
+        Ok(Dp4StreamRead::SessionRewritten { held: true })
+    );
+    assert!(out.is_empty());
+    assert_eq!(
+        r.handle_stream(now, 1, one, &join[10..], &mut out),
+        Ok(Dp4StreamRead::SessionRewritten { held: false })
+    );
+    assert_eq!(out, join);
+    let request = add_forward_request(2400, 0x50);
+    assert_eq!(r.handle_stream(now, 1, one, &request, &mut out), Ok(Dp4StreamRead::Session));
+    // The second: at its connection's public port, in the header and in the SPData.
+    r.handle_stream(now, 2, two, &join, &mut out).unwrap();
+    assert_eq!(header_addr(&out).port(), 40002);
+    assert_eq!(out[..4], join[..4]);
+    assert_eq!(out[8..], join[8..]);
+    let request = add_forward_request(2400, 0x60);
+    assert_eq!(
+        r.handle_stream(now, 2, two, &request, &mut out),
+        Ok(Dp4StreamRead::SessionRewritten { held: false })
+    );
+    assert_eq!((header_addr(&out).port(), sp_ports(&out)), (40002, (40002, 40002)));
+    assert_eq!(out.len(), request.len());
+    assert_eq!(r.route_stream(addr("203.0.113.5:2400")), Some(1));
+    assert_eq!(r.route_stream(addr("203.0.113.5:40002")), Some(2));
+    // The session admits them as it knows them.
+    assert_eq!(r.admit(0x50, addr("203.0.113.5:2400"), addr("203.0.113.5:2400")), Some(endpoint(2)));
+    assert_eq!(r.admit(0x60, addr("203.0.113.5:40002"), addr("203.0.113.5:40002")), Some(endpoint(3)));
+    // 0x50 creates a player, to 0x60's endpoint: told by the system player it names.
+    r.accepted(3, Some(3));
+    let create = create_player(2400, 0x51, 0x50);
+    r.handle_stream(now, 3, addr("203.0.113.5:40003"), &create, &mut out).unwrap();
+    // 0x60 sends to 0x50's endpoint: told by its idFrom.
+    r.accepted(4, Some(2));
+    let m = player_message(2400, &[0x60, 0, 0, 0, 0x51, 0, 0, 0, b'h', b'i']);
+    r.handle_stream(now, 4, addr("203.0.113.5:40004"), &m, &mut out).unwrap();
+    let sent: Vec<Dp4Forward> = forwards(&mut r).into_iter().map(|(f, _)| f).collect();
+    assert_eq!(
+        sent,
+        [
+            Dp4Forward::Stream { conn: 2, peer: two },
+            // 0x50's connection in use (its join's, still open), not its newer one to an
+            // endpoint: docs/decisions.md, "DP4 relay: one return connection per member".
+            Dp4Forward::Stream { conn: 1, peer: one }
+        ]
+    );
+    // Headerless datagrams from 0x50's new player, from any port at their IP: 0x50's.
+    r.handle_datagram(now, 3, addr("203.0.113.5:50000"), b"\x51\0\0\0\x61\0\0\0pos");
+    r.handle_datagram(now, 2, addr("203.0.113.5:50001"), b"\x60\0\0\0\x51\0\0\0pos");
+    r.handle_datagram(now, 3, addr("203.0.113.5:50000"), b"\x51\0\0\0\x61\0\0\0pos");
+    let out = forwards(&mut r);
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].0, Dp4Forward::Datagram { endpoint: 3, to: addr("203.0.113.5:50000") });
+    assert_eq!(out[1].0, Dp4Forward::Datagram { endpoint: 2, to: addr("203.0.113.5:50001") });
+    // The host's own datagrams: each where its own come from.
+    r.observe_game_datagram(addr("203.0.113.5:50007"), b"\x60\0\0\0\x01\0\0\0pos");
+    r.observe_game_datagram(addr("203.0.113.5:50008"), b"\x51\0\0\0\x01\0\0\0pos");
+    assert_eq!(r.route_datagram(addr("203.0.113.5:40002")), Some(addr("203.0.113.5:50007")));
+    assert_eq!(r.route_datagram(addr("203.0.113.5:2400")), Some(addr("203.0.113.5:50008")));
+    assert_eq!(r.stats().strangers, 0);
+}
+
+/// A joiner at an address whose instance has no open connection any more is known there
+/// (a killed game restarted on its ports: the session replaces the old instance).
+#[test]
+fn a_rejoin_after_the_old_connection_closed_keeps_its_port() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    let mut out = Vec::new();
+    r.accepted(1, None);
+    r.handle_stream(now, 1, addr("203.0.113.5:40001"), &join_request(2400), &mut out).unwrap();
+    r.stream_closed(1);
+    r.accepted(2, None);
+    r.handle_stream(now, 2, addr("203.0.113.5:40002"), &join_request(2400), &mut out).unwrap();
+    assert_eq!(out, join_request(2400));
+    assert_eq!(r.route_stream(addr("203.0.113.5:2400")), Some(2));
 }
 
 /// A member that leaves frees its endpoint (the next joiner takes the one freed longest
@@ -268,7 +407,7 @@ proptest! {
                 if data.len() % 3 == 0 {
                     r.accepted(conn, at);
                 }
-                let _ = r.handle_stream(now, conn, from, &data);
+                let _ = r.handle_stream(now, conn, from, &data, &mut Vec::new());
             } else {
                 r.handle_datagram(now, at.unwrap_or(0), from, &data);
             }
@@ -279,6 +418,46 @@ proptest! {
                 prop_assert!(member_sources.contains(&to));
             }
             buf.clear();
+        }
+    }
+}
+
+proptest! {
+    /// Whatever a session connection carries (joins from one NAT on one port among it), the
+    /// session gets every byte once, in order, only ports changed: as many bytes as were read,
+    /// but what the relay still holds.
+    #[test]
+    fn the_session_gets_every_byte_once(
+        reads in proptest::collection::vec((0u64..3, any::<bool>(), proptest::collection::vec(any::<u8>(), 0..90)), 0..30),
+    ) {
+        let now = crate::tests::t0();
+        let mut r = relay();
+        let mut sent = [0usize; 3];
+        let mut got = [0usize; 3];
+        let mut open = [false; 3];
+        let mut out = Vec::new();
+        for (conn, join, data) in reads {
+            let k = usize::try_from(conn).unwrap();
+            if !open[k] {
+                r.accepted(conn, None);
+                open[k] = true;
+            }
+            let data = if join { join_request(2400) } else { data };
+            sent[k] += data.len();
+            let from = addr(&format!("203.0.113.5:{}", 40000 + conn));
+            match r.handle_stream(now, conn, from, &data, &mut out) {
+                Ok(Dp4StreamRead::Session) => got[k] += data.len(),
+                Ok(Dp4StreamRead::SessionRewritten { .. }) => got[k] += out.len(),
+                Ok(Dp4StreamRead::Relayed) => prop_assert!(false, "a session connection relayed"),
+                Err(_) => {
+                    r.stream_closed(conn);
+                    open[k] = false;
+                    sent[k] = 0;
+                    got[k] = 0;
+                }
+            }
+            prop_assert!(got[k] <= sent[k]);
+            prop_assert!(sent[k] - got[k] <= MAX_MESSAGE_SIZE);
         }
     }
 }

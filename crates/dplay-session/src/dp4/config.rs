@@ -44,7 +44,9 @@ pub struct Dp4Config {
     /// Ping timer period: 35 s (MC-DPL4CS 3.1.2.5, 3.2.2.2). At least
     /// [`crate::MIN_PERIOD`] ([`Dp4Config::set_ping_interval`]).
     ping_interval: Duration,
-    /// PINGs without a reply before the link is dropped: 8 (MC-DPL4CS 3.1.6.2, 3.2.6.2).
+    /// PINGs without a reply before the link is dropped: 8 (MC-DPL4CS 3.1.6.2, 3.2.6.2). With
+    /// KEEPALIVE one a period; to a peer that has answered PINGs before, all within one period
+    /// in every session (docs/decisions.md, "A silent peer").
     pub ping_give_up: u32,
     /// Largest message accepted on a TCP stream (at most 0xFFFFF).
     pub max_stream_message: usize,

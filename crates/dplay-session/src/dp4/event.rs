@@ -368,6 +368,9 @@ pub(crate) enum Timer {
     NameTable(u32),
     /// Ping (3.1.2.5, 3.2.2.2).
     Ping,
+    /// A follow-up PING between two Ping ticks to a peer that answers PINGs and went silent
+    /// (`Dp4Session::on_ping_retry`).
+    PingRetry,
     /// Host: a system player ID handed out by REQUESTPLAYERID and not yet claimed by an
     /// ADDFORWARDREQUEST; freed when it runs out (docs/decisions.md).
     Reservation(u32),

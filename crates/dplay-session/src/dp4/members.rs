@@ -1,9 +1,9 @@
-//! What every joined instance does: the name table's changes, player messages, ping, leave
-//! and host migration (MC-DPL4CS 3.1.4.5, 3.1.4.16, 3.1.5.12-3.1.5.14, 3.1.5.22,
-//! 3.1.5.30-3.1.5.32, 3.1.6.2, 3.1.7.1, 3.2.5.10, 3.2.5.11, 3.2.6.2).
+//! What every joined instance does: the name table's changes, player messages, leave and
+//! host migration (MC-DPL4CS 3.1.4.5, 3.1.4.16, 3.1.5.12-3.1.5.14, 3.1.5.22, 3.1.5.32,
+//! 3.1.7.1); PING and the Ping timer are in `ping.rs`.
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use dplay_dpsp::Reliability;
 use dplay_wire::dp4::header::SockAddrIn;
@@ -11,7 +11,7 @@ use dplay_wire::dp4::join::{IAmNameServer, PlayerInfoMessage};
 use dplay_wire::dp4::message::{Dp4Body, Empty};
 use dplay_wire::dp4::nametable::{PlayerGroupIds, SessionDescChanged};
 use dplay_wire::dp4::player_message::{DatagramPlayerMessage, PlayerIds, PlayerMessage};
-use dplay_wire::dp4::routing::{Ping, PlayerWrapper};
+use dplay_wire::dp4::routing::PlayerWrapper;
 use dplay_wire::dp4::session::{PlayerFlags, SessionFlags};
 use dplay_wire::{Blob, WideString, Wire, WireError};
 
@@ -20,28 +20,17 @@ use crate::dp4::ids::IdAllocator;
 use crate::dp4::session::{Dp4Session, Role};
 use crate::dp4::table::Player;
 
-/// How often [`Dp4Session::probe_round_trips`] PINGs each instance.
-pub const ROUND_TRIP_PROBE: Duration = Duration::from_secs(5);
-
-/// A PINGREPLY whose echoed TickCount is older than this is no round trip of ours (the Ping
-/// timer gives up on a peer long before: 8 PINGs 35 s apart, MC-DPL4CS 3.1.2.5).
-const MAX_ROUND_TRIP_MS: u32 = 60_000;
-
 /// `DPID_ALLPLAYERS`: the player ID that addresses every player of the session.
 pub const DPID_ALLPLAYERS: u32 = 0;
 
 /// DX61VERSION: the first dialect whose new host sends IAMNAMESERVER (MC-DPL4CS 2.2.3).
 const DX61_VERSION: u32 = 10;
 
-/// An instance is PINGed for a closed connection at most this often
-/// ([`Dp4Session::check_instance`]).
-const CHECK_INTERVAL: Duration = Duration::from_secs(1);
-
 /// How long a created player is verified to instances that announce theirs (MC-DPL4CS 2.2.22).
 const CREATE_PLAYER_VERIFY_WINDOW: std::time::Duration = std::time::Duration::from_secs(40);
 
 impl Dp4Session {
-    fn joined(&self) -> bool {
+    pub(crate) fn joined(&self) -> bool {
         matches!(self.role, Role::Member | Role::Host)
     }
 
@@ -190,7 +179,7 @@ impl Dp4Session {
 
     /// With no host: if our system player now has the lowest ID, we become the host and send
     /// IAMNAMESERVER; otherwise ping everyone until someone does (MC-DPL4CS 3.1.7.1, 3.1.2.5).
-    fn check_migration(&mut self, now: Instant) {
+    pub(crate) fn check_migration(&mut self, now: Instant) {
         let lowest = self.players.values().filter(|p| p.is_system()).map(|p| p.id).min();
         let Some(me) = self.me else { return };
         if lowest != Some(me) {
@@ -248,7 +237,7 @@ impl Dp4Session {
 
     /// Host: YOUAREDEAD to an instance it does not know (MC-DPL4CS 3.2.5.10), rate limited:
     /// the PING that asks for it may come from a forged address.
-    fn send_you_are_dead(&mut self, now: Instant, to: SocketAddr) {
+    pub(crate) fn send_you_are_dead(&mut self, now: Instant, to: SocketAddr) {
         if self.reply_allowed(now, to, "YOUAREDEAD") {
             self.send_body(Via::Tcp, to, Dp4Body::YouAreDead(Empty));
         }
@@ -276,173 +265,6 @@ impl Dp4Session {
         // password the session has now (2.2.51 Password; issue 27 item 15).
         self.password = m.password.filter(|p| !p.units().is_empty());
         self.events.push_back(Dp4Event::SessionDescChanged(m.session_desc));
-    }
-
-    /// DPSP_MSG_PING: answer a known player, bump its ChatterCount; a host answers an unknown
-    /// one with YOUAREDEAD (MC-DPL4CS 3.1.5.30, 3.2.5.10).
-    pub(crate) fn on_ping(&mut self, now: Instant, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
-        let known = self.players.get_mut(&m.id_from).filter(|p| !p.local);
-        match (known, self.me) {
-            (Some(p), Some(me)) => {
-                p.chatter += 1;
-                let to = p.addrs.map_or(from, |(_, d)| d);
-                self.send_datagram_body(
-                    now,
-                    to,
-                    Dp4Body::PingReply(Ping { id_from: me, tick_count: m.tick_count }),
-                );
-            }
-            _ if self.role == Role::Host => self.send_you_are_dead(now, reply_to),
-            _ => self.drop_msg(DropReason::UnknownPlayer, "PING from an unknown player"),
-        }
-    }
-
-    /// DPSP_MSG_PINGREPLY (MC-DPL4CS 3.1.5.31, 3.2.5.11); its echoed TickCount gives the
-    /// round trip of our PING (2.2.43). IDFrom is read both ways (issue 27 item 13): 2.2.43
-    /// says it is "the player who sent the ping", one of ours, and the replier is then found by
-    /// the address it came from; Wine writes the replier's own system player. Neither reading is
-    /// answered with YOUAREDEAD; only an ID that is neither ours nor known is (3.2.5.11).
-    pub(crate) fn on_ping_reply(&mut self, now: Instant, from: SocketAddr, reply_to: SocketAddr, m: Ping) {
-        let elapsed = self.tick(now).wrapping_sub(m.tick_count);
-        let ours = self.players.get(&m.id_from).is_some_and(|p| p.local);
-        let replier = if ours {
-            self.players
-                .values()
-                .find(|p| {
-                    p.is_system() && !p.local && p.addrs.is_some_and(|(s, d)| d == from || s == reply_to)
-                })
-                .map(|p| p.id)
-        } else {
-            Some(m.id_from)
-        };
-        match replier.and_then(|id| self.players.get_mut(&id)).filter(|p| !p.local) {
-            Some(p) => {
-                p.chatter += 1;
-                p.missed_pings = 0;
-                // A TickCount of no PING of ours (forged, or echoed very late) is not a round trip.
-                if p.is_system() && elapsed <= MAX_ROUND_TRIP_MS {
-                    p.round_trip = Some(Duration::from_millis(u64::from(elapsed)));
-                }
-            }
-            None if self.role == Role::Host && !ours => self.send_you_are_dead(now, reply_to),
-            None => self.drop_msg(DropReason::UnknownPlayer, "PINGREPLY from an unknown player"),
-        }
-    }
-
-    /// Host or member: PING every other instance not probed within [`ROUND_TRIP_PROBE`], for
-    /// its round trip ([`Player::round_trip`]), whether or not it is silent. Any instance must
-    /// answer a PING with PINGREPLY (MC-DPL4CS 3.1.5.30); these do not count towards the
-    /// Ping timer's give-up. For a dashboard: call it as often as you like.
-    pub fn probe_round_trips(&mut self, now: Instant) {
-        let Some(me) = self.me.filter(|_| self.joined()) else { return };
-        let due =
-            |p: &Player| p.probed_at.is_none_or(|t| now.saturating_duration_since(t) >= ROUND_TRIP_PROBE);
-        let targets: Vec<(u32, SocketAddr)> = self
-            .players
-            .values()
-            .filter(|p| p.is_system() && !p.local && due(p) && self.reaches(p))
-            .filter_map(|p| p.addrs.map(|(_, d)| (p.id, d)))
-            .collect();
-        let tick = self.tick(now);
-        for (id, to) in targets {
-            if let Some(p) = self.players.get_mut(&id) {
-                p.probed_at = Some(now);
-            }
-            self.send_datagram_body(now, to, Dp4Body::Ping(Ping { id_from: me, tick_count: tick }));
-        }
-    }
-
-    /// The Ping timer (MC-DPL4CS 3.1.2.5, 3.2.2.2; 35 s), which runs in every joined session:
-    /// each target (the host's: every other instance; a member's: the host, or every instance
-    /// while it waits for IAMNAMESERVER) gets a PING over TCP, to its listener (in a session
-    /// with MC-DPL4R, on the link, whose give-up drops a dead peer). A process that
-    /// vanished has no listener: the connect is refused, the runtime says so
-    /// ([`Dp4Session::handle_unreachable`]) and the instance is removed with all its players
-    /// within one period, with or without KEEPALIVE (issue 27 item 10; docs/decisions.md).
-    /// With KEEPALIVE (or while waiting for a new host) a target silent through `ping_give_up`
-    /// periods is dropped too (3.1.6.2, 3.2.6.2): a peer whose machine is gone closes nothing.
-    pub(crate) fn on_ping_timer(&mut self, now: Instant) {
-        if !self.joined() {
-            return;
-        }
-        let waiting = self.role == Role::Member && self.host_id.is_none();
-        let give_up_on = self.keep_alive() || waiting;
-        let targets: Vec<u32> = match (self.role, self.host_id) {
-            (Role::Member, Some(host)) => vec![host],
-            _ => self.other_instances().into_iter().map(|(id, _)| id).collect(),
-        };
-        let give_up = self.config.ping_give_up;
-        let mut dead = Vec::new();
-        for id in targets {
-            let Some(p) = self.players.get_mut(&id) else { continue };
-            if p.chatter > 0 {
-                p.missed_pings = 0;
-            } else if give_up_on && p.missed_pings >= give_up {
-                dead.push(id);
-                continue;
-            } else if give_up_on {
-                p.missed_pings += 1;
-            }
-            p.chatter = 0;
-            if self.uses_reliable_protocol() {
-                // Short form, on the MC-DPL4R link (INDEX D.15), which gives up on a dead peer.
-                let to = self.players.get(&id).and_then(|p| p.addrs).map(|(_, d)| d);
-                let (Some(me), Some(to)) = (self.me, to) else { continue };
-                let body = Dp4Body::Ping(Ping { id_from: me, tick_count: self.tick(now) });
-                self.send_datagram_body(now, to, body);
-            } else {
-                self.send_tcp_ping(now, id);
-            }
-        }
-        self.start_ping_timer(now);
-        for id in dead {
-            tracing::info!(id, "DP4 peer dropped after unanswered PINGs");
-            if self.role == Role::Host {
-                self.drop_instance_and_tell(now, id);
-            } else {
-                self.remove_player(now, id);
-                if self.role == Role::Member && self.host_id.is_none() {
-                    self.check_migration(now);
-                }
-            }
-        }
-    }
-
-    /// Whether the session has DPSESSION_KEEPALIVE.
-    fn keep_alive(&self) -> bool {
-        self.desc.is_some_and(|d| d.flags.contains(SessionFlags::KEEP_ALIVE))
-    }
-
-    /// (Re)starts the Ping timer: one period from `now`.
-    pub(crate) fn start_ping_timer(&mut self, now: Instant) {
-        self.timers.set(Timer::Ping, now + self.config.ping_interval());
-    }
-
-    /// A PING over TCP to instance `id`'s listener: answered if it is there (3.1.5.30), a
-    /// refused connect if its process is gone.
-    fn send_tcp_ping(&mut self, now: Instant, id: u32) {
-        let stream = self.players.get(&id).filter(|p| p.is_system() && !p.local).and_then(|p| p.addrs);
-        let (Some(me), Some((stream, _))) = (self.me, stream) else { return };
-        self.checked.insert(id, now);
-        let body = Dp4Body::Ping(Ping { id_from: me, tick_count: self.tick(now) });
-        self.send_body(Via::Tcp, stream, body);
-    }
-
-    /// A connection of instance `id` closed: PING it over TCP now, or, within
-    /// [`CHECK_INTERVAL`] of the last check, once that has passed (the PING of the last check
-    /// may have gone out on the very connection that then closed; and a peer that opens and
-    /// closes connections cannot make us flood).
-    pub(crate) fn check_instance(&mut self, now: Instant, id: u32) {
-        if !self.joined() {
-            return;
-        }
-        match self.checked.get(&id).map(|t| *t + CHECK_INTERVAL) {
-            Some(next) if next > now => self.timers.set(Timer::Check(id), next),
-            _ => {
-                tracing::debug!(id, "a DP4 instance's connection closed: checking it is still there");
-                self.send_tcp_ping(now, id);
-            }
-        }
     }
 
     /// The runtime could not reach the TCP listener `stream` (connect refused or the connection

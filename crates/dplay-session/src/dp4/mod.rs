@@ -26,6 +26,7 @@ pub mod guard;
 mod host;
 pub mod ids;
 mod members;
+mod ping;
 mod reliable;
 mod session;
 pub mod stream;
@@ -44,7 +45,7 @@ pub use event::{
 pub use group_table::{Group, GroupList};
 pub use host::{DPERR_INVALIDPARAMS, DPERR_INVALIDPASSWORD, UNSUPPORTED_SESSION_FLAGS};
 pub use members::DPID_ALLPLAYERS;
-pub use members::ROUND_TRIP_PROBE;
+pub use ping::ROUND_TRIP_PROBE;
 pub use session::{ConnId, Dp4Session, Role};
 pub use stream::{StreamError, StreamFramer, TcpStatus};
 

@@ -128,6 +128,12 @@ pub struct Dp4Session {
     /// When each instance was last PINGed over TCP because a connection of its closed
     /// ([`Dp4Session::handle_tcp_lost`]).
     pub(crate) checked: BTreeMap<u32, Instant>,
+    /// Follow-up PINGs left before the next Ping timer tick ([`Dp4Session::on_ping_retry`]).
+    pub(crate) ping_retries: u32,
+    /// When the Ping timer last elapsed; the follow-ups are spaced from it.
+    pub(crate) ping_tick: Option<Instant>,
+    /// Listeners of instances removed as silent, for [`Dp4Session::poll_abandoned`].
+    pub(crate) abandoned: VecDeque<SocketAddr>,
     /// The memory budget and the Player List's charge on it (docs/limits.md).
     pub(crate) memory: Memory,
     /// Host: the SPData addresses the address map gave instances, by system player
@@ -181,6 +187,9 @@ impl Dp4Session {
             stats: Stats::default(),
             guard: Guard::default(),
             checked: BTreeMap::new(),
+            ping_retries: 0,
+            ping_tick: None,
+            abandoned: VecDeque::new(),
             memory,
             advertised: BTreeMap::new(),
         })
@@ -247,6 +256,14 @@ impl Dp4Session {
     /// The next bytes to send.
     pub fn poll_transmit(&mut self) -> Option<Dp4Transmit> {
         self.transmits.pop_front()
+    }
+
+    /// The TCP listener of an instance removed because it went silent (docs/decisions.md, "A
+    /// silent peer"): the runtime closes the connections it opened there at once, with what
+    /// they still hold. A dead link keeps its queue for minutes, and the same machine back on
+    /// the same port must not have its join's replies wait behind it.
+    pub fn poll_abandoned(&mut self) -> Option<SocketAddr> {
+        self.abandoned.pop_front()
     }
 
     /// The next event.
@@ -417,6 +434,7 @@ impl Dp4Session {
                 Timer::ReliableApi => self.on_reliable_api_timeout(),
                 Timer::NameTable(id) => self.finish_join(id),
                 Timer::Ping => self.on_ping_timer(now),
+                Timer::PingRetry => self.on_ping_retry(now),
                 Timer::Reservation(id) => self.on_reservation_expired(id),
                 Timer::Check(id) => self.check_instance(now, id),
             }
@@ -654,6 +672,7 @@ impl Dp4Session {
             local: true,
             chatter: 0,
             missed_pings: 0,
+            answers_pings: false,
             round_trip: None,
             probed_at: None,
         }

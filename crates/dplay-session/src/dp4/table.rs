@@ -38,6 +38,9 @@ pub struct Player {
     pub chatter: u32,
     /// PINGs sent to it without a reply (3.1.6.2).
     pub missed_pings: u32,
+    /// Whether its instance has answered a PING of ours (system players): from then on, a
+    /// period of silence through its PINGs removes it (docs/decisions.md, "A silent peer").
+    pub answers_pings: bool,
     /// The round trip of our last PING it answered: its PINGREPLY echoes our TickCount
     /// (MC-DPL4CS 2.2.42, 2.2.43). System players only.
     pub round_trip: Option<Duration>,
@@ -72,6 +75,7 @@ impl Player {
             local: false,
             chatter: 0,
             missed_pings: 0,
+            answers_pings: false,
             round_trip: None,
             probed_at: None,
         }
@@ -92,6 +96,7 @@ impl Player {
             local: false,
             chatter: 0,
             missed_pings: 0,
+            answers_pings: false,
             round_trip: None,
             probed_at: None,
         }

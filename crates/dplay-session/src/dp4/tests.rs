@@ -14,6 +14,7 @@ mod messages;
 pub(crate) mod net;
 mod reliable;
 mod scenario;
+mod silent;
 mod vanish;
 mod voice;
 mod windows;

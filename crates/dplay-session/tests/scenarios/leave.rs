@@ -51,6 +51,23 @@ fn graceful_leave_under_loss() {
     }
 }
 
+/// MC-DPL8R 3.1.4.3: once a leaver's goodbye is done, the host's summary holds no connection
+/// for it; the closed link only lingers (answering retries) until `Config::linger`, then goes
+/// (issue 25: `held: 1 connection` seconds after the last player left).
+#[test]
+fn a_finished_goodbye_is_no_connection_held() {
+    let mut mesh = joined_mesh(205, 2, 0.0);
+    mesh.with(1, |s, now| s.leave(now));
+    mesh.sim.run_for(Duration::from_secs(2));
+    assert_eq!(session(&mesh, 1).phase(), Phase::Ended);
+    let held = session(&mesh, 0).refusals();
+    assert_eq!((held.connections, held.lingering), (0, 1), "{held}");
+    assert!(held.to_string().contains("held: 0 connections, 1 lingering, "), "{held}");
+    mesh.sim.run_for(Duration::from_secs(10));
+    let held = session(&mesh, 0).refusals();
+    assert_eq!((held.connections, held.lingering), (0, 0), "{held}");
+}
+
 /// MS-DPDX 3.1.5.5: the host removes a peer: TERMINATE_SESSION to it, DESTROY_PLAYER
 /// (HOSTDESTROYEDPLAYER) to the rest.
 #[test]

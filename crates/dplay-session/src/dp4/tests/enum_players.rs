@@ -193,6 +193,7 @@ fn player(i: usize, (name_len, data, _): &Entry) -> Player {
         local: false,
         chatter: 0,
         missed_pings: 0,
+        answers_pings: false,
         round_trip: None,
         probed_at: None,
     }

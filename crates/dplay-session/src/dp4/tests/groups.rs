@@ -197,6 +197,7 @@ fn joiner_receives_groups_and_members() {
         now: net.now,
         cut: net.cut,
         killed: net.killed,
+        lost: net.lost,
     };
     net3.nodes.push(crate::dp4::Dp4Session::new(super::net::config(2)).unwrap());
     net3.join(2, None);

@@ -55,6 +55,8 @@ pub(crate) struct Net {
     /// Nodes whose process was killed: they run no more, their datagrams are lost and a
     /// connect to their listener is refused (the sender hears `handle_unreachable`).
     pub(crate) killed: BTreeSet<usize>,
+    /// Messages (sender, name) that are lost: a peer that never answers PING, say.
+    pub(crate) lost: BTreeSet<(usize, &'static str)>,
 }
 
 fn name(bytes: &[u8], via: Via) -> &'static str {
@@ -77,6 +79,7 @@ impl Net {
             now: start(),
             cut: BTreeSet::new(),
             killed: BTreeSet::new(),
+            lost: BTreeSet::new(),
         }
     }
 
@@ -129,7 +132,7 @@ impl Net {
                         name: name(&t.bytes, t.via),
                         bytes: t.bytes.clone(),
                     });
-                    if self.cut.contains(&(from, to)) {
+                    if self.cut.contains(&(from, to)) || self.lost.contains(&(from, name(&t.bytes, t.via))) {
                         continue;
                     }
                     let now = self.now;
