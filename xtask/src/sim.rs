@@ -4,7 +4,10 @@
 //! * the session layer's name-table property (crates/dplay-testkit/examples/name_table_sweep.rs), at
 //!   least 500 seeds;
 //! * the DirectPlay 4 reliable protocol (MC-DPL4R) exchange over its link profiles
-//!   (crates/dplay-dpsp/examples/reliable_sweep.rs).
+//!   (crates/dplay-dpsp/examples/reliable_sweep.rs);
+//! * the relayed sessions behind NATs, DirectPlay 8 and DirectPlay 4 (TCP streams included),
+//!   with joins and leaves under loss (crates/dplay-relay/tests/nat_sim.rs, dp4_nat_sim.rs),
+//!   as tests with `DPLAY_SIM_SEEDS` set: each seed is a run; a failure is a violation.
 //!
 //! Its last line is `sim: <runs> runs, <messages> messages, <violations> violations`, counting
 //! every sweep (a session or MC-DPL4R run that fails counts as a violation); any violation
@@ -41,14 +44,37 @@ pub(crate) fn run(seeds: u64) -> anyhow::Result<()> {
     )?;
     let reliable =
         sweep(cargo().args(example("dplay-dpsp", "reliable_sweep", &seeds)), "reliable-sim:", "MC-DPL4R")?;
-    let runs = transport.runs + session.runs + reliable.runs;
-    let violations = transport.violations + session.violations + reliable.violations;
+    let relay = relay_sweep(&seeds)?;
+    let runs = transport.runs + session.runs + reliable.runs + relay.runs;
+    let violations = transport.violations + session.violations + reliable.violations + relay.violations;
     let messages = transport.messages + reliable.messages;
     println!("sim: {runs} runs, {messages} messages, {violations} violations");
     if violations > 0 {
         bail!("{violations} violations: replay one with the DPLAY_SIM_SEED printed above");
     }
     Ok(())
+}
+
+/// How many seeds a sweep test runs (dplay-sim `SEEDS_VAR`; xtask does not depend on it).
+const SEEDS_VAR: &str = "DPLAY_SIM_SEEDS";
+
+/// The relay tests whose seeds [`SEEDS_VAR`] sets.
+const RELAY_SWEEPS: [&str; 2] = ["nat_sim", "dp4_nat_sim"];
+
+/// Runs the relay sweeps over `seeds` seeds each (their failing seed goes to stderr).
+fn relay_sweep(seeds: &str) -> anyhow::Result<Tally> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--release", "--quiet", "--locked", "-p", "dplay-relay"]);
+    for test in RELAY_SWEEPS {
+        cmd.args(["--test", test]);
+    }
+    cmd.env(SEEDS_VAR, seeds);
+    println!("==> {cmd:?}");
+    let status = cmd.stdout(Stdio::null()).status().with_context(|| format!("starting {cmd:?}"))?;
+    let runs = seeds.parse::<u64>().unwrap_or(0) * RELAY_SWEEPS.len() as u64;
+    let violations = u64::from(!status.success());
+    println!("  relay sweep: {runs} runs, {violations} failures");
+    Ok(Tally { runs, messages: 0, violations })
 }
 
 /// `cargo run` of one sweep example (each has its own name: examples of different packages

@@ -192,6 +192,8 @@ struct Conn {
     sender: Option<SocketAddr>,
     /// The listener port its headers name.
     header_port: u16,
+    /// Its remote end, once `sender` is known.
+    peer: Option<SocketAddr>,
     mode: Mode,
     framer: StreamFramer,
     charge: Charge,
@@ -205,8 +207,9 @@ pub struct Dp4Relay {
     members: HashMap<u32, Member>,
     frees: u64,
     conns: HashMap<ConnId, Conn>,
-    /// The newest connection each member (by its listener as the session knows it) opened to
-    /// the host, and its remote end.
+    /// The connection the host answers each member (by its listener as the session knows it)
+    /// on, and its remote end: the newest it opened to the session's listener, else the first
+    /// of those to endpoints still open.
     back: HashMap<SocketAddr, (ConnId, SocketAddr)>,
     /// Where each member's datagrams to the host's game socket come from.
     game_sources: HashMap<u32, SocketAddr>,
@@ -306,6 +309,7 @@ impl Dp4Relay {
             endpoint,
             sender: None,
             header_port: 0,
+            peer: None,
             mode: if endpoint.is_some() { Mode::AsRead } else { Mode::Undecided(Vec::new()) },
             framer: StreamFramer::new(MAX_MESSAGE_SIZE),
             charge: self.cfg.budget.account(),
@@ -347,13 +351,24 @@ impl Dp4Relay {
         if let Some(listener) = c.sender
             && self.back.get(&listener).is_some_and(|(c, _)| *c == conn)
         {
-            self.back.remove(&listener);
+            // The newest other connection of that instance takes over, if any.
+            let next = self
+                .conns
+                .iter()
+                .filter(|(_, o)| o.sender == Some(listener))
+                .filter_map(|(id, o)| Some((*id, o.peer?)))
+                .max_by_key(|(id, _)| *id);
+            match next {
+                Some(next) => self.back.insert(listener, next),
+                None => self.back.remove(&listener),
+            };
         }
         c.endpoint.is_some()
     }
 
-    /// The connection to send the host session's TCP message for the listener `to` on: the
-    /// newest one that listener's instance opened to the host (`None`: open one to `to`).
+    /// The connection to send the host session's TCP message for the listener `to` on: one
+    /// that listener's instance opened to the host, the same while it is open (`None`: open
+    /// one to `to`).
     pub fn route_stream(&self, to: SocketAddr) -> Option<ConnId> {
         self.back.get(&to).map(|(c, _)| *c)
     }

@@ -5,7 +5,9 @@
 //! latency, jitter, loss, duplication, reordering, corruption and an MTU, and any pair of nodes
 //! can be partitioned and healed, now or at a scheduled time mid-run. [`LinkStats`] counts what
 //! each link did, and an optional trace (see [`Sim::enable_trace`]) has one line per datagram
-//! plus notes and a summary supplied by the test.
+//! plus notes and a summary supplied by the test. NATs are link models ([`NatConfig`]), and
+//! nodes may also use TCP-like streams ([`stream`]: [`Node::handle_stream`],
+//! [`Node::poll_stream`], [`Sim::listen`]).
 //!
 //! Time is virtual: the sim reads the clock once, for a base `Instant`, and then jumps from event
 //! to event, so a run that covers minutes of protocol time takes milliseconds and never sleeps.
@@ -63,6 +65,7 @@ mod link;
 mod nat;
 mod seed;
 mod sim;
+pub mod stream;
 mod trace;
 
 use std::net::SocketAddr;
@@ -72,6 +75,7 @@ pub use link::{LinkConfig, LinkStats};
 pub use nat::{Filtering, Mapping, NatConfig, NatId};
 pub use seed::{SEED_VAR, SEEDS_VAR, run_seeds, seed_from_env, seeds_from_env, sweep_args};
 pub use sim::{NodeId, Sim};
+pub use stream::{StreamCommand, StreamConfig, StreamEnd, StreamEvent, StreamId, StreamStats};
 
 /// A datagram a node wants sent: the sim delivers `contents` to the node bound to `destination`,
 /// with the sender's address as `from`.
@@ -98,4 +102,10 @@ pub trait Node {
     /// When the node next wants `handle_timeout`, or `None` for never. Returning the same
     /// deadline again after `handle_timeout` asks to be called again at once.
     fn poll_timeout(&mut self) -> Option<Instant>;
+    /// A stream event ([`crate::stream`]); a node without streams never gets one.
+    fn handle_stream(&mut self, _now: Instant, _event: StreamEvent) {}
+    /// The next stream command at `now` (collected after the datagrams), or `None`.
+    fn poll_stream(&mut self, _now: Instant) -> Option<StreamCommand> {
+        None
+    }
 }

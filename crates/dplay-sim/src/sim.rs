@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -12,8 +12,13 @@ use rand_chacha::ChaCha8Rng;
 use crate::link::{LinkConfig, LinkStats};
 use crate::nat::{Nat, NatConfig, NatId};
 use crate::seed::{SEED_VAR, seed_from_env};
+use crate::stream::{Conn, StreamConfig, StreamId, StreamStats};
 use crate::trace::{Flags, Outcome, Trace};
 use crate::{Node, Transmit};
+
+mod streams;
+
+use streams::StreamStep;
 
 /// Steps at one instant after which the sim assumes a node keeps asking for the current time
 /// (or keeps sending) forever, and panics rather than hang the test.
@@ -44,6 +49,7 @@ enum Event {
     Deliver { from: SocketAddr, sender: Option<NodeId>, to: NodeId, data: Vec<u8>, flags: Flags },
     Partition(NodeId, NodeId),
     Heal(NodeId, NodeId),
+    Stream { conn: usize, step: StreamStep },
 }
 
 struct Queued {
@@ -105,7 +111,16 @@ pub struct Sim {
     trace: Option<Trace>,
     steps_at_now: u64,
     nats: Vec<Nat>,
+    /// Each NAT's TCP table (a NAT maps TCP and UDP apart).
+    tcp_nats: Vec<Nat>,
     behind: BTreeMap<NodeId, NatId>,
+    listeners: BTreeMap<SocketAddr, NodeId>,
+    conns: Vec<Conn>,
+    stream_ends: BTreeMap<(NodeId, StreamId), usize>,
+    /// The next local port of a connection, per IP.
+    ephemeral: BTreeMap<IpAddr, u16>,
+    stream_config: StreamConfig,
+    stream_stats: StreamStats,
 }
 
 impl Sim {
@@ -134,7 +149,14 @@ impl Sim {
             trace: None,
             steps_at_now: 0,
             nats: Vec::new(),
+            tcp_nats: Vec::new(),
             behind: BTreeMap::new(),
+            listeners: BTreeMap::new(),
+            conns: Vec::new(),
+            stream_ends: BTreeMap::new(),
+            ephemeral: BTreeMap::new(),
+            stream_config: StreamConfig::default(),
+            stream_stats: StreamStats::default(),
         }
     }
 
@@ -185,6 +207,7 @@ impl Sim {
     /// [`Sim::put_behind_nat`] send from its public IP and receive only what it lets in.
     pub fn add_nat(&mut self, config: NatConfig) -> NatId {
         self.nats.push(Nat::new(config));
+        self.tcp_nats.push(Nat::new(config));
         NatId(self.nats.len() - 1)
     }
 
@@ -434,6 +457,13 @@ impl Sim {
                 sent += 1;
                 assert!(sent < LIVELOCK_STEPS, "node {index} never stops sending (seed {})", self.seed);
             }
+            loop {
+                let now = self.now;
+                let Some(command) = self.slot_mut(id).node.poll_stream(now) else { break };
+                self.stream_command(id, command);
+                sent += 1;
+                assert!(sent < LIVELOCK_STEPS, "node {index} never stops writing (seed {})", self.seed);
+            }
             let slot = self.slot_mut(id);
             slot.deadline = slot.node.poll_timeout();
         }
@@ -548,6 +578,7 @@ impl Sim {
         match event {
             Event::Partition(a, b) => self.partition(a, b),
             Event::Heal(a, b) => self.heal(a, b),
+            Event::Stream { conn, step } => self.handle_stream_step(conn, step),
             Event::Deliver { from, sender, to, data, flags } => {
                 let dst = self.addr(to);
                 if let Some(sender) = sender {

@@ -7,9 +7,12 @@
 //!   (`examples/name_table_sweep.rs`).
 //! - [`dp4_sim`]: DirectPlay 4 sessions wired together in memory with every datagram and TCP
 //!   write captured, and the scenarios the tshark conformance test replays.
+//! - [`dp4_node`]: DirectPlay 4 sessions and scripted Windows-shaped peers on `dplay-sim`,
+//!   TCP streams included.
 //! - [`wait`]: a runtime's events awaited, with a timeout, by the tests over real sockets.
 #![deny(missing_docs)]
 
+pub mod dp4_node;
 pub mod dp4_sim;
 pub mod sim_check;
 pub mod wait;

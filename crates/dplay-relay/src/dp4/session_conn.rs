@@ -105,13 +105,20 @@ impl Dp4Relay {
         p
     }
 
-    /// Connection `conn` from `peer` is the newest of the instance the session knows at
-    /// `listener`, whose headers name `header_port`.
+    /// Connection `conn` from `peer` belongs to the instance the session knows at `listener`,
+    /// whose headers name `header_port`. A connection to the session's listener is a new
+    /// instance there (a join, a rejoin): the host answers it on that one. One to an endpoint
+    /// is answered on only once the one in use closes: moving to a newer one would let
+    /// messages overtake those still queued on the older (docs/decisions.md, "DP4 relay: one
+    /// return connection per member").
     pub(super) fn claim(&mut self, conn: ConnId, peer: SocketAddr, listener: SocketAddr, header_port: u16) {
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.sender = Some(listener);
-            c.header_port = header_port;
-            self.back.insert(listener, (conn, peer));
+            (c.sender, c.peer, c.header_port) = (Some(listener), Some(peer), header_port);
+            if c.endpoint.is_none() {
+                self.back.insert(listener, (conn, peer));
+            } else {
+                self.back.entry(listener).or_insert((conn, peer));
+            }
         }
     }
 

@@ -331,8 +331,9 @@ fn two_instances_behind_one_nat_on_one_port_are_told_apart() {
         sent,
         [
             Dp4Forward::Stream { conn: 2, peer: two },
-            // 0x50's newest connection to the host.
-            Dp4Forward::Stream { conn: 3, peer: addr("203.0.113.5:40003") }
+            // 0x50's connection in use (its join's, still open), not its newer one to an
+            // endpoint: docs/decisions.md, "DP4 relay: one return connection per member".
+            Dp4Forward::Stream { conn: 1, peer: one }
         ]
     );
     // Headerless datagrams from 0x50's new player, from any port at their IP: 0x50's.
