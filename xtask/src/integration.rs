@@ -46,7 +46,7 @@ mod web_fs98;
 
 /// The whole suite must finish within this (the cases run one after another; the NAT and relay
 /// cases take 30 to 40 s each).
-const SUITE_LIMIT: Duration = Duration::from_secs(480);
+const SUITE_LIMIT: Duration = Duration::from_secs(600);
 
 /// Builds `dplay` once and runs every case.
 #[allow(clippy::disallowed_methods)] // the suite's own clock: deadlines for real processes
