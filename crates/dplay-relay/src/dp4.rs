@@ -211,6 +211,8 @@ pub struct Dp4Relay {
     /// on, and its remote end: the newest it opened to the session's listener, else the first
     /// of those to endpoints still open.
     back: HashMap<SocketAddr, (ConnId, SocketAddr)>,
+    /// Members' listeners whose last connection closed ([`Self::poll_lost`]).
+    lost: std::collections::VecDeque<SocketAddr>,
     /// Where each member's datagrams to the host's game socket come from.
     game_sources: HashMap<u32, SocketAddr>,
     /// The system player of each application player a member's CREATEPLAYER named.
@@ -232,6 +234,7 @@ impl Dp4Relay {
             frees: 0,
             conns: HashMap::new(),
             back: HashMap::new(),
+            lost: std::collections::VecDeque::new(),
             game_sources: HashMap::new(),
             owners: HashMap::new(),
             outbox,
@@ -298,6 +301,7 @@ impl Dp4Relay {
             }
         }
         self.game_sources.remove(&player);
+        self.lost.retain(|l| *l != member.stream);
         self.owners.retain(|_, system| *system != player);
         tracing::debug!(player, "DP4 relay endpoint freed");
     }
@@ -362,8 +366,23 @@ impl Dp4Relay {
                 Some(next) => self.back.insert(listener, next),
                 None => self.back.remove(&listener),
             };
+            // At most one entry per member, so nothing grows if nobody asks.
+            let report = next.is_none() && c.endpoint.is_some() && self.member_at(listener).is_some();
+            if report && !self.lost.contains(&listener) && self.lost.len() < self.endpoints.len() {
+                self.lost.push_back(listener);
+            }
         }
         c.endpoint.is_some()
+    }
+
+    /// The listener of a member whose last connection to the host, one to an endpoint, closed
+    /// since the last call: the session, which never saw that connection, is to check the
+    /// instance at once (`Dp4Session::handle_tcp_lost`), as it does when one of its own
+    /// closes; its PING then finds it [`Self::stream_unreachable`]. A killed process resets
+    /// all its connections together, and the session's own may close first, while the relay
+    /// still answers the member on another that is about to go.
+    pub fn poll_lost(&mut self) -> Option<SocketAddr> {
+        self.lost.pop_front()
     }
 
     /// The connection to send the host session's TCP message for the listener `to` on: one
@@ -371,6 +390,18 @@ impl Dp4Relay {
     /// one to `to`).
     pub fn route_stream(&self, to: SocketAddr) -> Option<ConnId> {
         self.back.get(&to).map(|(c, _)| *c)
+    }
+
+    /// Whether the host session's TCP message for the listener `to` cannot be sent at all: `to`
+    /// is a member's, and no connection that member opened to the host is open any more (its
+    /// process was killed, its cable pulled, or it closed them). The runtime then reports `to`
+    /// unreachable to the session at once, as for a refused connect (MC-DPL4CS 3.1.7.1; the
+    /// session removes the instance), instead of opening a connection to it: a member is
+    /// answered only on connections it opened (docs/decisions.md, "Relay"), and a connect
+    /// toward its NATed listener is dropped by its NAT and fails only after the connect
+    /// timeout, traffic aimed at an address the member never opened.
+    pub fn stream_unreachable(&self, to: SocketAddr) -> bool {
+        !self.back.contains_key(&to) && self.member_at(to).is_some()
     }
 
     /// A datagram at the host's game socket from `from`: a member's tells where its NAT maps
@@ -386,6 +417,17 @@ impl Dp4Relay {
     pub fn route_datagram(&self, to: SocketAddr) -> Option<SocketAddr> {
         let (id, _) = self.members.iter().find(|(_, m)| m.datagram == to)?;
         self.game_sources.get(id).copied()
+    }
+
+    /// Whether the host session's datagram for the game socket `to` is to be dropped: `to` is a
+    /// member's, and that member never sent from its game socket to the host's, so its NAT
+    /// has no mapping toward the host's game socket and would filter it (an address the member
+    /// never opened; Linux NAT may even give the member's next datagram another port). What
+    /// the host sends a member by UDP (a silent-peer follow-up PING, docs/decisions.md, "A
+    /// silent peer"; a non-guaranteed message) may be lost anyway; its guaranteed messages go
+    /// on the member's connections.
+    pub fn datagram_unreachable(&self, to: SocketAddr) -> bool {
+        self.members.iter().any(|(id, m)| m.datagram == to && !self.game_sources.contains_key(id))
     }
 
     /// A datagram at endpoint `endpoint`'s UDP socket from `from`: forwarded to the

@@ -2,11 +2,14 @@
 //! (issue 23; docs/relay.md, "DirectPlay 4"): a relaying host on the public side (its session
 //! with [`Dp4Relay`] as its `Dp4AddressMap`, each relay endpoint a UDP socket and a TCP
 //! listener), members each behind its own NAT, port-restricted cone or symmetric, all on one
-//! private subnet; joins, a leave (its process gone, so its connections reset) and a join after
-//! it, under 0, 5 or 15% loss, over `DPLAY_SIM_SEEDS` seeds. Every member and the host get
-//! every other's guaranteed messages, none lost, duplicated or out of order; no datagram goes
-//! from one member's network to another's and no connect is aimed at a NAT; a stranger gets
-//! nothing.
+//! private subnet; joins, a member that vanishes without leaving (its process killed, or its
+//! cable pulled), a leave (its process gone, so its connections reset) and a join after it,
+//! under 0, 5 or 15% loss, over `DPLAY_SIM_SEEDS` seeds. Every member and the host get every
+//! other's guaranteed messages, none lost, duplicated or out of order; a vanished member is
+//! removed with its players within the documented deadline and every other member told; no
+//! datagram goes from one member's network to another's, nothing is sent toward a NATed
+//! address the member did not open (no connect, no datagram the NAT filters); a leaver's
+//! endpoint is freed; a stranger gets nothing.
 #![allow(clippy::indexing_slicing, reason = "test code: a bad index is a failed test")]
 
 use std::cell::RefCell;
@@ -19,7 +22,8 @@ use std::time::{Duration, Instant};
 use dplay_relay::dp4::{Dp4Endpoint, Dp4Forward, Dp4Relay, Dp4RelayConfig, Dp4StreamRead};
 use dplay_session::dp4::{Dp4AddressMap, Dp4AddressMapHandle, Dp4Config, Dp4Event, HostConfig, Via};
 use dplay_sim::{
-    LinkConfig, NatConfig, NatId, Node, NodeId, Sim, StreamCommand, StreamEvent, Transmit, run_seeds,
+    LinkConfig, NatConfig, NatId, Node, NodeId, Sim, StreamCommand, StreamConfig, StreamEvent, Transmit,
+    run_seeds,
 };
 use dplay_testkit::dp4_node::windows::{dwords, message, player_message_udp};
 use dplay_testkit::dp4_node::{Dp4Node, WindowsPeer, add_dp4, add_windows, config_at};
@@ -30,6 +34,15 @@ const HOST_IP: Ipv4Addr = Ipv4Addr::new(203, 0, 113, 1);
 const ENDPOINTS: u16 = 6;
 /// How long a join or the name table's spread may take, whatever the loss.
 const STEP: Duration = Duration::from_secs(60);
+/// The Ping period (MC-DPL4CS 3.1.2.5): a silent peer that answered PINGs is gone within two
+/// (docs/decisions.md, "A silent peer").
+const PING_PERIOD: Duration = Duration::from_secs(35);
+/// A killed member is gone within about a second (its connections reset; docs/decisions.md,
+/// "Noticing a killed process"); loss delays the resets' segments.
+const KILLED_GONE: Duration = Duration::from_secs(5);
+/// A TCP connection to a silent peer fails after this (dplay-runtime
+/// `StreamLimits::silent_peer`; docs/decisions.md, "A silent peer").
+const SILENT_FAIL: Duration = Duration::from_secs(30);
 
 fn host_at(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(HOST_IP), port)
@@ -75,6 +88,10 @@ struct RelayHost {
     inner: Dp4Node,
     /// Connections the relay refused (closed).
     refused: u64,
+    /// The session's TCP messages for a member with no connection left, reported unreachable.
+    unreachable: u64,
+    /// The session's datagrams for a member's game socket that never sent to the host's.
+    undeliverable: u64,
     relay: Arc<Mutex<Dp4Relay>>,
     hub: SharedHub,
 }
@@ -84,14 +101,23 @@ impl RelayHost {
         self.relay.lock().unwrap()
     }
 
-    fn pump(&mut self) {
+    fn pump(&mut self, now: Instant) {
         while let Some(t) = self.inner.session.poll_transmit() {
             let relay = self.relay.lock().unwrap();
             match t.via {
+                // A member with no connection of its own left: reported at once, as a refused
+                // connect (dplay-runtime `relayed_dp4`), never a connect toward its NAT.
+                Via::Tcp if relay.stream_unreachable(t.to) => {
+                    drop(relay);
+                    self.unreachable += 1;
+                    self.inner.session.handle_unreachable(now, t.to);
+                }
                 Via::Tcp => match relay.route_stream(t.to) {
                     Some(conn) => self.inner.conns.write_on(conn, t.bytes),
                     None => self.inner.conns.write_to(t.to, t.bytes),
                 },
+                // A member's game socket it never opened toward the host's: dropped.
+                Via::Udp if relay.datagram_unreachable(t.to) => self.undeliverable += 1,
                 Via::Udp => {
                     let to = relay.route_datagram(t.to).unwrap_or(t.to);
                     self.inner.conns.send_datagram(to, t.bytes);
@@ -118,7 +144,7 @@ impl Node for RelayHost {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        self.pump();
+        self.pump(now);
         self.inner.poll_transmit(now)
     }
 
@@ -157,6 +183,10 @@ impl Node for RelayHost {
             StreamEvent::Ended { conn, how } => {
                 if self.relay().stream_closed(conn) {
                     self.inner.conns.forget(conn);
+                    let lost: Vec<SocketAddr> = std::iter::from_fn(|| self.relay().poll_lost()).collect();
+                    for listener in lost {
+                        self.inner.session.handle_tcp_lost(now, conn, Some(listener));
+                    }
                 } else {
                     self.inner.stream_event(now, StreamEvent::Ended { conn, how });
                 }
@@ -166,7 +196,7 @@ impl Node for RelayHost {
     }
 
     fn poll_stream(&mut self, now: Instant) -> Option<StreamCommand> {
-        self.pump();
+        self.pump(now);
         self.inner.poll_stream(now)
     }
 }
@@ -207,6 +237,8 @@ struct World {
     host_player: u32,
     /// Joins tried.
     tries: u64,
+    /// Members that vanished, and how long the host took to remove each.
+    vanished: Vec<(NodeId, Duration)>,
 }
 
 fn member_config(sim: &Sim, stream: u64) -> Dp4Config {
@@ -217,6 +249,7 @@ impl World {
     fn new(seed: u64, loss: f64) -> Self {
         let mut sim = Sim::new(seed);
         sim.set_default_link(LinkConfig::lossy(loss).with_latency(Duration::from_millis(15)));
+        sim.set_stream_config(StreamConfig { keepalive: Some(SILENT_FAIL), ..StreamConfig::default() });
         let endpoints: Vec<Dp4Endpoint> = (0..ENDPOINTS).map(endpoint).collect();
         let relay = Arc::new(Mutex::new(Dp4Relay::new(Dp4RelayConfig::new(endpoints.clone()))));
         let mut config = member_config(&sim, 1000);
@@ -230,7 +263,14 @@ impl World {
         }));
         let host = sim.add_node(
             host_at(2350),
-            RelayHost { inner: Dp4Node::new(session), refused: 0, relay: relay.clone(), hub: hub.clone() },
+            RelayHost {
+                inner: Dp4Node::new(session),
+                refused: 0,
+                unreachable: 0,
+                undeliverable: 0,
+                relay: relay.clone(),
+                hub: hub.clone(),
+            },
         );
         sim.listen(host, host_at(2300));
         for (index, e) in endpoints.iter().enumerate() {
@@ -240,8 +280,16 @@ impl World {
         let now = sim.now();
         let inner = &mut sim.node_mut::<RelayHost>(host).inner;
         inner.session.host(now, HostConfig::new("relayed", APP)).unwrap();
-        let mut w =
-            Self { sim, relay, host, members: Vec::new(), nats: Vec::new(), host_player: 0, tries: 0 };
+        let mut w = Self {
+            sim,
+            relay,
+            host,
+            members: Vec::new(),
+            nats: Vec::new(),
+            host_player: 0,
+            tries: 0,
+            vanished: Vec::new(),
+        };
         w.host_player = w.create(host, "host");
         w
     }
@@ -322,8 +370,21 @@ impl World {
     /// The host and `live` members each send `count` numbered guaranteed messages to every
     /// other's player; each must get them all, once each, in order.
     fn exchange(&mut self, live: &[(NodeId, u32)], round: u32, count: u32) {
+        self.send_round(live, round, count);
+        self.sim.run_for(Duration::from_secs(30));
+        self.check_round(live, round, count);
+    }
+
+    /// The host and `live` members: their nodes and players.
+    fn with_host(&self, live: &[(NodeId, u32)]) -> Vec<(NodeId, u32)> {
         let mut all = vec![(self.host, self.host_player)];
         all.extend_from_slice(live);
+        all
+    }
+
+    /// The sending half of [`Self::exchange`], once everyone knows everyone's player.
+    fn send_round(&mut self, live: &[(NodeId, u32)], round: u32, count: u32) {
+        let all = self.with_host(live);
         // Everyone knows everyone's player first (the name table spreads through the host).
         let (host, deadline) = (self.host, self.sim.now() + STEP);
         let players: Vec<u32> = all.iter().map(|(_, p)| *p).collect();
@@ -349,7 +410,12 @@ impl World {
             }
             self.sim.run_for(Duration::from_millis(25));
         }
-        self.sim.run_for(Duration::from_secs(30));
+    }
+
+    /// The checking half of [`Self::exchange`]: every message of the round arrived once, in
+    /// order.
+    fn check_round(&self, live: &[(NodeId, u32)], round: u32, count: u32) {
+        let (all, host) = (self.with_host(live), self.host);
         for (j, (node, to)) in all.iter().enumerate() {
             let events = &Self::inner_ref(&self.sim, host, *node).events;
             for (i, (_, sender)) in all.iter().enumerate() {
@@ -370,6 +436,64 @@ impl World {
             }
         }
     }
+
+    /// The players of `node`'s instance, as the host knows them.
+    fn players_of(&self, node: NodeId) -> Vec<u32> {
+        let system = self.sim.node::<Dp4Node>(node).session.system_player().expect("a member has joined");
+        let table = self.sim.node::<RelayHost>(self.host).inner.session.players();
+        table.values().filter(|p| p.system_player_id == system).map(|p| p.id).collect()
+    }
+
+    /// Member `gone` vanishes without leaving, under loss, while the others exchange round
+    /// `round`: its process killed (its connections reset, its sockets closed) or its cable
+    /// pulled (cut from everyone; nothing closes, its connections stall and fail after
+    /// [`SILENT_FAIL`]). The host removes it with all its players within the documented
+    /// deadline (docs/decisions.md, "Noticing a killed process" and "A silent peer"), every
+    /// other member is told (DELETEPLAYER, MC-DPL4CS 3.1.5.14, for each player), its relay
+    /// endpoint is freed, and the round among the others loses, repeats or reorders nothing.
+    fn vanish(&mut self, gone: NodeId, killed: bool, round: u32) {
+        let seed = self.sim.seed();
+        let players = self.players_of(gone);
+        assert_eq!(players.len(), 2, "a system player and one player (seed {seed})");
+        let live: Vec<(NodeId, u32)> = self.members.iter().copied().filter(|(id, _)| *id != gone).collect();
+        let start = self.sim.now();
+        if killed {
+            self.sim.kill(gone);
+        } else {
+            self.sim.isolate(gone);
+        }
+        self.send_round(&live, round, 8);
+        let deadline = start + if killed { KILLED_GONE } else { 2 * PING_PERIOD };
+        let host = self.host;
+        let removed = |s: &Sim| {
+            let table = s.node::<RelayHost>(host).inner.session.players();
+            players.iter().all(|p| !table.contains_key(p))
+        };
+        assert!(
+            self.sim.run_until_with(deadline, removed),
+            "the host kept a vanished member (killed: {killed}) past {:?} (seed {seed})",
+            deadline - start
+        );
+        let took = self.sim.now() - start;
+        // Every other member is told, one DELETEPLAYER a player.
+        let told = |s: &Sim| {
+            live.iter().all(|(id, _)| {
+                let node = s.node::<Dp4Node>(*id);
+                players.iter().all(|p| {
+                    !node.session.players().contains_key(p)
+                        && node.events.iter().any(|e| matches!(e, Dp4Event::PlayerLeft { id } if id == p))
+                })
+            })
+        };
+        assert!(self.sim.run_until_with(self.sim.now() + STEP, told), "a member was not told (seed {seed})");
+        let s = self.relay.lock().unwrap().stats();
+        assert_eq!(s.endpoints_held, live.len(), "the vanished member's endpoint is freed (seed {seed})");
+        assert!(s.members.iter().all(|m| !players.contains(&m.dpnid.0)), "seed {seed}");
+        self.sim.run_for(Duration::from_secs(30));
+        self.check_round(&live, round, 8);
+        self.members.retain(|(id, _)| *id != gone);
+        self.vanished.push((gone, took));
+    }
 }
 
 fn relayed_session(seed: u64) {
@@ -385,27 +509,37 @@ fn relayed_session(seed: u64) {
 
     assert_eq!(w.sim.node::<RelayHost>(w.host).refused, 0, "a member's connection refused (seed {seed})");
 
-    // One leaves and its process ends; a new member joins behind a symmetric NAT; the others
-    // go on.
-    let (gone, _) = live[(seed % 3) as usize];
+    // One vanishes without leaving: killed, or its cable pulled (every kind at every loss
+    // over six seeds).
+    let killed = (seed / 3) % 2 == 0;
+    w.vanish(live[(seed % 3) as usize].0, killed, 2);
+    assert_eq!(w.sim.node::<RelayHost>(w.host).refused, 0, "a member's connection refused (seed {seed})");
+
+    // Another leaves and its process ends; a new member joins behind a symmetric NAT; the
+    // others go on.
+    let (gone, _) = w.members[(seed % 2) as usize];
     w.sim.node_mut::<Dp4Node>(gone).session.leave().unwrap();
     w.sim.run_for(Duration::from_secs(5));
-    w.sim.kill_streams(gone);
-    w.sim.isolate(gone);
+    w.sim.kill(gone);
     w.join(NatConfig::symmetric(public(9)));
     let live: Vec<(NodeId, u32)> = w.members.iter().copied().filter(|(id, _)| *id != gone).collect();
-    w.exchange(&live, 2, 8);
+    w.exchange(&live, 3, 8);
 
     // No datagram from one member's network to another's; no connect aimed at a NAT.
-    for (a, _) in &w.members {
-        for (b, _) in &w.members {
+    let nodes: Vec<NodeId> =
+        w.members.iter().map(|(id, _)| *id).chain(w.vanished.iter().map(|(id, _)| *id)).collect();
+    for a in &nodes {
+        for b in &nodes {
             assert_eq!(w.sim.stats(*a, *b).sent, 0, "a datagram went member to member (seed {seed})");
         }
     }
     let streams = w.sim.stream_stats();
     assert_eq!(streams.nat_dropped, 0, "a connect was aimed at a NAT (seed {seed}): {streams:?}");
+    for nat in &w.nats {
+        assert_eq!(w.sim.nat_filtered(*nat), 0, "a datagram toward a NAT it never opened (seed {seed})");
+    }
     let s = w.relay.lock().unwrap().stats();
-    assert_eq!(s.endpoints_held, 3, "the leaver's endpoint was freed (seed {seed})");
+    assert_eq!(s.endpoints_held, 2, "the leaver's endpoint was freed (seed {seed})");
     assert!(s.members.iter().all(|m| m.datagrams_from > 0), "every member relayed (seed {seed})");
 
     // A stranger on the public side gets nothing from any endpoint, over TCP or UDP; its

@@ -43,6 +43,8 @@ struct Slot {
     addr: SocketAddr,
     node: Box<dyn SimNode>,
     deadline: Option<Instant>,
+    /// Its process was killed ([`Sim::kill`]): it is never run again.
+    dead: bool,
 }
 
 enum Event {
@@ -199,7 +201,7 @@ impl Sim {
     pub fn add_node<N: Node + Any>(&mut self, addr: SocketAddr, node: N) -> NodeId {
         let id = NodeId(self.slots.len());
         assert!(self.by_addr.insert(addr, id).is_none(), "two nodes at {addr}");
-        self.slots.push(Slot { addr, node: Box::new(node), deadline: None });
+        self.slots.push(Slot { addr, node: Box::new(node), deadline: None, dead: false });
         id
     }
 
@@ -311,6 +313,7 @@ impl Sim {
     pub fn partition(&mut self, a: NodeId, b: NodeId) {
         if self.partitions.insert(pair(a, b)) {
             self.trace_pair("partition", a, b);
+            self.streams_cut(a, b);
         }
     }
 
@@ -376,7 +379,17 @@ impl Sim {
         total
     }
 
-    /// Datagrams sent to an address no node is bound to.
+    /// Node `node`'s process was killed: its connections are reset and its listeners gone
+    /// ([`Sim::kill_streams`]), and it is never run again (it sends nothing, its timers never
+    /// fire, datagrams that reach it are lost as at a closed port). Its machine still answers
+    /// connects with an RST, and its NAT keeps its mappings until they expire.
+    pub fn kill(&mut self, node: NodeId) {
+        self.kill_streams(node);
+        let slot = self.slot_mut(node);
+        (slot.dead, slot.deadline) = (true, None);
+    }
+
+    /// Datagrams sent to an address no node is bound to, or to a killed node.
     pub fn unroutable(&self) -> u64 {
         self.unroutable
     }
@@ -449,6 +462,9 @@ impl Sim {
     fn flush(&mut self) {
         for index in 0..self.slots.len() {
             let id = NodeId(index);
+            if self.slot(id).dead {
+                continue;
+            }
             let mut sent = 0u64;
             loop {
                 let now = self.now;
@@ -588,6 +604,11 @@ impl Sim {
                         return;
                     }
                     self.stats_mut(sender, to).delivered += 1;
+                }
+                if self.slot(to).dead {
+                    // A closed port: the datagram is lost (the ICMP answer is not modelled).
+                    self.unroutable += 1;
+                    return self.trace_datagram(from, dst, &data, Outcome::DroppedNoRoute);
                 }
                 self.trace_datagram(from, dst, &data, Outcome::Delivered(flags));
                 let now = self.now;

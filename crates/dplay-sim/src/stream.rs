@@ -113,6 +113,10 @@ pub struct StreamConfig {
     /// A stream that cannot deliver for this long (a partition: a pulled cable) is reset at
     /// the end that has bytes waiting.
     pub stall_reset: Duration,
+    /// With keepalive (and a user timeout) on every connection, as `dplay-runtime` sets them:
+    /// a connection cut by a partition is reset at both ends after this, idle or not (`None`:
+    /// only [`Self::stall_reset`] ends it, at the end with bytes waiting).
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for StreamConfig {
@@ -126,6 +130,7 @@ impl Default for StreamConfig {
             syn_rto: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(21),
             stall_reset: Duration::from_secs(60),
+            keepalive: None,
         }
     }
 }

@@ -33,6 +33,8 @@ pub(super) enum StreamStep {
     Segment { dir: usize, seg: Segment },
     /// Direction `dir`, stalled, tries again.
     Retry { dir: usize },
+    /// Keepalive looks whether the connection is still cut ([`StreamConfig::keepalive`]).
+    Keepalive,
 }
 
 /// How a connect ends up, decided when it is made.
@@ -347,6 +349,28 @@ impl Sim {
             }
             StreamStep::Segment { dir, seg } => self.arrive(c, dir, seg),
             StreamStep::Retry { dir } => self.retry(c, dir),
+            StreamStep::Keepalive => {
+                let Ends(a, b) = self.conn(c).nodes;
+                if self.is_partitioned(a, b) && (self.conn(c).open.0 || self.conn(c).open.1) {
+                    self.stream_stats.resets += 1;
+                    self.trace_stream(c, 0, "reset(keepalive)");
+                    self.end_stream(c, 0, StreamEnd::Reset);
+                    self.end_stream(c, 1, StreamEnd::Reset);
+                }
+            }
+        }
+    }
+
+    /// `a` and `b` were cut apart: with keepalive, each established connection between them is
+    /// checked [`StreamConfig::keepalive`] later.
+    pub(super) fn streams_cut(&mut self, a: NodeId, b: NodeId) {
+        let Some(after) = self.stream_config.keepalive else { return };
+        let at = self.now + after;
+        for c in 0..self.conns.len() {
+            let Conn { nodes: Ends(x, y), established, .. } = *self.conn(c);
+            if established && ((x, y) == (a, b) || (x, y) == (b, a)) {
+                self.enqueue_step(at, c, StreamStep::Keepalive);
+            }
         }
     }
 
