@@ -461,3 +461,39 @@ proptest! {
         }
     }
 }
+
+/// A member with no connection of its own left cannot be reached: the session's TCP message for
+/// it is reported unreachable at once, never a connect toward its NAT (docs/decisions.md,
+/// "Relay"); its last endpoint connection closing is reported lost; a game socket it never
+/// sent from to the host's is not sent to.
+#[test]
+fn a_member_with_no_connection_left_is_unreachable() {
+    let now = crate::tests::t0();
+    let mut r = relay();
+    let (alice, bob) = (addr("203.0.113.1:2300"), addr("203.0.113.2:2300"));
+    r.accepted(1, None);
+    r.accepted(2, Some(1));
+    r.handle_stream(now, 1, addr("203.0.113.1:40001"), &player_message(2300, b"x"), &mut Vec::new()).unwrap();
+    let m = player_message(2300, &[0x10, 0, 0, 0, 0x20, 0, 0, 0, b'h', b'i']);
+    r.handle_stream(now, 2, addr("203.0.113.1:40002"), &m, &mut Vec::new()).unwrap();
+    assert!(!r.stream_unreachable(alice));
+    // Bob never opened one; a stranger's listener is the session's to try.
+    assert!(r.stream_unreachable(bob));
+    assert!(!r.stream_unreachable(addr("192.0.2.9:2300")));
+    // Alice's session connection closes (the session hears of it); then her last one.
+    assert!(!r.stream_closed(1));
+    assert_eq!(r.route_stream(alice), Some(2));
+    assert_eq!(r.poll_lost(), None);
+    assert!(r.stream_closed(2));
+    assert_eq!(r.poll_lost(), Some(alice));
+    assert_eq!(r.poll_lost(), None);
+    assert!(r.stream_unreachable(alice));
+    // UDP: not to a game socket that never sent to the host's.
+    assert!(r.datagram_unreachable(addr("203.0.113.1:2350")));
+    r.observe_game_datagram(addr("203.0.113.1:2350"), b"\x10\0\0\0\x20\0\0\0pos");
+    assert!(!r.datagram_unreachable(addr("203.0.113.1:2350")));
+    // Left: nothing of Alice is kept.
+    r.remove(ALICE);
+    assert!(!r.stream_unreachable(alice));
+    assert!(!r.datagram_unreachable(addr("203.0.113.1:2350")));
+}
