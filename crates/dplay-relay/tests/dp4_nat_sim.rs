@@ -511,7 +511,7 @@ fn relayed_session(seed: u64) {
 
     // One vanishes without leaving: killed, or its cable pulled (every kind at every loss
     // over six seeds).
-    let killed = (seed / 3) % 2 == 0;
+    let killed = (seed / 3).is_multiple_of(2);
     w.vanish(live[(seed % 3) as usize].0, killed, 2);
     assert_eq!(w.sim.node::<RelayHost>(w.host).refused, 0, "a member's connection refused (seed {seed})");
 
