@@ -11,7 +11,9 @@ use std::time::Instant;
 use dplay_relay::{Relay, RelayConfig, RelayStats};
 use dplay_session::AddressMapHandle;
 
-use crate::{Path, Protocol, SocketId, SocketSpec, StreamClosed, StreamId, StreamStatus, Transmit};
+use crate::{
+    CloseReason, Path, Protocol, SocketId, SocketSpec, StreamClosed, StreamId, StreamStatus, Transmit,
+};
 
 /// What a relay does around the host protocol of a [`Relayed`]: it takes the datagrams and
 /// connections of its endpoints, may send the protocol's own transmits another way, and has
@@ -47,11 +49,29 @@ pub trait RelayIo: Clone + Send + fmt::Debug + 'static {
     fn route(&self, t: Transmit) -> Transmit {
         t
     }
+    /// Whether the protocol's transmit `t` reaches nobody the relay knows a way to: a datagram
+    /// is then dropped, and a TCP message reported to the protocol as a connect to `t.to` that
+    /// failed (a DirectPlay 4 member with no connection left to the host; docs/decisions.md,
+    /// "DP4 relay: a member that vanishes without leaving").
+    fn undeliverable(&self, t: &Transmit) -> bool {
+        let _ = t;
+        false
+    }
+    /// The listener of a member whose last connection to the host, one of the relay's, closed:
+    /// the protocol hears of it as of a connection to that listener its peer closed, and
+    /// checks the member.
+    fn poll_lost(&self) -> Option<SocketAddr> {
+        None
+    }
     /// The next forward: its bytes into `buf`.
     fn poll_forward(&self, buf: &mut Vec<u8>) -> Option<Transmit>;
     /// What the relay did so far.
     fn stats(&self) -> RelayStats;
 }
+
+/// The connection a TCP message the relay found undeliverable is reported on: none (the
+/// runtime numbers its connections from 0 and never reaches it).
+const NO_STREAM: StreamId = StreamId(u64::MAX);
 
 /// What a relay made of bytes on a connection ([`RelayIo::stream`]).
 #[derive(Debug)]
@@ -226,7 +246,16 @@ impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
 
     fn handle_stream_closed(&mut self, now: Instant, stream: StreamId, closed: &StreamClosed) {
         if !self.relay.as_ref().is_some_and(|r| r.stream_closed(stream)) {
-            self.inner.handle_stream_closed(now, stream, closed);
+            return self.inner.handle_stream_closed(now, stream, closed);
+        }
+        while let Some(listener) = self.relay.as_ref().and_then(RelayIo::poll_lost) {
+            let lost = StreamClosed {
+                peer: closed.peer,
+                opened_to: Some(listener),
+                reason: CloseReason::Closed,
+                unsent: 0,
+            };
+            self.inner.handle_stream_closed(now, stream, &lost);
         }
     }
 
@@ -239,8 +268,23 @@ impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
     }
 
     fn poll_send(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        if let Some(t) = self.inner.poll_send(now, buf) {
-            return Some(self.relay.as_ref().map_or(t, |r| r.route(t)));
+        while let Some(t) = self.inner.poll_send(now, buf) {
+            let Some(r) = &self.relay else { return Some(t) };
+            if !r.undeliverable(&t) {
+                return Some(r.route(t));
+            }
+            if t.path == Path::Tcp {
+                let closed = StreamClosed {
+                    peer: t.to,
+                    opened_to: Some(t.to),
+                    reason: CloseReason::ConnectFailed(
+                        "a relayed member with no connection to the host".into(),
+                    ),
+                    unsent: buf.len(),
+                };
+                self.inner.handle_stream_closed(now, NO_STREAM, &closed);
+            }
+            buf.clear();
         }
         self.relay.as_ref()?.poll_forward(buf)
     }
@@ -268,7 +312,100 @@ impl<P: Protocol, R: RelayIo> Protocol for Relayed<P, R> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
+
+    /// A protocol that sends what it is given and keeps the connection ends it hears of.
+    #[derive(Default)]
+    struct Recorder {
+        out: VecDeque<Transmit>,
+        closed: Vec<(StreamId, StreamClosed)>,
+    }
+
+    impl Protocol for Recorder {
+        type Command = ();
+        type Event = ();
+        fn handle_command(&mut self, _: Instant, (): ()) {}
+        fn handle_timeout(&mut self, _: Instant) {}
+        fn handle_stream_closed(&mut self, _: Instant, stream: StreamId, closed: &StreamClosed) {
+            self.closed.push((stream, closed.clone()));
+        }
+        fn poll_send(&mut self, _: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+            buf.extend_from_slice(b"ping");
+            self.out.pop_front()
+        }
+        fn poll_event(&mut self) -> Option<()> {
+            None
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+    }
+
+    /// A relay for which nothing reaches `gone`, whose last connection, stream 7, closed.
+    #[derive(Debug, Clone)]
+    struct Vanished {
+        gone: SocketAddr,
+        lost: Arc<Mutex<Vec<SocketAddr>>>,
+    }
+
+    impl RelayIo for Vanished {
+        fn udp(&self, _: Instant, _: SocketId, _: SocketAddr, _: &[u8]) -> bool {
+            false
+        }
+        fn stream_closed(&self, stream: StreamId) -> bool {
+            stream == StreamId(7)
+        }
+        fn undeliverable(&self, t: &Transmit) -> bool {
+            t.to == self.gone
+        }
+        fn poll_lost(&self) -> Option<SocketAddr> {
+            self.lost.lock().ok()?.pop()
+        }
+        fn poll_forward(&self, _: &mut Vec<u8>) -> Option<Transmit> {
+            None
+        }
+        fn stats(&self) -> RelayStats {
+            RelayStats::default()
+        }
+    }
+
+    /// docs/decisions.md, "DP4 relay: a member that vanishes without leaving": a TCP message
+    /// for a member the relay cannot reach is reported at once as a failed connect to its
+    /// listener, a datagram for it dropped; the member's last relay connection closing is
+    /// reported as one to its listener its peer closed.
+    #[test]
+    fn an_undeliverable_member_is_reported_not_connected_to() {
+        let (gone, live): (SocketAddr, SocketAddr) =
+            ("198.51.100.1:2300".parse().unwrap(), "198.51.100.2:2300".parse().unwrap());
+        let relay = Vanished { gone, lost: Arc::new(Mutex::new(vec![gone])) };
+        let mut p = Relayed::new(Recorder::default(), Some(relay));
+        let inner = p.inner_mut();
+        inner.out.push_back(Transmit { to: gone, path: Path::Tcp });
+        inner.out.push_back(Transmit { to: gone, path: Path::Udp(SocketId::MAIN) });
+        inner.out.push_back(Transmit { to: live, path: Path::Tcp });
+        let (now, mut buf) = (Instant::now(), Vec::new());
+        assert_eq!(p.poll_send(now, &mut buf), Some(Transmit { to: live, path: Path::Tcp }));
+        assert_eq!(buf, b"ping", "what was dropped is not left in the buffer");
+        let closed = std::mem::take(&mut p.inner_mut().closed);
+        assert_eq!(closed.len(), 1);
+        let (stream, c) = &closed[0];
+        assert_eq!((*stream, c.opened_to, c.unsent), (NO_STREAM, Some(gone), 4));
+        assert!(matches!(c.reason, CloseReason::ConnectFailed(_)));
+
+        let end = StreamClosed {
+            peer: live,
+            opened_to: None,
+            reason: CloseReason::Failed("reset".into()),
+            unsent: 0,
+        };
+        p.handle_stream_closed(now, StreamId(7), &end);
+        let closed = &p.inner().closed;
+        assert_eq!(closed.len(), 1);
+        assert_eq!(closed[0].1.opened_to, Some(gone));
+        assert_eq!(closed[0].1.reason, CloseReason::Closed);
+    }
 
     /// The router's mappings are matched to the endpoints by their bound ports; an endpoint
     /// left unmapped keeps its address.

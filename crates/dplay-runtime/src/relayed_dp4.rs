@@ -172,6 +172,19 @@ impl RelayIo for SharedDp4Relay {
         }
     }
 
+    fn undeliverable(&self, t: &Transmit) -> bool {
+        let relay = self.lock();
+        match t.path {
+            Path::Tcp => relay.stream_unreachable(t.to),
+            Path::Udp(Dp4Binding::GAME_SOCKET) => relay.datagram_unreachable(t.to),
+            _ => false,
+        }
+    }
+
+    fn poll_lost(&self) -> Option<SocketAddr> {
+        self.lock().poll_lost()
+    }
+
     fn poll_forward(&self, buf: &mut Vec<u8>) -> Option<Transmit> {
         let f = self.lock().poll_forward(buf)?;
         Some(match f {
