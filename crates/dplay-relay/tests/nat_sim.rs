@@ -1,9 +1,12 @@
 //! The relay on the simulated network, behind simulated NATs (issue 23; docs/relay.md): a
 //! relaying host on the public side, members behind port-restricted cone NATs (two behind one)
-//! and a symmetric NAT, all on one private subnet; joins, a leave and a join after it, under
-//! loss, over many seeds. Every member gets every other member's reliable sequential
-//! messages, none lost, duplicated or out of order; no datagram goes from one member's network
-//! to another's; a stranger gets nothing.
+//! and a symmetric NAT, all on one private subnet; joins, a member that vanishes without
+//! leaving (killed, or its cable pulled), a leave and a join after it, under loss, over many
+//! seeds. Every member gets every other member's reliable sequential messages, none lost,
+//! duplicated or out of order; a vanished member is removed by the host and every other
+//! member within the transport's dead-peer bound, its endpoint freed; no datagram goes from
+//! one member's network to another's, or toward a NATed address its member did not open; a
+//! stranger gets nothing.
 #![allow(clippy::indexing_slicing)] // test code: a bad index is a failed test
 
 use std::cell::RefCell;
@@ -22,6 +25,11 @@ use dplay_wire::dp8::dpnid::Dpnid;
 const HOST_IP: Ipv4Addr = Ipv4Addr::new(203, 0, 113, 1);
 const HOST: SocketAddr = SocketAddr::new(IpAddr::V4(HOST_IP), 6073);
 const ENDPOINTS: u16 = 8;
+/// A vanished member is gone from the host's name table within this: about a minute after it
+/// went silent when nothing reliable was in flight (a KeepAlive after 25 s of silence, 4 s
+/// granularity, then about 30 s of retries; docs/decisions.md, "Dead-peer detection"), about
+/// 30 s when something was.
+const DEAD_PEER: Duration = Duration::from_secs(60);
 
 fn endpoint(i: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(HOST_IP), 6074 + i)
@@ -86,7 +94,10 @@ impl Node for Stranger {
 struct World {
     sim: Sim,
     relay: Arc<Mutex<Relay>>,
+    host: NodeId,
     members: Vec<NodeId>,
+    /// Members that vanished, and how long the host took to remove each.
+    vanished: Vec<(NodeId, Duration)>,
     nats: Vec<NatId>,
     /// Joins tried.
     tries: usize,
@@ -111,7 +122,7 @@ impl World {
         let now = sim.now();
         let mut session = Session::new(c, now);
         session.host(now).unwrap();
-        sim.add_node(HOST, SimNode { session, events: Vec::new() });
+        let host = sim.add_node(HOST, SimNode { session, events: Vec::new() });
         let outboxes: Outboxes = Rc::new(RefCell::new(vec![VecDeque::new(); endpoints.len()]));
         for (index, addr) in endpoints.iter().enumerate() {
             sim.add_node(*addr, EndpointNode { index, relay: relay.clone(), outboxes: outboxes.clone() });
@@ -122,7 +133,7 @@ impl World {
             sim.add_nat(NatConfig::port_restricted_cone(ip(2))),
             sim.add_nat(NatConfig::symmetric(ip(3))),
         ];
-        Self { sim, relay, members: Vec::new(), nats, tries: 0 }
+        Self { sim, relay, host, members: Vec::new(), vanished: Vec::new(), nats, tries: 0 }
     }
 
     /// A new member behind `nat`, on the private subnet every home network uses, joins; a
@@ -162,11 +173,17 @@ impl World {
     /// Every member of `live` sends `count` numbered reliable sequential messages to every
     /// other; each must get them all, once each, in order.
     fn exchange(&mut self, live: &[NodeId], round: u32, count: u32) {
+        self.send_round(live, round, count);
+        self.sim.run_for(Duration::from_secs(20));
+        self.check_round(live, round, count);
+    }
+
+    /// The sending half of [`Self::exchange`].
+    fn send_round(&mut self, live: &[NodeId], round: u32, count: u32) {
         for node in live {
             self.sim.node_mut::<SimNode>(*node).events.clear();
         }
-        let dpnids: Vec<Dpnid> =
-            live.iter().map(|id| self.sim.node::<SimNode>(*id).session.local_dpnid()).collect();
+        let dpnids = self.dpnids(live);
         for k in 0..count {
             for (i, from) in live.iter().enumerate() {
                 let now = self.sim.now();
@@ -185,7 +202,16 @@ impl World {
             }
             self.sim.run_for(Duration::from_millis(25));
         }
-        self.sim.run_for(Duration::from_secs(20));
+    }
+
+    fn dpnids(&self, live: &[NodeId]) -> Vec<Dpnid> {
+        live.iter().map(|id| self.sim.node::<SimNode>(*id).session.local_dpnid()).collect()
+    }
+
+    /// The checking half of [`Self::exchange`]: every message of the round arrived once, in
+    /// order.
+    fn check_round(&self, live: &[NodeId], round: u32, count: u32) {
+        let dpnids = self.dpnids(live);
         for (j, node) in live.iter().enumerate() {
             let events = &self.sim.node::<SimNode>(*node).events;
             for (i, sender) in dpnids.iter().enumerate() {
@@ -206,6 +232,51 @@ impl World {
             }
         }
     }
+
+    /// Member `gone` vanishes without leaving while the others exchange round `round`: its
+    /// process killed (it sends nothing more; DirectPlay 8 is UDP only, so nothing tells the
+    /// others) or its cable pulled. The transport's keepalive rules (MC-DPL8R 3.1.2.5,
+    /// 3.1.2.6; docs/decisions.md, "Dead-peer detection") end its connection with the host,
+    /// which removes it (DESTROY_PLAYER to the others, MC-DPL8CS 2.2.2.2) within
+    /// [`DEAD_PEER`]; every other member drops it, its relay endpoint is freed, and the round
+    /// among the others loses, repeats or reorders nothing.
+    fn vanish(&mut self, gone: NodeId, killed: bool, round: u32) {
+        let seed = self.sim.seed();
+        let dpnid = self.sim.node::<SimNode>(gone).session.local_dpnid();
+        let live: Vec<NodeId> = self.members.iter().copied().filter(|id| *id != gone).collect();
+        let start = self.sim.now();
+        if killed {
+            self.sim.kill(gone);
+        } else {
+            self.sim.isolate(gone);
+        }
+        self.send_round(&live, round, 10);
+        let host = self.host;
+        let removed = |s: &Sim| !s.node::<SimNode>(host).session.name_table().contains(dpnid);
+        assert!(
+            self.sim.run_until_with(start + DEAD_PEER, removed),
+            "the host kept a vanished member (killed: {killed}) (seed {seed})"
+        );
+        let took = self.sim.now() - start;
+        let told = |s: &Sim| {
+            live.iter().all(|id| {
+                let node = s.node::<SimNode>(*id);
+                !node.session.name_table().contains(dpnid)
+                    && node
+                        .events
+                        .iter()
+                        .any(|e| matches!(e, Event::PlayerRemoved { dpnid: d, .. } if *d == dpnid))
+            })
+        };
+        assert!(self.sim.run_until_with(self.sim.now() + DEAD_PEER, told), "a member kept it (seed {seed})");
+        let s = self.relay.lock().unwrap().stats();
+        assert_eq!(s.endpoints_held, live.len(), "the vanished member's endpoint is freed (seed {seed})");
+        assert!(s.members.iter().all(|m| m.dpnid != dpnid), "seed {seed}");
+        self.sim.run_for(Duration::from_secs(20));
+        self.check_round(&live, round, 10);
+        self.members.retain(|id| *id != gone);
+        self.vanished.push((gone, took));
+    }
 }
 
 fn relayed_session(seed: u64) {
@@ -220,23 +291,31 @@ fn relayed_session(seed: u64) {
     }
     let live = w.members.clone();
     w.exchange(&live, 1, 10);
-    // One leaves; a new member joins behind the symmetric NAT; the others go on.
-    let gone = live[(seed % 4) as usize];
+    // One vanishes without leaving: killed, or its cable pulled (every kind at every loss over
+    // six seeds).
+    w.vanish(live[(seed % 4) as usize], (seed / 3).is_multiple_of(2), 2);
+    // Another leaves; a new member joins behind the symmetric NAT; the others go on.
+    let gone = w.members[(seed % 3) as usize];
     let now = w.sim.now();
     w.session(gone).leave(now);
     w.sim.run_for(Duration::from_secs(5));
     w.join(2);
     let live: Vec<NodeId> = w.members.iter().copied().filter(|id| *id != gone).collect();
-    w.exchange(&live, 2, 10);
+    w.exchange(&live, 3, 10);
 
     // No datagram from one member's network to another's.
-    for a in &w.members {
-        for b in &w.members {
+    let nodes: Vec<NodeId> = w.members.iter().chain(w.vanished.iter().map(|(id, _)| id)).copied().collect();
+    for a in &nodes {
+        for b in &nodes {
             assert_eq!(w.sim.stats(*a, *b).sent, 0, "a datagram went member to member (seed {seed})");
         }
     }
+    // Nothing toward a NATed address its member did not open.
+    for nat in &w.nats {
+        assert_eq!(w.sim.nat_filtered(*nat), 0, "a datagram toward a NAT it never opened (seed {seed})");
+    }
     let s = w.relay.lock().unwrap().stats();
-    assert_eq!(s.endpoints_held, 4, "the leaver's endpoint was freed (seed {seed})");
+    assert_eq!(s.endpoints_held, 3, "the leaver's endpoint was freed (seed {seed})");
     assert!(s.datagrams > 0);
 
     // A stranger gets nothing, and each of its datagrams is counted.
