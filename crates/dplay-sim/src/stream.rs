@@ -6,7 +6,9 @@
 //! order, cut into segments at places the seed picks. The link's loss shows only as delay
 //! (a lost segment is retransmitted after a retransmission timeout that doubles, and every
 //! later byte waits for it); a partition stalls the stream, and a stream stalled for
-//! [`StreamConfig::stall_reset`] is reset at the end that has bytes to send. A connect to an
+//! [`StreamConfig::stall_reset`] is reset at the end that has bytes to send (with
+//! [`StreamConfig::keepalive`], every connection a partition cuts is reset at both ends after
+//! that, idle or not). A connect to an
 //! address whose host has no listener there is refused after a round trip; one to nothing
 //! (an unused address, a NATed address from outside, across a partition) is unanswered and
 //! times out after [`StreamConfig::connect_timeout`]. An outbound connection through a NAT

@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dplay_sim::{
-    LinkConfig, NatConfig, Node, Sim, StreamCommand, StreamEnd, StreamEvent, Transmit, run_seeds,
+    LinkConfig, NatConfig, Node, Sim, StreamCommand, StreamConfig, StreamEnd, StreamEvent, Transmit,
+    run_seeds,
 };
 
 fn addr(s: &str) -> SocketAddr {
@@ -261,4 +262,49 @@ fn close_follows_the_data() {
     let (conn, _) = server.accepted().unwrap();
     assert_eq!(server.bytes(conn), vec![7; 5000]);
     assert!(matches!(server.events.last(), Some(StreamEvent::Ended { how: StreamEnd::Closed, .. })));
+}
+
+/// A killed process (`Sim::kill`): its connections reset, its listeners gone, and it is never
+/// run again: its commands are not carried out and datagrams that reach it are lost.
+#[test]
+fn a_killed_node_is_never_run_again() {
+    let mut sim = Sim::new(8);
+    let mut client = Peer::default();
+    client.commands.push_back(StreamCommand::Connect { conn: 1, to: addr("10.0.0.2:2300") });
+    let c = sim.add_node(addr("10.0.0.1:2350"), client);
+    let s = sim.add_node(addr("10.0.0.2:2350"), Peer::default());
+    sim.listen(s, addr("10.0.0.2:2300"));
+    sim.run_for(Duration::from_millis(100));
+    sim.kill(c);
+    sim.run_for(Duration::from_millis(100));
+    assert_eq!(sim.node::<Peer>(s).ended(), Some(StreamEnd::Reset));
+    let connects = sim.stream_stats().connects;
+    sim.node_mut::<Peer>(c).commands.push_back(StreamCommand::Connect { conn: 2, to: addr("10.0.0.2:2300") });
+    let now = sim.now();
+    sim.inject(now, addr("10.0.0.2:2350"), c, b"anyone?".to_vec());
+    sim.run_for(Duration::from_secs(1));
+    assert_eq!(sim.stream_stats().connects, connects);
+    assert_eq!(sim.unroutable(), 1);
+}
+
+/// With keepalive (`StreamConfig::keepalive`), an idle connection cut by a partition is reset
+/// at both ends that long after the partition began; without it, it stays open.
+#[test]
+fn keepalive_ends_an_idle_connection_across_a_partition() {
+    for keepalive in [None, Some(Duration::from_secs(30))] {
+        let mut sim = Sim::new(9);
+        sim.set_stream_config(StreamConfig { keepalive, ..StreamConfig::default() });
+        let mut client = Peer::default();
+        client.commands.push_back(StreamCommand::Connect { conn: 1, to: addr("10.0.0.2:2300") });
+        let c = sim.add_node(addr("10.0.0.1:2350"), client);
+        let s = sim.add_node(addr("10.0.0.2:2350"), Peer::default());
+        sim.listen(s, addr("10.0.0.2:2300"));
+        sim.run_for(Duration::from_millis(100));
+        sim.partition(c, s);
+        sim.run_for(Duration::from_secs(29));
+        assert_eq!(sim.node::<Peer>(c).ended(), None);
+        sim.run_for(Duration::from_secs(2));
+        let want = keepalive.map(|_| StreamEnd::Reset);
+        assert_eq!((sim.node::<Peer>(c).ended(), sim.node::<Peer>(s).ended()), (want, want));
+    }
 }
