@@ -200,8 +200,8 @@ impl Session {
         }
     }
 
-    /// The connection with `peer` ended: what waited on it failed; requests to the host fail
-    /// when it was the host's (MC-DPL8CS 3.3: "MUST treat the send operation as having failed").
+    /// The connection with `peer` ended: what waited on it failed, and what we owed it is
+    /// dropped (`crate::unprocessed`); requests to the host fail when it was the host's (MC-DPL8CS 3.3: "MUST treat the send operation as having failed").
     pub(crate) fn pending_lost(&mut self, peer: SocketAddr, was_host: bool) {
         self.unprocessed_lost(peer);
         for context in self.pending.fail(|w| w == Waiter::Peer(peer) || (was_host && w == Waiter::Host)) {
