@@ -69,6 +69,7 @@ typedef struct {
     BYTE terminate_data[64]; /* the last TERMINATE_SESSION's data (the first 64 bytes) */
     DWORD terminate_size;
     const char *enum_reply; /* a host's response data to ENUM_HOSTS_QUERY (NULL: none) */
+    DWORD receive_ms;       /* RECEIVE takes this long before it returns (a slow game) */
 } Seen;
 
 static Seen seen;
@@ -95,6 +96,8 @@ static inline void wait_count(volatile LONG *counter, LONG n, const char *what)
 static inline HRESULT WINAPI handler(void *context, DWORD id, void *msg)
 {
     (void)context;
+    if (id == DPN_MSGID_RECEIVE && seen.receive_ms)
+        Sleep(seen.receive_ms);
     EnterCriticalSection(&seen.lock);
     seen.handler_thread = GetCurrentThreadId();
     switch (id) {

@@ -7,9 +7,14 @@
  * GetConnectionInfo checks its dwSize and counts what was sent.
  *
  * host PORT / member PORT (two Wine processes): the host creates a group, then a member joins:
- * the member's CREATE_GROUP names the host as the group's owner; the host removes the member
- * with DestroyPeer and data, which the member reads in TERMINATE_SESSION. */
+ * the member's CREATE_GROUP names the host as the group's owner; a DPNSEND_COMPLETEONPROCESS
+ * send of the member completes only once the host's RECEIVE handler, which takes 300 ms,
+ * returned; the host removes the member with DestroyPeer and data, which the member reads in
+ * TERMINATE_SESSION. */
 #include "game.h"
+
+/* How long the host's RECEIVE handler takes in host/member. */
+#define RECEIVE_MS 300
 
 static DPNHANDLE send_timed(IDirectPlay8Peer *peer, DPNID to, BYTE *data, DWORD size, DWORD timeout, DWORD flags,
                       void *context)
@@ -102,11 +107,13 @@ static int host(DWORD port)
     CHECK_HR(IDirectPlay8Peer_CreateGroup(peer, &g, NULL, NULL, NULL, DPNCREATEGROUP_SYNC), "CreateGroup");
     wait_count(&seen.create_groups, 1, "our group's CREATE_GROUP");
     CHECK(seen.group_owner == me, "our own group's owner is 0x%08lx, not us", (unsigned long)seen.group_owner);
+    seen.receive_ms = RECEIVE_MS;
     printf("ready\n");
     fflush(stdout);
     wait_count(&seen.create_players, 2, "the member's CREATE_PLAYER");
     DPNID member = seen.players[1];
-    Sleep(1000); /* the member checks its CREATE_GROUP meanwhile */
+    wait_count(&seen.receives, 1, "the member's COMPLETEONPROCESS message");
+    Sleep(1000); /* the member sees its SEND_COMPLETE meanwhile */
     CHECK_HR(IDirectPlay8Peer_DestroyPeer(peer, member, "kicked", 6, 0), "DestroyPeer");
     wait_count(&seen.destroy_players, 1, "the member's DESTROY_PLAYER");
     OK("DestroyPeer with data: the member is gone");
@@ -125,6 +132,20 @@ static int member(DWORD port)
     CHECK(seen.group_owner == host, "the group's owner is 0x%08lx, not the host 0x%08lx",
           (unsigned long)seen.group_owner, (unsigned long)host);
     OK("CREATE_GROUP of an existing group: dpnidOwner is its creator, the host");
+    /* "DPNSEND_COMPLETEONPROCESS: ... when this message has been delivered to the target and the
+     * target's message handler returns from indicating its reception" (SendTo's documentation). */
+    DWORD started = GetTickCount();
+    send_timed(peer, host, (BYTE *)"process me", 10, 0, DPNSEND_GUARANTEED | DPNSEND_COMPLETEONPROCESS,
+               (void *)0xE0);
+    wait_count(&seen.send_completes, 1, "SEND_COMPLETE of the COMPLETEONPROCESS send");
+    DWORD took = GetTickCount() - started;
+    CHECK_HR(seen.send_result, "the COMPLETEONPROCESS send's SEND_COMPLETE");
+    CHECK(seen.send_context == (void *)0xE0, "SEND_COMPLETE names another send");
+    /* GetTickCount may step by up to 16 ms on Windows. */
+    CHECK(took + 16 >= RECEIVE_MS, "SEND_COMPLETE came %lu ms after SendTo, before the host's %d ms handler returned",
+          (unsigned long)took, RECEIVE_MS);
+    OK("DPNSEND_COMPLETEONPROCESS: SEND_COMPLETE %lu ms after SendTo, once the host's %d ms RECEIVE returned",
+       (unsigned long)took, RECEIVE_MS);
     wait_count(&seen.terminated, 1, "TERMINATE_SESSION");
     CHECK(seen.terminate_result == DPNERR_HOSTTERMINATEDSESSION, "TERMINATE_SESSION with 0x%08lx",
           (unsigned long)seen.terminate_result);

@@ -10,7 +10,7 @@ use dplay_wire::Wire;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::session::{CHAT_MESSAGE_LEN, ChatMessage};
 
-use crate::event::{CommandError, Event, SendFlags};
+use crate::event::{CommandError, Event, ProcessToken, SendFlags};
 use crate::session::{LinkState, Phase, Session};
 use crate::stats::DropReason;
 
@@ -151,33 +151,44 @@ impl Session {
     /// Application data from `peer`: delivered with its DPNID, held when it comes from an
     /// identified member before we are joined (delivered right after [`Event::Joined`]), or
     /// dropped when the sender has not identified itself. A 402-byte chat message is reported as
-    /// [`Event::Chat`].
-    pub(crate) fn on_app_data(&mut self, peer: SocketAddr, data: Vec<u8>, reliable: bool, sequential: bool) {
+    /// [`Event::Chat`]. `process_token` goes with an [`Event::Message`]; true when it went (not
+    /// when the message was dropped, or is a chat message, which carries none).
+    pub(crate) fn on_app_data(
+        &mut self,
+        peer: SocketAddr,
+        data: Vec<u8>,
+        reliable: bool,
+        sequential: bool,
+        process_token: Option<ProcessToken>,
+    ) -> bool {
         let from = self.links.get(&peer).filter(|l| l.state == LinkState::Member).and_then(|l| l.dpnid);
         let Some(from) =
             from.filter(|_| self.is_joined() || matches!(self.phase, Phase::Host | Phase::Member))
         else {
-            return self.stats.drop(DropReason::UnknownSender);
+            self.stats.drop(DropReason::UnknownSender);
+            return false;
         };
-        let event = if data.len() == CHAT_MESSAGE_LEN
+        let (event, carried) = if data.len() == CHAT_MESSAGE_LEN
             && let Ok(chat) = ChatMessage::parse(&data)
         {
-            Event::Chat { from, text: chat.text() }
+            (Event::Chat { from, text: chat.text() }, false)
         } else {
-            Event::Message { from, data, reliable, sequential }
+            let carried = process_token.is_some();
+            (Event::Message { from, data, reliable, sequential, process_token }, carried)
         };
         if self.is_joined() || self.phase == Phase::Host {
             self.stats.app_received += 1;
-            return self.events.push_back(event);
+            self.events.push_back(event);
+            return carried;
         }
-        self.hold_early(event);
+        self.hold_early(event) && carried
     }
 
     /// A member's message before we are joined: MC-DPL8CS 3.1.5.2 gives a nascent peer its name
     /// table with DN_SEND_CONNECT_INFO, and the host and every established peer may send to it
     /// from the moment their connection is up, before its last DN_SEND_PLAYER_DPNID; the
     /// message is kept (up to [`EARLY_DATA_MESSAGES`] / [`EARLY_DATA_BYTES`]) rather than lost.
-    fn hold_early(&mut self, event: Event) {
+    fn hold_early(&mut self, event: Event) -> bool {
         let len = match &event {
             Event::Message { data, .. } => data.len(),
             _ => CHAT_MESSAGE_LEN,
@@ -186,11 +197,13 @@ impl Session {
             || self.early_bytes + len > EARLY_DATA_BYTES
             || !self.admission.memory.early.grow(len)
         {
-            return self.stats.drop(DropReason::EarlyDataOverflow);
+            self.stats.drop(DropReason::EarlyDataOverflow);
+            return false;
         }
         self.stats.early_data_held += 1;
         self.early_bytes += len;
         self.early.push_back(event);
+        true
     }
 
     /// Delivers the held messages, in arrival order, right after [`Event::Joined`]; those from a

@@ -6,7 +6,8 @@
 //! 3.3, 3.3.5.1: done when DN_PROCESS_COMPLETION echoes it). Either fails when the connection
 //! it waits on ends first ("the sender MUST treat the send operation as having failed").
 //! The other side: a DN_REQ_PROCESS_COMPLETION we receive is handed to the application as
-//! [`Event::Message`] and answered at once with DN_PROCESS_COMPLETION.
+//! [`Event::Message`] and answered with DN_PROCESS_COMPLETION, at once or when the application
+//! says it processed it (`crate::unprocessed`).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -159,8 +160,10 @@ impl Session {
     }
 
     /// DN_REQ_PROCESS_COMPLETION from an identified member: its payload goes to the application
-    /// like any message, and DN_PROCESS_COMPLETION goes back with the same context at once
-    /// (MC-DPL8CS 3.3: "a DN_PROCESS_COMPLETION response message is sent back to the sender").
+    /// like any message, and DN_PROCESS_COMPLETION goes back with the same context (MC-DPL8CS
+    /// 3.3: "a DN_PROCESS_COMPLETION response message is sent back to the sender"): at once,
+    /// or once the application says it processed it (`defer_process_completion`,
+    /// [`Session::processed`]).
     pub(crate) fn on_req_process_completion(
         &mut self,
         now: Instant,
@@ -168,9 +171,14 @@ impl Session {
         req: ReqProcessCompletion,
     ) {
         let context = req.packet_context;
-        self.on_app_data(peer, req.payload.0, true, true);
-        let answer = SessionMessage::ProcessCompletion(ProcessCompletion { packet_context: context });
-        self.send_msg(now, peer, &answer);
+        let token = self.defer_process_completion(now, peer, context);
+        if self.on_app_data(peer, req.payload.0, true, true, token) {
+            return;
+        }
+        if let Some(token) = token {
+            self.undefer_process_completion(token);
+        }
+        self.answer_process_completion(now, peer, context);
     }
 
     /// DN_PROCESS_COMPLETION: one of our sends with completion was processed.
@@ -192,9 +200,10 @@ impl Session {
         }
     }
 
-    /// The connection with `peer` ended: what waited on it failed; requests to the host fail
-    /// when it was the host's (MC-DPL8CS 3.3: "MUST treat the send operation as having failed").
+    /// The connection with `peer` ended: what waited on it failed, and what we owed it is
+    /// dropped (`crate::unprocessed`); requests to the host fail when it was the host's (MC-DPL8CS 3.3: "MUST treat the send operation as having failed").
     pub(crate) fn pending_lost(&mut self, peer: SocketAddr, was_host: bool) {
+        self.unprocessed_lost(peer);
         for context in self.pending.fail(|w| w == Waiter::Peer(peer) || (was_host && w == Waiter::Host)) {
             self.events.push_back(Event::Completed { context, result: Err(CompletionError::ConnectionLost) });
         }
@@ -202,6 +211,7 @@ impl Session {
 
     /// The session ends: everything under way fails.
     pub(crate) fn pending_end(&mut self) {
+        self.unprocessed = crate::unprocessed::Unprocessed::default();
         for context in self.pending.fail(|_| true) {
             self.events.push_back(Event::Completed { context, result: Err(CompletionError::ConnectionLost) });
         }

@@ -88,6 +88,15 @@ pub struct SessionConfig {
     /// reply data or not at all, as DPN_MSGID_ENUM_HOSTS_QUERY does (MC-DPLHP 3.2.5). Off:
     /// each is answered at once with `enum_reply_data`.
     pub indicate_enum: bool,
+    /// The application answers each DN_REQ_PROCESS_COMPLETION itself, once it has processed
+    /// the message (MC-DPL8CS 2.2.3, 3.3: "delivered to the application layer, not simply
+    /// obtained by the receiver's machine"): the [`crate::Event::Message`] carries a
+    /// [`crate::ProcessToken`] to hand to [`crate::Session::processed`], which sends
+    /// DN_PROCESS_COMPLETION then. At most `limits.max_unprocessed_per_peer` wait per sender
+    /// and each for `limits.process_completion_timeout` (docs/limits.md). Off: answered as
+    /// the message arrives, which suits an application that has processed a message once it
+    /// polled its event (the CLI); the DLL turns it on, as a game's handler returns later.
+    pub defer_process_completion: bool,
     /// `dwDNETVersion` we announce: 7, DirectX 9, with the _EX layout (MC-DPL8CS 2.2.1.2).
     pub dnet_version: u32,
     /// `ApplicationPayload` of our EnumQuery messages (MC-DPLHP 2.2.1): the enumerating
@@ -166,6 +175,13 @@ pub struct Limits {
     pub failed_join_window: Duration,
     /// How often one source's refusals are logged at most: 10 s.
     pub log_interval: Duration,
+    /// With `defer_process_completion`: DN_REQ_PROCESS_COMPLETION messages of one sender
+    /// waiting for the application at most; past it the oldest is answered at once: 256.
+    /// 0: none waits (as with the option off).
+    pub max_unprocessed_per_peer: usize,
+    /// With `defer_process_completion`: one not processed within this is answered anyway, so
+    /// its sender's send completes: 60 s.
+    pub process_completion_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -185,6 +201,8 @@ impl Default for Limits {
             evict_after_failed_joins: 2,
             failed_join_window: Duration::from_secs(600),
             log_interval: Duration::from_secs(10),
+            max_unprocessed_per_peer: 256,
+            process_completion_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -235,6 +253,7 @@ impl SessionConfig {
             connect_data: Vec::new(),
             indicate_connect: false,
             indicate_enum: false,
+            defer_process_completion: false,
             dnet_version: DNET_VERSION_EX,
             enum_query_data: Vec::new(),
             enum_retry: Duration::from_millis(1500),

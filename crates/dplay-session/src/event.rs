@@ -87,6 +87,12 @@ pub enum Event {
         reliable: bool,
         /// Sent sequentially.
         sequential: bool,
+        /// The sender asked to hear when we have processed it (DN_REQ_PROCESS_COMPLETION,
+        /// MC-DPL8CS 2.2.3.2) and the answer waits for the application
+        /// (`SessionConfig::defer_process_completion`): hand it to
+        /// [`crate::Session::processed`] once done. `None` when nothing waits (not asked,
+        /// or answered on arrival).
+        process_token: Option<ProcessToken>,
     },
     /// A DirectPlay Voice message: a DFRAME with `PACKET_COMMAND_USER_2` (MC-DPLVP 2.1), for
     /// the voice layer above (`dplay-voice`).
@@ -181,6 +187,11 @@ pub enum Event {
         reason: EndReason,
     },
 }
+
+/// A received DN_REQ_PROCESS_COMPLETION whose answer waits for the application
+/// ([`crate::Session::processed`]); unique within its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProcessToken(pub(crate) u64);
 
 /// A change of the name table's groups or information (MC-DPL8CS 2.2.4, 2.2.5).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -156,7 +156,13 @@ impl Session {
         }
         if looped {
             let (reliable, sequential) = (flags.reliable, flags.sequential);
-            self.events.push_back(Event::Message { from: local, data: data.to_vec(), reliable, sequential });
+            self.events.push_back(Event::Message {
+                from: local,
+                data: data.to_vec(),
+                reliable,
+                sequential,
+                process_token: None,
+            });
         }
         Ok(queued)
     }

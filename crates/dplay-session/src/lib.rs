@@ -138,6 +138,7 @@ mod table_ops;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod test_hooks;
+mod unprocessed;
 mod voice;
 
 pub use address_map::{AddressMap, AddressMapHandle};
@@ -149,7 +150,7 @@ pub use config::{Limits, MIN_PERIOD, Mode, SessionConfig};
 /// A tracked send's priority, deadline and outcome ([`Session::send_to_tracked`]).
 pub use dplay_dframe::{Cancelled, FirstFrame, Priority, SendOutcome, Tracked};
 pub use event::{
-    CommandError, CompletionError, EndReason, Event, REFUSED_NAME_CHARS, SendFlags, TableChange,
+    CommandError, CompletionError, EndReason, Event, ProcessToken, REFUSED_NAME_CHARS, SendFlags, TableChange,
 };
 pub use groups::MAX_GROUPS;
 pub use join_host::DPNERR_SESSIONFULL;

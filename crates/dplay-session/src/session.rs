@@ -116,6 +116,8 @@ pub struct Session {
     pub(crate) integrity_context: u32,
     /// Our operations waiting for an answer (requests to the host, sends with completion).
     pub(crate) pending: Pending,
+    /// Received DN_REQ_PROCESS_COMPLETION answers waiting for the application.
+    pub(crate) unprocessed: crate::unprocessed::Unprocessed,
     /// Deadlines, caps and limits on what we hold for joiners (docs/limits.md).
     pub(crate) admission: Admission,
     /// Host with `indicate_connect`: joiners waiting for the application's answer.
@@ -163,6 +165,7 @@ impl Session {
             stats: Stats::default(),
             integrity_context: 0,
             pending: Pending::default(),
+            unprocessed: Default::default(),
             admission,
             indications: BTreeMap::new(),
             connect_reply: Vec::new(),
@@ -246,6 +249,7 @@ impl Session {
         self.enum_timeout(now);
         self.path_test_timeout(now);
         self.admission_timeout(now);
+        self.unprocessed_timeout(now);
         self.pump(now);
     }
 
@@ -271,7 +275,13 @@ impl Session {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let session =
             self.seeker.as_ref().map(|s| s.next).into_iter().chain(self.path_tests.iter().map(|p| p.next));
-        self.ep.poll_timeout().into_iter().chain(session).chain(self.admission.next_deadline()).min()
+        self.ep
+            .poll_timeout()
+            .into_iter()
+            .chain(session)
+            .chain(self.admission.next_deadline())
+            .chain(self.unprocessed.next_deadline())
+            .min()
     }
 
     /// Handles every transport event, which may queue more.
@@ -285,7 +295,7 @@ impl Session {
                     } else if user_2 {
                         self.on_voice(peer, data);
                     } else {
-                        self.on_app_data(peer, data, reliable, sequential);
+                        self.on_app_data(peer, data, reliable, sequential, None);
                     }
                 }
                 dplay_dframe::Event::Disconnected { peer, reason, .. } => {

@@ -91,6 +91,10 @@ pub struct Stats {
     pub members_evicted: u64,
     /// Members removed because they did not answer an integrity check in time.
     pub integrity_timeouts: u64,
+    /// With `SessionConfig::defer_process_completion`: DN_PROCESS_COMPLETION sent before the
+    /// application processed the message, past `Limits::max_unprocessed_per_peer` or at
+    /// `Limits::process_completion_timeout`.
+    pub process_completions_early: u64,
 }
 
 impl Stats {

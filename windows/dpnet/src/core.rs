@@ -415,6 +415,9 @@ impl Core {
         cfg.player_data.clone_from(&st.data);
         cfg.mode = if role == Role::Peer { Mode::PeerToPeer } else { Mode::ClientServer };
         cfg.interface_addrs = dplay_runtime::interface_addrs(local.ip());
+        // DPNSEND_COMPLETEONPROCESS: a message is processed when the handler returns from its
+        // RECEIVE (docs/decisions.md), so the session's answer waits for `Command::Processed`.
+        cfg.defer_process_completion = true;
         // DPN_CAPS: the first CONNECT retry interval, the retries, the keep-alive silence.
         cfg.transport.connect_retry_initial =
             Duration::from_millis(u64::from(st.caps.connect_timeout.max(1)));
@@ -1173,26 +1176,11 @@ impl Core {
                     self.destroy_player(&p, reason);
                 }
             }
-            Out::Received { from, mut data, reliable } => {
-                let (context, handle) = {
-                    let mut st = self.lock();
-                    (st.players.get(&from.0).map_or(0, |p| p.context), Self::next_handle(&mut st))
-                };
-                let mut msg = DPNMSG_RECEIVE {
-                    dwSize: size_of::<DPNMSG_RECEIVE>() as u32,
-                    dpnidSender: from.0,
-                    pvPlayerContext: context as *mut c_void,
-                    pReceiveData: data.as_mut_ptr(),
-                    dwReceiveDataSize: data.len() as u32,
-                    hBufferHandle: handle,
-                    dwReceiveFlags: if reliable { DPNRECEIVE_GUARANTEED } else { 0 },
-                };
-                // Kept before the handler runs, since a game may hand the buffer back from
-                // another thread as soon as it has seen it; the buffer's address stays put when
-                // the Vec moves into the map. Dropped again unless the handler keeps it.
-                self.lock().buffers.insert(handle, data);
-                if self.call(DPN_MSGID_RECEIVE, &mut msg) != DPNSUCCESS_PENDING {
-                    self.lock().buffers.remove(&handle);
+            Out::Received { from, data, reliable, process_token } => {
+                self.receive(from, data, reliable);
+                // Processed once the handler returned, whether it kept the buffer or not.
+                if let Some(token) = process_token {
+                    let _ = self.plain_command(Command::Processed(token));
                 }
             }
             Out::HostMigrated(new_host) => {
@@ -1259,6 +1247,31 @@ impl Core {
             }
             Out::Ended { reason, reply, terminate_data } => self.ended(reason, reply, terminate_data),
             Out::Found { .. } | Out::EnumDone => {}
+        }
+    }
+
+    /// RECEIVE: the buffer is ours until the handler returns, or until ReturnBuffer when it
+    /// answers DPNSUCCESS_PENDING.
+    fn receive(&self, from: Dpnid, mut data: Vec<u8>, reliable: bool) {
+        let (context, handle) = {
+            let mut st = self.lock();
+            (st.players.get(&from.0).map_or(0, |p| p.context), Self::next_handle(&mut st))
+        };
+        let mut msg = DPNMSG_RECEIVE {
+            dwSize: size_of::<DPNMSG_RECEIVE>() as u32,
+            dpnidSender: from.0,
+            pvPlayerContext: context as *mut c_void,
+            pReceiveData: data.as_mut_ptr(),
+            dwReceiveDataSize: data.len() as u32,
+            hBufferHandle: handle,
+            dwReceiveFlags: if reliable { DPNRECEIVE_GUARANTEED } else { 0 },
+        };
+        // Kept before the handler runs, since a game may hand the buffer back from
+        // another thread as soon as it has seen it; the buffer's address stays put when
+        // the Vec moves into the map. Dropped again unless the handler keeps it.
+        self.lock().buffers.insert(handle, data);
+        if self.call(DPN_MSGID_RECEIVE, &mut msg) != DPNSUCCESS_PENDING {
+            self.lock().buffers.remove(&handle);
         }
     }
 

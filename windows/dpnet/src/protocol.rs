@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use dplay_dframe::{Cancelled, FirstFrame, Priority, SendOutcome, Stats, Tracked};
 use dplay_runtime::{Protocol, SocketId};
-use dplay_session::{CommandError, CompletionError, EndReason, Event, SendFlags, Session, SessionConfig};
+use dplay_session::{
+    CommandError, CompletionError, EndReason, Event, ProcessToken, SendFlags, Session, SessionConfig,
+};
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::enumeration::{ENUM_QUERY_COMMAND, EnumResponse, LEAD_BYTE};
 use dplay_wire::dp8::session::ChatMessage;
@@ -55,6 +57,9 @@ pub(crate) enum Command {
         /// SendTo's `dwTimeOut` (`None`: 0, no limit).
         timeout: Option<Duration>,
     },
+    /// The game's handler returned from the RECEIVE of a message whose sender asked for
+    /// DPNSEND_COMPLETEONPROCESS: its DN_PROCESS_COMPLETION goes now.
+    Processed(ProcessToken),
     /// CancelAsyncOperation of sends, answered at once on the network thread.
     CancelSends {
         which: CancelSends,
@@ -187,6 +192,8 @@ pub(crate) enum Out {
         from: Dpnid,
         data: Vec<u8>,
         reliable: bool,
+        /// Its sender waits for [`Command::Processed`] (DPNSEND_COMPLETEONPROCESS).
+        process_token: Option<ProcessToken>,
     },
     HostMigrated(Dpnid),
     GroupCreated(GroupRow),
@@ -367,11 +374,13 @@ impl DllProtocol {
                     Out::PlayerRemoved { dpnid, reason: destroy_reason(reason) }
                 }
                 Event::HostMigrated { new_host } => Out::HostMigrated(new_host),
-                Event::Message { from, data, reliable, .. } => Out::Received { from, data, reliable },
+                Event::Message { from, data, reliable, process_token, .. } => {
+                    Out::Received { from, data, reliable, process_token }
+                }
                 // DXDiag's chat message is application data to a game: its bytes, as sent
                 // (MS-DPDX 3.1.5.7; its NUL padding is written back as it came).
                 Event::Chat { from, text } => match ChatMessage::new(&text).to_vec() {
-                    Ok(data) => Out::Received { from, data, reliable: false },
+                    Ok(data) => Out::Received { from, data, reliable: false, process_token: None },
                     Err(_) => continue,
                 },
                 Event::NameTable(change) => match table_change(self, change) {
@@ -460,7 +469,10 @@ impl DllProtocol {
                     Target::Id(id) => s.send_to_tracked(now, id, &data, flags, track).map(|()| copies = 1),
                 };
                 if looped && sent.is_ok() {
-                    self.out.push_back(Out::Received { from: local, data, reliable: flags.reliable });
+                    // Our own handler's RECEIVE is dispatched before the OpDone that follows,
+                    // so a DPNSEND_COMPLETEONPROCESS send to ourselves completes after it.
+                    let reliable = flags.reliable;
+                    self.out.push_back(Out::Received { from: local, data, reliable, process_token: None });
                 }
                 if copies > 0 || waits {
                     if copies > 0 {
@@ -469,6 +481,10 @@ impl DllProtocol {
                     return;
                 }
                 (handle, sent.map(|()| None))
+            }
+            Command::Processed(token) => {
+                s.processed(now, token);
+                return;
             }
             Command::CancelSends { which, reply } => {
                 let _ = reply.send(self.cancel_sends(now, which));

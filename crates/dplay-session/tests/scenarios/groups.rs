@@ -86,7 +86,13 @@ fn group_send_loops_back_to_a_member_sender() {
     };
     mesh.with(1, |s, now| s.send_to_group(now, group, b"both", SendFlags::RELIABLE)).expect("send");
     let looped = mesh.with(1, |s, _| std::iter::from_fn(|| s.poll_event()).collect::<Vec<_>>());
-    let back = Event::Message { from: one, data: b"both".to_vec(), reliable: true, sequential: false };
+    let back = Event::Message {
+        from: one,
+        data: b"both".to_vec(),
+        reliable: true,
+        sequential: false,
+        process_token: None,
+    };
     assert_eq!(looped, [back], "looped back at once");
     let quiet = SendFlags::RELIABLE.without_loopback();
     mesh.with(1, |s, now| s.send_to_group(now, group, b"not me", quiet)).expect("send");

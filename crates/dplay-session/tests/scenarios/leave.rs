@@ -138,7 +138,13 @@ fn application_data_and_chat() {
     assert_eq!(
         got,
         [
-            &Event::Message { from: one, data: b"direct".to_vec(), reliable: false, sequential: false },
+            &Event::Message {
+                from: one,
+                data: b"direct".to_vec(),
+                reliable: false,
+                sequential: false,
+                process_token: None
+            },
             &Event::Chat { from: one, text: "hello all".into() },
         ]
     );

@@ -29,6 +29,7 @@ mod joins;
 mod leave;
 mod member_budget;
 mod migration;
+mod process_completion;
 mod property;
 mod renames;
 mod seed003;

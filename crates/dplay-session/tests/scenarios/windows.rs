@@ -161,7 +161,13 @@ fn mc_dpl8cs_3_5_update_info_request_completes() {
 fn mc_dpl8cs_3_3_process_completion_both_ways() {
     let mut net = joined_to_windows_host();
     net.peer_send(1, &Msg::new(0xE0).u32(0xABCD_0001).bytes(b"ping").0);
-    let delivered = Event::Message { from: HOST, data: b"ping".to_vec(), reliable: true, sequential: true };
+    let delivered = Event::Message {
+        from: HOST,
+        data: b"ping".to_vec(),
+        reliable: true,
+        sequential: true,
+        process_token: None,
+    };
     assert!(net.ours(1).events.contains(&delivered));
     assert_eq!(net.peer().of_type(0xE1), [Msg::new(0xE1).u32(0xABCD_0001).0]);
 

@@ -95,6 +95,10 @@ pub(crate) struct Game {
     pub(crate) refuse: bool,
     /// INDICATE_CONNECT's reply data, and ENUM_HOSTS_QUERY's response data.
     pub(crate) reply: Vec<u8>,
+    /// RECEIVE takes this long before it returns (a slow game).
+    pub(crate) receive_delay: Duration,
+    /// When a RECEIVE last returned.
+    pub(crate) receive_returned: Mutex<Option<Instant>>,
 }
 
 impl Game {
@@ -105,6 +109,11 @@ impl Game {
     /// A game that keeps every RECEIVE buffer (answers DPNSUCCESS_PENDING).
     pub(crate) fn keeping() -> Arc<Self> {
         Arc::new(Self { keep: true, ..Self::default() })
+    }
+
+    /// A game whose RECEIVE takes `delay` and keeps the buffer (answers DPNSUCCESS_PENDING).
+    pub(crate) fn slow_keeping(context_base: usize, delay: Duration) -> Arc<Self> {
+        Arc::new(Self { context_base, keep: true, receive_delay: delay, ..Self::default() })
     }
 
     /// A host game that answers INDICATE_CONNECT with `reply`, refusing when `refuse`.
@@ -224,6 +233,7 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
                 }
             }
             DPN_MSGID_RECEIVE => {
+                std::thread::sleep(game.receive_delay);
                 let m = &*msg.cast::<DPNMSG_RECEIVE>();
                 let data = std::slice::from_raw_parts(m.pReceiveData, m.dwReceiveDataSize as usize).to_vec();
                 if game.keep {
@@ -270,7 +280,12 @@ pub(crate) unsafe extern "system" fn handler(context: *mut c_void, id: u32, msg:
             other => Heard::Other(other),
         }
     };
+    let receive = matches!(heard, Heard::Receive { .. });
     game.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(heard);
+    if receive {
+        *game.receive_returned.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(Instant::now());
+    }
     game.changed.notify_all();
     answer
 }

@@ -43,7 +43,12 @@ impl Peer {
 /// A host and a joiner's games, the host and the joiner, and their DPNIDs. The games come
 /// first: bound in this order, the peers (whose release may still call a handler) drop first.
 fn pair() -> (Arc<Game>, Arc<Game>, Peer, Peer, u32, u32) {
-    let (host_game, join_game) = (Game::new(0x1000), Game::new(0x2000));
+    pair_with(Game::new(0x1000))
+}
+
+/// [`pair`] with the host's game given.
+fn pair_with(host_game: Arc<Game>) -> (Arc<Game>, Arc<Game>, Peer, Peer, u32, u32) {
+    let join_game = Game::new(0x2000);
     let host = Peer::new();
     host.init(&host_game);
     let port = host.host(0);
@@ -228,6 +233,37 @@ fn cancel_sends_with_completion_and_requests() {
     join_game.wait_for("CreateGroup's completion", |h| {
         *h == Heard::AsyncOpComplete { handle: request, result: DPN_OK, context: 0x6C }
     });
+    assert_eq!(joiner.close(), DPN_OK);
+    assert_eq!(host.close(), DPN_OK);
+}
+
+/// DPNSEND_COMPLETEONPROCESS: SEND_COMPLETE comes once "the target's message handler returns
+/// from indicating its reception" (DirectPlay 8 documentation of the flag; MC-DPL8CS 3.3): not
+/// before a slow RECEIVE handler returned, and not later than that when it keeps the buffer
+/// (DPNSUCCESS_PENDING; docs/decisions.md). A plain guaranteed send completes on the
+/// transport's acknowledgement, while the handler still runs.
+#[test]
+fn complete_on_process_waits_for_the_handler() {
+    let _pool = super::shared();
+    let delay = std::time::Duration::from_millis(300);
+    let (host_game, join_game, host, joiner, host_id, _) = pair_with(Game::slow_keeping(0x1000, delay));
+    let started = std::time::Instant::now();
+    let on_process = DPNSEND_GUARANTEED | DPNSEND_COMPLETEONPROCESS;
+    let (hr, handle) = joiner.send_timed(host_id, b"processed?", on_process, 0, 7);
+    assert_eq!(hr, DPNSUCCESS_PENDING);
+    assert_eq!(completion(&join_game, handle), DPN_OK);
+    let returned = host_game.receive_returned.lock().unwrap().expect("the handler returned first");
+    assert!(returned.duration_since(started) >= delay);
+    assert_eq!(host_game.keep_buffers.lock().unwrap().len(), 1, "the buffer is still the game's");
+
+    *host_game.receive_returned.lock().unwrap() = None;
+    let (_, plain) = joiner.send_timed(host_id, b"acknowledged", DPNSEND_GUARANTEED, 0, 8);
+    assert_eq!(completion(&join_game, plain), DPN_OK);
+    assert!(host_game.receive_returned.lock().unwrap().is_none(), "the handler was still running");
+    host_game.wait_for(
+        "the second message",
+        |h| matches!(h, Heard::Receive { data, .. } if data == b"acknowledged"),
+    );
     assert_eq!(joiner.close(), DPN_OK);
     assert_eq!(host.close(), DPN_OK);
 }
