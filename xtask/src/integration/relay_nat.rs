@@ -144,12 +144,7 @@ pub(super) fn dp8_behind_nat(s: &Suite) -> anyhow::Result<()> {
         s.expect(&p, "the name table", WAIT, is("name_table"))?;
         members.push(p);
     }
-    for (k, p) in members.iter().enumerate() {
-        for later in names.iter().skip(k + 1) {
-            let text = format!("hello from {later}");
-            s.expect(p, &format!("{later}'s message"), WAIT, event_with("message", "text", &text))?;
-        }
-    }
+    each_hears_the_later(s, &members, &names)?;
     drop(members);
     let relay = s.expect(&host, "the relay's line", Duration::from_secs(35), is("relay"))?;
     ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 0), "nothing relayed: {relay}");
@@ -183,12 +178,7 @@ pub(super) fn dp4_behind_nat(s: &Suite) -> anyhow::Result<()> {
         s.expect(&p, "its message sent", WAIT, is("sent"))?;
         members.push(p);
     }
-    for (k, p) in members.iter().enumerate() {
-        for later in names.iter().skip(k + 1) {
-            let text = format!("hello from {later}");
-            s.expect(p, &format!("{later}'s message"), WAIT, event_with("message", "text", &text))?;
-        }
-    }
+    each_hears_the_later(s, &members, &names)?;
     // A stranger on the public side sends a datagram to each of the first relay endpoints.
     let stranger = (2401..2405)
         .map(|port| format!("printf 'stranger' > /dev/udp/{HOST_IP}/{port}"))
@@ -226,6 +216,18 @@ pub(super) fn fs98_behind_nat(s: &Suite) -> anyhow::Result<()> {
     ensure!(relay["datagrams"].as_u64().is_some_and(|n| n > 60), "too little relayed: {relay}");
     if relay["over_budget"].as_u64() != Some(0) {
         bail!("relay over budget: {relay}");
+    }
+    Ok(())
+}
+
+/// Members joined in the order of `names`, each sending "hello from NAME" once in: every
+/// member has the message of each member that joined after it.
+pub(super) fn each_hears_the_later(s: &Suite, members: &[Proc], names: &[&str]) -> anyhow::Result<()> {
+    for (k, p) in members.iter().enumerate() {
+        for later in names.iter().skip(k + 1) {
+            let text = format!("hello from {later}");
+            s.expect(p, &format!("{later}'s message"), WAIT, event_with("message", "text", &text))?;
+        }
     }
     Ok(())
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::ensure;
 
 use super::netns::Net;
-use super::relay_nat::{HOST_IP, each_sees_the_others, ready, start_pilots_in};
-use super::{Proc, Suite, WAIT, event_with, is};
+use super::relay_nat::{HOST_IP, each_hears_the_later, each_sees_the_others, ready, start_pilots_in};
+use super::{Proc, Suite, WAIT, is};
 
 /// The members' listener and game port, the same behind every NAT.
 const BIND: &str = "0.0.0.0:2400";
@@ -81,12 +81,7 @@ fn members_at(s: &Suite, at: [&str; 3]) -> anyhow::Result<()> {
         s.expect(&p, "its message sent", WAIT, is("sent"))?;
         members.push(p);
     }
-    for (k, p) in members.iter().enumerate() {
-        for later in names.iter().skip(k + 1) {
-            let text = format!("hello from {later}");
-            s.expect(p, &format!("{later}'s message"), WAIT, event_with("message", "text", &text))?;
-        }
-    }
+    each_hears_the_later(s, &members, &names)?;
     drop(members);
     let relay = s.expect(&host, "the relay's line", Duration::from_secs(30), is("relay"))?;
     ensure!(relay["datagrams"].as_u64().is_some_and(|n| n >= 3), "too little relayed: {relay}");
