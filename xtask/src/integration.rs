@@ -32,6 +32,7 @@ mod live_table;
 mod nat_resolver;
 mod netns;
 mod readme_sample;
+mod relay_gone;
 mod relay_nat;
 mod relay_one_nat;
 mod relay_web;
@@ -68,7 +69,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     });
-    let cases: [(&str, Case); 57] = [
+    let cases: [(&str, Case); 59] = [
         ("enum and join across processes", enum_and_join),
         ("a join that fails says what to do", join_failure),
         ("a join through a lossy, duplicating, reordering proxy", join_through_proxy),
@@ -212,6 +213,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
         (
             "--relay: two DirectPlay 4 members behind one symmetric NAT on one port and a third get each other's messages; FS98 pilots there see each other",
             relay_one_nat::dp4_behind_one_symmetric_nat,
+        ),
+        (
+            "--relay, a member vanishes: of three FS2004 pilots behind NATs one is killed, one's cable pulled; both go within the bound, endpoints freed, stale frames dropped, a new pilot gets in",
+            relay_gone::dp8_member_vanishes,
+        ),
+        (
+            "--relay, a member vanishes over DirectPlay 4: of three FS98 pilots behind NATs one is killed, one's cable pulled; both go within two Ping periods, endpoints freed, stale frames dropped, a new pilot gets in",
+            relay_gone::dp4_member_vanishes,
         ),
     ];
     for (name, case) in cases.into_iter().filter(|(name, _)| name.contains(only.as_str())) {

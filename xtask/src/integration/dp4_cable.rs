@@ -20,16 +20,16 @@ use super::{Proc, Suite, WAIT, event_with, is};
 /// The Ping timer period the three processes run with (`--keepalive`), so that the case takes
 /// seconds, not minutes; the deadline scales with it. The default (35 s, so 70 s) is proven by
 /// the session's tests (crates/dplay-session/src/dp4/tests/silent.rs).
-const PERIOD_SECS: u64 = 3;
+pub(super) const PERIOD_SECS: u64 = 3;
 /// [`PERIOD_SECS`] as the option's text.
-const PERIOD: &str = "3";
+pub(super) const PERIOD: &str = "3";
 
 /// The documented deadline: two Ping periods after the member's last message. KEEPALIVE's own
 /// rule (8 silent periods, 3.2.6.2) could not meet it, so the case proves the new rule.
-const DEADLINE: Duration = Duration::from_secs(2 * PERIOD_SECS);
+pub(super) const DEADLINE: Duration = Duration::from_secs(2 * PERIOD_SECS);
 
 /// Slack for process scheduling on a busy machine, on top of the deadline.
-const SLACK: Duration = Duration::from_secs(2);
+pub(super) const SLACK: Duration = Duration::from_secs(2);
 
 /// The host's address, in namespace "h".
 const HOST_IP: &str = "10.9.0.1";
@@ -54,18 +54,18 @@ fn network() -> anyhow::Result<Option<Net>> {
     Ok(Some(net))
 }
 
-/// The cable out: the router drops everything it forwards (no ICMP, no reset).
-fn pull(net: &Net) -> anyhow::Result<()> {
-    net.exec("r", &["nft", "add table inet cable"])?;
+/// The cable out: `router` drops everything it forwards, both ways (no ICMP, no reset).
+pub(super) fn pull(net: &Net, router: &str) -> anyhow::Result<()> {
+    net.exec(router, &["nft", "add table inet cable"])?;
     net.exec(
-        "r",
+        router,
         &["nft", "add chain inet cable pulled { type filter hook forward priority 0 ; policy drop ; }"],
     )
 }
 
 /// The cable back in.
-fn plug(net: &Net) -> anyhow::Result<()> {
-    net.exec("r", &["nft", "delete table inet cable"])
+pub(super) fn plug(net: &Net, router: &str) -> anyhow::Result<()> {
+    net.exec(router, &["nft", "delete table inet cable"])
 }
 
 /// `dplay args...` in namespace `ns` with its log (`RUST_LOG=info`) written to `log`.
@@ -115,7 +115,7 @@ pub(super) fn pulled_cable(s: &Suite) -> anyhow::Result<()> {
     // Two ticks, so that dave has answered the host's PINGs and the host dave's.
     std::thread::sleep(Duration::from_secs(2 * PERIOD_SECS));
 
-    pull(&net)?;
+    pull(&net, "r")?;
     let pulled = Instant::now();
     for p in [&host, &erin] {
         for id in [&player, &system] {
@@ -145,7 +145,7 @@ pub(super) fn pulled_cable(s: &Suite) -> anyhow::Result<()> {
     );
     drop(dave);
 
-    plug(&net)?;
+    plug(&net, "r")?;
     let again = s.start_in(&net.ns("d"), "dave again", &dave_args)?;
     let id = id_of(s, &again, "player_created")?;
     s.expect(&host, "dave back", WAIT, event_with("player_joined", "id", &id))?;

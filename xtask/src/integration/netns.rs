@@ -36,6 +36,22 @@ impl Net {
         ip(&all)
     }
 
+    /// Runs `args` inside `ns`; its standard output.
+    pub(super) fn output(&self, ns: &str, args: &[&str]) -> anyhow::Result<String> {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.ns(ns)])
+            .args(args)
+            .output()
+            .context("running ip netns exec")?;
+        ensure!(
+            out.status.success(),
+            "{} in {ns} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// A new namespace, its loopback up.
     pub(super) fn add(&mut self, name: &str) -> anyhow::Result<()> {
         let ns = self.ns(name);

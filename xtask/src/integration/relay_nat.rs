@@ -19,7 +19,7 @@ pub(super) const HOST_IP: &str = "203.0.113.1";
 
 impl Net {
     /// The public side, three NAT routers with a pilot each, and a stranger.
-    fn build() -> anyhow::Result<Self> {
+    pub(super) fn build() -> anyhow::Result<Self> {
         let mut net = Net::new("dprelay");
         for name in ["pub", "r1", "r2", "r3", "p1", "p2", "p3", "x"] {
             net.add(name)?;
@@ -233,7 +233,7 @@ pub(super) fn each_hears_the_later(s: &Suite, members: &[Proc], names: &[&str]) 
 }
 
 /// The pilots of the FS cases, one behind each NAT (namespaces `p1` to `p3`).
-const PILOTS: [&str; 3] = ["alpha", "bravo", "charlie"];
+pub(super) const PILOTS: [&str; 3] = ["alpha", "bravo", "charlie"];
 
 /// Starts one `dplay fs join --sim SIM` pilot behind each NAT (namespaces `p1` to `p3`), given
 /// only `host_addr`, and waits until each has joined as a player.
@@ -251,27 +251,27 @@ pub(super) fn start_pilots_in(
     at: &[&str],
     more: &[&str],
 ) -> anyhow::Result<Vec<Proc>> {
-    let mut pilots = Vec::new();
-    for (ns, name) in at.iter().zip(PILOTS) {
-        let mut args = vec![
-            "fs",
-            "join",
-            "--sim",
-            sim,
-            host_addr,
-            "--player",
-            "--name",
-            name,
-            "--json",
-            "--duration",
-            "30",
-        ];
-        args.extend_from_slice(more);
-        let p = s.start_in(&net.ns(ns), name, &args)?;
-        s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
-        pilots.push(p);
-    }
-    Ok(pilots)
+    let more = [&["--duration", "30"], more].concat();
+    at.iter().zip(PILOTS).map(|(ns, name)| start_pilot(s, net, ns, name, sim, host_addr, &more)).collect()
+}
+
+/// Starts the `dplay fs join --sim SIM` pilot `name` in namespace `ns`, given only
+/// `host_addr`, with the options `more` (its `--duration` among them), and waits until it has
+/// joined as a player.
+pub(super) fn start_pilot(
+    s: &Suite,
+    net: &Net,
+    ns: &str,
+    name: &str,
+    sim: &str,
+    host_addr: &str,
+    more: &[&str],
+) -> anyhow::Result<Proc> {
+    let mut args = vec!["fs", "join", "--sim", sim, host_addr, "--player", "--name", name, "--json"];
+    args.extend_from_slice(more);
+    let p = s.start_in(&net.ns(ns), name, &args)?;
+    s.expect(&p, "addon_joined", WAIT, event_with("addon_joined", "role", "player"))?;
+    Ok(p)
 }
 
 /// Every pilot sees every other pilot's position, through the relay.
