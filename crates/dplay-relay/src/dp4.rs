@@ -35,7 +35,7 @@ mod identify;
 mod sender;
 mod session_conn;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::{SocketAddr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
@@ -212,7 +212,10 @@ pub struct Dp4Relay {
     /// of those to endpoints still open.
     back: HashMap<SocketAddr, (ConnId, SocketAddr)>,
     /// Members' listeners whose last connection closed ([`Self::poll_lost`]).
-    lost: std::collections::VecDeque<SocketAddr>,
+    lost: VecDeque<SocketAddr>,
+    /// The listeners of the members that left last, at most one per endpoint: the host opens
+    /// no connection to them either ([`Self::stream_unreachable`]).
+    left: VecDeque<SocketAddr>,
     /// Where each member's datagrams to the host's game socket come from.
     game_sources: HashMap<u32, SocketAddr>,
     /// The system player of each application player a member's CREATEPLAYER named.
@@ -234,7 +237,8 @@ impl Dp4Relay {
             frees: 0,
             conns: HashMap::new(),
             back: HashMap::new(),
-            lost: std::collections::VecDeque::new(),
+            lost: VecDeque::new(),
+            left: VecDeque::new(),
             game_sources: HashMap::new(),
             owners: HashMap::new(),
             outbox,
@@ -283,6 +287,7 @@ impl Dp4Relay {
             rate_limited: 0,
         };
         let sender = Sender { bucket: Bucket::new(), stats };
+        self.left.retain(|l| *l != stream);
         self.members.insert(player, Member { stream, header_port, datagram, endpoint: index, sender });
         tracing::debug!(player, %stream, header_port, endpoint = %endpoint.stream, "DP4 relay endpoint taken");
         Some(endpoint)
@@ -302,6 +307,10 @@ impl Dp4Relay {
         }
         self.game_sources.remove(&player);
         self.lost.retain(|l| *l != member.stream);
+        if self.left.len() >= self.endpoints.len() {
+            self.left.pop_front();
+        }
+        self.left.push_back(member.stream);
         self.owners.retain(|_, system| *system != player);
         tracing::debug!(player, "DP4 relay endpoint freed");
     }
@@ -399,9 +408,13 @@ impl Dp4Relay {
     /// session removes the instance), instead of opening a connection to it: a member is
     /// answered only on connections it opened (docs/decisions.md, "Relay"), and a connect
     /// toward its NATed listener is dropped by its NAT and fails only after the connect
-    /// timeout, traffic aimed at an address the member never opened.
+    /// timeout, traffic aimed at an address the member never opened. The same holds for a
+    /// member that left (one of the last as many as there are endpoints): a removed member
+    /// that sends again is answered (YOUAREDEAD, 3.2.5.10) on a connection it still has open,
+    /// never on a new one toward its NAT (docs/decisions.md, "Relay: a removed member that
+    /// comes back").
     pub fn stream_unreachable(&self, to: SocketAddr) -> bool {
-        !self.back.contains_key(&to) && self.member_at(to).is_some()
+        !self.back.contains_key(&to) && (self.member_at(to).is_some() || self.left.contains(&to))
     }
 
     /// A datagram at the host's game socket from `from`: a member's tells where its NAT maps

@@ -492,8 +492,32 @@ fn a_member_with_no_connection_left_is_unreachable() {
     assert!(r.datagram_unreachable(addr("203.0.113.1:2350")));
     r.observe_game_datagram(addr("203.0.113.1:2350"), b"\x10\0\0\0\x20\0\0\0pos");
     assert!(!r.datagram_unreachable(addr("203.0.113.1:2350")));
-    // Left: nothing of Alice is kept.
+    // Left: nothing of Alice is kept but her listener, which is still not connected to (a
+    // removed member that sends again is answered only on a connection it opened).
     r.remove(ALICE);
-    assert!(!r.stream_unreachable(alice));
+    assert!(r.stream_unreachable(alice));
     assert!(!r.datagram_unreachable(addr("203.0.113.1:2350")));
+    // Once she opens one again, the host answers on it.
+    r.accepted(3, None);
+    r.handle_stream(now, 3, addr("203.0.113.1:40003"), &player_message(2300, b"x"), &mut Vec::new()).unwrap();
+    assert_eq!(r.route_stream(alice), Some(3));
+    assert!(!r.stream_unreachable(alice));
+}
+
+/// The listeners of the members that left last are remembered, at most one per endpoint
+/// (docs/limits.md): the oldest is forgotten first, and a member admitted there again is a
+/// member.
+#[test]
+fn leavers_are_remembered_up_to_one_per_endpoint() {
+    let mut r = relay();
+    let listener = |i: u32| addr(&format!("198.51.100.{i}:2300"));
+    let endpoints = u32::try_from(r.endpoints().len()).unwrap();
+    for i in 1..=endpoints + 1 {
+        r.admit(100 + i, listener(i), listener(i));
+        r.remove(100 + i);
+    }
+    assert!(!r.stream_unreachable(listener(1)), "the oldest leaver is forgotten");
+    assert!((2..=endpoints + 1).all(|i| r.stream_unreachable(listener(i))));
+    r.admit(200, listener(2), listener(2));
+    assert!(r.stream_unreachable(listener(2)), "a member with no connection of its own");
 }
