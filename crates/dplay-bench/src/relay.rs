@@ -16,10 +16,6 @@
 //! here: [`Model::ReceiveElsewhere`] is the real network's share of it (none), the other two
 //! what earlier rounds measured. [`RelayRun::softirq_percent`] is the receive path that still
 //! ran on the relay's core.
-//!
-//! `DPLAY_BENCH_COALESCE=US` runs the relay with receive coalescing of `US` microseconds
-//! ([`dplay_runtime::Coalesce`]; `DPLAY_BENCH_COALESCE_MIN=N`: only after turns that read `N`
-//! datagrams or more, default 1); unset or 0, without it.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -27,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use dplay_runtime::{Coalesce, Protocol, Relayed, Runtime, RuntimeConfig, SharedRelay, relay_sockets};
+use dplay_runtime::{Protocol, Relayed, Runtime, RuntimeConfig, SharedRelay, relay_sockets};
 use dplay_wire::Wire;
 use dplay_wire::dp8::dpnid::Dpnid;
 use dplay_wire::dp8::path_test::{PathTest, path_test_key};
@@ -150,7 +146,6 @@ fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
     let addrs: Vec<SocketAddr> = members.iter().map(UdpSocket::local_addr).collect::<io::Result<_>>()?;
     let mut config = RuntimeConfig::with_sockets(relay_sockets(LOOPBACK, PILOTS));
     config.thread_name = RELAY_THREAD.into();
-    config.coalesce = coalesce();
     let mut shared = None;
     let runtime = Runtime::try_spawn_with(config, |bound| {
         let relay = SharedRelay::new(bound, LOOPBACK.ip(), |c| {
@@ -195,15 +190,6 @@ fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
         delivered: relayed.delivered,
         pinned,
     })
-}
-
-/// The receive coalescing the environment asks for (`DPLAY_BENCH_COALESCE`, in the module's
-/// comment), if any.
-pub fn coalesce() -> Option<Coalesce> {
-    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok());
-    let us = var("DPLAY_BENCH_COALESCE").filter(|us| *us > 0)?;
-    let min = var("DPLAY_BENCH_COALESCE_MIN").and_then(|n| usize::try_from(n).ok()).unwrap_or(1);
-    Some(Coalesce::new(Duration::from_micros(us), min))
 }
 
 /// How many times the relay thread has slept so far (`voluntary_ctxt_switches`, proc(5)).

@@ -40,33 +40,6 @@ pub struct RuntimeConfig {
     pub max_streams: usize,
     /// Deadlines and a per-source cap for accepted TCP connections.
     pub stream_limits: StreamLimits,
-    /// Receive coalescing, if set (off by default; a relaying host turns it on).
-    pub coalesce: Option<Coalesce>,
-}
-
-/// Receive coalescing, as a NIC's interrupt moderation does (docs/decisions.md, "Receive
-/// coalescing"): after a turn that read at least `min_batch` datagrams, the loop sleeps
-/// `interval` instead of waiting, then takes what came with a poll that does not block; it
-/// waits again only once a turn reads fewer. So a busy loop is woken once per `interval`
-/// rather than once per datagram, and sends what it read in bigger batches, at the price of up
-/// to `interval` more latency for a datagram that arrives while it sleeps. The sleep ends at
-/// the protocol's or a connection's next deadline; commands and shutdown wait at most one
-/// `interval`. The loop thread's timer slack is set to its least (Linux), so a sleep is not
-/// stretched by the default 50 us.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Coalesce {
-    /// How long the loop sleeps before reading again.
-    pub interval: Duration,
-    /// Datagrams a turn must read for the loop to sleep after it (1: after any read).
-    pub min_batch: usize,
-}
-
-impl Coalesce {
-    /// Sleeps of `interval` after every turn that read `min_batch` datagrams or more.
-    pub fn new(interval: Duration, min_batch: usize) -> Self {
-        Self { interval, min_batch: min_batch.max(1) }
-    }
 }
 
 /// What an accepted TCP connection may hold and for how long (docs/limits.md). A connection
@@ -122,7 +95,6 @@ impl RuntimeConfig {
             connect_timeout: Duration::from_secs(5),
             max_streams: 1024,
             stream_limits: StreamLimits::default(),
-            coalesce: None,
         }
     }
 }
@@ -194,8 +166,6 @@ impl<P: Protocol> Runtime<P> {
             outbox: Outbox::new(),
             writable_interest: None,
             streams,
-            coalesce: config.coalesce,
-            read_this_turn: 0,
         };
         // A thread name cannot hold NUL (`Builder::spawn` would panic): those are dropped.
         let name = config.thread_name.replace('\0', "");
@@ -271,9 +241,6 @@ pub(crate) struct EventLoop<P: Protocol> {
     /// The UDP socket registered for writable events, if any.
     writable_interest: Option<SocketId>,
     pub(crate) streams: Streams,
-    coalesce: Option<Coalesce>,
-    /// Datagrams read since the last poll.
-    read_this_turn: usize,
 }
 
 /// What one readiness event asks for.
@@ -289,22 +256,12 @@ impl<P: Protocol> EventLoop<P> {
         let mut events = Events::with_capacity(256);
         let mut ready = Vec::with_capacity(256);
         let mut recv_bufs = RecvBuffers::new();
-        if self.coalesce.is_some() {
-            least_timer_slack();
-        }
         while !self.stop.load(Ordering::Acquire) {
             let deadline = match (self.protocol.poll_timeout(), self.streams.next_deadline()) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let mut timeout = deadline.map(|t| t.saturating_duration_since(Instant::now()));
-            if let Some(c) = self.coalesce
-                && self.read_this_turn >= c.min_batch
-            {
-                std::thread::sleep(timeout.map_or(c.interval, |t| t.min(c.interval)));
-                timeout = Some(Duration::ZERO);
-            }
-            self.read_this_turn = 0;
+            let timeout = deadline.map(|t| t.saturating_duration_since(Instant::now()));
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -403,9 +360,6 @@ impl<P: Protocol> EventLoop<P> {
                 }
                 protocol.handle_udp(Instant::now(), id, from, data);
             });
-            if let Ok(n) = read {
-                self.read_this_turn += n;
-            }
             match read {
                 // A short batch emptied the queue: a datagram arriving after it raises readiness
                 // again (mio's readiness is edge-triggered, and every datagram queued is an edge),
@@ -508,16 +462,6 @@ impl<P: Protocol> EventLoop<P> {
         }
         self.writable_interest = id;
         Ok(())
-    }
-}
-
-/// Sets the calling thread's timer slack to its least, 1 ns, so that a coalescing sleep lasts
-/// what it asks (a normal thread's default is 50 us; a real-time one has none). Linux only; a
-/// failure leaves the default.
-fn least_timer_slack() {
-    #[cfg(target_os = "linux")]
-    if let Err(e) = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1)) {
-        tracing::debug!("timer slack left at its default: {e}");
     }
 }
 

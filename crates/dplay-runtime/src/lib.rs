@@ -71,7 +71,7 @@ pub use bind::{SocketKind, SocketSpec};
 pub use dp4::{Dp4Binding, Dp4Command, Dp4Event, Dp4Player, Dp4Protocol};
 pub use dp8::{Dp8Command, Dp8Event, Dp8Protocol, GroupCommand, Player};
 pub use error::RuntimeError;
-pub use event_loop::{Coalesce, Runtime, RuntimeConfig, StreamLimits};
+pub use event_loop::{Runtime, RuntimeConfig, StreamLimits};
 pub use interfaces::interface_addrs;
 pub use nat_query::NatQuery;
 pub use nat_resolver::{NatResolverCommand, NatResolverEvent, NatResolverProtocol};

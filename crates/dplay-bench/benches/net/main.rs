@@ -95,13 +95,6 @@ fn relay_rows(plan: &Plan, rows: &mut Rows) {
         (Model::OneReceiver, "_one_receiver"),
         (Model::ThreadPerMember, "_32_receivers"),
     ];
-    match relay::coalesce() {
-        Some(c) => println!(
-            "relay: receive coalescing of {:?} after turns of {} datagrams or more",
-            c.interval, c.min_batch
-        ),
-        None => println!("relay: no receive coalescing"),
-    }
     for (model, suffix) in models {
         let Some(r) = check("relay", relay::run(plan.goodput, model)) else { continue };
         let softirq = r.softirq_percent.map(|s| format!(", {s:.1}% softirq on its core")).unwrap_or_default();
