@@ -14,8 +14,12 @@
 //! member's socket, waking whoever waits on it) inside the relay's `sendmmsg`, on the relay's
 //! core; on a real network it runs on the members' machines. [`Model`] says where it runs
 //! here: [`Model::ReceiveElsewhere`] is the real network's share of it (none), the other two
-//! what earlier rounds measured. [`RelayRun::softirq_percent`] is the receive path that still
+//! what earlier rounds measured. [`Hop::softirq_percent`] is the receive path that still
 //! ran on the relay's core.
+//!
+//! The floor ([`raw`]): the same load, in the same run, through a raw UDP forwarder with the
+//! same system calls and no DirectPlay in it, pinned as the relay thread is. What the relay
+//! costs above it is our code.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -32,6 +36,8 @@ use uuid::Uuid;
 use crate::pin;
 use crate::scale::thread_cpu;
 use crate::stats::{Percentiles, percentiles};
+
+pub mod raw;
 
 /// Members of the session.
 pub const PILOTS: usize = 32;
@@ -51,22 +57,31 @@ const INSTANCE: Uuid = Uuid::from_u128(0x1);
 /// What one run measured.
 #[derive(Debug, Clone)]
 pub struct RelayRun {
-    /// The relay thread's CPU, in percent of a core.
-    pub cpu_percent: f64,
-    /// One-way latencies through the relay, in nanoseconds.
-    pub relayed: Percentiles,
-    /// One-way latencies of the same load sent directly.
+    /// The load through the runtime's relay.
+    pub relay: Hop,
+    /// The same load through the raw forwarder ([`raw`]): the floor.
+    pub raw: Hop,
+    /// One-way latencies of the same load sent directly, in nanoseconds.
     pub direct: Percentiles,
-    /// Datagrams per second offered.
-    pub offered: f64,
-    /// Share of them delivered through the relay.
-    pub delivered: f64,
     /// Whether the threads were pinned ([`crate::pin`]), or why not.
     pub pinned: Result<(), String>,
-    /// Times a second the relay thread went to sleep and was woken (its voluntary context
+}
+
+/// The load through one forwarding thread (the relay's or the raw forwarder's).
+#[derive(Debug, Clone)]
+pub struct Hop {
+    /// The thread's CPU, in percent of a core.
+    pub cpu_percent: f64,
+    /// One-way latencies through it, in nanoseconds.
+    pub latency: Percentiles,
+    /// Datagrams per second offered.
+    pub offered: f64,
+    /// Share of them delivered.
+    pub delivered: f64,
+    /// Times a second the thread went to sleep and was woken (its voluntary context
     /// switches, `/proc`).
     pub wakeups: f64,
-    /// Softirq time on the relay's core while relaying, in percent of a core, when pinned: on
+    /// Softirq time on its core while forwarding, in percent of a core, when pinned: on
     /// the machine's loopback the receive path of the datagrams the relay sent (the members'
     /// side, charged to the relay thread when it runs inside its `sendmmsg`), with
     /// [`Model::ReceiveElsewhere`] handing them to the other core; the members' own sends are
@@ -119,7 +134,7 @@ pub fn run(duration: Duration, model: Model) -> io::Result<RelayRun> {
 
 fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
     // Threads inherit their creator's cores: the load's and the runtime's start on the other
-    // core; the relay thread is moved once it runs.
+    // core; the forwarding threads are moved once they run.
     let mut pinned =
         if pin::wanted() { Ok(()) } else { Err("not asked (DPLAY_BENCH_PIN=0 or one core)".into()) };
     if pinned.is_ok() {
@@ -144,10 +159,28 @@ fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
         m.set_read_timeout(Some(Duration::from_millis(20)))?;
     }
     let addrs: Vec<SocketAddr> = members.iter().map(UdpSocket::local_addr).collect::<io::Result<_>>()?;
+    let relay = through_relay(&members, &addrs, duration, model, &mut pinned)?;
+    let raw = {
+        let forwarder = raw::Forwarder::spawn(LOOPBACK.ip(), &addrs)?;
+        pin_forwarder(raw::THREAD, &mut pinned);
+        load(&members, forwarder.endpoints(), duration, pinned.is_ok(), model, Some(raw::THREAD))?
+    };
+    let direct = load(&members, &addrs, duration, pinned.is_ok(), model, None)?;
+    Ok(RelayRun { relay, raw, direct: direct.latency, pinned })
+}
+
+/// The load through a runtime relaying for `members` (at `addrs`), latched first.
+fn through_relay(
+    members: &[UdpSocket],
+    addrs: &[SocketAddr],
+    duration: Duration,
+    model: Model,
+    pinned: &mut Result<(), String>,
+) -> io::Result<Hop> {
     let mut config = RuntimeConfig::with_sockets(relay_sockets(LOOPBACK, PILOTS));
     config.thread_name = RELAY_THREAD.into();
     let mut shared = None;
-    let runtime = Runtime::try_spawn_with(config, |bound| {
+    let _runtime = Runtime::try_spawn_with(config, |bound| {
         let relay = SharedRelay::new(bound, LOOPBACK.ip(), |c| {
             c.rate.datagrams = 100_000;
             c.rate.bytes = 100 << 20;
@@ -157,12 +190,7 @@ fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
     })
     .map_err(io::Error::other)?;
     let relay = shared.ok_or_else(|| io::Error::other("no relay"))?;
-    if pinned.is_ok() {
-        pinned = tid_of(RELAY_THREAD).ok_or_else(|| "no relay thread ID".to_owned()).and_then(|t| {
-            pin::to_core(t, pin::LOOP_CORE)?;
-            pin::realtime(t, pin::LOOP_PRIORITY)
-        });
-    }
+    pin_forwarder(RELAY_THREAD, pinned);
     let endpoints: Vec<SocketAddr> = {
         let mut r = relay.lock();
         for (i, a) in addrs.iter().enumerate() {
@@ -170,31 +198,25 @@ fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
         }
         r.endpoints().to_vec()
     };
-    latch(&members, &endpoints)?;
-    let realtime = pinned.is_ok();
-    let softirq0 = realtime.then(|| core_softirq(pin::LOOP_CORE)).flatten();
-    let relayed = load(&members, &endpoints, duration, realtime, model)?;
-    let softirq = realtime.then(|| core_softirq(pin::LOOP_CORE)).flatten();
-    let direct = load(&members, &addrs, duration, realtime, model)?;
-    drop(runtime);
-    let softirq_percent = softirq0
-        .zip(softirq)
-        .map(|(a, b)| b.saturating_sub(a).as_secs_f64() / relayed.elapsed.as_secs_f64() * 100.0);
-    Ok(RelayRun {
-        softirq_percent,
-        wakeups: relayed.wakeups,
-        cpu_percent: relayed.cpu_percent,
-        relayed: relayed.latency,
-        direct: direct.latency,
-        offered: relayed.offered,
-        delivered: relayed.delivered,
-        pinned,
-    })
+    latch(members, &endpoints)?;
+    load(members, &endpoints, duration, pinned.is_ok(), model, Some(RELAY_THREAD))
 }
 
-/// How many times the relay thread has slept so far (`voluntary_ctxt_switches`, proc(5)).
-fn relay_sleeps() -> Option<u64> {
-    let tid = tid_of(RELAY_THREAD)?;
+/// Moves the forwarding thread named `name` alone onto [`pin::LOOP_CORE`], `SCHED_FIFO`, if
+/// the bench is pinning (`pinned` is `Ok`); says why not in `pinned` when that fails.
+fn pin_forwarder(name: &str, pinned: &mut Result<(), String>) {
+    if pinned.is_ok() {
+        *pinned = tid_of(name).ok_or_else(|| format!("no {name} thread ID")).and_then(|t| {
+            pin::to_core(t, pin::LOOP_CORE)?;
+            pin::realtime(t, pin::LOOP_PRIORITY)
+        });
+    }
+}
+
+/// How many times the thread named `name` has slept so far (`voluntary_ctxt_switches`,
+/// proc(5)).
+fn sleeps(name: &str) -> Option<u64> {
+    let tid = tid_of(name)?;
     let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
     status
         .lines()
@@ -299,17 +321,9 @@ fn latch(members: &[UdpSocket], endpoints: &[SocketAddr]) -> io::Result<()> {
     Ok(())
 }
 
-struct Load {
-    cpu_percent: f64,
-    wakeups: f64,
-    elapsed: Duration,
-    latency: Percentiles,
-    offered: f64,
-    delivered: f64,
-}
-
 /// Each member sends a stamped datagram to each other member's `targets` entry `RATE` times a
-/// second for `duration`; the receivers of `model` collect the latencies. With `realtime`, the load's
+/// second for `duration`; the receivers of `model` collect the latencies, and `/proc` what the
+/// thread named `forwarder` spent (none: the direct baseline). With `realtime`, the load's
 /// threads run `SCHED_FIFO` below the relay, the receivers ([`pin::LOAD_PRIORITY`]) above the
 /// sender: a receiver woken by the relay or the sender runs at once rather than after whatever
 /// else the machine runs on that core.
@@ -319,7 +333,8 @@ fn load(
     duration: Duration,
     realtime: bool,
     model: Model,
-) -> io::Result<Load> {
+    forwarder: Option<&str>,
+) -> io::Result<Hop> {
     // `realtime` says the relay thread's `chrt` worked: the same call for these does too.
     let fifo = move |priority: u8| {
         if realtime && let Some(tid) = pin::current_tid() {
@@ -343,7 +358,10 @@ fn load(
         Model::ThreadPerMember => clones.into_iter().map(|s| receive(vec![s])).collect(),
         Model::OneReceiver | Model::ReceiveElsewhere => vec![receive(clones)],
     };
-    let (cpu0, sleeps0) = (thread_cpu(RELAY_THREAD), relay_sleeps());
+    let cpu = || forwarder.and_then(thread_cpu);
+    let slept = || forwarder.and_then(sleeps);
+    let softirq = || realtime.then(|| core_softirq(pin::LOOP_CORE)).flatten();
+    let (cpu0, sleeps0, softirq0) = (cpu(), slept(), softirq());
     let sender = std::thread::scope(|scope| {
         scope
             .spawn(|| {
@@ -354,7 +372,7 @@ fn load(
     });
     let (sent, elapsed) = sender.map_err(|_| io::Error::other("sender panicked"))?;
     std::thread::sleep(Duration::from_millis(100));
-    let (cpu1, sleeps1) = (thread_cpu(RELAY_THREAD), relay_sleeps());
+    let (cpu1, sleeps1, softirq1) = (cpu(), slept(), softirq());
     stop.store(true, Ordering::Release);
     let mut ages = Vec::new();
     for r in threads {
@@ -372,7 +390,10 @@ fn load(
     #[allow(clippy::cast_precision_loss)] // as above
     let wakeups =
         sleeps0.zip(sleeps1).map_or(0.0, |(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64());
-    Ok(Load { cpu_percent, wakeups, elapsed, latency: percentiles(&mut ages), offered, delivered })
+    let softirq_percent = softirq0
+        .zip(softirq1)
+        .map(|(a, b)| b.saturating_sub(a).as_secs_f64() / elapsed.as_secs_f64() * 100.0);
+    Ok(Hop { cpu_percent, wakeups, latency: percentiles(&mut ages), offered, delivered, softirq_percent })
 }
 
 /// [`Model::ThreadPerMember`]: blocking sockets (one per thread; their read timeout set, so

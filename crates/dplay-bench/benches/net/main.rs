@@ -87,7 +87,9 @@ fn lossy_rows(plan: &Plan, rows: &mut Rows) {
 /// the p99 it adds against 100 us (the baseline run sends the same datagrams directly). The
 /// members' receive path runs on the load's core, as on a real network it runs on theirs
 /// ([`relay::Model`]); the `_one_receiver` and `_32_receivers` rows keep it on the relay's
-/// core, the latter as the first rounds measured.
+/// core, the latter as the first rounds measured. The `relay_raw_` rows are the floor: the
+/// same load in the same run through a raw UDP forwarder ([`relay::raw`]), against the same
+/// goals.
 fn relay_rows(plan: &Plan, rows: &mut Rows) {
     use relay::Model;
     let models = [
@@ -97,30 +99,40 @@ fn relay_rows(plan: &Plan, rows: &mut Rows) {
     ];
     for (model, suffix) in models {
         let Some(r) = check("relay", relay::run(plan.goodput, model)) else { continue };
-        let softirq = r.softirq_percent.map(|s| format!(", {s:.1}% softirq on its core")).unwrap_or_default();
-        println!(
-            "relay ({model:?}): {:.0} datagrams/s offered, {:.4} delivered, relay thread {:.1}% of a core{softirq}, woken {:.0} times a second, one-way p50/p99 {:.1}/{:.1} us relayed, {:.1}/{:.1} us direct",
-            r.offered,
-            r.delivered,
-            r.cpu_percent,
-            r.wakeups,
-            r.relayed.p50 / 1e3,
-            r.relayed.p99 / 1e3,
-            r.direct.p50 / 1e3,
-            r.direct.p99 / 1e3
-        );
+        let direct = &r.direct;
+        for (what, hop) in [("relay", &r.relay), ("raw forwarder", &r.raw)] {
+            let softirq =
+                hop.softirq_percent.map(|s| format!(", {s:.1}% softirq on its core")).unwrap_or_default();
+            println!(
+                "{what} ({model:?}): {:.0} datagrams/s offered, {:.4} delivered, thread {:.1}% of a core{softirq}, woken {:.0} times a second, one-way p50/p99 {:.1}/{:.1} us relayed, {:.1}/{:.1} us direct",
+                hop.offered,
+                hop.delivered,
+                hop.cpu_percent,
+                hop.wakeups,
+                hop.latency.p50 / 1e3,
+                hop.latency.p99 / 1e3,
+                direct.p50 / 1e3,
+                direct.p99 / 1e3
+            );
+        }
         match &r.pinned {
-            Ok(()) => {
-                println!("relay: the relay thread pinned alone on a core, SCHED_FIFO; the load on the other")
-            }
+            Ok(()) => println!(
+                "relay: each forwarding thread pinned alone on a core, SCHED_FIFO; the load on the other"
+            ),
             Err(why) => println!("relay: threads not pinned: {why}"),
         }
-        rows.insert(
-            format!("relay_32_pilots_cpu{suffix}"),
-            Row::time(r.cpu_percent, relay::CPU_BUDGET_PERCENT, "% of a core"),
-        );
-        let added = (r.relayed.p99 - r.direct.p99) / 1e3;
-        rows.insert(format!("relay_hop_p99_added{suffix}"), Row::time(added, relay::HOP_P99_BUDGET_US, "us"));
+        let rows_of = [
+            ("relay_32_pilots_cpu", "relay_hop_p99_added", &r.relay),
+            ("relay_raw_cpu", "relay_raw_hop_p99_added", &r.raw),
+        ];
+        for (cpu, added, hop) in rows_of {
+            rows.insert(
+                format!("{cpu}{suffix}"),
+                Row::time(hop.cpu_percent, relay::CPU_BUDGET_PERCENT, "% of a core"),
+            );
+            let p99_added = (hop.latency.p99 - direct.p99) / 1e3;
+            rows.insert(format!("{added}{suffix}"), Row::time(p99_added, relay::HOP_P99_BUDGET_US, "us"));
+        }
     }
 }
 
