@@ -113,8 +113,8 @@ fn run(mut poll: Poll, sockets: &[UdpSocket], table: &Table, stop: &AtomicBool) 
         }
         let mut queued = 0;
         for event in &events {
-            let Some(socket) = sockets.get(event.token().0) else { continue };
             let endpoint = event.token().0;
+            let Some(socket) = sockets.get(endpoint) else { continue };
             loop {
                 let mut take = |from: SocketAddr, data: &[u8]| {
                     let Some(&i) = table.member.get(&from) else { return };
