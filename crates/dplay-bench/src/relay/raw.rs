@@ -6,7 +6,7 @@
 //! It does what [`dplay_runtime`]'s event loop does with a relay's sockets, with the same
 //! system calls through the same safe wrappers, and nothing else: one thread, one mio `Poll`
 //! (edge-triggered, each socket registered once), one `recvmmsg` (nix) per ready socket per
-//! batch of [`BATCH`] (a short batch emptied the queue, so the read that could only say
+//! batch of 32 (a short batch emptied the queue, so the read that could only say
 //! WouldBlock is saved, as the runtime saves it), and after the whole turn one `sendmmsg`
 //! (rustix) per run of datagrams from one socket. Its forwarding table is fixed at start:
 //! endpoint `j` belongs to member `j`, and a datagram from member `i` at endpoint `j` leaves
@@ -47,7 +47,7 @@ pub struct Forwarder {
 
 impl Forwarder {
     /// One endpoint socket per member on `ip`, endpoint `j` member `j`'s, forwarding on a
-    /// thread named [`THREAD`].
+    /// thread named `bench-raw-relay`.
     pub fn spawn(ip: IpAddr, members: &[SocketAddr]) -> io::Result<Self> {
         let poll = Poll::new()?;
         let mut sockets = Vec::with_capacity(members.len());
