@@ -38,7 +38,6 @@ use crate::scale::thread_cpu;
 use crate::stats::{Percentiles, percentiles};
 
 pub mod raw;
-pub mod uring;
 
 /// Members of the session.
 pub const PILOTS: usize = 32;
@@ -60,9 +59,8 @@ const INSTANCE: Uuid = Uuid::from_u128(0x1);
 pub struct RelayRun {
     /// The load through the runtime's relay.
     pub relay: Hop,
-    /// The same load through the raw forwarders: the floor ([`raw`], epoll) and the
-    /// io_uring experiment ([`uring`]), each with its rows' name (`relay_{name}_cpu`).
-    pub floors: Vec<(&'static str, Hop)>,
+    /// The same load through the raw forwarder ([`raw`]): the floor.
+    pub raw: Hop,
     /// One-way latencies of the same load sent directly, in nanoseconds.
     pub direct: Percentiles,
     /// Whether the threads were pinned ([`crate::pin`]), or why not.
@@ -162,22 +160,13 @@ fn run_here(duration: Duration, model: Model) -> io::Result<RelayRun> {
     }
     let addrs: Vec<SocketAddr> = members.iter().map(UdpSocket::local_addr).collect::<io::Result<_>>()?;
     let relay = through_relay(&members, &addrs, duration, model, &mut pinned)?;
-    let mut floor = |name: &str, endpoints: &[SocketAddr]| {
-        pin_forwarder(name, &mut pinned);
-        load(&members, endpoints, duration, pinned.is_ok(), model, Some(name))
+    let raw = {
+        let forwarder = raw::Forwarder::spawn(LOOPBACK.ip(), &addrs)?;
+        pin_forwarder(raw::THREAD, &mut pinned);
+        load(&members, forwarder.endpoints(), duration, pinned.is_ok(), model, Some(raw::THREAD))?
     };
-    let raw = floor(raw::THREAD, raw::Forwarder::spawn(LOOPBACK.ip(), &addrs)?.endpoints())?;
-    let mut floors = vec![("raw", raw)];
-    for (name, flags) in [
-        ("uring", uring::Flags::Plain),
-        ("uring_defer", uring::Flags::Deferred),
-        ("uring_multishot", uring::Flags::Multishot),
-    ] {
-        let forwarder = uring::Forwarder::spawn(LOOPBACK.ip(), &addrs, flags)?;
-        floors.push((name, floor(flags.thread(), forwarder.endpoints())?));
-    }
     let direct = load(&members, &addrs, duration, pinned.is_ok(), model, None)?;
-    Ok(RelayRun { relay, floors, direct: direct.latency, pinned })
+    Ok(RelayRun { relay, raw, direct: direct.latency, pinned })
 }
 
 /// The load through a runtime relaying for `members` (at `addrs`), latched first.

@@ -89,8 +89,7 @@ fn lossy_rows(plan: &Plan, rows: &mut Rows) {
 /// ([`relay::Model`]); the `_one_receiver` and `_32_receivers` rows keep it on the relay's
 /// core, the latter as the first rounds measured. The `relay_raw_` rows are the floor: the
 /// same load in the same run through a raw UDP forwarder ([`relay::raw`]), against the same
-/// goals; the `relay_uring_` and `relay_uring_defer_` rows the io_uring experiment's
-/// ([`relay::uring`]).
+/// goals.
 fn relay_rows(plan: &Plan, rows: &mut Rows) {
     use relay::Model;
     let models = [
@@ -101,8 +100,7 @@ fn relay_rows(plan: &Plan, rows: &mut Rows) {
     for (model, suffix) in models {
         let Some(r) = check("relay", relay::run(plan.goodput, model)) else { continue };
         let direct = &r.direct;
-        let floors = r.floors.iter().map(|(name, hop)| (*name, hop));
-        for (what, hop) in std::iter::once(("relay", &r.relay)).chain(floors.clone()) {
+        for (what, hop) in [("relay", &r.relay), ("raw forwarder", &r.raw)] {
             let softirq =
                 hop.softirq_percent.map(|s| format!(", {s:.1}% softirq on its core")).unwrap_or_default();
             println!(
@@ -123,11 +121,10 @@ fn relay_rows(plan: &Plan, rows: &mut Rows) {
             ),
             Err(why) => println!("relay: threads not pinned: {why}"),
         }
-        let rows_of =
-            std::iter::once(("relay_32_pilots_cpu".to_owned(), "relay_hop_p99_added".to_owned(), &r.relay))
-                .chain(floors.map(|(name, hop)| {
-                    (format!("relay_{name}_cpu"), format!("relay_{name}_hop_p99_added"), hop)
-                }));
+        let rows_of = [
+            ("relay_32_pilots_cpu", "relay_hop_p99_added", &r.relay),
+            ("relay_raw_cpu", "relay_raw_hop_p99_added", &r.raw),
+        ];
         for (cpu, added, hop) in rows_of {
             rows.insert(
                 format!("{cpu}{suffix}"),

@@ -31,7 +31,7 @@ pub(super) const THREAD: &str = "bench-raw-relay";
 /// Datagrams one system call reads or writes at most: the runtime's batch on Linux.
 const BATCH: usize = 32;
 /// A receive slot: the largest UDP payload, as the runtime's.
-pub(super) const MAX_DATAGRAM: usize = 65_535;
+const MAX_DATAGRAM: usize = 65_535;
 /// Kernel buffer sizes: the runtime's.
 const UDP_BUFFER: usize = 4 << 20;
 const WAKER: Token = Token(usize::MAX);
@@ -58,7 +58,10 @@ impl Forwarder {
         }
         let waker = Waker::new(poll.registry(), WAKER)?;
         let endpoints = sockets.iter().map(UdpSocket::local_addr).collect::<io::Result<_>>()?;
-        let table = Table::new(members);
+        let table = Table {
+            member: members.iter().enumerate().map(|(i, a)| (*a, i)).collect(),
+            to: members.to_vec(),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -84,22 +87,9 @@ impl Drop for Forwarder {
 }
 
 /// Where datagrams go: member `i` sends from `to[i]`, which `member` maps back to `i`.
-pub(super) struct Table {
+struct Table {
     member: HashMap<SocketAddr, usize>,
     to: Vec<SocketAddr>,
-}
-
-impl Table {
-    pub(super) fn new(members: &[SocketAddr]) -> Self {
-        Self { member: members.iter().enumerate().map(|(i, a)| (*a, i)).collect(), to: members.to_vec() }
-    }
-
-    /// Where a datagram from `from` at endpoint `at` goes: the endpoint it leaves from and
-    /// the member it goes to; `None` for a stranger's or a member's at its own endpoint.
-    pub(super) fn route(&self, at: usize, from: SocketAddr) -> Option<(usize, SocketAddr)> {
-        let &i = self.member.get(&from)?;
-        self.to.get(at).filter(|_| i != at).map(|to| (i, *to))
-    }
 }
 
 /// One datagram to forward after the turn.
@@ -127,7 +117,8 @@ fn run(mut poll: Poll, sockets: &[UdpSocket], table: &Table, stop: &AtomicBool) 
             let Some(socket) = sockets.get(endpoint) else { continue };
             loop {
                 let mut take = |from: SocketAddr, data: &[u8]| {
-                    let Some((i, to)) = table.route(endpoint, from) else { return };
+                    let Some(&i) = table.member.get(&from) else { return };
+                    let Some(&to) = table.to.get(endpoint).filter(|_| i != endpoint) else { return };
                     if queue.len() == queued {
                         queue.push(Forward { from: i, to, data: Vec::new() });
                     }
@@ -212,18 +203,12 @@ fn send_batch(socket: &UdpSocket, batch: &[Forward]) -> io::Result<usize> {
 
 /// A non-blocking UDP socket on `addr` with the runtime's buffer sizes.
 fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
-    let socket = bind_blocking(addr)?;
-    socket.set_nonblocking(true)?;
-    Ok(UdpSocket::from_std(socket))
-}
-
-/// A blocking UDP socket on `addr` with the runtime's buffer sizes.
-pub(super) fn bind_blocking(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
     let socket = std::net::UdpSocket::bind(addr)?;
     // A smaller buffer than asked for still works, as in the runtime.
     let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&socket, UDP_BUFFER);
     let _ = rustix::net::sockopt::set_socket_send_buffer_size(&socket, UDP_BUFFER);
-    Ok(socket)
+    socket.set_nonblocking(true)?;
+    Ok(UdpSocket::from_std(socket))
 }
 
 #[cfg(test)]
