@@ -7,12 +7,24 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dplay_sim::{
-    LinkConfig, NatConfig, Node, Sim, StreamCommand, StreamConfig, StreamEnd, StreamEvent, Transmit,
+    LinkConfig, NatConfig, Node, NodeId, Sim, StreamCommand, StreamConfig, StreamEnd, StreamEvent, Transmit,
     run_seeds,
 };
 
 fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
+}
+
+/// A client at 10.0.0.1 connected (connection 1) to a server listening at 10.0.0.2:2300, after
+/// 100 ms of the sim: (client, server).
+fn connected(sim: &mut Sim) -> (NodeId, NodeId) {
+    let mut client = Peer::default();
+    client.commands.push_back(StreamCommand::Connect { conn: 1, to: addr("10.0.0.2:2300") });
+    let c = sim.add_node(addr("10.0.0.1:2350"), client);
+    let s = sim.add_node(addr("10.0.0.2:2350"), Peer::default());
+    sim.listen(s, addr("10.0.0.2:2300"));
+    sim.run_for(Duration::from_millis(100));
+    (c, s)
 }
 
 /// Issues the commands it is given; echoes what it reads when `echo` is set; records events.
@@ -201,12 +213,7 @@ fn nats_map_outbound_and_drop_inbound_connects() {
 fn partitions_stall_then_reset_and_killed_peers_reset() {
     let mut sim = Sim::new(3);
     sim.enable_trace();
-    let mut client = Peer::default();
-    client.commands.push_back(StreamCommand::Connect { conn: 1, to: addr("10.0.0.2:2300") });
-    let c = sim.add_node(addr("10.0.0.1:2350"), client);
-    let s = sim.add_node(addr("10.0.0.2:2350"), Peer::default());
-    sim.listen(s, addr("10.0.0.2:2300"));
-    sim.run_for(Duration::from_millis(100));
+    let (c, s) = connected(&mut sim);
     let (conn, _) = sim.node::<Peer>(s).accepted().unwrap();
     let write = |sim: &mut Sim, data: &[u8]| {
         sim.node_mut::<Peer>(c).commands.push_back(StreamCommand::Write { conn: 1, data: data.to_vec() });
@@ -269,12 +276,7 @@ fn close_follows_the_data() {
 #[test]
 fn a_killed_node_is_never_run_again() {
     let mut sim = Sim::new(8);
-    let mut client = Peer::default();
-    client.commands.push_back(StreamCommand::Connect { conn: 1, to: addr("10.0.0.2:2300") });
-    let c = sim.add_node(addr("10.0.0.1:2350"), client);
-    let s = sim.add_node(addr("10.0.0.2:2350"), Peer::default());
-    sim.listen(s, addr("10.0.0.2:2300"));
-    sim.run_for(Duration::from_millis(100));
+    let (c, s) = connected(&mut sim);
     sim.kill(c);
     sim.run_for(Duration::from_millis(100));
     assert_eq!(sim.node::<Peer>(s).ended(), Some(StreamEnd::Reset));
@@ -294,12 +296,7 @@ fn keepalive_ends_an_idle_connection_across_a_partition() {
     for keepalive in [None, Some(Duration::from_secs(30))] {
         let mut sim = Sim::new(9);
         sim.set_stream_config(StreamConfig { keepalive, ..StreamConfig::default() });
-        let mut client = Peer::default();
-        client.commands.push_back(StreamCommand::Connect { conn: 1, to: addr("10.0.0.2:2300") });
-        let c = sim.add_node(addr("10.0.0.1:2350"), client);
-        let s = sim.add_node(addr("10.0.0.2:2350"), Peer::default());
-        sim.listen(s, addr("10.0.0.2:2300"));
-        sim.run_for(Duration::from_millis(100));
+        let (c, s) = connected(&mut sim);
         sim.partition(c, s);
         sim.run_for(Duration::from_secs(29));
         assert_eq!(sim.node::<Peer>(c).ended(), None);

@@ -15,7 +15,12 @@ use dplay_wire::dp4::join::RequestPlayerFlags;
 use dplay_wire::dp4::session::PlayerFlags;
 
 use super::net::{APP, Net, created, session, session_of, stream};
+// The Windows-shaped byte builders are the scripted Windows peer's (dplay-testkit), so the
+// unit tests and the simulator's peers write the same bytes.
 use crate::dp4::{Dp4Event, Dp4Transmit, EnumRequest, HostConfig, Via};
+pub(super) use dplay_testkit::dp4_node::windows::{
+    dwords, len32, message as windows_message, sock_addr, utf16z,
+};
 
 /// The DWORD at `at`.
 #[track_caller]
@@ -29,12 +34,6 @@ fn word(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
 }
 
-/// A SOCKADDR_IN as Windows writes it in headers and SPData: AF_INET, the port big-endian,
-/// address 0, zero padding.
-pub(super) fn sock_addr(port: u16) -> Vec<u8> {
-    [&[2, 0][..], &port.to_be_bytes(), &[0; 12]].concat()
-}
-
 /// The 28 bytes that open every Windows message: size and token 0xFAB and the SockAddr
 /// (Wine's `SpHeader`), then 'play', the command and dialect 14 (`MessageHeader`).
 #[track_caller]
@@ -44,36 +43,6 @@ fn check_prefix(b: &[u8], command: u16, what: &str) {
     assert_eq!(b[8..20], [0; 12], "{what}: address 0 and padding");
     assert_eq!(&b[20..24], b"play", "{what}: signature");
     assert_eq!((word(b, 24), word(b, 26)), (command, 14), "{what}: command and dialect");
-}
-
-/// A Windows-shaped message: the SpHeader (with `port` as its SockAddr), MessageHeader and
-/// `body`.
-pub(super) fn windows_message(port: u16, command: u16, body: &[u8]) -> Vec<u8> {
-    let size = u32::try_from(28 + body.len()).unwrap();
-    [
-        &(0xFAB0_0000 | size).to_le_bytes()[..],
-        &sock_addr(port),
-        b"play",
-        &command.to_le_bytes(),
-        &14u16.to_le_bytes(),
-        body,
-    ]
-    .concat()
-}
-
-/// A string as Windows sends it: UTF-16LE with its NUL.
-pub(super) fn utf16z(s: &str) -> Vec<u8> {
-    s.encode_utf16().chain([0]).flat_map(u16::to_le_bytes).collect()
-}
-
-/// A length as a DWORD.
-pub(super) fn len32(b: &[u8]) -> u32 {
-    u32::try_from(b.len()).unwrap()
-}
-
-/// DWORDs, little-endian, back to back.
-pub(super) fn dwords(values: &[u32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// Every transmit node `i` has queued.
